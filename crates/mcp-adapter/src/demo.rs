@@ -1,0 +1,76 @@
+//! `shiftwork-mcp demo` (MC-5): a scripted tour through the same handlers as `serve`, inside a
+//! temporary directory.
+
+use std::io::Write;
+
+use crate::registry::{DemoStep, Group, Registry, TextStyle};
+use crate::settings::Settings;
+
+/// Runs the demo of every group in `groups`, writing to `out`. Returns the process exit code.
+pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Result<i32> {
+    let dir = tempfile::Builder::new().prefix("shiftwork-demo-").tempdir()?;
+    let root = dir.path().to_path_buf();
+    writeln!(
+        out,
+        "shiftwork-mcp demo — every call below runs through the same handlers as `serve`."
+    )?;
+    writeln!(out, "Working in {}\n", root.display())?;
+    if groups.is_empty() {
+        writeln!(
+            out,
+            "This build holds no tool group yet, so there is nothing to show."
+        )?;
+    }
+    let mut settings = Settings::new(Vec::new(), Vec::new());
+    for group in groups {
+        for (setting, value) in (group.demo_settings)(&root) {
+            settings.set_flag(setting, value);
+        }
+    }
+    let names: Vec<&str> = groups.iter().map(|g| g.name).collect();
+    let registry = Registry::build(groups, &names, &settings).map_err(std::io::Error::other)?;
+    let mut failures = 0;
+    for group in groups {
+        writeln!(out, "== {} ==", group.name)?;
+        for step in (group.demo)(&root) {
+            match step {
+                DemoStep::Say(text) => writeln!(out, "{text}")?,
+                DemoStep::Prepare(what, action) => {
+                    writeln!(out, "# {what}")?;
+                    if let Err(e) = action() {
+                        writeln!(out, "  (set-up failed: {e})")?;
+                        failures += 1;
+                    }
+                }
+                DemoStep::Call(tool, args) => {
+                    writeln!(out, "$ shiftwork-mcp call {tool} '{args}'")?;
+                    let Some(def) = registry.get(tool) else {
+                        writeln!(out, "  (tool {tool} is not in this build)")?;
+                        failures += 1;
+                        continue;
+                    };
+                    let answer = match def.call(args.as_object().unwrap_or(&serde_json::Map::new())) {
+                        crate::registry::Outcome::Answer(value, _) => {
+                            crate::registry::Outcome::Answer(value, TextStyle::Pretty).text()
+                        }
+                        crate::registry::Outcome::ToolError(message) => format!("tool error: {message}"),
+                    };
+                    writeln!(out, "{answer}\n")?;
+                }
+            }
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "Try next:")?;
+    writeln!(out, "  shiftwork-mcp --help")?;
+    for group in groups {
+        for line in group.try_next {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    if keep {
+        let kept = dir.keep();
+        writeln!(out, "\nThe demo's files are kept in {}", kept.display())?;
+    }
+    Ok(if failures == 0 { 0 } else { 1 })
+}

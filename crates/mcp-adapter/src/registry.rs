@@ -1,0 +1,190 @@
+//! The tool registry: every tool's descriptor and handler, the argument-key check of MC-9 and the
+//! rendering of outcomes (MC-8, MC-10).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::settings::{Setting, Settings};
+
+/// The four tool groups, in `tools/list` order (MC-2).
+pub const KNOWN_GROUPS: [&str; 4] = ["shiftwork", "worklog", "contracts", "hours"];
+
+/// The four MCP annotation hints, always all set (MC-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// `readOnlyHint`.
+    pub read_only: bool,
+    /// `destructiveHint`.
+    pub destructive: bool,
+    /// `idempotentHint`.
+    pub idempotent: bool,
+    /// `openWorldHint`.
+    pub open_world: bool,
+}
+
+/// How an answer's text block renders its JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextStyle {
+    /// Two-space indentation, non-ASCII characters as themselves (`serde_json::to_string_pretty`).
+    Pretty,
+    /// One line.
+    Compact,
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A result object (including a domain refusal): `structuredContent` plus one text block.
+    Answer(Value, TextStyle),
+    /// An MCP tool error (`isError: true`) with one text block.
+    ToolError(String),
+}
+
+impl Outcome {
+    /// The JSON text of the text block (or the error message).
+    pub fn text(&self) -> String {
+        match self {
+            Outcome::Answer(value, TextStyle::Pretty) => {
+                serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+            }
+            Outcome::Answer(value, TextStyle::Compact) => value.to_string(),
+            Outcome::ToolError(message) => message.clone(),
+        }
+    }
+}
+
+/// A tool's handler: decoded arguments in arrival order in, outcome out. Handlers block; the server
+/// runs them on a blocking thread.
+pub type Handler = Arc<dyn Fn(&Map<String, Value>) -> Outcome + Send + Sync>;
+
+/// How a group answers an undeclared argument (MC-9): given the tool name, the first unknown key in
+/// arrival order, every undeclared key in arrival order, and the known keys in schema order.
+pub type UnknownArgument = fn(tool: &str, key: &str, all_unknown: &[&str], known: &[&str]) -> Outcome;
+
+/// One tool.
+#[derive(Clone)]
+pub struct ToolDef {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its title (also `annotations.title`).
+    pub title: &'static str,
+    /// Its description.
+    pub description: &'static str,
+    /// Its closed input schema (an object schema with `properties` in argument order).
+    pub input_schema: Value,
+    /// Its output schema (root: an object).
+    pub output_schema: Value,
+    /// Its annotation hints.
+    pub hints: Hints,
+    /// How it refuses an undeclared argument.
+    pub unknown_argument: UnknownArgument,
+    /// What it does.
+    pub handler: Handler,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// The argument names in schema order.
+    pub fn known_arguments(&self) -> Vec<&str> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| props.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// Runs the tool: the MC-9 key check, then the handler.
+    pub fn call(&self, arguments: &Map<String, Value>) -> Outcome {
+        let known = self.known_arguments();
+        let unknown: Vec<&str> = arguments
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !known.contains(k))
+            .collect();
+        if let Some(first) = unknown.first() {
+            return (self.unknown_argument)(self.name, first, &unknown, &known);
+        }
+        (self.handler)(arguments)
+    }
+}
+
+/// The MC-9 sentence: `unknown argument '<key>'; known: <k1>, <k2>, …` (`(none)` when empty).
+pub fn unknown_argument_sentence(key: &str, known: &[&str]) -> String {
+    let known = if known.is_empty() {
+        String::from("(none)")
+    } else {
+        known.join(", ")
+    };
+    format!("unknown argument '{key}'; known: {known}")
+}
+
+/// One step of a group's part of the demo (MC-5).
+pub enum DemoStep {
+    /// A line of narration.
+    Say(String),
+    /// Set-up the demo performs itself (write a file), described by its text.
+    Prepare(String, Box<dyn FnOnce() -> std::io::Result<()>>),
+    /// A tool call, printed with its answer.
+    Call(&'static str, Value),
+}
+
+/// A tool group: its settings, how it builds its tools, and its part of the demo.
+pub struct Group {
+    /// The group's name (one of [`KNOWN_GROUPS`]).
+    pub name: &'static str,
+    /// One line for the server's `instructions` (MC-12).
+    pub instructions: &'static str,
+    /// The settings the group reads.
+    pub settings: &'static [Setting],
+    /// Builds the group's tools from the settings; an invalid setting is a start-up error (exit 2).
+    pub build: fn(&Settings) -> Result<Vec<ToolDef>, String>,
+    /// The settings the demo gives the group, inside the demo's temporary directory.
+    pub demo_settings: fn(&Path) -> Vec<(&'static Setting, String)>,
+    /// The group's demo script, inside the demo's temporary directory.
+    pub demo: fn(&Path) -> Vec<DemoStep>,
+    /// Commands to try after the demo.
+    pub try_next: &'static [&'static str],
+    /// A group command line, `shiftwork-mcp <group> …`; returns the process exit code.
+    pub command: Option<fn(&[String], &Settings) -> i32>,
+}
+
+/// The tools of the selected groups, in `tools/list` order.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    tools: Vec<ToolDef>,
+}
+
+impl Registry {
+    /// Builds the tools of every group whose name is in `selected`, in the order of `groups`.
+    pub fn build(groups: &[&Group], selected: &[&str], settings: &Settings) -> Result<Self, String> {
+        let mut tools = Vec::new();
+        for group in groups.iter().filter(|g| selected.contains(&g.name)) {
+            tools.extend((group.build)(settings)?);
+        }
+        Ok(Registry { tools })
+    }
+
+    /// A registry of the given tools (tests).
+    pub fn from_tools(tools: Vec<ToolDef>) -> Self {
+        Registry { tools }
+    }
+
+    /// Every tool, in order.
+    pub fn tools(&self) -> &[ToolDef] {
+        &self.tools
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,278 @@
+//! The `Host` seam: who this process is, whether another process lives, and running a shell probe.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The most bytes of a probe's stdout or stderr kept; the rest is read and discarded.
+pub const PROBE_OUTPUT_CAP: usize = 1024 * 1024;
+
+/// How a probe ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeStatus {
+    /// The shell exited with this code.
+    Exited(i32),
+    /// The shell was ended by this signal.
+    Signaled(i32),
+    /// It ran past its timeout and was killed with its whole process group.
+    TimedOut,
+    /// The shell could not be started; the text is the OS's reason.
+    SpawnFailed(String),
+}
+
+/// What a probe produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeOutcome {
+    /// How it ended.
+    pub status: ProbeStatus,
+    /// Its standard output (at most [`PROBE_OUTPUT_CAP`] bytes).
+    pub stdout: Vec<u8>,
+    /// Its standard error (at most [`PROBE_OUTPUT_CAP`] bytes).
+    pub stderr: Vec<u8>,
+}
+
+impl ProbeOutcome {
+    /// True when the probe exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.status == ProbeStatus::Exited(0)
+    }
+}
+
+/// The process's view of its host.
+pub trait Host: Send + Sync {
+    /// This process's id.
+    fn pid(&self) -> u32;
+    /// This host's name.
+    fn hostname(&self) -> String;
+    /// Whether a process with this id exists on this host.
+    fn is_pid_alive(&self, pid: u32) -> bool;
+    /// Runs `command` with `sh -c` in `cwd`, stdin closed, and waits at most `timeout`; past it the
+    /// probe's process group is killed and the outcome is [`ProbeStatus::TimedOut`].
+    fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome;
+}
+
+/// The real host (POSIX).
+///
+/// ```
+/// use seams::{Host, OsHost};
+/// use std::time::Duration;
+/// let host = OsHost;
+/// assert!(host.is_pid_alive(host.pid()));
+/// let out = host.run_probe("echo hi", std::path::Path::new("/"), Duration::from_secs(5));
+/// assert!(out.succeeded());
+/// assert_eq!(out.stdout, b"hi\n");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OsHost;
+
+impl Host for OsHost {
+    fn pid(&self) -> u32 {
+        std::process::id()
+    }
+
+    fn hostname(&self) -> String {
+        let mut buf = [0u8; 256];
+        // SAFETY: gethostname writes at most `buf.len()` bytes into a buffer this function owns.
+        let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if rc != 0 {
+            return String::from("localhost");
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+
+    fn is_pid_alive(&self, pid: u32) -> bool {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks for the process's existence.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
+    fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        let spawned = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                return ProbeOutcome {
+                    status: ProbeStatus::SpawnFailed(crate::os_reason(&e)),
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                };
+            }
+        };
+        let stdout = child.stdout.take().map(capped_reader);
+        let stderr = child.stderr.take().map(capped_reader);
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    break match (status.code(), status.signal()) {
+                        (Some(code), _) => ProbeStatus::Exited(code),
+                        (None, Some(sig)) => ProbeStatus::Signaled(sig),
+                        (None, None) => ProbeStatus::Exited(-1),
+                    };
+                }
+                Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
+                _ => {
+                    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                        // SAFETY: signals the probe's own process group, created by `process_group(0)`.
+                        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                    }
+                    let _ = child.wait();
+                    break ProbeStatus::TimedOut;
+                }
+            }
+        };
+        // A grandchild that keeps the pipe open past the kill cannot hold us: the readers are joined
+        // only when the status is known, and the whole group was killed on timeout.
+        let collect =
+            |h: Option<std::thread::JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+        ProbeOutcome {
+            status,
+            stdout: collect(stdout),
+            stderr: collect(stderr),
+        }
+    }
+}
+
+fn capped_reader<R: Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => return kept,
+                Ok(n) => {
+                    let room = PROBE_OUTPUT_CAP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+    })
+}
+
+type ProbeScript = Arc<dyn Fn(&str, &Path, Duration) -> ProbeOutcome + Send + Sync>;
+
+/// A scripted host for tests. Clones share state.
+///
+/// ```
+/// use seams::{Host, MemHost, ProbeOutcome, ProbeStatus};
+/// use std::time::Duration;
+/// let host = MemHost::new(4242, "build-1");
+/// host.set_alive(7, true);
+/// assert!(host.is_pid_alive(4242) && host.is_pid_alive(7) && !host.is_pid_alive(8));
+/// host.answer_probe("test -f x", ProbeOutcome { status: ProbeStatus::Exited(0), stdout: vec![], stderr: vec![] });
+/// assert!(host.run_probe("test -f x", std::path::Path::new("/"), Duration::from_secs(1)).succeeded());
+/// assert_eq!(host.probes_run(), vec!["test -f x".to_string()]);
+/// ```
+#[derive(Clone)]
+pub struct MemHost {
+    pid: u32,
+    hostname: String,
+    state: Arc<Mutex<MemHostState>>,
+}
+
+#[derive(Default)]
+struct MemHostState {
+    alive: HashSet<u32>,
+    answers: HashMap<String, ProbeOutcome>,
+    script: Option<ProbeScript>,
+    runs: Vec<String>,
+}
+
+impl std::fmt::Debug for MemHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemHost")
+            .field("pid", &self.pid)
+            .field("hostname", &self.hostname)
+            .finish()
+    }
+}
+
+impl MemHost {
+    /// A host where process `pid` (this one) is alive and no other is.
+    pub fn new(pid: u32, hostname: &str) -> Self {
+        let mut state = MemHostState::default();
+        state.alive.insert(pid);
+        MemHost {
+            pid,
+            hostname: hostname.to_owned(),
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, MemHostState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks process `pid` alive or dead.
+    pub fn set_alive(&self, pid: u32, alive: bool) {
+        let mut st = self.state();
+        if alive {
+            st.alive.insert(pid);
+        } else {
+            st.alive.remove(&pid);
+        }
+    }
+
+    /// Answers the probe `command` with `outcome`.
+    pub fn answer_probe(&self, command: &str, outcome: ProbeOutcome) {
+        self.state().answers.insert(command.to_owned(), outcome);
+    }
+
+    /// Answers every probe without a fixed answer by calling `script`.
+    pub fn script_probes(
+        &self,
+        script: impl Fn(&str, &Path, Duration) -> ProbeOutcome + Send + Sync + 'static,
+    ) {
+        self.state().script = Some(Arc::new(script));
+    }
+
+    /// The commands run so far, in order.
+    pub fn probes_run(&self) -> Vec<String> {
+        self.state().runs.clone()
+    }
+}
+
+impl Host for MemHost {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+    fn hostname(&self) -> String {
+        self.hostname.clone()
+    }
+    fn is_pid_alive(&self, pid: u32) -> bool {
+        self.state().alive.contains(&pid)
+    }
+    fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
+        let (answer, script) = {
+            let mut st = self.state();
+            st.runs.push(command.to_owned());
+            (st.answers.get(command).cloned(), st.script.clone())
+        };
+        answer
+            .or_else(|| script.map(|s| s(command, cwd, timeout)))
+            .unwrap_or(ProbeOutcome {
+                status: ProbeStatus::SpawnFailed(String::from("no scripted answer")),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            })
+    }
+}

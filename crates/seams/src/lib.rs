@@ -1,0 +1,57 @@
+//! `seams` — the I/O boundary of the shiftwork workspace.
+//!
+//! The core crates (`shiftwork-core`, `worklog`, `contracts`) decide; this crate does. It holds the
+//! three seam traits through which every core reads time, touches files and asks about its host, a
+//! real implementation of each and an in-memory double for tests:
+//!
+//! | seam | production | tests |
+//! |---|---|---|
+//! | [`Clock`] — now, monotonic time, sleeping | [`SystemClock`] | [`ManualClock`] |
+//! | [`Fs`] — read, list, metadata, create, append, rename, lock | [`OsFs`] | [`MemFs`] (fault injection) |
+//! | [`Host`] — own pid and host name, pid liveness, shell probes | [`OsHost`] | [`MemHost`] |
+//!
+//! On top of the [`Fs`] primitives it builds, once for the whole workspace, the mechanisms the cores
+//! share: the durable atomic replace and the line append ([`durable`]), streaming SHA-256 ([`hash`]) and
+//! path resolution ([`path`]). Because they are built from primitives, [`MemFs`] can fail or "crash"
+//! any step of them, and every crate tests that a failure at any step loses nothing.
+//!
+//! # What this crate never does
+//!
+//! It knows nothing of checkpoints, checklists, contracts or operating hours; it never reads the
+//! environment; it logs nothing. Its errors are `std::io::Error`s (the OS error number kept), plus
+//! [`durable::ReplaceError`], which names the step of a replace that failed.
+//!
+//! # Platform
+//!
+//! POSIX (Linux, macOS). [`OsFs::lock`] is `flock(2)`, released by the OS when the holder dies.
+
+mod clock;
+pub mod durable;
+mod fs;
+pub mod hash;
+mod host;
+mod mem_fs;
+mod os_fs;
+pub mod path;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
+pub use host::{Host, MemHost, OsHost, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
+pub use mem_fs::{MemFs, Op, ReadHold};
+pub use os_fs::OsFs;
+
+/// The operating system's text for an error, without the ` (os error N)` that Rust appends and without
+/// any path: `Permission denied`, `No space left on device`. An error without an OS error number reads
+/// `Input/output error`.
+///
+/// ```
+/// let e = std::io::Error::from_raw_os_error(libc::EACCES);
+/// assert_eq!(seams::os_reason(&e), "Permission denied");
+/// assert_eq!(seams::os_reason(&std::io::Error::other("/secret/path")), "Input/output error");
+/// ```
+pub fn os_reason(error: &std::io::Error) -> String {
+    let code = error.raw_os_error().unwrap_or(libc::EIO);
+    let text = std::io::Error::from_raw_os_error(code).to_string();
+    let suffix = format!(" (os error {code})");
+    text.strip_suffix(&suffix).unwrap_or(&text).to_owned()
+}

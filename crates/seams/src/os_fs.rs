@@ -1,0 +1,206 @@
+//! [`OsFs`]: the [`Fs`] seam on the real filesystem.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
+
+/// The real filesystem (POSIX).
+///
+/// ```
+/// use seams::{Fs, OsFs};
+/// let dir = std::env::temp_dir();
+/// assert!(OsFs.metadata(&dir).unwrap().kind == seams::FileKind::Dir);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OsFs;
+
+/// How often a waiting [`OsFs::lock`] tries again.
+const LOCK_POLL: Duration = Duration::from_millis(2);
+
+fn convert(meta: &fs::Metadata) -> Metadata {
+    let ft = meta.file_type();
+    let kind = if ft.is_symlink() {
+        FileKind::Symlink
+    } else if ft.is_dir() {
+        FileKind::Dir
+    } else if ft.is_file() {
+        FileKind::File
+    } else {
+        FileKind::Other
+    };
+    Metadata {
+        kind,
+        len: meta.len(),
+        // Every platform this crate builds on reports a modification time.
+        modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    }
+}
+
+struct OsWriter {
+    file: File,
+}
+
+impl FileWriter for OsWriter {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+    fn set_mode(&mut self, mode: u32) -> io::Result<()> {
+        self.file
+            .set_permissions(fs::Permissions::from_mode(mode & 0o7777))
+    }
+    fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
+        std::os::unix::fs::fchown(&self.file, Some(uid), Some(gid))
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+    fn metadata(&self) -> io::Result<Metadata> {
+        self.file.metadata().map(|m| convert(&m))
+    }
+}
+
+struct OsLock {
+    // Closing the file description releases the flock.
+    _file: File,
+}
+
+impl LockGuard for OsLock {}
+
+fn try_flock(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor this function borrows; no memory is shared.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(code) if code == libc::EWOULDBLOCK || code == libc::EINTR => Ok(false),
+        _ => Err(err),
+    }
+}
+
+impl Fs for OsFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        fs::read(path)
+    }
+
+    fn read_chunks(
+        &self,
+        path: &Path,
+        chunk_size: usize,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<u64> {
+        let mut file = File::open(path)?;
+        let mut buf = vec![0u8; chunk_size.max(1)];
+        let mut total = 0u64;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            total += n as u64;
+            sink(&buf[..n])?;
+        }
+    }
+
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        fs::metadata(path).map(|m| convert(&m))
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> {
+        fs::symlink_metadata(path).map(|m| convert(&m))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(path)? {
+            let entry = entry?;
+            let metadata = fs::metadata(entry.path()).map(|m| convert(&m));
+            out.push(DirEntry {
+                name: entry.file_name(),
+                metadata,
+            });
+        }
+        Ok(out)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::canonicalize(path)
+    }
+
+    fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::read_link(path)
+    }
+
+    fn create_new(&self, path: &Path, mode: u32) -> io::Result<Box<dyn FileWriter>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode & 0o7777)
+            .open(path)?;
+        Ok(Box::new(OsWriter { file }))
+    }
+
+    fn open_append(&self, path: &Path, create: bool) -> io::Result<Box<dyn FileWriter>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create(create)
+            .mode(0o644)
+            .open(path)?;
+        Ok(Box::new(OsWriter { file }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+
+    fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o644)
+                .open(path)?,
+            Err(e) => return Err(e),
+        };
+        let start = Instant::now();
+        loop {
+            if try_flock(&file)? {
+                return Ok(Box::new(OsLock { _file: file }));
+            }
+            if start.elapsed() >= timeout {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "timed out waiting for the lock",
+                ));
+            }
+            std::thread::sleep(LOCK_POLL);
+        }
+    }
+}
