@@ -77,7 +77,9 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             flags: Vec::new(),
         }),
         "serve" => {
-            let (flags, positional, _) = parse_flags(rest, &settings_of(groups, true), &[])?;
+            let ParsedFlags {
+                flags, positional, ..
+            } = parse_flags(rest, &settings_of(groups, true), &[])?;
             if let Some(p) = positional.first() {
                 return Err(UsageError(format!(
                     "serve takes no positional argument, got '{p}'"
@@ -95,7 +97,11 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             })
         }
         "call" => {
-            let (flags, positional, switches) = parse_flags(rest, &settings_of(groups, true), &["--pretty"])?;
+            let ParsedFlags {
+                flags,
+                positional,
+                switches,
+            } = parse_flags(rest, &settings_of(groups, true), &["--pretty"])?;
             let tool = match positional.first() {
                 Some(t) => t.clone(),
                 None => {
@@ -127,7 +133,9 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             })
         }
         "demo" => {
-            let (_, positional, switches) = parse_flags(rest, &[], &["--keep"])?;
+            let ParsedFlags {
+                positional, switches, ..
+            } = parse_flags(rest, &[], &["--keep"])?;
             if let Some(p) = positional.first() {
                 return Err(UsageError(format!("demo takes no argument, got '{p}'")));
             }
@@ -172,7 +180,7 @@ pub fn parse_flags(
     args: &[String],
     declared: &[Setting],
     switches: &[&'static str],
-) -> Result<(Vec<(&'static str, String)>, Vec<String>, Vec<&'static str>), UsageError> {
+) -> Result<ParsedFlags, UsageError> {
     let mut flags = Vec::new();
     let mut positional = Vec::new();
     let mut on = Vec::new();
@@ -222,7 +230,22 @@ pub fn parse_flags(
         };
         flags.push((setting.flag, value));
     }
-    Ok((flags, positional, on))
+    Ok(ParsedFlags {
+        flags,
+        positional,
+        switches: on,
+    })
+}
+
+/// What [`parse_flags`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedFlags {
+    /// Declared flags with their values (an empty value for a switch-like setting).
+    pub flags: Vec<(&'static str, String)>,
+    /// Positional arguments, in order.
+    pub positional: Vec<String>,
+    /// The extra switches that were given.
+    pub switches: Vec<&'static str>,
 }
 
 /// Resolves `--tools` (MC-2): a comma list of known groups; absent means all four.
