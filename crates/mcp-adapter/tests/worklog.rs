@@ -135,8 +135,9 @@ fn as46_probe_exit_codes() {
     assert!(text(&out.stdout).contains("--worklog-pattern"));
 }
 
-/// AS-47 (a), WL-73 … WL-78: `tools/list` holds both tools with exactly the titles, descriptions,
-/// schemas and annotations of §15, and no `_meta`.
+/// AS-47 (a), WL-73, WL-74, WL-75, WL-76, WL-77, WL-78: `tools/list` holds both tools with exactly
+/// the titles, descriptions, schemas and annotations of §15, and no `_meta`. WL-4: no tool accepts a
+/// path (the only arguments are `description` and `dry_run`).
 #[tokio::test]
 async fn as47a_tools_list() {
     let dir = tempfile::tempdir().unwrap();

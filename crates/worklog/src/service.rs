@@ -265,9 +265,18 @@ impl<F: Fs> Worklog<F> {
             None
         };
         let bytes = self.fs.read(path).map_err(read_error)?;
-        let text = String::from_utf8(bytes).map_err(|_| WorklogError::NotUtf8 {
+        let not_utf8 = || WorklogError::NotUtf8 {
             file: name.to_owned(),
-        })?;
+        };
+        // WL-21 says a file in UTF-16 or UTF-32 fails as not UTF-8 "with or without a byte order mark".
+        // Without a mark, such a file can still be valid UTF-8 byte for byte when its characters are
+        // ASCII (`"a\n"` in UTF-16LE is `61 00 0A 00`), and appending UTF-8 to it would corrupt it. Every
+        // such file holds NUL bytes (each line feed is `0A 00`), and no Markdown text does, so a NUL
+        // byte counts as "not UTF-8" here: the file is refused, never changed.
+        if memchr::memchr(0, &bytes).is_some() {
+            return Err(not_utf8());
+        }
+        let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
         Ok((meta, text))
     }
 }

@@ -97,7 +97,7 @@ fn wl80_non_ascii_as_itself() {
     assert!(text.contains("\"line\": \"- [x] Café réparé 🎉\""), "{text}");
 }
 
-/// WL-81: a tool error is `isError: true`, one text block with the §14 text, no structuredContent.
+/// WL-81, WL-69 (the texts reach the client): a tool error is `isError: true`, one text block with the §14 text, no structuredContent.
 #[test]
 fn wl81_tool_error_shape() {
     let fs = fixture(b"- [x] caf\xE9\n");

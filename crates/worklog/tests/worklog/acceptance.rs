@@ -47,7 +47,9 @@ fn row(
     }
 }
 
-/// §21.1 – §21.5, every row (AS-28 once per description).
+/// §21.1 – §21.5, every row (AS-28 once per description). They cover the message table (WL-72), the
+/// duplicate outcome that writes nothing and reports the line (WL-40), and the insertions of WL-46 and
+/// WL-47.
 fn rows() -> Vec<Row> {
     vec![
         row(
@@ -645,7 +647,7 @@ fn no_file_both_tools(log: &Worklog<seams::MemFs>, message: &str) {
     assert_eq!(check.message, message);
 }
 
-/// AS-34 (a) an empty directory; (b) only a link to a subdirectory, the subdirectory and a dangling
+/// AS-34, WL-19, WL-4 (a missing prerequisite is reported, nothing is created): (a) an empty directory; (b) only a link to a subdirectory, the subdirectory and a dangling
 /// link; (c) a pattern that matches nothing. Nothing is written, not even the lock file (WL-62).
 #[test]
 fn as34_no_file() {
@@ -768,14 +770,23 @@ fn as38_no_checklist_nothing_touched() {
 }
 
 /// AS-39: a file that is not UTF-8 fails both tools, even with the bad byte after the checklist, and
-/// is left untouched (WL-21).
+/// is left untouched (WL-21) — UTF-16 and UTF-32 with or without a mark included (our decision: a NUL
+/// byte makes a file "not UTF-8", which is what catches them without a mark).
 #[test]
 fn as39_not_utf8() {
-    for bytes in [
-        &b"- [x] caf\xE9\n"[..],
+    let utf16_without_mark: Vec<u8> = "- [x] a\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let utf32_without_mark: Vec<u8> = "- [x] a\n"
+        .chars()
+        .flat_map(|c| u32::from(c).to_be_bytes())
+        .collect();
+    let cases: [&[u8]; 5] = [
+        b"- [x] caf\xE9\n",
         b"- [x] a\n\ntext \xFF\n",
         b"\xFF\xFE-\0 \0[\0x\0]\0",
-    ] {
+        &utf16_without_mark,
+        &utf32_without_mark,
+    ];
+    for bytes in cases {
         let fs = memfs_with(bytes);
         let before = snapshot(&fs);
         let expected = WorklogError::NotUtf8 { file: NAME.into() };
@@ -830,7 +841,8 @@ fn as40_failed_write() {
 }
 
 /// AS-41 (a) a failed read, (b) a failed listing, (c) a lock that is not granted in time; `check` and
-/// a dry run still work while the lock is held (WL-68, WL-15, WL-61, WL-62).
+/// a dry run still work while the lock is held, as readers need no lock (WL-68, WL-15, WL-61, WL-62,
+/// WL-64).
 #[test]
 fn as41_failed_read_listing_lock() {
     use seams::Op;

@@ -338,7 +338,7 @@ fn wl44_form_of_the_new_line() {
     assert_eq!(line("\r- [ ] a\n"), " - [x] new");
 }
 
-/// WL-45 … WL-48: the ending of what is added, written and created, with the §9 examples.
+/// WL-45, WL-46, WL-47, WL-48: the ending of what is added, written and created, with the §9 examples.
 #[test]
 fn wl45_to_wl48_insertion() {
     let cases = [

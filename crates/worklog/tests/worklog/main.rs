@@ -4,6 +4,7 @@
 
 mod acceptance;
 mod api;
+mod architecture;
 mod concurrency;
 mod config;
 mod core_tables;

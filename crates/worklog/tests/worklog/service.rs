@@ -432,3 +432,51 @@ impl Fs for Recorder {
         self.inner.lock(path, timeout)
     }
 }
+
+/// WL-96: the new content reaches the temporary file as three writes — the old bytes before the
+/// offset, the insertion, the old bytes after it — never assembled into a new string first.
+#[test]
+fn wl96_streamed_as_prefix_insertion_suffix() {
+    let fs = memfs_with(b"- [x] a\n\nafter\n");
+    log(&fs).append("b", false).unwrap();
+    assert_eq!(fs.count(Op::Write), 3);
+    assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n- [x] b\n\nafter\n");
+}
+
+/// WL-72: every message of the table, produced by the service, with its exact text.
+#[test]
+fn wl72_every_message_text() {
+    let fs = memfs_with(b"- [x] a\n");
+    let log = log(&fs);
+    let messages = [
+        (
+            log.append(" ", false).unwrap().message,
+            Msg::Empty.text().to_owned(),
+        ),
+        (
+            log.append("a", false).unwrap().message,
+            Msg::Duplicate.text().to_owned(),
+        ),
+        (log.append("b", true).unwrap().message, Msg::Dry.text().to_owned()),
+        (
+            log.append("b", false).unwrap().message,
+            Msg::Written.text().to_owned(),
+        ),
+        (
+            log.check().unwrap().message,
+            "\"2026-09-06.md\" has a checklist with 2 items".to_owned(),
+        ),
+    ];
+    for (got, expected) in messages {
+        assert_eq!(got, expected);
+    }
+    fs.write_file(file_path(), b"# T\n");
+    assert_eq!(
+        log.check().unwrap().message,
+        "\"2026-09-06.md\" has no checklist yet; the next append will start one"
+    );
+    assert_eq!(log.append("c", true).unwrap().message, Msg::DryNew.text());
+    assert_eq!(log.append("c", false).unwrap().message, Msg::Created.text());
+    let none = Worklog::new(Config::default(), fs.clone());
+    assert_eq!(none.check().unwrap().message, crate::support::M_NO_DIR);
+}
