@@ -656,3 +656,24 @@ async fn wl13_directory_examined_on_every_call() {
     let second = support::call(&client, "worklog_check", json!({})).await;
     assert_eq!(second.structured_content.unwrap()["items"], json!(1));
 }
+
+/// WL-82: an absent `arguments` member is treated as an empty object.
+#[test]
+fn wl82_absent_arguments_member() {
+    let dir = log_dir(b"- [x] a\n");
+    let mut server = Binary::serve(
+        &["--tools", "worklog"],
+        &[("WORKLOG_DIR", dir.path().to_str().unwrap())],
+    );
+    server.initialize();
+    let check = server.request("tools/call", json!({"name": "worklog_check"}));
+    assert_eq!(check["result"]["structuredContent"]["items"], json!(1));
+    let append = server.request("tools/call", json!({"name": "worklog_append"}));
+    assert_eq!(append["result"]["isError"], json!(true));
+    assert_eq!(
+        append["result"]["content"][0]["text"],
+        json!("missing argument 'description'")
+    );
+    let (status, _, _) = server.close();
+    assert!(status.success());
+}
