@@ -13,6 +13,6 @@ pub use read::{LineFacts, MAX_DEPTH, ParseError, ledger_facts, parse, translate_
 pub use schema_node::ShiftJson;
 pub use value::{Json, Number, Object, object};
 pub use write::{
-    format_float, format_number, python_float_repr, to_answer_text, to_checkpoint_text, to_compact_text,
-    to_ledger_text,
+    format_answer_float, format_float, format_number, python_float_repr, to_answer_text, to_checkpoint_text,
+    to_compact_text, to_ledger_text,
 };

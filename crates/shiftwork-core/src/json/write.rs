@@ -22,6 +22,7 @@ pub fn to_checkpoint_text(doc: &Json) -> String {
         indent: Some(2),
         ascii: true,
         sort: false,
+        answer_floats: false,
     }
     .value(doc, 0);
     out.push('\n');
@@ -45,6 +46,7 @@ pub fn to_ledger_text(value: &Json) -> String {
         indent: None,
         ascii: true,
         sort: true,
+        answer_floats: false,
     }
     .value(value, 0);
     out
@@ -67,6 +69,7 @@ pub fn to_answer_text(value: &Json) -> String {
         indent: Some(2),
         ascii: false,
         sort: false,
+        answer_floats: true,
     }
     .value(value, 0);
     out
@@ -85,9 +88,78 @@ pub fn to_compact_text(value: &Json) -> String {
         indent: None,
         ascii: true,
         sort: false,
+        answer_floats: false,
     }
     .value(value, 0);
     out
+}
+
+/// A float as the reference renders it in an answer's text block (SW-44): the shortest round-trip
+/// digits, positional for decimal exponents in `-5..16`, else `d.ddde+X` / `d.ddde-X` without
+/// padding (`0.00001`, `1e-7`, `1e+16`).
+///
+/// ```
+/// use shiftwork_core::json::format_answer_float;
+/// assert_eq!(format_answer_float(1e-5), "0.00001");
+/// assert_eq!(format_answer_float(1.5e-7), "1.5e-7");
+/// assert_eq!(format_answer_float(1e16), "1e+16");
+/// assert_eq!(format_answer_float(100.0), "100.0");
+/// ```
+pub fn format_answer_float(f: f64) -> String {
+    if !f.is_finite() {
+        return format_float(f);
+    }
+    let (negative, digits, exp) = shortest_digits(f);
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if (-5..16).contains(&exp) {
+        positional(&mut out, &digits, exp);
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
+    }
+    out
+}
+
+/// The sign, the shortest round-trip digits and the decimal exponent of a finite float.
+fn shortest_digits(f: f64) -> (bool, String, i32) {
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    (
+        negative,
+        mantissa.chars().filter(char::is_ascii_digit).collect(),
+        exp,
+    )
+}
+
+fn positional(out: &mut String, digits: &str, exp: i32) {
+    if exp >= 0 {
+        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
+        if digits.len() <= int_len {
+            out.push_str(digits);
+            out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+            out.push_str(".0");
+        } else {
+            out.push_str(&digits[..int_len]);
+            out.push('.');
+            out.push_str(&digits[int_len..]);
+        }
+    } else {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', usize::try_from(-exp - 1).unwrap_or(0)));
+        out.push_str(digits);
+    }
 }
 
 /// A float as 0.36.2 writes it (SW-13): the shortest round-trip digits, positional for exponents
@@ -121,36 +193,13 @@ pub fn python_float_repr(f: f64) -> String {
     if f.is_infinite() {
         return String::from(if f > 0.0 { "inf" } else { "-inf" });
     }
-    // `{:e}` gives the shortest round-trip digits: `1.2345e16`, `5e-324`, `-0e0`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let (negative, digits, exp) = shortest_digits(f);
     let mut out = String::with_capacity(digits.len() + 8);
     if negative {
         out.push('-');
     }
     if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let int_len = usize::try_from(exp).unwrap_or(0) + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', usize::try_from(-exp - 1).unwrap_or(0)));
-            out.push_str(&digits);
-        }
+        positional(&mut out, &digits, exp);
     } else {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
@@ -181,6 +230,8 @@ struct Writer<'o> {
     indent: Option<usize>,
     ascii: bool,
     sort: bool,
+    /// Floats as the reference's answer texts write them ([`format_answer_float`]).
+    answer_floats: bool,
 }
 
 impl Writer<'_> {
@@ -252,6 +303,7 @@ impl Writer<'_> {
                 let _ = write!(self.out, "{i}");
             }
             Number::BigInt(text) => self.out.push_str(text),
+            Number::Float(f) if self.answer_floats => self.out.push_str(&format_answer_float(*f)),
             Number::Float(f) => self.out.push_str(&format_float(*f)),
         }
     }
