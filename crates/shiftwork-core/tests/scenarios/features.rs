@@ -313,7 +313,7 @@ fn h6_agent_id_sw129() {
         )
     );
     assert!(
-        fx.out_with("U3", "done", |a| a.agent_id = Some(Json::str(&"a".repeat(65))))
+        fx.out_with("U3", "done", |a| a.agent_id = Some(Json::str("a".repeat(65))))
             .contains("at 'agent_id': ")
     );
     assert_eq!(
