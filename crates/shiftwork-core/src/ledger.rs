@@ -34,7 +34,9 @@ struct Flags {
 pub struct LedgerPass<'u> {
     index: HashMap<&'u str, usize>,
     flags: Vec<Flags>,
-    /// Per unit name: the tokens of its last accounting line while not yet known to be counted.
+    /// Per plan unit: the tokens of its last accounting line while not yet known to be counted.
+    pending_known: Vec<Option<Option<i128>>>,
+    /// The same for units the plan does not name.
     pending: HashMap<String, Option<i128>>,
     keep_tokens: bool,
     partial: Vec<u8>,
@@ -47,6 +49,7 @@ impl<'u> LedgerPass<'u> {
         LedgerPass {
             index: unit_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect(),
             flags: vec![Flags::default(); unit_ids.len()],
+            pending_known: vec![None; unit_ids.len()],
             pending: HashMap::new(),
             keep_tokens,
             partial: Vec::new(),
@@ -76,7 +79,8 @@ impl<'u> LedgerPass<'u> {
     pub fn finish(mut self) -> LedgerSummary {
         let rest = std::mem::take(&mut self.partial);
         self.piece(&rest);
-        let pending: Vec<Option<i128>> = self.pending.drain().map(|(_, t)| t).collect();
+        let mut pending: Vec<Option<i128>> = self.pending.drain().map(|(_, t)| t).collect();
+        pending.extend(self.pending_known.iter_mut().filter_map(Option::take));
         for tokens in pending {
             self.count(tokens);
         }
@@ -86,6 +90,16 @@ impl<'u> LedgerPass<'u> {
 
     /// One `\n`-delimited piece: decoded with replacement and split as 0.36.2 splits lines (SW-94).
     fn piece(&mut self, bytes: &[u8]) {
+        // Fast path: no other line break can hide in bytes free of these (SW-94's break set).
+        let plain = !bytes
+            .iter()
+            .any(|&b| matches!(b, b'\r' | 0x0b | 0x0c | 0x1c..=0x1e | 0xc2 | 0xe2));
+        if plain && let Ok(line) = std::str::from_utf8(bytes) {
+            if let Some(facts) = ledger_facts(line) {
+                self.line(&facts);
+            }
+            return;
+        }
         let text = String::from_utf8_lossy(bytes);
         for line in text.split(is_line_break) {
             if let Some(facts) = ledger_facts(line) {
@@ -104,7 +118,8 @@ impl<'u> LedgerPass<'u> {
             Some(Json::String(e)) if e == "uncommitted" => Event::Uncommitted,
             Some(_) => Event::Other,
         };
-        if let Some(&i) = self.index.get(unit.as_str()) {
+        let known = self.index.get(unit.as_str()).copied();
+        if let Some(i) = known {
             let f = &mut self.flags[i];
             match event {
                 Event::Brief => f.briefed = true,
@@ -117,7 +132,10 @@ impl<'u> LedgerPass<'u> {
         }
         // The budget's accounting lines (SW-97): a line naming the same unit decides whether the
         // pending one counts.
-        let previous = self.pending.remove(unit.as_str());
+        let previous = match known {
+            Some(i) => self.pending_known[i].take(),
+            None => self.pending.remove(unit.as_str()),
+        };
         if let Some(tokens) = previous
             && event != Event::Uncommitted
         {
@@ -130,7 +148,12 @@ impl<'u> LedgerPass<'u> {
                 .and_then(Json::as_number)
                 .and_then(|n| n.as_whole())
                 .filter(|t| *t >= 0);
-            self.pending.insert(unit.clone(), tokens);
+            match known {
+                Some(i) => self.pending_known[i] = Some(tokens),
+                None => {
+                    self.pending.insert(unit.clone(), tokens);
+                }
+            }
         }
     }
 

@@ -244,15 +244,13 @@ impl Parser<'_> {
         let begin = self.pos - 1;
         loop {
             let start = self.pos;
-            while self.pos < self.bytes.len() {
-                let b = self.bytes[self.pos];
-                if b == b'"' || b == b'\\' {
-                    break;
-                }
-                if b < 0x20 {
-                    return Err(self.error_at("Invalid control character at", self.pos));
-                }
-                self.pos += 1;
+            let stop = self.bytes[self.pos..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .map_or(self.bytes.len(), |i| self.pos + i);
+            self.pos = stop;
+            if self.bytes.get(stop).is_some_and(|&b| b < 0x20) {
+                return Err(self.error_at("Invalid control character at", stop));
             }
             if let Some(out) = out.as_deref_mut() {
                 out.push_str(&self.text[start..self.pos]);
@@ -487,14 +485,21 @@ pub fn ledger_facts(line: &str) -> Option<LineFacts> {
                 return None;
             }
             p.pos += 1;
-            let key = p.string().ok()?;
+            let key_start = p.pos;
+            p.string_into(None).ok()?;
+            let raw_key = &line[key_start..p.pos - 1];
+            let key = if raw_key.contains('\\') {
+                std::borrow::Cow::Owned(parse(&line[key_start - 1..p.pos]).ok()?.as_str()?.to_owned())
+            } else {
+                std::borrow::Cow::Borrowed(raw_key)
+            };
             p.skip_ws();
             if p.peek() != Some(b':') {
                 return None;
             }
             p.pos += 1;
             p.skip_ws();
-            let slot = match key.as_str() {
+            let slot = match key.as_ref() {
                 "unit" => Some(&mut facts.unit),
                 "event" => Some(&mut facts.event),
                 "tokens" => Some(&mut facts.tokens),

@@ -221,11 +221,11 @@ fn f11_named_write_failures_sw106() {
         );
         assert_eq!((fx.cp(), fx.ledger()), before);
     }
-    // A failing ledger fsync (W4): the lock's two fsyncs come first.
+    // A failing ledger fsync (W4): the temp file's and the commit intent's fsyncs come first.
     let fx = Fx::new(&ex());
     fx.clock_in(None);
     let before = (fx.cp(), fx.ledger());
-    fx.fs.fail_nth(Op::Fsync, 4, libc::EIO);
+    fx.fs.fail_nth(Op::Fsync, 3, libc::EIO);
     assert_eq!(
         fx.out("U3", "done"),
         r#"{"result": "error", "reason": "accounting log unwritable, checkpoint untouched: [Errno 5] Input/output error: '.shiftwork/cp.json.log.jsonl'"}"#
