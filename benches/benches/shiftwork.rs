@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use divan::Bencher;
+use shiftwork_core::budget::Budget;
 use shiftwork_core::json::{self, Json};
 use shiftwork_core::planner::{PlanNode, Priority, plan};
 use shiftwork_core::{ClockOut, Env};
@@ -111,12 +112,10 @@ fn p4_clock_out_1000_units(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// P5: the ledger pass (briefed, in-flight, budget tokens kept) over 1,000,000 lines (target < 200 ms).
-#[divan::bench(sample_count = 10)]
-fn p5_ledger_pass_1m_lines_budget_on(bencher: Bencher<'_, '_>) {
-    let ids: Vec<String> = (0..1000).map(|i| format!("U{i}")).collect();
-    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let mut text = String::new();
+/// A ledger of 1,000,000 lines over the 1,000 units of [`checkpoint`]: brief and accounting lines
+/// alternating, as clock-ins and clock-outs write them.
+fn ledger_1m_lines() -> Vec<u8> {
+    let mut text = String::with_capacity(130_000_000);
     for i in 0..1_000_000usize {
         let u = i % 1000;
         if i % 2 == 0 {
@@ -131,13 +130,58 @@ fn p5_ledger_pass_1m_lines_budget_on(bencher: Bencher<'_, '_>) {
         }
         text.push('\n');
     }
-    let bytes = text.into_bytes();
+    text.into_bytes()
+}
+
+/// The 1,000-unit checkpoint with `job.budget` declared.
+fn budget_checkpoint() -> Json {
+    let text = json::to_compact_text(&checkpoint(1000)).replacen(
+        r#""constraints": ["c"]"#,
+        r#""constraints": ["c"], "budget": {"tokens": 100000000000, "units": 2000000}"#,
+        1,
+    );
+    json::parse(&text).unwrap()
+}
+
+/// P5: the ledger pass over 1,000,000 lines with budgets on: briefed for every unit, the in-flight
+/// set and the budget figures (spent, reserved, per-unit median, remaining, affordable) (target
+/// < 200 ms). The ledger is in memory: this is the pass itself.
+#[divan::bench(sample_count = 10)]
+fn p5_ledger_pass_1m_lines_budget_on(bencher: Bencher<'_, '_>) {
+    let doc = budget_checkpoint();
+    let ids: Vec<&str> = shiftwork_core::checkpoint::units(&doc)
+        .iter()
+        .map(|u| shiftwork_core::checkpoint::str_of(u, "id"))
+        .collect();
+    let bytes = ledger_1m_lines();
     bencher.bench(|| {
-        let mut pass = shiftwork_core::ledger::LedgerPass::new(&refs, true);
-        for chunk in bytes.chunks(256 * 1024) {
+        let mut pass = shiftwork_core::ledger::LedgerPass::new(&ids, true);
+        for chunk in bytes.chunks(seams::hash::CHUNK_SIZE) {
             pass.feed(chunk);
         }
-        pass.finish()
+        let summary = pass.finish();
+        let in_flight = shiftwork_core::budget::in_flight(&doc, &summary).len();
+        let budget = Budget::compute(&doc, &summary).unwrap();
+        assert_eq!(budget.spent_units, 500_000);
+        (in_flight, budget.to_json())
+    });
+}
+
+/// P5 from the file: the same pass reading a 1,000,000-line ledger through `seams::OsFs` (page cache
+/// warm), as `shiftwork_plan` does with a budget.
+#[divan::bench(sample_count = 10)]
+fn p5_ledger_pass_1m_lines_budget_on_from_file(bencher: Bencher<'_, '_>) {
+    let doc = budget_checkpoint();
+    let ids: Vec<&str> = shiftwork_core::checkpoint::units(&doc)
+        .iter()
+        .map(|u| shiftwork_core::checkpoint::str_of(u, "id"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cp.json.log.jsonl");
+    std::fs::write(&path, ledger_1m_lines()).unwrap();
+    bencher.bench(|| {
+        let summary = shiftwork_core::ledger::scan(&seams::OsFs, &path, &ids, true);
+        Budget::compute(&doc, &summary).unwrap().to_json()
     });
 }
 

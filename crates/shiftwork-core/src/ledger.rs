@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use foldhash::fast::RandomState;
 use seams::Fs;
 
-use crate::json::{Json, LineFacts, ledger_facts, to_ledger_text};
+use crate::json::{Json, to_ledger_text};
+use crate::ledger_line::{self, Event, LineView};
 
 /// What one pass over the ledger found for the units of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,21 +25,33 @@ pub struct LedgerSummary {
     pub last_byte: Option<u8>,
 }
 
+/// The per-unit state of the pass.
 #[derive(Debug, Clone, Copy, Default)]
-struct Flags {
+struct UnitState {
+    /// SW-95's two flags.
     briefed: bool,
     before: bool,
+    /// The unit's last accounting line while it is not yet known to count (SW-97): `Some(tokens)`.
+    pending: Option<Option<i128>>,
 }
 
-/// A streaming reader of the ledger: feed bytes, then finish.
+/// A streaming reader of the ledger: feed bytes, then finish. One pass yields `briefed` for every
+/// unit, the in-flight set and the budget figures (SW-98): O(ledger size) time, O(units) memory
+/// (plus the counted `tokens` values when the budget's median needs them).
+///
+/// ```
+/// let mut pass = shiftwork_core::ledger::LedgerPass::new(&["U3", "U4"], true);
+/// pass.feed(b"{\"event\": \"brief\", \"unit\": \"U3\"}\n{\"unit\": \"U4\", \"tokens\": 7}\n");
+/// let summary = pass.finish();
+/// assert_eq!(summary.briefed, [true, false]);
+/// assert_eq!((summary.spent_units, summary.spent_tokens), (1, 7));
+/// ```
 #[derive(Debug)]
 pub struct LedgerPass<'u> {
-    index: HashMap<&'u str, usize>,
-    flags: Vec<Flags>,
-    /// Per plan unit: the tokens of its last accounting line while not yet known to be counted.
-    pending_known: Vec<Option<Option<i128>>>,
-    /// The same for units the plan does not name.
-    pending: HashMap<String, Option<i128>>,
+    index: HashMap<&'u [u8], usize, RandomState>,
+    units: Vec<UnitState>,
+    /// The pending accounting line of each unit the plan does not name.
+    strangers: HashMap<Vec<u8>, Option<i128>>,
     keep_tokens: bool,
     partial: Vec<u8>,
     summary: LedgerSummary,
@@ -46,11 +60,14 @@ pub struct LedgerPass<'u> {
 impl<'u> LedgerPass<'u> {
     /// A pass for the units `unit_ids` (plan order); `keep_tokens` keeps the counted `tokens` values.
     pub fn new(unit_ids: &[&'u str], keep_tokens: bool) -> Self {
+        let mut index = HashMap::with_capacity_and_hasher(unit_ids.len(), RandomState::default());
+        for (i, id) in unit_ids.iter().enumerate() {
+            index.entry(id.as_bytes()).or_insert(i);
+        }
         LedgerPass {
-            index: unit_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect(),
-            flags: vec![Flags::default(); unit_ids.len()],
-            pending_known: vec![None; unit_ids.len()],
-            pending: HashMap::new(),
+            index,
+            units: vec![UnitState::default(); unit_ids.len()],
+            strangers: HashMap::new(),
             keep_tokens,
             partial: Vec::new(),
             summary: LedgerSummary::default(),
@@ -62,13 +79,15 @@ impl<'u> LedgerPass<'u> {
         if let Some(&last) = bytes.last() {
             self.summary.last_byte = Some(last);
         }
-        while let Some(nl) = bytes.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', bytes) {
             if self.partial.is_empty() {
                 self.piece(&bytes[..nl]);
             } else {
                 let mut piece = std::mem::take(&mut self.partial);
                 piece.extend_from_slice(&bytes[..nl]);
                 self.piece(&piece);
+                piece.clear();
+                self.partial = piece;
             }
             bytes = &bytes[nl + 1..];
         }
@@ -79,110 +98,71 @@ impl<'u> LedgerPass<'u> {
     pub fn finish(mut self) -> LedgerSummary {
         let rest = std::mem::take(&mut self.partial);
         self.piece(&rest);
-        let mut pending: Vec<Option<i128>> = self.pending.drain().map(|(_, t)| t).collect();
-        pending.extend(self.pending_known.iter_mut().filter_map(Option::take));
+        let mut pending: Vec<Option<i128>> = self.strangers.drain().map(|(_, t)| t).collect();
+        pending.extend(self.units.iter_mut().filter_map(|u| u.pending.take()));
         for tokens in pending {
             self.count(tokens);
         }
-        self.summary.briefed = self.flags.iter().map(|f| f.briefed).collect();
+        self.summary.briefed = self.units.iter().map(|u| u.briefed).collect();
         self.summary
     }
 
-    /// One `\n`-delimited piece: decoded with replacement and split as 0.36.2 splits lines (SW-94).
+    /// One `\n`-delimited piece: one line, or several when it holds another of SW-94's breaks.
     fn piece(&mut self, bytes: &[u8]) {
-        // Fast path: no other line break can hide in bytes free of these (SW-94's break set).
-        let plain = !bytes
-            .iter()
-            .any(|&b| matches!(b, b'\r' | 0x0b | 0x0c | 0x1c..=0x1e | 0xc2 | 0xe2));
-        if plain && let Ok(line) = std::str::from_utf8(bytes) {
-            if let Some(facts) = ledger_facts(line) {
-                self.line(&facts);
-            }
+        if bytes.is_empty() {
             return;
         }
-        let text = String::from_utf8_lossy(bytes);
-        for line in text.split(is_line_break) {
-            if let Some(facts) = ledger_facts(line) {
-                self.line(&facts);
-            }
-        }
+        ledger_line::read_piece(bytes, |view| self.line(view));
     }
 
-    fn line(&mut self, facts: &LineFacts) {
-        let Some(Json::String(unit)) = &facts.unit else {
+    fn line(&mut self, view: &LineView<'_>) {
+        let Some(unit) = view.unit else {
             return;
         };
-        let event = match &facts.event {
-            None => Event::Absent,
-            Some(Json::String(e)) if e == "brief" => Event::Brief,
-            Some(Json::String(e)) if e == "uncommitted" => Event::Uncommitted,
-            Some(_) => Event::Other,
-        };
-        let known = self.index.get(unit.as_str()).copied();
-        if let Some(i) = known {
-            let f = &mut self.flags[i];
-            match event {
-                Event::Brief => f.briefed = true,
-                Event::Uncommitted => f.briefed = f.before,
-                Event::Absent | Event::Other => {
-                    f.before = f.briefed;
-                    f.briefed = false;
+        let event = view.event;
+        // The budget's accounting lines (SW-97): the next line naming the same unit decides whether
+        // the pending one counts.
+        let previous = match self.index.get(unit) {
+            Some(&i) => {
+                let state = &mut self.units[i];
+                match event {
+                    Event::Brief => state.briefed = true,
+                    Event::Uncommitted => state.briefed = state.before,
+                    Event::Absent | Event::Other => {
+                        state.before = state.briefed;
+                        state.briefed = false;
+                    }
                 }
+                let previous = state.pending.take();
+                if event == Event::Absent {
+                    state.pending = Some(view.tokens);
+                }
+                previous
             }
-        }
-        // The budget's accounting lines (SW-97): a line naming the same unit decides whether the
-        // pending one counts.
-        let previous = match known {
-            Some(i) => self.pending_known[i].take(),
-            None => self.pending.remove(unit.as_str()),
+            None => {
+                let previous = self.strangers.remove(unit);
+                if event == Event::Absent {
+                    self.strangers.insert(unit.to_vec(), view.tokens);
+                }
+                previous
+            }
         };
         if let Some(tokens) = previous
             && event != Event::Uncommitted
         {
             self.count(tokens);
         }
-        if event == Event::Absent {
-            let tokens = facts
-                .tokens
-                .as_ref()
-                .and_then(Json::as_number)
-                .and_then(|n| n.as_whole())
-                .filter(|t| *t >= 0);
-            match known {
-                Some(i) => self.pending_known[i] = Some(tokens),
-                None => {
-                    self.pending.insert(unit.clone(), tokens);
-                }
-            }
-        }
     }
 
     fn count(&mut self, tokens: Option<i128>) {
         self.summary.spent_units += 1;
-        if let Some(t) = tokens {
+        if let Some(t) = tokens.filter(|t| *t >= 0) {
             self.summary.spent_tokens = self.summary.spent_tokens.saturating_add(t);
             if self.keep_tokens {
                 self.summary.counted_tokens.push(t);
             }
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Event {
-    Absent,
-    Brief,
-    Uncommitted,
-    Other,
-}
-
-/// Python's `str.splitlines` breaks, besides `\n` (already split): `\r`, VT, FF, FS, GS, RS, NEL,
-/// LINE SEPARATOR, PARAGRAPH SEPARATOR.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\r' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
-    )
 }
 
 /// Reads the ledger at `path` in one streaming pass for the units `unit_ids`. A missing or

@@ -24,6 +24,7 @@ mod commit;
 mod env;
 mod error;
 pub mod ledger;
+mod ledger_line;
 pub mod lock;
 pub mod paths;
 pub mod planner;

@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use foldhash::fast::RandomState;
+
 use crate::error::Error;
 use crate::json::{Json, Number, Object};
 
@@ -196,18 +198,23 @@ pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouche
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
 pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
+    let mut index: HashMap<&str, usize, RandomState> =
+        HashMap::with_capacity_and_hasher(nodes.len(), RandomState::default());
     for (i, node) in nodes.iter().enumerate() {
         if index.insert(node.id, i).is_some() {
             return Err(Error::DuplicateId(node.id.to_owned()));
         }
     }
-    let mut deps: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+    let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
+    let mut graph = Graph {
+        starts: Vec::with_capacity(nodes.len() + 1),
+        deps: Vec::with_capacity(edges),
+    };
+    graph.starts.push(0);
     for node in nodes {
-        let mut list = Vec::with_capacity(node.depends_on.len());
         for dep in &node.depends_on {
             match index.get(dep) {
-                Some(&d) => list.push(d),
+                Some(&d) => graph.deps.push(d),
                 None => {
                     return Err(Error::UnknownDependency {
                         node: node.id.to_owned(),
@@ -216,68 +223,149 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
                 }
             }
         }
-        deps.push(list);
+        graph.starts.push(graph.deps.len());
     }
-    batch(nodes, &deps)
+    let dependents = graph.reversed();
+    if nodes.iter().any(|node| node.touches.is_some()) {
+        batch_with_holds(nodes, &graph, &dependents)
+    } else {
+        batch_by_level(nodes, &graph, &dependents)
+    }
 }
 
-fn batch(nodes: &[PlanNode<'_>], deps: &[Vec<usize>]) -> Result<Plan, Error> {
+/// A graph in compressed rows: the edges of node `i` are `deps[starts[i]..starts[i + 1]]`, in
+/// declared order (a repeated edge stays repeated).
+struct Graph {
+    starts: Vec<usize>,
+    deps: Vec<usize>,
+}
+
+impl Graph {
+    fn edges(&self, i: usize) -> &[usize] {
+        &self.deps[self.starts[i]..self.starts[i + 1]]
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The reversed graph: for each node, the nodes that depend on it, in input order.
+    fn reversed(&self) -> Graph {
+        let n = self.len();
+        let mut counts = vec![0usize; n + 1];
+        for &d in &self.deps {
+            counts[d + 1] += 1;
+        }
+        for i in 0..n {
+            counts[i + 1] += counts[i];
+        }
+        let mut fill = counts.clone();
+        let mut deps = vec![0usize; self.deps.len()];
+        for i in 0..n {
+            for &d in self.edges(i) {
+                deps[fill[d]] = i;
+                fill[d] += 1;
+            }
+        }
+        Graph { starts: counts, deps }
+    }
+}
+
+/// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
+/// its deepest dependency's — so one Kahn pass in any order finds every batch, and filling the
+/// batches in input order needs no sort (SW-55). Priorities then order each batch.
+fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
     let n = nodes.len();
-    let mut indegree: Vec<usize> = deps.iter().map(Vec::len).collect();
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, list) in deps.iter().enumerate() {
-        for &d in list {
-            dependents[d].push(i);
+    let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
+    let mut level = vec![0usize; n];
+    let mut order: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut head = 0;
+    while let Some(&b) = order.get(head) {
+        head += 1;
+        for &d in dependents.edges(b) {
+            level[d] = level[d].max(level[b] + 1);
+            indegree[d] -= 1;
+            if indegree[d] == 0 {
+                order.push(d);
+            }
         }
     }
+    if order.len() < n {
+        let mut emitted = vec![false; n];
+        for &i in &order {
+            emitted[i] = true;
+        }
+        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
+    }
+    let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
+    let mut sizes = vec![0usize; depth];
+    for &l in &level {
+        sizes[l] += 1;
+    }
+    let mut batches: Vec<Vec<usize>> = sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
+    for (i, &l) in level.iter().enumerate() {
+        batches[l].push(i);
+    }
+    if !nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+        for batch in &mut batches {
+            batch.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+        }
+    }
+    Ok(Plan {
+        batches,
+        held: Vec::new(),
+    })
+}
+
+/// With `touches`, batch by batch (SW-52): the candidates of a batch, in priority then input order,
+/// are admitted one by one unless a path of theirs is already claimed in this batch.
+fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
+    let n = nodes.len();
+    let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
     let equal_priorities = nodes.windows(2).all(|w| w[0].priority == w[1].priority);
-    let any_touches = nodes.iter().any(|node| node.touches.is_some());
     let mut emitted = vec![false; n];
     let mut held_once = vec![false; n];
     let mut plan = Plan::default();
     let mut candidates: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut scratch = Vec::new();
     let mut done = 0;
     while !candidates.is_empty() {
         if equal_priorities {
-            radix_sort(&mut candidates);
+            radix_sort(&mut candidates, &mut scratch, n);
         } else {
             candidates.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
         }
         let mut batch = Vec::with_capacity(candidates.len());
         let mut next = Vec::new();
         let batch_no = plan.batches.len();
-        if any_touches {
-            let mut claimed: HashMap<&str, usize> = HashMap::new();
-            for &c in &candidates {
-                let paths = nodes[c].touches.as_deref().unwrap_or(&[]);
-                if let Some((path, &by)) = paths
-                    .iter()
-                    .find_map(|p| claimed.get(p.as_str()).map(|by| (p, by)))
-                {
-                    if !held_once[c] {
-                        held_once[c] = true;
-                        plan.held.push(Held {
-                            node: c,
-                            batch: batch_no,
-                            by,
-                            path: path.clone(),
-                        });
-                    }
-                    next.push(c);
-                    continue;
+        let mut claimed: HashMap<&str, usize, RandomState> = HashMap::default();
+        for &c in &candidates {
+            let paths = nodes[c].touches.as_deref().unwrap_or(&[]);
+            if let Some((path, &by)) = paths
+                .iter()
+                .find_map(|p| claimed.get(p.as_str()).map(|by| (p, by)))
+            {
+                if !held_once[c] {
+                    held_once[c] = true;
+                    plan.held.push(Held {
+                        node: c,
+                        batch: batch_no,
+                        by,
+                        path: path.clone(),
+                    });
                 }
-                for p in paths {
-                    claimed.entry(p.as_str()).or_insert(c);
-                }
-                batch.push(c);
+                next.push(c);
+                continue;
             }
-        } else {
-            batch.extend_from_slice(&candidates);
+            for p in paths {
+                claimed.entry(p.as_str()).or_insert(c);
+            }
+            batch.push(c);
         }
         for &b in &batch {
             emitted[b] = true;
             done += 1;
-            for &d in &dependents[b] {
+            for &d in dependents.edges(b) {
                 indegree[d] -= 1;
                 if indegree[d] == 0 {
                     next.push(d);
@@ -288,31 +376,32 @@ fn batch(nodes: &[PlanNode<'_>], deps: &[Vec<usize>]) -> Result<Plan, Error> {
         candidates = next;
     }
     if done < n {
-        return Err(Error::Cycle(cycle(nodes, deps, &emitted)));
+        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
     }
     Ok(plan)
 }
 
-/// The cycle sentence's walk (SW-53).
-fn cycle(nodes: &[PlanNode<'_>], deps: &[Vec<usize>], emitted: &[bool]) -> Vec<String> {
+/// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
+/// declared dependency still pending until an id repeats; the walk from its first occurrence.
+fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String> {
     let Some(start) = emitted.iter().position(|e| !e) else {
         return Vec::new();
     };
-    let mut seen_at: HashMap<usize, usize> = HashMap::new();
+    let mut seen_at = vec![usize::MAX; nodes.len()];
     let mut walk = Vec::new();
     let mut current = start;
     loop {
-        if let Some(&first) = seen_at.get(&current) {
-            let mut ids: Vec<String> = walk[first..]
+        if seen_at[current] != usize::MAX {
+            let mut ids: Vec<String> = walk[seen_at[current]..]
                 .iter()
                 .map(|&i: &usize| nodes[i].id.to_owned())
                 .collect();
             ids.push(nodes[current].id.to_owned());
             return ids;
         }
-        seen_at.insert(current, walk.len());
+        seen_at[current] = walk.len();
         walk.push(current);
-        match deps[current].iter().find(|&&d| !emitted[d]) {
+        match graph.edges(current).iter().find(|&&d| !emitted[d]) {
             Some(&d) => current = d,
             // Unreachable: a pending node always has a pending dependency.
             None => return vec![nodes[current].id.to_owned(), nodes[current].id.to_owned()],
@@ -320,21 +409,21 @@ fn cycle(nodes: &[PlanNode<'_>], deps: &[Vec<usize>], emitted: &[bool]) -> Vec<S
     }
 }
 
-/// Sorts indices in O(n) (two 16-bit passes) so equal-priority batching needs no comparison sort.
-fn radix_sort(items: &mut Vec<usize>) {
+/// Sorts node indices below `n` in O(len + 256) per byte of `n` (least significant digit first), so
+/// equal-priority batching with holds needs no comparison sort.
+fn radix_sort(items: &mut Vec<usize>, scratch: &mut Vec<usize>, n: usize) {
     if items.len() < 64 {
         items.sort_unstable();
         return;
     }
-    if items.iter().any(|&i| i > u32::MAX as usize) {
-        items.sort_unstable();
-        return;
-    }
-    let mut buffer = vec![0usize; items.len()];
-    for shift in [0u32, 16] {
-        let mut counts = vec![0usize; 1 << 16];
+    let digits = (usize::BITS - n.leading_zeros()).div_ceil(8);
+    scratch.clear();
+    scratch.resize(items.len(), 0);
+    for digit in 0..digits {
+        let shift = digit * 8;
+        let mut counts = [0usize; 256];
         for &i in items.iter() {
-            counts[(i >> shift) & 0xffff] += 1;
+            counts[(i >> shift) & 0xff] += 1;
         }
         let mut total = 0;
         for c in counts.iter_mut() {
@@ -343,11 +432,11 @@ fn radix_sort(items: &mut Vec<usize>) {
             total += here;
         }
         for &i in items.iter() {
-            let bucket = &mut counts[(i >> shift) & 0xffff];
-            buffer[*bucket] = i;
+            let bucket = &mut counts[(i >> shift) & 0xff];
+            scratch[*bucket] = i;
             *bucket += 1;
         }
-        std::mem::swap(items, &mut buffer);
+        std::mem::swap(items, scratch);
     }
 }
 

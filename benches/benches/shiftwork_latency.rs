@@ -1,0 +1,256 @@
+//! Latency distributions of the shift-work tools, which divan does not report:
+//!
+//! * spec §17 P4: `shiftwork_clock_out` on a 1,000-unit checkpoint on the real filesystem, every fsync
+//!   included — p50/p95/p99 over many samples (target p95 < 25 ms);
+//! * issue 3's closing figures: `shiftwork_plan` and `shiftwork_clock_out` on a 1,000-unit checkpoint
+//!   through the MCP server, the release binary spoken to over stdio (median of ≥ 30 calls each).
+//!
+//! Run with `cargo bench -p benches --bench shiftwork_latency` (it builds `target/release/shiftwork-mcp`
+//! when missing). Wall-clock figures include whatever else the machine runs; the thread CPU time of
+//! the in-process samples is printed beside them. Benchmarks measure; no test asserts a duration.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use shiftwork_core::json::{self, Json};
+use shiftwork_core::{ClockOut, Env};
+
+/// Samples of P4 after the warm-up.
+const P4_SAMPLES: usize = 400;
+/// Calls of each tool through the MCP server after the warm-up.
+const MCP_CALLS: usize = 60;
+const WARM_UP: usize = 10;
+
+fn main() {
+    // `cargo bench` passes `--bench`; a further argument filters by name, as divan's do.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    if wanted("p4_clock_out_1000_units") {
+        p4_clock_out_1000_units();
+    }
+    if wanted("mcp_1000_units") {
+        mcp_1000_units();
+    }
+}
+
+/// A checkpoint of `n` units: waves of ten, each unit after two of the previous wave; `U0` the cursor.
+fn checkpoint(n: usize) -> Json {
+    let units: Vec<String> = (0..n)
+        .map(|i| {
+            let deps = if i >= 10 {
+                format!(r#"["U{}", "U{}"]"#, i - 10, i - 7)
+            } else {
+                String::from("[]")
+            };
+            format!(
+                r#"{{"id": "U{i}", "title": "Unit {i} of the job", "brief_path": "briefs/U{i}.md", "status": "todo", "role": "implementer", "depends_on": {deps}, "verify": "make test-{i}"}}"#
+            )
+        })
+        .collect();
+    json::parse(&format!(
+        r#"{{"version": 1, "job": {{"id": "bench", "goal": "Go.", "done_definition": "make", "constraints": ["c"]}}, "plan": {{"cursor": "U0", "units": [{}]}}, "state": {{"repo": {{"branch": "main", "head_sha": "abc", "dirty": false}}, "artifacts": [], "external": []}}, "history": [], "retro": [], "handoff": {{"next_action": "Go.", "open_questions": [], "do_not": []}}}}"#,
+        units.join(", ")
+    ))
+    .unwrap()
+}
+
+/// A repository holding `.git/` and `.shiftwork/cp.json` with a 1,000-unit checkpoint.
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    // Beside the build output rather than in /tmp, which may be a tmpfs: P4 is about a disk.
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target");
+    let base = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or(base);
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = tempfile::tempdir_in(&base).unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".shiftwork")).unwrap();
+    let cp = dir.path().join(".shiftwork/cp.json");
+    std::fs::write(&cp, json::to_checkpoint_text(&checkpoint(1000))).unwrap();
+    (dir, cp)
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID exists on Linux and macOS.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// p50, p95, p99 and max of `samples` (nearest rank).
+fn percentiles(samples: &mut [Duration]) -> String {
+    samples.sort();
+    let rank = |p: f64| {
+        let k = ((p / 100.0) * samples.len() as f64).ceil() as usize;
+        samples[k.clamp(1, samples.len()) - 1]
+    };
+    format!(
+        "p50 {:>8.3} ms   p95 {:>8.3} ms   p99 {:>8.3} ms   max {:>8.3} ms   (n = {})",
+        ms(rank(50.0)),
+        ms(rank(95.0)),
+        ms(rank(99.0)),
+        ms(samples[samples.len() - 1]),
+        samples.len()
+    )
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// P4: the cursor unit is clocked out `blocked`, so it stays the cursor and every sample does the
+/// same work: the lock, the read, every gate, the whole-document validation, the cursor move, the
+/// ledger line and the durable commit with its fsyncs (temp file, intent, ledger, directory).
+fn p4_clock_out_1000_units() {
+    let (_dir, cp) = repo();
+    let env = Env::os();
+    let args = ClockOut {
+        checkpoint: cp.to_string_lossy().into_owned(),
+        unit_id: String::from("U0"),
+        status: String::from("blocked"),
+        history_entry: json::parse(r#"{"unit": "U0", "outcome": "blocked"}"#)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone(),
+        accounting: Some(json::parse(r#"{"tokens": 1234, "duration_ms": 5}"#).unwrap()),
+        ..ClockOut::default()
+    };
+    let mut wall = Vec::with_capacity(P4_SAMPLES);
+    let mut cpu = Vec::with_capacity(P4_SAMPLES);
+    for i in 0..WARM_UP + P4_SAMPLES {
+        let (c0, t0) = (thread_cpu(), Instant::now());
+        let answer = shiftwork_core::clock_out(&env, &args);
+        let (t, c) = (t0.elapsed(), thread_cpu() - c0);
+        assert_eq!(answer.get("result").and_then(Json::as_str), Some("ok"));
+        if i >= WARM_UP {
+            wall.push(t);
+            cpu.push(c);
+        }
+    }
+    println!("p4_clock_out_1000_units (target p95 < 25 ms)");
+    println!("  wall  {}", percentiles(&mut wall));
+    println!("  cpu   {}", percentiles(&mut cpu));
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
+
+fn binary() -> PathBuf {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let exe = target.join("release").join("shiftwork-mcp");
+    if !exe.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "-p", "shiftwork-mcp"])
+            .current_dir(&workspace)
+            .status()
+            .unwrap();
+        assert!(status.success(), "cannot build the release binary");
+    }
+    exe
+}
+
+/// A running `shiftwork-mcp serve` in a repository, spoken to over its stdio.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(exe: &Path, cwd: &Path) -> Server {
+        let mut child = Command::new(exe)
+            .args(["serve", "--tools", "shiftwork"])
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = Server {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 1,
+        };
+        writeln!(server.stdin, "{INITIALIZE}").unwrap();
+        server.read();
+        writeln!(
+            server.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        server
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// One `tools/call` round trip: the structured answer.
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+        writeln!(self.stdin, "{request}").unwrap();
+        let answer = self.read();
+        assert_eq!(answer["id"], id, "{answer}");
+        answer["result"]["structuredContent"].clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `shiftwork_plan` and `shiftwork_clock_out` through `shiftwork-mcp serve` (the relative checkpoint
+/// path a client would pass; the server's working directory is the repository).
+fn mcp_1000_units() {
+    let exe = binary();
+    let (dir, _cp) = repo();
+    let mut server = Server::start(&exe, dir.path());
+    let plan = json!({"checkpoint": ".shiftwork/cp.json"});
+    let out = json!({
+        "checkpoint": ".shiftwork/cp.json",
+        "unit_id": "U0",
+        "status": "blocked",
+        "handoff_patch": {},
+        "history_entry": {"unit": "U0", "outcome": "blocked"},
+        "accounting": {"tokens": 1234, "duration_ms": 5},
+    });
+    println!("mcp_1000_units (the release binary over stdio; round trip per call)");
+    for (tool, arguments, expected) in [
+        ("shiftwork_plan", &plan, "plan"),
+        ("shiftwork_clock_out", &out, "ok"),
+    ] {
+        let mut wall = Vec::with_capacity(MCP_CALLS);
+        for i in 0..WARM_UP + MCP_CALLS {
+            let t0 = Instant::now();
+            let answer = server.call(tool, arguments.clone());
+            let t = t0.elapsed();
+            assert_eq!(answer["result"], expected, "{answer}");
+            if i >= WARM_UP {
+                wall.push(t);
+            }
+        }
+        println!("  {tool:<20} {}", percentiles(&mut wall));
+    }
+}
