@@ -40,7 +40,7 @@ fn text(outcome: &Outcome) -> String {
 }
 
 #[test]
-fn registration_titles_hints_schemas_sw36_sw38() {
+fn registration_titles_hints_descriptions_schemas_sw36_sw37_sw38() {
     let tools = tools(true);
     let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     assert_eq!(

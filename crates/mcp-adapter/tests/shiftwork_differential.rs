@@ -395,7 +395,7 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn differential_against_bantamkit_0_36_2() {
+fn differential_against_bantamkit_0_36_2_sw140() {
     let Some(reference) = std::env::var_os("BANTAMKIT_MCP") else {
         println!(
             "NOTICE: BANTAMKIT_MCP is not set; the differential test against bantamkit 0.36.2 was skipped (scripts/test.sh sets it up)."

@@ -476,4 +476,96 @@ mod tests {
         });
         assert_eq!(got, reference(&invalid));
     }
+
+    fn value() -> impl proptest::strategy::Strategy<Value = Json> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i64>().prop_map(Json::int),
+            any::<f64>().prop_map(|f| Json::Number(Number::Float(f))),
+            "[1-9][0-9]{18,40}".prop_map(|d| Json::Number(Number::from_int_text(&d))),
+            prop_oneof![
+                Just("brief"),
+                Just("uncommitted"),
+                Just("U1"),
+                Just("U2"),
+                Just("x y")
+            ]
+            .prop_map(Json::str),
+            "[ -~é\u{2028}\u{85}\t\r]{0,6}".prop_map(Json::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![Just("unit"), Just("event"), Just("tokens"), Just("k")],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|m| Json::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+            ]
+        })
+    }
+
+    /// A line: members with the keys the pass reads (repeated at times), as written (SW-15), then
+    /// possibly damaged by a byte put in, cut, or a line break of SW-94.
+    fn line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let member = (
+            prop_oneof![
+                Just("unit"),
+                Just("event"),
+                Just("tokens"),
+                Just("wall"),
+                Just(r"un\u0069t")
+            ],
+            value(),
+        );
+        (
+            proptest::collection::vec(member, 0..6),
+            any::<bool>(),
+            prop_oneof![
+                Just(None),
+                (any::<prop::sample::Index>(), any::<u8>()).prop_map(Some)
+            ],
+            prop_oneof![Just(None), any::<prop::sample::Index>().prop_map(Some)],
+        )
+            .prop_map(|(members, spaced, insert, cut)| {
+                let mut text = String::from("{");
+                for (i, (k, v)) in members.iter().enumerate() {
+                    if i > 0 {
+                        text.push_str(if spaced { ", " } else { "," });
+                    }
+                    let key = crate::json::to_ledger_text(&Json::str(*k));
+                    let key = if k.contains('\\') { format!("\"{k}\"") } else { key };
+                    text.push_str(&format!("{key}: {}", crate::json::to_ledger_text(v)));
+                }
+                text.push('}');
+                let mut bytes = text.into_bytes();
+                if let Some((at, byte)) = insert {
+                    let at = at.index(bytes.len() + 1);
+                    bytes.insert(at, byte);
+                }
+                if let Some(at) = cut {
+                    bytes.truncate(at.index(bytes.len() + 1));
+                }
+                bytes.retain(|&b| b != b'\n');
+                bytes
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// The plain scanner and the full reader agree on every line (SW-94, SW-95, SW-97).
+        #[test]
+        fn plain_scanner_agrees_with_the_full_reader(bytes in line()) {
+            let mut got = Vec::new();
+            read_piece(&bytes, |v| got.push((v.unit.map(<[u8]>::to_vec), v.event, v.tokens)));
+            proptest::prop_assert_eq!(got, reference(&bytes));
+        }
+    }
 }

@@ -14,7 +14,7 @@ fn err(reason: &str) -> String {
 }
 
 #[test]
-fn e1_brief_and_its_line_sw70_sw74_sw92() {
+fn e1_brief_and_its_line_sw17_sw70_sw74_sw92() {
     let fx = Fx::new(&ex());
     let before = fx.cp();
     assert_eq!(fx.clock_in(None), E1_BRIEF);
@@ -91,7 +91,7 @@ fn e3_cursor_and_readiness_sw69() {
 }
 
 #[test]
-fn e4_wave_sw70() {
+fn e4_wave_sw70_sw90() {
     let fx = Fx::new(&g("N1(todo); N2(todo); N3(todo, <-N1, N2)", "N1"));
     assert_eq!(
         fx.clock_in(Some("N3")),
@@ -310,4 +310,199 @@ fn d1_status_search_sw139() {
     let out = compact(&shiftwork_core::status(&many.env, CP, Some("LOCK")));
     assert_eq!(out.matches("\"file\": \"sub/big.log\"").count(), 50);
     assert!(out.ends_with(r#""truncated": true}}"#));
+}
+
+fn with_touches(doc: &mut Json, index: usize, paths: &[&str]) {
+    set(
+        doc.as_object_mut().unwrap(),
+        &format!("plan/units/{index}/touches"),
+        Json::strings(paths),
+    );
+}
+
+#[test]
+fn touches_hold_first_path_first_holder_relaunch_and_release_sw114() {
+    let mut doc = g("W(todo, <-Z); X(todo); Y(todo); Z(todo)", "Z");
+    with_touches(&mut doc, 0, &["a", "./b"]);
+    with_touches(&mut doc, 1, &["b"]);
+    with_touches(&mut doc, 2, &["a"]);
+    let fx = Fx::new(&doc);
+    for unit in ["X", "Y", "Z"] {
+        assert!(fx.clock_in(Some(unit)).starts_with(r#"{"result": "brief""#));
+    }
+    // A relaunch of an in-flight unit is not held by itself.
+    assert!(fx.clock_in(Some("X")).starts_with(r#"{"result": "brief""#));
+    assert!(fx.out("Z", "done").contains(r#""cursor": "W""#));
+    // W's first path `a` is held by Y, although X (earlier in the plan) holds W's second path.
+    assert_eq!(
+        fx.clock_in(None),
+        err("unit W touches a, which Y holds until its clock-out")
+    );
+    // Y's accounting line releases `a`, though Y is not terminal; `b` is still X's.
+    assert!(fx.out("Y", "blocked").starts_with(r#"{"result": "ok""#));
+    assert_eq!(
+        fx.clock_in(None),
+        err("unit W touches b, which X holds until its clock-out")
+    );
+    assert!(fx.out("X", "done").starts_with(r#"{"result": "ok""#));
+    assert!(fx.clock_in(None).contains(r#""unit": {"id": "W""#));
+}
+
+#[test]
+fn upstream_lists_each_dependency_with_attempts_once_in_order_sw119() {
+    let mut doc = g("A(done); B(done); C(done); U(todo, <-B, A, B, C)", "U");
+    let d = doc.as_object_mut().unwrap();
+    set(
+        d,
+        "plan/units/0/attempts",
+        parse(
+            r#"[{"status": "blocked", "outcome": "x", "produced": [{"kind": "file", "ref": "old"}]}, {"status": "done", "outcome": "y", "produced": [{"kind": "commit", "ref": "new"}]}]"#,
+        ),
+    );
+    set(
+        d,
+        "plan/units/1/attempts",
+        parse(r#"[{"status": "done", "outcome": "no output"}]"#),
+    );
+    let brief = parse(&Fx::new(&doc).clock_in(None));
+    assert_eq!(
+        compact(brief.get("upstream").unwrap()),
+        r#"[{"unit": "B", "last": []}, {"unit": "A", "last": [{"kind": "commit", "ref": "new"}]}]"#
+    );
+    // No dependency with attempts: no `upstream` key; no `job.agreements` key: no `agreements`.
+    let brief = parse(&Fx::new(&g("A(done); U(todo, <-A)", "U")).clock_in(None));
+    assert!(brief.get("upstream").is_none() && brief.get("agreements").is_none());
+    // An empty `job.agreements` is carried as it is.
+    let doc = ex_with(|d| set(d, "job/agreements", Json::Array(vec![])));
+    assert!(Fx::new(&doc).clock_in(None).ends_with(r#", "agreements": []}"#));
+}
+
+#[test]
+fn relays_run_in_order_from_the_repo_root_every_clock_in_sw72_sw135_sw136() {
+    let relays = parse(
+        r#"[{"q": "Built?", "kind": "relay", "probe": "test -f built"}, {"q": "Green?", "kind": "relay", "probe": "test -f green"}]"#,
+    );
+    let fx = Fx::new(&ex_with(|d| set(d, "handoff/open_questions", relays)));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    let fs = fx.fs.clone();
+    fx.host.script_probes(move |command, cwd, timeout| {
+        record.lock().unwrap().push((cwd.to_path_buf(), timeout));
+        let file = command.trim_start_matches("test -f ");
+        ProbeOutcome {
+            status: ProbeStatus::Exited(if fs.file(format!("/{file}")).is_some() {
+                0
+            } else {
+                1
+            }),
+            stdout: vec![],
+            stderr: vec![],
+        }
+    });
+    fx.fs.write_file("/built", b"");
+    let answer = fx.clock_in(None);
+    assert!(
+        answer.starts_with(r#"{"result": "escalate", "reason": "open question: Green?""#)
+            && answer.ends_with(r#""probe": {"q": "Green?", "exit": 1}}"#),
+        "{answer}"
+    );
+    assert_eq!(fx.host.probes_run(), ["test -f built", "test -f green"]);
+    fx.fs.write_file("/green", b"");
+    assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
+    assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
+    // Every clock-in re-runs the probes; their runs are not recorded in the ledger.
+    assert_eq!(fx.host.probes_run().len(), 6);
+    assert_eq!(fx.ledger_lines(), [BRIEF_U3, BRIEF_U3]);
+    // From the repo root (the directory holding `.git`), with the 30 s timeout.
+    for (cwd, timeout) in seen.lock().unwrap().iter() {
+        assert_eq!(cwd, std::path::Path::new("/"));
+        assert_eq!(*timeout, std::time::Duration::from_secs(30));
+    }
+    assert_eq!(shiftwork_core::PROBE_TIMEOUT, std::time::Duration::from_secs(30));
+    // A `decision` object is a decision question: no probe runs.
+    let fx = Fx::new(&ex_with(|d| {
+        set(
+            d,
+            "handoff/open_questions",
+            parse(r#"[{"q": "Ship?", "kind": "decision"}, {"q": "CI?", "kind": "relay", "probe": "true"}]"#),
+        )
+    }));
+    assert!(
+        fx.clock_in(None)
+            .starts_with(r#"{"result": "escalate", "reason": "open question: Ship?""#)
+    );
+    assert!(fx.host.probes_run().is_empty());
+}
+
+#[test]
+fn plan_checks_cover_every_unit_terminal_ones_included_sw60_sw61() {
+    let mut doc = g("A(done); B(todo)", "B");
+    with_touches(&mut doc, 0, &["../outside"]);
+    let fx = Fx::new(&doc);
+    let reason = err("nodes[0].touches must be a list of repo-relative paths");
+    assert_eq!(fx.plan(), reason);
+    assert_eq!(fx.clock_in(None), reason);
+    // The touches check comes before the planner's refusals, which come before review independence.
+    let mut doc = g("A(todo, <-B); B(todo, <-A); C(done, reviewer)", "A");
+    with_touches(&mut doc, 1, &["/abs"]);
+    set(
+        doc.as_object_mut().unwrap(),
+        "plan/units/2/reviews",
+        Json::strings(["nobody"]),
+    );
+    assert_eq!(
+        Fx::new(&doc).plan(),
+        err("nodes[1].touches must be a list of repo-relative paths")
+    );
+    with_touches(&mut doc, 1, &["ok"]);
+    assert_eq!(Fx::new(&doc).plan(), err("the graph has a cycle: A -> B -> A"));
+    let mut doc = g("A(todo); C(done, reviewer)", "A");
+    set(
+        doc.as_object_mut().unwrap(),
+        "plan/units/1/reviews",
+        Json::strings(["nobody"]),
+    );
+    assert_eq!(
+        Fx::new(&doc).plan(),
+        err("unit C reviews nobody, which no unit declares")
+    );
+}
+
+#[test]
+fn plan_reads_the_ledger_only_with_a_budget_sw63() {
+    let fx = Fx::new(&ex());
+    fx.fs.write_file(LEDGER, BRIEF_U3.as_bytes());
+    let reads = fx.fs.count(seams::Op::Read);
+    fx.plan();
+    assert_eq!(
+        fx.fs.count(seams::Op::Read) - reads,
+        1,
+        "plan read more than the checkpoint"
+    );
+    let fx = Fx::new(&ex_with(|d| set(d, "job/budget", parse(r#"{"units": 5}"#))));
+    fx.fs.write_file(LEDGER, format!("{BRIEF_U3}\n").as_bytes());
+    let reads = fx.fs.count(seams::Op::Read);
+    let plan = fx.plan();
+    assert_eq!(fx.fs.count(seams::Op::Read) - reads, 2);
+    assert!(plan.contains(r#""in_flight": ["U3"]"#), "{plan}");
+}
+
+#[test]
+fn budget_figures_edges_sw130_sw131() {
+    // No accounting line: per_unit is 60000; an over-spent budget has a negative remainder and
+    // affords nothing; `limit`, `spent`, `remaining` carry the declared dimensions only.
+    let doc = ex_with(|d| set(d, "job/budget", parse(r#"{"tokens": 100000}"#)));
+    let fx = Fx::new(&doc);
+    assert!(fx.plan().ends_with(r#""budget": {"limit": {"tokens": 100000}, "spent": {"tokens": 0}, "in_flight": [], "remaining": {"tokens": 100000}, "per_unit": 60000, "affordable": 1}}"#), "{}", fx.plan());
+    fx.fs.write_file(
+        LEDGER,
+        b"{\"tokens\": 150000, \"unit\": \"U1\"}\n{\"event\": \"brief\", \"unit\": \"U3\"}\n",
+    );
+    assert!(fx.plan().ends_with(r#""budget": {"limit": {"tokens": 100000}, "spent": {"tokens": 150000}, "in_flight": ["U3"], "remaining": {"tokens": -200000}, "per_unit": 150000, "affordable": 0}}"#), "{}", fx.plan());
+    // A line whose commit failed (followed by its unit's uncommitted marker) is not counted (SW-97).
+    fx.fs.write_file(
+        LEDGER,
+        b"{\"tokens\": 7, \"unit\": \"U3\"}\n{\"tokens\": 9, \"unit\": \"U4\"}\n{\"event\": \"uncommitted\", \"unit\": \"U3\"}\n",
+    );
+    assert!(fx.plan().contains(r#""spent": {"tokens": 9}"#), "{}", fx.plan());
 }

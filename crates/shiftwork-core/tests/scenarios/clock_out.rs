@@ -17,7 +17,7 @@ fn ok(unit: &str, status: &str, cursor: &str) -> String {
 }
 
 #[test]
-fn f1_clock_out_writes_line_and_bytes_sw83_sw85_sw115() {
+fn f1_clock_out_writes_line_and_bytes_sw83_sw84_sw85_sw115_sw116() {
     let fx = Fx::new(&ex());
     fx.clock_in(None);
     let answer = fx.out_with("U3", "done", |a| {
@@ -66,7 +66,7 @@ fn f2_unit_and_cursor_gates_sw77_sw78() {
 }
 
 #[test]
-fn f3_model_gate_sw79() {
+fn f3_model_gate_sw35_sw79() {
     let fx = Fx::new(&ex_with(|d| {
         set(
             d,
@@ -188,7 +188,7 @@ fn f4_accounting_shape_sw80() {
 }
 
 #[test]
-fn f5_reserved_keys_and_briefed_sw81_sw85_sw96() {
+fn f5_reserved_keys_and_briefed_sw15_sw81_sw85_sw96() {
     let fx = Fx::new(&ex());
     assert_eq!(
         fx.out_with("U3", "done", |a| a.accounting = Some(parse(

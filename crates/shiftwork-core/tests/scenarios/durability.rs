@@ -101,7 +101,7 @@ fn reference() -> (Vec<u8>, String, Vec<u8>, String) {
 }
 
 #[test]
-fn g3_crash_at_every_step_then_recovery_sw107_sw110_sw111() {
+fn g3_crash_at_every_step_then_recovery_sw86_sw107_sw110_sw111_sw144() {
     let (cp_before, ledger_before, cp_after, ledger_after) = reference();
     let mut crashes = 0;
     for op in Op::MUTATING {
@@ -234,7 +234,7 @@ fn f11_named_write_failures_sw106() {
 }
 
 #[test]
-fn g4_symlinked_checkpoint_sw99_sw106() {
+fn g4_symlinked_checkpoint_sw91_sw99_sw106() {
     let fx = Fx::empty();
     fx.fs.write_file(
         "/real/cp.json",
@@ -279,4 +279,150 @@ fn g_lock_file_uses_the_resolved_target_sw99() {
         fx.out("U3", "done"),
         r#"{"result": "error", "reason": "checkpoint locked by another clock-out, nothing written: /real/cp.json.lock"}"#
     );
+}
+
+fn out_answer(fx: &Fx) -> String {
+    fx.out("U3", "done")
+}
+
+/// SW-105: without the lock (its creation failed other than "exists") a clock-out never commits; it
+/// goes only as far as 0.36.2's sentence needs and leaves nothing behind.
+#[test]
+fn without_the_lock_a_clock_out_never_commits_sw105() {
+    // The lock cannot be created, everything else can: the lock's error, at the checkpoint path.
+    let fx = Fx::new(&ex());
+    fx.fs.fail_path(Op::Create, LOCK, libc::EACCES);
+    let before = fx.snapshot();
+    assert_eq!(
+        out_answer(&fx),
+        r#"{"result": "error", "reason": "checkpoint unwritable, last log line uncommitted: [Errno 13] Permission denied: '.shiftwork/cp.json'"}"#
+    );
+    assert_eq!(fx.snapshot(), before);
+    // A read-only directory without a ledger: the ledger cannot be created either.
+    let fx = Fx::new(&ex());
+    fx.fs.fail_path(Op::Create, LOCK, libc::EROFS);
+    fx.fs.fail_path(Op::Create, LEDGER, libc::EROFS);
+    let before = fx.snapshot();
+    assert_eq!(
+        out_answer(&fx),
+        r#"{"result": "error", "reason": "accounting log unwritable, checkpoint untouched: [Errno 30] Read-only file system: '.shiftwork/cp.json.log.jsonl'"}"#
+    );
+    assert_eq!(fx.snapshot(), before);
+    // A read-only directory with a writable ledger: the temp file cannot be created.
+    let fx = Fx::new(&ex());
+    fx.clock_in(None);
+    fx.fs.fail_path(Op::Create, LOCK, libc::EROFS);
+    fx.fs.fail_nth(Op::Create, 2, libc::EROFS);
+    let before = fx.snapshot();
+    assert_eq!(
+        out_answer(&fx),
+        r#"{"result": "error", "reason": "checkpoint unwritable, last log line uncommitted: [Errno 30] Read-only file system: '.shiftwork/cp.json'"}"#
+    );
+    assert_eq!(fx.snapshot(), before);
+}
+
+/// SW-109: the temp file is `<T's name>.<pid>.<8 lowercase hex>.tmp`, created exclusively beside `T`.
+#[test]
+fn temp_names_carry_the_pid_and_eight_hex_digits_sw109() {
+    let mut names = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let fx = Fx::new(&ex());
+        fx.fs.crash_at(Op::Rename, 1);
+        let _ = fx.out("U3", "done");
+        assert!(fx.fs.crashed());
+        let temps: Vec<String> = fx
+            .fs
+            .paths()
+            .into_iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".tmp"))
+            .collect();
+        assert_eq!(temps.len(), 1, "{temps:?}");
+        let rest = temps[0]
+            .strip_prefix(&format!("/.shiftwork/cp.json.{PID}."))
+            .and_then(|r| r.strip_suffix(".tmp"))
+            .unwrap_or_else(|| panic!("{}", temps[0]));
+        assert!(
+            rest.len() == 8 && rest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+            "{rest}"
+        );
+        names.insert(rest.to_owned());
+    }
+    assert!(names.len() > 15, "the suffixes are not random: {names:?}");
+}
+
+/// SW-73, SW-132: two clock-ins of ready units at once with room for one: the second waits for the
+/// lock, reads the first one's brief line under it and is refused by the budget.
+#[test]
+fn clock_ins_judge_the_budget_under_the_lock_sw73() {
+    let mut doc = g("X(todo); Y(todo)", "X");
+    set(
+        doc.as_object_mut().unwrap(),
+        "job/budget",
+        parse(r#"{"units": 1}"#),
+    );
+    let fx = Fx::new(&doc);
+    fx.fs.write_file(LEDGER, b"");
+    let env = Arc::new(Env::new(
+        Arc::new(fx.fs.clone()),
+        Arc::new(seams::SystemClock::new()),
+        Arc::new(fx.host.clone()),
+    ));
+    let hold = fx.fs.hold_reads(LEDGER);
+    let first = {
+        let env = Arc::clone(&env);
+        std::thread::spawn(move || compact(&shiftwork_core::clock_in(&env, CP, Some("X"))))
+    };
+    assert!(
+        hold.wait_entered(Duration::from_secs(10)),
+        "X never read the ledger"
+    );
+    // X holds the lock while it reads the ledger; Y now waits for it.
+    let second = {
+        let env = Arc::clone(&env);
+        std::thread::spawn(move || compact(&shiftwork_core::clock_in(&env, CP, Some("Y"))))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(fx.fs.file(LOCK).is_some(), "X does not hold the lock");
+    hold.release();
+    let (x, y) = (first.join().unwrap(), second.join().unwrap());
+    assert!(x.starts_with(r#"{"result": "brief", "unit": {"id": "X""#), "{x}");
+    assert_eq!(
+        y,
+        r#"{"result": "error", "reason": "budget units spent: 1 of 1; raise job.budget or stop the job"}"#
+    );
+    assert_eq!(fx.ledger_lines().len(), 1);
+    assert!(fx.fs.file(LOCK).is_none());
+}
+
+/// SW-73: when the lock cannot be had within its wait, the clock-in goes on without it; probes never
+/// run under the lock.
+#[test]
+fn clock_in_without_the_lock_is_best_effort_and_probes_run_outside_it_sw73() {
+    let fx = Fx::new(&ex());
+    fx.host.set_alive(777, true);
+    fx.fs.write_file(LOCK, format!("777\nhost {HOST}\n").as_bytes());
+    let start = seams::Clock::monotonic(&fx.clock);
+    assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
+    assert!(seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
+    assert_eq!(fx.ledger_lines().len(), 1);
+    assert_eq!(
+        fx.fs.file(LOCK).unwrap(),
+        format!("777\nhost {HOST}\n").as_bytes()
+    );
+
+    let relay = parse(r#"[{"q": "CI?", "kind": "relay", "probe": "check"}]"#);
+    let fx = Fx::new(&ex_with(|d| set(d, "handoff/open_questions", relay)));
+    let fs = fx.fs.clone();
+    fx.host.script_probes(move |_, _, _| seams::ProbeOutcome {
+        status: if fs.paths().iter().any(|p| p.to_string_lossy().ends_with(".lock")) {
+            seams::ProbeStatus::Exited(99)
+        } else {
+            seams::ProbeStatus::Exited(0)
+        },
+        stdout: vec![],
+        stderr: vec![],
+    });
+    assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
+    assert_eq!(fx.host.probes_run(), ["check"]);
 }

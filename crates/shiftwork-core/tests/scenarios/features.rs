@@ -324,3 +324,311 @@ fn h6_agent_id_sw129() {
         )
     );
 }
+
+#[test]
+fn follow_ups_every_refusal_in_check_order_sw121() {
+    let item = |id: &str, extra: &str| {
+        format!(
+            r#"{{"id": "{id}", "title": "t", "role": "implementer", "brief_path": "briefs/U5.md"{extra}}}"#
+        )
+    };
+    let run = |follow_ups: String| {
+        let fx = Fx::new(&ex());
+        fx.fs.write_file("/briefs/U5.md", b"# U5");
+        fx.fs.create_dir_all("/briefs/dir.md");
+        fx.fs.write_file("/elsewhere/real.md", b"# real");
+        fx.fs.symlink("../elsewhere/real.md", "/briefs/link.md");
+        let before = fx.snapshot();
+        let answer = fx.out_with("U3", "done", |a| a.follow_ups = Some(parse(&follow_ups)));
+        if !answer.starts_with(r#"{"result": "ok""#) {
+            assert_eq!(fx.snapshot(), before, "{follow_ups}");
+        }
+        (fx, answer)
+    };
+    let cases = [
+        // 1. duplicates: within the list too, and before a bad brief of an earlier item.
+        (
+            format!(
+                "[{}, {}]",
+                item("U5", r#", "brief_path": "/abs.md""#),
+                item("U5", "")
+            ),
+            "duplicate node id U5",
+        ),
+        // 2. brief paths: absolute, with `..`, a directory, missing.
+        (
+            format!("[{}]", item("U5", r#", "brief_path": "/briefs/U5.md""#)),
+            "follow-up U5 brief /briefs/U5.md is not a file",
+        ),
+        (
+            format!("[{}]", item("U5", r#", "brief_path": "briefs/../briefs/U5.md""#)),
+            "follow-up U5 brief briefs/../briefs/U5.md is not a file",
+        ),
+        (
+            format!("[{}]", item("U5", r#", "brief_path": "briefs/dir.md""#)),
+            "follow-up U5 brief briefs/dir.md is not a file",
+        ),
+        // The brief check runs over the whole list before the dependency check.
+        (
+            format!(
+                "[{}, {}]",
+                item("U5", r#", "depends_on": ["ghost"]"#),
+                item("U6", r#", "brief_path": "nope.md""#)
+            ),
+            "follow-up U6 brief nope.md is not a file",
+        ),
+        // 3. and 4.
+        (
+            format!("[{}]", item("U5", r#", "depends_on": ["U3", "ghost"]"#)),
+            "node U5 depends on ghost, which no node declares",
+        ),
+        (
+            format!("[{}]", item("U5", r#", "depends_on": ["U5"]"#)),
+            "the graph has a cycle: U5 -> U5",
+        ),
+    ];
+    for (follow_ups, reason) in cases {
+        assert_eq!(run(follow_ups).1, err(reason));
+    }
+    // Accepted: a symlinked brief, a dependency on a sibling item, explicit verify and touches, an
+    // empty depends_on; new units take part in the cursor rule of the same write.
+    let (fx, answer) = run(format!(
+        "[{}, {}]",
+        item(
+            "U6",
+            r#", "brief_path": "briefs/link.md", "depends_on": ["U5"], "verify": "make u6", "touches": ["src/u6.rs"]"#
+        ),
+        item("U5", r#", "depends_on": []"#)
+    ));
+    assert!(is_ok(&answer), "{answer}");
+    let doc = fx.doc();
+    let units = doc.get("plan").unwrap().get("units").unwrap().as_array().unwrap();
+    assert_eq!(
+        compact(&units[3]),
+        r#"{"id": "U6", "title": "t", "brief_path": "briefs/link.md", "status": "todo", "role": "implementer", "depends_on": ["U5"], "verify": "make u6", "touches": ["src/u6.rs"]}"#
+    );
+    assert_eq!(
+        compact(&units[4]),
+        r#"{"id": "U5", "title": "t", "brief_path": "briefs/U5.md", "status": "todo", "role": "implementer", "depends_on": [], "verify": "make u3"}"#
+    );
+    assert!(
+        fx.plan().contains(r#""batches": [["U4", "U5"], ["U6"]]"#),
+        "{}",
+        fx.plan()
+    );
+    // The only unit left is a follow-up: it becomes the cursor.
+    let fx = Fx::new(&g("A(todo)", "A"));
+    fx.fs.write_file("/briefs/U5.md", b"# U5");
+    assert_eq!(
+        fx.out_with("A", "done", |a| a.follow_ups =
+            Some(parse(&format!("[{}]", item("U5", ""))))),
+        r#"{"result": "ok", "unit": "A", "status": "done", "cursor": "U5", "log": ".shiftwork/cp.json.log.jsonl"}"#
+    );
+}
+
+#[test]
+fn agreements_key_creation_empty_patches_and_retire_all_sw122_sw123() {
+    // Without job.agreements, an adoption creates the key at the end of `job`.
+    let fx = Fx::new(&ex());
+    assert!(is_ok(&fx.out_with("U3", "blocked", |a| a.agreements =
+        Some(parse(r#"{"adopt": ["A"]}"#)))));
+    let doc = fx.doc();
+    let job: Vec<&String> = doc.get("job").unwrap().as_object().unwrap().keys().collect();
+    assert_eq!(
+        job,
+        ["id", "goal", "done_definition", "constraints", "agreements"]
+    );
+    // Retiring every agreement keeps the key with [].
+    assert!(is_ok(&fx.out_with("U3", "blocked", |a| a.agreements =
+        Some(parse(r#"{"retire": ["A"]}"#)))));
+    assert_eq!(
+        compact(fx.doc().get("job").unwrap().get("agreements").unwrap()),
+        "[]"
+    );
+    let retro = fx.doc().get("retro").unwrap().as_array().unwrap().len();
+    assert_eq!(retro, 3);
+    // `{}` and empty lists change nothing: no key, no retro entry.
+    for patch in ["{}", r#"{"adopt": [], "retire": []}"#] {
+        let fx = Fx::new(&ex());
+        assert!(is_ok(
+            &fx.out_with("U3", "blocked", |a| a.agreements = Some(parse(patch)))
+        ));
+        assert!(
+            fx.doc().get("job").unwrap().get("agreements").is_none(),
+            "{patch}"
+        );
+        assert_eq!(fx.doc().get("retro").unwrap().as_array().unwrap().len(), 1);
+    }
+    // Retire then adopt the same text: two records, the text moved to the end.
+    let fx = Fx::new(&ex_with(|d| set(d, "job/agreements", Json::strings(["A", "B"]))));
+    assert!(is_ok(&fx.out_with("U3", "blocked", |a| a.agreements =
+        Some(parse(r#"{"adopt": ["A"], "retire": ["A"]}"#)))));
+    assert_eq!(
+        compact(fx.doc().get("job").unwrap().get("agreements").unwrap()),
+        r#"["B", "A"]"#
+    );
+    let retro = fx.doc().get("retro").unwrap().as_array().unwrap().clone();
+    let changes: Vec<&str> = retro[1..]
+        .iter()
+        .map(|r| r.get("change").unwrap().as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["retire", "adopt"]);
+}
+
+#[test]
+fn conclusion_is_judged_after_this_status_change_and_replaces_in_place_sw126_sw127() {
+    // C concludes and reviews R: its own clock-out done makes it the done review.
+    let make = |with_old: bool| {
+        let mut doc = g("R(done); P(done, reviewer, <-R); C(todo, planner, <-R, P)", "C");
+        let d = doc.as_object_mut().unwrap();
+        set(d, "plan/units/0/tests", Json::str("H1"));
+        set(d, "plan/units/1/replay_of", Json::str("R"));
+        set(d, "plan/units/2/reviews", Json::strings(["R"]));
+        set(d, "plan/units/2/concludes", Json::Bool(true));
+        if with_old {
+            set(
+                d,
+                "job/conclusion",
+                parse(r#"{"outcome": "inconclusive", "evidence": []}"#),
+            );
+            set(d, "job/agreements", Json::strings(["after"]));
+        }
+        doc
+    };
+    let resolved = r#"{"supported": "H1", "outcome": "resolved", "evidence": ["logs/r.txt"]}"#;
+    let fx = Fx::new(&make(false));
+    assert_eq!(
+        fx.out_with("C", "blocked", |a| a.conclusion = Some(parse(resolved))),
+        err("conclusion resolved for H1 needs a done review of run R or of its replay P")
+    );
+    let fx = Fx::new(&make(true));
+    assert!(is_ok(
+        &fx.out_with("C", "done", |a| a.conclusion = Some(parse(resolved)))
+    ));
+    let doc = fx.doc();
+    let job = doc.get("job").unwrap().as_object().unwrap();
+    assert_eq!(
+        job.keys().collect::<Vec<_>>(),
+        [
+            "id",
+            "goal",
+            "done_definition",
+            "constraints",
+            "conclusion",
+            "agreements"
+        ]
+    );
+    // Verbatim, in the argument's key order.
+    assert_eq!(compact(&job["conclusion"]), resolved);
+}
+
+#[test]
+fn run_output_rule_applies_to_done_runs_and_replays_only_sw128() {
+    let mut doc = g("R(todo); P(todo, reviewer, <-R)", "R");
+    set(
+        doc.as_object_mut().unwrap(),
+        "plan/units/0/tests",
+        Json::str("H1"),
+    );
+    set(
+        doc.as_object_mut().unwrap(),
+        "plan/units/1/replay_of",
+        Json::str("R"),
+    );
+    let fx = Fx::new(&doc);
+    assert!(is_ok(&fx.out("R", "blocked")));
+    let output = r#"{"unit": "R", "outcome": "done", "produced": [{"kind": "file", "ref": "a"}, {"kind": "run-output", "ref": "o"}]}"#;
+    assert!(is_ok(
+        &fx.out_with("R", "done", |a| a.history_entry = obj(output))
+    ));
+    assert_eq!(
+        fx.out_with("P", "done", |a| a.history_entry = obj(
+            r#"{"unit": "P", "outcome": "done", "produced": [{"kind": "file", "ref": "a"}]}"#
+        )),
+        err("unit P is a run unit clocked out done without a run-output in history_entry.produced")
+    );
+}
+
+#[test]
+fn argument_shapes_are_judged_in_order_sw82_sw129() {
+    let prefix = "unit U3 in role implementer sent";
+    type Edit = Box<dyn Fn(&mut shiftwork_core::ClockOut)>;
+    let cases: Vec<(Edit, String)> = vec![
+        (
+            Box::new(|a| a.agreements = Some(parse(r#"{"adopt": "x"}"#))),
+            format!(
+                "{prefix} agreements the schema refuses: JSON does not match schema at 'agreements/adopt': 'x' is not of type 'array'"
+            ),
+        ),
+        (
+            Box::new(|a| a.agreements = Some(parse(r#"{"adopt": ["x"], "drop": []}"#))),
+            format!(
+                "{prefix} agreements the schema refuses: JSON does not match schema at 'agreements': Additional properties are not allowed ('drop' was unexpected)"
+            ),
+        ),
+        (
+            Box::new(|a| a.conclusion = Some(parse(r#"{"outcome": "resolved"}"#))),
+            format!(
+                "{prefix} conclusion the schema refuses: JSON does not match schema at 'conclusion': 'evidence' is a required property"
+            ),
+        ),
+        (
+            Box::new(|a| a.agent_id = Some(Json::str("agent\n"))),
+            format!(
+                "{prefix} agent_id the schema refuses: JSON does not match schema at 'agent_id': 'agent\\\\n' does not match '^[A-Za-z0-9_-]{{1,64}}$'"
+            ),
+        ),
+        (
+            Box::new(|a| a.agent_id = Some(Json::int(7))),
+            format!(
+                "{prefix} agent_id the schema refuses: JSON does not match schema at 'agent_id': 7 is not of type 'string'"
+            ),
+        ),
+        // agent_id, agreements, conclusion, follow_ups: the first bad one in that order speaks.
+        (
+            Box::new(|a| {
+                a.follow_ups = Some(parse("[{}]"));
+                a.conclusion = Some(parse("{}"));
+                a.agent_id = Some(Json::str(""));
+            }),
+            format!(
+                "{prefix} agent_id the schema refuses: JSON does not match schema at 'agent_id': '' does not match '^[A-Za-z0-9_-]{{1,64}}$'"
+            ),
+        ),
+        (
+            Box::new(|a| {
+                a.follow_ups = Some(parse("[{}]"));
+                a.conclusion = Some(parse("{}"));
+            }),
+            format!(
+                "{prefix} conclusion the schema refuses: JSON does not match schema at 'conclusion': 'outcome' is a required property"
+            ),
+        ),
+    ];
+    for (edit, reason) in cases {
+        let fx = Fx::new(&ex());
+        let before = fx.snapshot();
+        assert_eq!(fx.out_with("U3", "done", |a| edit(a)), err(&reason));
+        assert_eq!(fx.snapshot(), before);
+    }
+    // A null agent_id writes no key.
+    let fx = Fx::new(&ex());
+    assert!(is_ok(
+        &fx.out_with("U3", "done", |a| a.agent_id = Some(Json::Null))
+    ));
+    assert!(!fx.ledger().unwrap().contains("agent_id"));
+}
+
+#[test]
+fn a_relay_without_probe_is_refused_on_clock_out_too_sw134() {
+    let fx = Fx::new(&ex());
+    let before = fx.snapshot();
+    assert_eq!(
+        fx.out_with("U3", "blocked", |a| a.handoff_patch =
+            obj(r#"{"open_questions": [{"q": "CI?", "kind": "relay"}]}"#)),
+        err(
+            "refused to write: JSON does not match schema at 'handoff/open_questions/0': 'probe' is a required property"
+        )
+    );
+    assert_eq!(fx.snapshot(), before);
+}

@@ -4,10 +4,13 @@
 
 mod support;
 
+mod bounds;
 mod clock_in;
 mod clock_out;
+mod crate_rules;
 mod durability;
 mod features;
 mod planner;
 mod properties;
 mod reading;
+mod schema;

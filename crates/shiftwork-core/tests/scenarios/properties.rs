@@ -164,9 +164,34 @@ proptest! {
     }
 }
 
-/// SW-130: budget figures against an independent computation over random ledgers.
+/// One random ledger line about units `A`, `B`, `C` (or a stranger `Z`), as 0.36.2 and this crate
+/// write them, or hand-edited junk.
+fn ledger_line(next: &mut impl FnMut(u64) -> u64) -> String {
+    let u = ["A", "B", "C", "Z"][next(4) as usize];
+    let tokens = match next(6) {
+        0 => String::from("\"12\""),
+        1 => format!("{}.0", next(90_000)),
+        2 => String::from("2.5"),
+        3 => format!("-{}", next(50)),
+        _ => format!("{}", next(90_000)),
+    };
+    match next(9) {
+        0 | 1 => format!(r#"{{"event": "brief", "role": "implementer", "ts": "t", "unit": "{u}"}}"#),
+        2 => format!(r#"{{"event": "uncommitted", "role": "implementer", "ts": "t", "unit": "{u}"}}"#),
+        3 => format!(r#"{{"event": "other", "unit": "{u}"}}"#),
+        4 => String::from("not json"),
+        5 => format!(r#"{{"unit": "{u}", "note": "no tokens"}}"#),
+        _ => format!(
+            r#"{{"briefed": true, "role": "implementer", "status": "done", "tokens": {tokens}, "ts": "t", "unit": "{u}"}}"#
+        ),
+    }
+}
+
+/// SW-95, SW-97, SW-130..SW-132: the ledger pass and the budget figures against an independent
+/// computation — the full reader line by line, SW-95's flags and SW-97's rule spelled out, the
+/// figures by their definitions — over random ledgers, statuses and limits.
 #[test]
-fn budget_arithmetic_matches_independent_computation_sw130() {
+fn budget_arithmetic_matches_independent_computation_sw97_sw130() {
     let mut rng = 7u64;
     let mut next = |m: u64| {
         rng = rng
@@ -174,53 +199,139 @@ fn budget_arithmetic_matches_independent_computation_sw130() {
             .wrapping_add(1442695040888963407);
         (rng >> 33) % m
     };
-    for _ in 0..200 {
-        let units = ["A", "B", "C"];
-        let mut lines = Vec::new();
-        let mut counted: Vec<i128> = Vec::new();
-        let mut counted_units = 0i128;
-        for _ in 0..next(12) {
-            let u = units[next(3) as usize];
-            match next(4) {
-                0 => lines.push(format!(r#"{{"event": "brief", "unit": "{u}"}}"#)),
-                1 => lines.push(format!(r#"{{"event": "uncommitted", "unit": "{u}"}}"#)),
-                _ => {
-                    let t = next(100_000) as i128 - 10;
-                    lines.push(format!(r#"{{"unit": "{u}", "tokens": {t}}}"#));
+    let units = ["A", "B", "C"];
+    for round in 0..400 {
+        let lines: Vec<String> = (0..next(16)).map(|_| ledger_line(&mut next)).collect();
+        let statuses: Vec<&str> = (0..3)
+            .map(|_| ["todo", "in_progress", "blocked", "done", "dropped"][next(5) as usize])
+            .collect();
+        let limits: Vec<(&str, i128)> = match next(3) {
+            0 => vec![("tokens", 1 + next(400_000) as i128)],
+            1 => vec![("units", 1 + next(12) as i128)],
+            _ => vec![
+                ("tokens", 1 + next(400_000) as i128),
+                ("units", 1 + next(12) as i128),
+            ],
+        };
+        // Independent computation.
+        let parsed: Vec<Option<Json>> = lines
+            .iter()
+            .map(|l| json::parse(l).ok().filter(|v| v.as_object().is_some()))
+            .collect();
+        let unit_of = |v: &Json| v.get("unit").and_then(Json::as_str).map(str::to_owned);
+        let mut briefed = [false; 3];
+        let mut before = [false; 3];
+        let mut counted: Vec<Option<i128>> = Vec::new();
+        for (i, v) in parsed.iter().enumerate() {
+            let Some(v) = v else { continue };
+            let Some(u) = unit_of(v) else { continue };
+            let event = v.get("event").map(|e| e.as_str().unwrap_or("?").to_owned());
+            if let Some(k) = units.iter().position(|x| *x == u) {
+                match event.as_deref() {
+                    Some("brief") => briefed[k] = true,
+                    Some("uncommitted") => briefed[k] = before[k],
+                    _ => {
+                        before[k] = briefed[k];
+                        briefed[k] = false;
+                    }
+                }
+            }
+            if event.is_none() {
+                let next_same = parsed[i + 1..]
+                    .iter()
+                    .flatten()
+                    .find(|w| unit_of(w).as_deref() == Some(u.as_str()));
+                let withdrawn =
+                    next_same.is_some_and(|w| w.get("event").and_then(Json::as_str) == Some("uncommitted"));
+                if !withdrawn {
+                    counted.push(
+                        v.get("tokens")
+                            .and_then(Json::as_number)
+                            .and_then(Number::as_whole),
+                    );
                 }
             }
         }
-        // Independent computation: per unit, an accounting line counts unless the next line naming
-        // the same unit is an uncommitted marker.
-        for (i, line) in lines.iter().enumerate() {
-            let v = json::parse(line).unwrap();
-            if v.get("event").is_some() {
-                continue;
+        let whole: Vec<i128> = counted.iter().flatten().copied().filter(|t| *t >= 0).collect();
+        let spent_tokens: i128 = whole.iter().sum();
+        let spent_units = counted.len() as i128;
+        let mut sorted = whole.clone();
+        sorted.sort();
+        let per_unit = if sorted.is_empty() {
+            60_000
+        } else {
+            sorted[(sorted.len() - 1) / 2]
+        };
+        let in_flight: Vec<&str> = (0..3)
+            .filter(|&k| briefed[k] && !matches!(statuses[k], "done" | "dropped"))
+            .map(|k| units[k])
+            .collect();
+        let cost = |dim: &str| if dim == "tokens" { per_unit.max(1) } else { 1 };
+        let spent = |dim: &str| {
+            if dim == "tokens" {
+                spent_tokens
+            } else {
+                spent_units
             }
-            let u = v.get("unit").unwrap().as_str().unwrap();
-            let next_same = lines[i + 1..]
+        };
+        let reserved = |dim: &str| in_flight.len() as i128 * cost(dim);
+        let remaining = |dim: &str, limit: i128| limit - spent(dim) - reserved(dim);
+        let affordable = limits
+            .iter()
+            .map(|(d, l)| remaining(d, *l).div_euclid(cost(d)))
+            .min()
+            .unwrap()
+            .max(0);
+        let dims = |f: &dyn Fn(&str, i128) -> i128| {
+            limits
                 .iter()
-                .map(|l| json::parse(l).unwrap())
-                .find(|w| w.get("unit").unwrap().as_str() == Some(u));
-            let withdrawn =
-                next_same.is_some_and(|w| w.get("event").and_then(Json::as_str) == Some("uncommitted"));
-            if !withdrawn {
-                counted_units += 1;
-                let t = v.get("tokens").unwrap().as_number().unwrap().as_whole().unwrap();
-                if t >= 0 {
-                    counted.push(t);
-                }
-            }
-        }
-        let text = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+                .map(|(d, l)| format!("\"{d}\": {}", f(d, *l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let expected = format!(
+            "{{\"limit\": {{{}}}, \"spent\": {{{}}}, \"in_flight\": {}, \"remaining\": {{{}}}, \"per_unit\": {per_unit}, \"affordable\": {affordable}}}",
+            dims(&|_, l| l),
+            dims(&|d, _| spent(d)),
+            json::to_compact_text(&Json::strings(&in_flight)),
+            dims(&|d, l| remaining(d, l)),
+        );
+        // The crate's figures.
+        let budget_json = format!(
+            "{{{}}}",
+            limits
+                .iter()
+                .map(|(d, l)| format!("\"{d}\": {l}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let doc = json::parse(&format!(
+            r#"{{"job": {{"budget": {budget_json}}}, "plan": {{"units": [{{"id": "A", "status": "{}"}}, {{"id": "B", "status": "{}"}}, {{"id": "C", "status": "{}"}}]}}}}"#,
+            statuses[0], statuses[1], statuses[2]
+        ))
+        .unwrap();
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let mut pass = shiftwork_core::ledger::LedgerPass::new(&units, true);
-        pass.feed(text.as_bytes());
+        // Fed in uneven chunks: the pass does not depend on where reads end.
+        for chunk in text.as_bytes().chunks(1 + round % 17) {
+            pass.feed(chunk);
+        }
         let summary = pass.finish();
-        assert_eq!(summary.spent_units as i128, counted_units, "{text}");
-        assert_eq!(summary.spent_tokens, counted.iter().sum::<i128>(), "{text}");
-        let mut a = summary.counted_tokens.clone();
-        a.sort();
-        counted.sort();
-        assert_eq!(a, counted);
+        assert_eq!(summary.briefed, briefed, "{text}");
+        let budget = shiftwork_core::budget::Budget::compute(&doc, &summary).unwrap();
+        assert_eq!(json::to_compact_text(&budget.to_json()), expected, "{text}");
+        // The clock-in gate (SW-132) for a new brief and for a relaunch.
+        for relaunch in [false, true] {
+            let refused = limits
+                .iter()
+                .find(|(d, l)| spent(d) + reserved(d) + if relaunch { 0 } else { cost(d) } > *l);
+            let expected = refused.map(|(d, l)| {
+                format!(
+                    "budget {d} spent: {} of {l}; raise job.budget or stop the job",
+                    spent(d) + reserved(d)
+                )
+            });
+            assert_eq!(budget.refuse_brief(relaunch), expected, "{text}");
+        }
     }
 }

@@ -41,7 +41,7 @@ fn refusal(reason: &str) -> String {
 }
 
 #[test]
-fn a2_read_refusals_sw20_sw32_sw33() {
+fn a2_read_refusals_sw18_sw20_sw32_sw33() {
     let fx = Fx::new(&ex());
     fx.fs.create_dir_all("/adir");
     let env = &fx.env;
@@ -83,7 +83,7 @@ fn a2_read_refusals_sw20_sw32_sw33() {
 }
 
 #[test]
-fn a3_parse_refusals_sw21_sw22_sw27() {
+fn a3_parse_refusals_sw21_sw22_sw26_sw27() {
     let mut bom = "\u{feff}".as_bytes().to_vec();
     bom.extend_from_slice(json::to_checkpoint_text(&ex()).as_bytes());
     let cases: Vec<(Vec<u8>, &str)> = vec![
@@ -170,7 +170,7 @@ fn check_invalid(doc: &Json, tail: &str) {
 }
 
 #[test]
-fn a4_schema_refusals_sw28_sw29_sw31() {
+fn a4_schema_refusals_sw28_sw29_sw30_sw31() {
     check_invalid(&Json::Array(vec![]), "'root': [] is not of type 'object'");
     check_invalid(
         &ex_with(|d| set(d, "version", Json::int(2))),
@@ -294,4 +294,123 @@ fn a6_duplicate_keys_and_fences_sw10_sw24() {
     let fenced = ex_with(|d| set(d, "handoff/notes", Json::str("run ```cargo test``` first")));
     let fx = Fx::new(&fenced);
     assert!(fx.status().starts_with(r#"{"result": "status""#));
+}
+
+#[test]
+fn paths_in_answers_are_normalized_as_0_36_2_prints_them_sw18() {
+    let cases = [
+        ("a//b/./c/", "a/b/c", "a/b/c.log.jsonl"),
+        ("./cp.json", "cp.json", "cp.json.log.jsonl"),
+        ("a/../b", "a/../b", "a/../b.log.jsonl"),
+        ("//x", "//x", "//x.log.jsonl"),
+        ("///x", "/x", "/x.log.jsonl"),
+        ("cp", "cp", "cp.log.jsonl"),
+    ];
+    for (given, shown, ledger) in cases {
+        let p = shiftwork_core::CheckpointPaths::new(given);
+        assert_eq!(
+            (p.shown.as_str(), p.ledger_shown.as_str()),
+            (shown, ledger),
+            "{given}"
+        );
+    }
+    // The `log` of a clock-out and the path of a read error use that form.
+    let fx = Fx::new(&ex());
+    let answer = compact(&shiftwork_core::clock_out(
+        &fx.env,
+        &shiftwork_core::ClockOut {
+            checkpoint: String::from("./.shiftwork//./cp.json"),
+            ..out_args("U3", "done")
+        },
+    ));
+    assert!(
+        answer.ends_with(r#""log": ".shiftwork/cp.json.log.jsonl"}"#),
+        "{answer}"
+    );
+    assert!(fx.ledger().is_some());
+}
+
+#[test]
+fn relative_paths_and_any_file_name_sw19() {
+    // The server's working directory is the fixture's `/`; the file name holds non-ASCII and spaces.
+    let fx = Fx::empty();
+    let name = ".shiftwork/çp ü 😀.json";
+    fx.fs
+        .write_file(format!("/{name}"), json::to_checkpoint_text(&ex()).as_bytes());
+    assert!(compact(&shiftwork_core::plan_checkpoint(&fx.env, name)).contains(r#""ready": ["U3"]"#));
+    assert!(compact(&shiftwork_core::clock_in(&fx.env, name, None)).starts_with(r#"{"result": "brief""#));
+    let answer = shiftwork_core::clock_out(
+        &fx.env,
+        &shiftwork_core::ClockOut {
+            checkpoint: name.to_owned(),
+            ..out_args("U3", "done")
+        },
+    );
+    assert_eq!(
+        answer.get("log").and_then(Json::as_str),
+        Some(".shiftwork/çp ü 😀.json.log.jsonl")
+    );
+    assert_eq!(
+        fx.fs
+            .file(format!("/{name}.log.jsonl"))
+            .map(|l| l.iter().filter(|&&b| b == b'\n').count()),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_refused_read_writes_nothing_with_any_tool_sw23() {
+    let refusals: Vec<(&str, Vec<u8>)> = vec![
+        ("not JSON", b"{".to_vec()),
+        ("invalid", br#"{"version": 2}"#.to_vec()),
+        ("not UTF-8", b"\xff".to_vec()),
+        (
+            "duplicate ids",
+            json::to_checkpoint_text(&ex_with(|d| set(d, "plan/units/2/id", Json::str("U3")))).into_bytes(),
+        ),
+    ];
+    for (what, bytes) in refusals {
+        let fx = Fx::raw(&bytes);
+        fx.fs
+            .write_file(LEDGER, b"{\"event\": \"brief\", \"unit\": \"U3\"}\n");
+        let before = fx.snapshot();
+        let answers = [
+            fx.status(),
+            fx.plan(),
+            fx.clock_in(None),
+            fx.clock_in(Some("U3")),
+            fx.out("U3", "done"),
+        ];
+        for answer in answers {
+            assert!(
+                answer.starts_with(r#"{"result": "error", "reason": ""#),
+                "{what}: {answer}"
+            );
+        }
+        assert_eq!(fx.snapshot(), before, "{what}");
+    }
+}
+
+#[test]
+fn the_dialect_of_0_36_2_is_read_and_written_back_sw25() {
+    let digits = "7".repeat(5000);
+    let text = json::to_checkpoint_text(&ex()).replacen(
+        "\"outcome\": \"done\"\n    }\n  ],\n  \"retro\"",
+        &format!(
+            "\"outcome\": \"done\",\t\"inf\": Infinity, \"ninf\": -Infinity, \"nan\": NaN, \"huge\": {digits}, \"dup\": 1, \"dup\": 2\n    }}\n  ],\n  \"retro\""
+        ),
+        1,
+    );
+    let fx = Fx::raw(text.as_bytes());
+    assert!(fx.out("U3", "done").starts_with(r#"{"result": "ok""#));
+    let written = String::from_utf8(fx.cp()).unwrap();
+    for line in [
+        "      \"inf\": Infinity,".to_owned(),
+        "      \"ninf\": -Infinity,".to_owned(),
+        "      \"nan\": NaN,".to_owned(),
+        format!("      \"huge\": {digits},"),
+        "      \"dup\": 2".to_owned(),
+    ] {
+        assert!(written.lines().any(|l| l == line), "missing {line}");
+    }
 }
