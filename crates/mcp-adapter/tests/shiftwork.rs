@@ -237,20 +237,64 @@ fn relay_probes_and_no_probes_sw135_sw137_e6() {
     );
 }
 
+/// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).
+#[cfg(target_os = "linux")]
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// SW-135 (E6, issue 4): a probe that runs past its timeout is terminated with its whole process group
+/// — SIGTERM, then SIGKILL `seams::PROBE_KILL_GRACE` later for a probe that ignores SIGTERM — and its
+/// relay escalates with `exit: null`. The call returns within the timeout plus the grace plus a
+/// generous margin: the behaviour under test is that the probe ends (its sleeping child included),
+/// not how fast.
+#[cfg(target_os = "linux")]
 #[test]
-fn probe_past_its_timeout_escalates_in_time_sw135() {
-    let relay = r#""open_questions": [{"q": "Slow?", "kind": "relay", "probe": "sleep 30"}]"#;
-    let (_dir, cp) = repo(&EX.replace(r#""open_questions": []"#, relay));
-    let mut env = Env::os();
-    env.probe_timeout = Duration::from_millis(500);
-    let start = Instant::now();
-    let answer = shiftwork_core::clock_in(&env, &cp, None);
-    let elapsed = start.elapsed();
-    assert_eq!(
-        sjson::to_compact_text(answer.get("probe").unwrap()),
-        r#"{"q": "Slow?", "exit": null}"#
-    );
-    assert!(elapsed < Duration::from_secs(10), "the call took {elapsed:?}");
+fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
+    let margin = Duration::from_secs(20);
+    for probe in [
+        "sleep 60 & echo $! > sleeper.pid; wait",
+        "trap '' TERM; sleep 60 & echo $! > sleeper.pid; wait",
+    ] {
+        let relay = format!(r#""open_questions": [{{"q": "Slow?", "kind": "relay", "probe": "{probe}"}}]"#);
+        let (dir, cp) = repo(&EX.replace(r#""open_questions": []"#, &relay));
+        let mut env = Env::os();
+        env.probe_timeout = Duration::from_millis(500);
+        let start = Instant::now();
+        let answer = shiftwork_core::clock_in(&env, &cp, None);
+        let elapsed = start.elapsed();
+        assert_eq!(
+            sjson::to_compact_text(&answer),
+            format!(
+                r#"{{"result": "escalate", "reason": "open question: Slow?", "open_questions": [{{"q": "Slow?", "kind": "relay", "probe": "{}"}}], "probe": {{"q": "Slow?", "exit": null}}}}"#,
+                probe.replace('"', "\\\"")
+            ),
+            "{probe}"
+        );
+        assert!(
+            elapsed < env.probe_timeout + seams::PROBE_KILL_GRACE + margin,
+            "{probe}: the call took {elapsed:?}"
+        );
+        // The probe ran from the repo root, and its child was ended with it.
+        let pid: u32 = std::fs::read_to_string(dir.path().join("sleeper.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ended(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(ended(pid), "{probe}: the probe's child {pid} still runs");
+        // Nothing was written: an escalation appends no ledger line.
+        assert!(!Path::new(&format!("{cp}.log.jsonl")).exists());
+    }
 }
 
 #[test]
@@ -328,4 +372,195 @@ fn eight_processes_clock_out_one_checkpoint_concurrently_sw143() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert!(Path::new(&cp).exists());
+}
+
+/// Runs `shiftwork-mcp call <tool> <args> [flags]` in `dir`: the compact answer on stdout.
+fn call_binary(dir: &Path, tool: &str, args: Value, flags: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .arg("call")
+        .arg(tool)
+        .arg(args.to_string())
+        .args(flags)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{tool} {args}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+}
+
+fn result_of(answer: &str) -> String {
+    let v: Value = serde_json::from_str(answer).unwrap();
+    v["result"].as_str().unwrap().to_owned()
+}
+
+/// Issue 4, "as a user would": a 12-unit job with `touches`, a budget and a relay question, driven
+/// from plan to the last clock-out through `shiftwork-mcp call` — held units, a budget refusal, a
+/// probe answering the relay, a follow-up unit appended, a refused `resolved` conclusion without its
+/// evidence and then an accepted one (SW-112, SW-120, SW-126, SW-132, SW-135, SW-137).
+#[test]
+fn a_twelve_unit_job_driven_through_call_issue4() {
+    let unit = |id: &str, role: &str, deps: &[&str], extra: &str| {
+        format!(
+            r#"{{"id": "{id}", "title": "t {id}", "brief_path": "briefs/{id}.md", "status": "todo", "role": "{role}", "depends_on": {}, "verify": "make {id}"{extra}}}"#,
+            json!(deps)
+        )
+    };
+    let units = [
+        unit("U1", "implementer", &[], r#", "touches": ["Cargo.toml"]"#),
+        unit("U2", "implementer", &["U1"], r#", "touches": ["src/lib.rs"]"#),
+        unit(
+            "U3",
+            "implementer",
+            &["U1"],
+            r#", "touches": ["src/lib.rs", "src/io.rs"]"#,
+        ),
+        unit("U4", "implementer", &["U1"], r#", "touches": ["src/cli.rs"]"#),
+        unit("U5", "reviewer", &["U2"], r#", "reviews": ["U2"]"#),
+        unit("R1", "implementer", &["U3"], r#", "tests": "H1""#),
+        unit("P1", "reviewer", &["R1"], r#", "replay_of": "R1""#),
+        unit("V1", "planner", &["R1"], r#", "reviews": ["R1"]"#),
+        unit("C1", "planner", &["R1"], r#", "concludes": true"#),
+        unit("U6", "implementer", &["U4"], ""),
+        unit("U7", "implementer", &["U6"], ""),
+        unit("U8", "implementer", &["U7"], ""),
+    ];
+    let doc = EX
+        .replace(
+            &EX[EX.find(r#""units": ["#).unwrap()..EX.find(r#"]}, "state""#).unwrap() + 1],
+            &format!(r#""units": [{}]"#, units.join(", ")),
+        )
+        .replace(r#""cursor": "U3""#, r#""cursor": "U1""#)
+        .replace(
+            r#""no new dependencies"]"#,
+            r#""no new dependencies"], "budget": {"units": 3}"#,
+        )
+        .replace(
+            r#""open_questions": []"#,
+            r#""open_questions": [{"q": "Is CI green?", "kind": "relay", "probe": "test -f ci-green"}]"#,
+        );
+    let (dir, _) = repo(&doc);
+    let root = dir.path();
+    let cp = ".shiftwork/cp.json";
+    for id in [
+        "U1", "U2", "U3", "U4", "U5", "R1", "P1", "V1", "C1", "U6", "U7", "U8", "F1",
+    ] {
+        std::fs::create_dir_all(root.join("briefs")).unwrap();
+        std::fs::write(root.join(format!("briefs/{id}.md")), id).unwrap();
+    }
+    let plan = || call_binary(root, "shiftwork_plan", json!({"checkpoint": cp}), &[]);
+    let clock_in = |unit: Option<&str>| {
+        call_binary(
+            root,
+            "shiftwork_clock_in",
+            json!({"checkpoint": cp, "unit_id": unit}),
+            &[],
+        )
+    };
+    let clock_out = |unit: &str, extra: Value| {
+        let mut args = json!({"checkpoint": cp, "unit_id": unit, "status": "done", "handoff_patch": {}, "history_entry": {"unit": unit, "outcome": "done"}, "accounting": {"tokens": 1000, "duration_ms": 60000}});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        call_binary(root, "shiftwork_clock_out", args, &[])
+    };
+
+    // The plan holds U3 apart from U2 (both write src/lib.rs) and reports the budget.
+    assert_eq!(
+        plan(),
+        r#"{"result":"plan","batches":[["U1"],["U2","U4"],["U3","U5","U6"],["R1","U7"],["P1","V1","C1","U8"]],"ready":["U1"],"sequence":["U1","U2","U4","U3","U5","U6","R1","U7","P1","V1","C1","U8"],"width":4,"cursor":"U1","held":[{"id":"U3","batch":1,"by":"U2","path":"src/lib.rs"}],"budget":{"limit":{"units":3},"spent":{"units":0},"in_flight":[],"remaining":{"units":3},"per_unit":60000,"affordable":3}}"#
+    );
+    // The relay's probe fails until CI is green; with --no-probes it is a question for a human.
+    assert_eq!(
+        clock_in(None),
+        r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"test -f ci-green"}],"probe":{"q":"Is CI green?","exit":1}}"#
+    );
+    std::fs::write(root.join("ci-green"), b"").unwrap();
+    assert_eq!(
+        call_binary(
+            root,
+            "shiftwork_clock_in",
+            json!({"checkpoint": cp}),
+            &["--no-probes"]
+        ),
+        r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"test -f ci-green"}]}"#
+    );
+    // The probe answers the relay: U1 is briefed.
+    assert!(clock_in(None).starts_with(r#"{"result":"brief","unit":{"id":"U1""#));
+    assert_eq!(
+        clock_out("U1", json!({})),
+        r#"{"result":"ok","unit":"U1","status":"done","cursor":"U2","log":".shiftwork/cp.json.log.jsonl"}"#
+    );
+    // Two units in flight, one of them done: the next brief would overspend (2 spent + 1 reserved).
+    assert!(clock_in(Some("U2")).contains(r#""id":"U2""#));
+    assert!(clock_in(Some("U4")).contains(r#""id":"U4""#));
+    assert!(clock_out("U4", json!({})).starts_with(r#"{"result":"ok""#));
+    assert_eq!(
+        clock_in(Some("U6")),
+        r#"{"result":"error","reason":"budget units spent: 3 of 3; raise job.budget or stop the job"}"#
+    );
+    // The user raises the budget.
+    let path = root.join(cp);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"units\": 3\n", "\"units\": 30\n")).unwrap();
+    assert!(clock_in(Some("U6")).contains(r#""id":"U6""#));
+    assert_eq!(
+        clock_in(Some("U5")),
+        r#"{"result":"error","reason":"unit U5 is not ready; ready is U2, U6"}"#
+    );
+    // U2 finds work nobody planned: a follow-up unit, appended on the same write.
+    assert_eq!(
+        clock_out(
+            "U2",
+            json!({"follow_ups": [{"id": "F1", "title": "Fix the flaky test", "role": "implementer", "brief_path": "briefs/F1.md"}]})
+        ),
+        r#"{"result":"ok","unit":"U2","status":"done","cursor":"U3","log":".shiftwork/cp.json.log.jsonl"}"#
+    );
+    // The follow-up is part of the plan, after U2.
+    assert!(plan().contains(r#""ready":["U3","U5","U6","F1"]"#), "{}", plan());
+    for unit in ["U3", "U5", "F1"] {
+        assert!(clock_in(Some(unit)).contains(&format!(r#""id":"{unit}""#)));
+        assert!(
+            clock_out(unit, json!({})).starts_with(r#"{"result":"ok""#),
+            "{unit}"
+        );
+    }
+    assert!(clock_out("U6", json!({})).starts_with(r#"{"result":"ok""#));
+    let output = json!({"history_entry": {"unit": "R1", "outcome": "ran", "produced": [{"kind": "run-output", "ref": "logs/r1.txt"}]}});
+    assert!(clock_in(Some("R1")).contains(r#""id":"R1""#));
+    assert!(clock_out("R1", output).starts_with(r#"{"result":"ok""#));
+    // C1 concludes before the replay and the review are done: refused, nothing written.
+    let resolved =
+        json!({"conclusion": {"outcome": "resolved", "evidence": ["logs/r1.txt"], "supported": "H1"}});
+    assert!(clock_in(Some("C1")).contains(r#""id":"C1""#));
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(
+        clock_out("C1", resolved.clone()),
+        r#"{"result":"error","reason":"conclusion resolved for H1 needs a done replay of run R1 in another role"}"#
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let replay = json!({"history_entry": {"unit": "P1", "outcome": "replayed", "produced": [{"kind": "run-output", "ref": "logs/p1.txt"}]}});
+    for (unit, extra) in [("P1", replay), ("V1", json!({}))] {
+        assert!(clock_in(Some(unit)).contains(&format!(r#""id":"{unit}""#)));
+        assert!(clock_out(unit, extra).starts_with(r#"{"result":"ok""#), "{unit}");
+    }
+    // With the replay and the review done, the same conclusion is accepted.
+    assert!(clock_out("C1", resolved).starts_with(r#"{"result":"ok""#));
+    for unit in ["U7", "U8"] {
+        assert!(clock_in(None).contains(&format!(r#""id":"{unit}""#)), "{unit}");
+        assert!(
+            clock_out(unit, json!({})).starts_with(r#"{"result":"ok""#),
+            "{unit}"
+        );
+    }
+    assert_eq!(
+        clock_in(None),
+        r#"{"result":"success","reason":"all units done or dropped"}"#
+    );
+    let doc = sjson::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        sjson::to_compact_text(doc.get("job").unwrap().get("conclusion").unwrap()),
+        r#"{"outcome": "resolved", "evidence": ["logs/r1.txt"], "supported": "H1"}"#
+    );
+    assert_eq!(shiftwork_core::checkpoint::units(&doc).len(), 13);
+    assert_eq!(result_of(&plan()), "plan");
 }

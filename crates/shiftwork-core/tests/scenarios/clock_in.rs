@@ -506,3 +506,74 @@ fn budget_figures_edges_sw130_sw131() {
     );
     assert!(fx.plan().contains(r#""spent": {"tokens": 9}"#), "{}", fx.plan());
 }
+
+fn search(fx: &Fx, checkpoint: &str, query: &str) -> String {
+    let answer = shiftwork_core::status(&fx.env, checkpoint, Some(query));
+    compact(answer.get("search").unwrap())
+}
+
+#[test]
+fn status_search_files_lines_words_and_bounds_sw139() {
+    let fx = Fx::new(&ex());
+    let archive = "/.shiftwork/archive";
+    fx.fs.write_file(
+        format!("{archive}/b.txt"),
+        b"\xffFAILED \xc3\xa9CHEC here\r\nnothing\n",
+    );
+    fx.fs.write_file(
+        format!("{archive}/a/z.txt"),
+        "failed échec twice\nÉCHEC failed again".as_bytes(),
+    );
+    fx.fs
+        .write_file(format!("{archive}/B.txt"), b"failed \xc3\x89chec upper name\n");
+    fx.fs
+        .write_file("/outside.txt", "failed échec via link\n".as_bytes());
+    fx.fs.symlink("../../outside.txt", format!("{archive}/link.txt"));
+    fx.fs.write_file(
+        format!("{archive}/locked.txt"),
+        b"failed \xc3\xa9chec unreadable\n",
+    );
+    fx.fs
+        .fail_path(seams::Op::Read, format!("{archive}/locked.txt"), 13);
+    assert_eq!(
+        search(&fx, CP, "  échec\tFAILED "),
+        concat!(
+            r#"{"query": "  \u00e9chec\tFAILED ", "matches": ["#,
+            r#"{"file": "B.txt", "line": 1, "text": "failed \u00c9chec upper name"}, "#,
+            r#"{"file": "a/z.txt", "line": 1, "text": "failed \u00e9chec twice"}, "#,
+            r#"{"file": "a/z.txt", "line": 2, "text": "\u00c9CHEC failed again"}, "#,
+            r#"{"file": "b.txt", "line": 1, "text": "\ufffdFAILED \u00e9CHEC here"}], "truncated": false}"#
+        )
+    );
+    // No words, no archive, an archive that is a file: no matches, never a refusal.
+    assert_eq!(
+        search(&fx, CP, " \t "),
+        r#"{"query": " \t ", "matches": [], "truncated": false}"#
+    );
+    let bare = Fx::new(&ex());
+    bare.fs.write_file("/.shiftwork/archive", b"failed");
+    assert_eq!(
+        search(&bare, CP, "failed"),
+        r#"{"query": "failed", "matches": [], "truncated": false}"#
+    );
+    // Exactly 50 matches is not truncated; the 51st, in a later file, is.
+    let fifty = Fx::new(&ex());
+    fifty
+        .fs
+        .write_file(format!("{archive}/1.txt"), "hit\n".repeat(50).as_bytes());
+    assert!(search(&fifty, CP, "hit").ends_with(r#""truncated": false}"#));
+    fifty.fs.write_file(format!("{archive}/2.txt"), b"no\nhit\n");
+    let out = search(&fifty, CP, "hit");
+    assert!(
+        out.ends_with(r#""truncated": true}"#) && !out.contains("2.txt"),
+        "{out}"
+    );
+    // A checkpoint outside a `.shiftwork` directory searches `<its directory>/.shiftwork/archive`.
+    let fx = Fx::empty();
+    fx.fs.write_file(
+        "/jobs/cp.json",
+        shiftwork_core::json::to_checkpoint_text(&ex()).as_bytes(),
+    );
+    fx.fs.write_file("/jobs/.shiftwork/archive/old.md", b"found it\n");
+    assert!(search(&fx, "jobs/cp.json", "found").contains(r#""file": "old.md""#));
+}
