@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use proptest::prelude::*;
 use shiftwork_core::json::{self, Json, Number};
 use shiftwork_core::planner::{PlanNode, plan};
+use shiftwork_core::schema::PathSegment;
 
 /// A random DAG: node i depends on some earlier nodes, ids shuffled by a permutation of positions.
 fn dag() -> impl Strategy<Value = Vec<(String, Vec<usize>, i64)>> {
@@ -144,8 +145,8 @@ proptest! {
         prop_assert_eq!(json::to_ledger_text(&json::parse(&line).unwrap()), line);
     }
 
-    /// SW-1, SW-151: the checkpoint schema gives the same verdict and the same reported path on our
-    /// value representation as on serde_json's (the generic draft 2020-12 path of the same crate).
+    /// SW-1, SW-29, SW-151: the checkpoint schema gives the same verdict and the same reported path on
+    /// our value representation as on serde_json's (the generic draft 2020-12 path of the same crate).
     #[test]
     fn validator_agrees_with_generic_representation_sw151(edits in proptest::collection::vec((0usize..12, value()), 0..3)) {
         let mut doc = json::parse(super::support::EX).unwrap();
@@ -160,8 +161,50 @@ proptest! {
         let exact = !json::to_checkpoint_text(&doc).contains("NaN") && !json::to_checkpoint_text(&doc).contains("Infinity");
         if exact && serde_doc == json::parse(&serde_json::to_string(&serde_doc).unwrap()).unwrap().to_serde() {
             prop_assert_eq!(ours.is_ok(), generic.is_valid(&serde_doc));
+            // The reported path: SW-29's choice (shallowest, then greatest) over the generic errors.
+            let errors: Vec<_> = generic.iter_errors(&serde_doc).collect();
+            let paths: Vec<(Vec<PathSegment>, bool)> = errors
+                .iter()
+                .map(|e| (generic_path(&serde_doc, e), matches!(e.kind(), jsonschema::error::ValidationErrorKind::AnyOf { .. })))
+                .collect();
+            if let Some(depth) = paths.iter().map(|(p, _)| p.len()).min() {
+                let best = paths.iter().filter(|(p, _)| p.len() == depth).map(|(p, _)| p.clone()).max().unwrap();
+                let descends = paths.iter().any(|(p, any_of)| *any_of && *p == best);
+                let ours = ours.unwrap_err();
+                if descends {
+                    // An `anyOf` failure may be reported at a branch's deeper path (SW-29 step 5).
+                    prop_assert!(ours.path.starts_with(&best), "{:?} vs {:?}", ours.path, best);
+                } else {
+                    prop_assert_eq!(&ours.path, &best);
+                }
+            }
         }
     }
+}
+
+/// A generic error's location as typed segments, resolved against the document.
+fn generic_path(doc: &serde_json::Value, error: &jsonschema::ValidationError<'_>) -> Vec<PathSegment> {
+    let mut node = Some(doc);
+    let mut out = Vec::new();
+    for raw in error.instance_path().segments() {
+        let text = raw.to_string();
+        match node {
+            Some(serde_json::Value::Array(items)) => {
+                let i: usize = text.parse().unwrap();
+                node = items.get(i);
+                out.push(PathSegment::Index(i));
+            }
+            Some(serde_json::Value::Object(members)) => {
+                node = members.get(&text);
+                out.push(PathSegment::Key(text));
+            }
+            _ => {
+                node = None;
+                out.push(PathSegment::Key(text));
+            }
+        }
+    }
+    out
 }
 
 /// One random ledger line about units `A`, `B`, `C` (or a stranger `Z`), as 0.36.2 and this crate
