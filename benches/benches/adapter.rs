@@ -5,8 +5,9 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+mod common;
 
 fn main() {
     divan::main();
@@ -14,28 +15,11 @@ fn main() {
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
 
-fn binary() -> PathBuf {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let exe = target.join("release").join("shiftwork-mcp");
-    if !exe.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "shiftwork-mcp"])
-            .current_dir(&workspace)
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build the release binary");
-    }
-    exe
-}
-
 /// Start the process, send `initialize`, read the answer; the process is then told to stop by closing
 /// its stdin (not measured).
 #[divan::bench(sample_count = 30)]
 fn cold_start_to_initialize(bencher: divan::Bencher<'_, '_>) {
-    let exe = binary();
+    let exe = common::release_binary();
     bencher.bench_local(|| {
         let mut child = Command::new(&exe)
             .arg("serve")

@@ -10,6 +10,9 @@ use shiftwork_core::json::{self, Json};
 use shiftwork_core::planner::{PlanNode, Priority, plan};
 use shiftwork_core::{ClockOut, Env};
 
+mod common;
+use common::checkpoint;
+
 fn main() {
     divan::main();
 }
@@ -55,23 +58,6 @@ fn p2_planner_cycle_20k(bencher: Bencher<'_, '_>) {
     deps[0].push(19_999);
     let input = nodes(&ids, &deps, &prio);
     bencher.bench(|| plan(divan::black_box(&input)).unwrap_err());
-}
-
-/// A checkpoint of `n` units: a chain of waves, the first unit the cursor.
-fn checkpoint(n: usize) -> Json {
-    let units: Vec<String> = (0..n)
-        .map(|i| {
-            let deps = if i >= 10 { format!(r#"["U{}", "U{}"]"#, i - 10, i - 7) } else { String::from("[]") };
-            format!(
-                r#"{{"id": "U{i}", "title": "Unit {i} of the job", "brief_path": "briefs/U{i}.md", "status": "todo", "role": "implementer", "depends_on": {deps}, "verify": "make test-{i}"}}"#
-            )
-        })
-        .collect();
-    json::parse(&format!(
-        r#"{{"version": 1, "job": {{"id": "bench", "goal": "Go.", "done_definition": "make", "constraints": ["c"]}}, "plan": {{"cursor": "U0", "units": [{}]}}, "state": {{"repo": {{"branch": "main", "head_sha": "abc", "dirty": false}}, "artifacts": [], "external": []}}, "history": [], "retro": [], "handoff": {{"next_action": "Go.", "open_questions": [], "do_not": []}}}}"#,
-        units.join(", ")
-    ))
-    .unwrap()
 }
 
 fn os_fixture(n: usize) -> (tempfile::TempDir, String, Env) {

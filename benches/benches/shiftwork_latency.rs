@@ -25,6 +25,9 @@ const P4_SAMPLES: usize = 400;
 const MCP_CALLS: usize = 60;
 const WARM_UP: usize = 10;
 
+mod common;
+use common::checkpoint;
+
 fn main() {
     // `cargo bench` passes `--bench`; a further argument filters by name, as divan's do.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
@@ -35,27 +38,6 @@ fn main() {
     if wanted("mcp_1000_units") {
         mcp_1000_units();
     }
-}
-
-/// A checkpoint of `n` units: waves of ten, each unit after two of the previous wave; `U0` the cursor.
-fn checkpoint(n: usize) -> Json {
-    let units: Vec<String> = (0..n)
-        .map(|i| {
-            let deps = if i >= 10 {
-                format!(r#"["U{}", "U{}"]"#, i - 10, i - 7)
-            } else {
-                String::from("[]")
-            };
-            format!(
-                r#"{{"id": "U{i}", "title": "Unit {i} of the job", "brief_path": "briefs/U{i}.md", "status": "todo", "role": "implementer", "depends_on": {deps}, "verify": "make test-{i}"}}"#
-            )
-        })
-        .collect();
-    json::parse(&format!(
-        r#"{{"version": 1, "job": {{"id": "bench", "goal": "Go.", "done_definition": "make", "constraints": ["c"]}}, "plan": {{"cursor": "U0", "units": [{}]}}, "state": {{"repo": {{"branch": "main", "head_sha": "abc", "dirty": false}}, "artifacts": [], "external": []}}, "history": [], "retro": [], "handoff": {{"next_action": "Go.", "open_questions": [], "do_not": []}}}}"#,
-        units.join(", ")
-    ))
-    .unwrap()
 }
 
 /// A repository holding `.git/` and `.shiftwork/cp.json` with a 1,000-unit checkpoint.
@@ -145,23 +127,6 @@ fn p4_clock_out_1000_units() {
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
 
-fn binary() -> PathBuf {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let exe = target.join("release").join("shiftwork-mcp");
-    if !exe.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "shiftwork-mcp"])
-            .current_dir(&workspace)
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build the release binary");
-    }
-    exe
-}
-
 /// A running `shiftwork-mcp serve` in a repository, spoken to over its stdio.
 struct Server {
     child: Child,
@@ -224,7 +189,7 @@ impl Drop for Server {
 /// `shiftwork_plan` and `shiftwork_clock_out` through `shiftwork-mcp serve` (the relative checkpoint
 /// path a client would pass; the server's working directory is the repository).
 fn mcp_1000_units() {
-    let exe = binary();
+    let exe = common::release_binary();
     let (dir, _cp) = repo();
     let mut server = Server::start(&exe, dir.path());
     let plan = json!({"checkpoint": ".shiftwork/cp.json"});

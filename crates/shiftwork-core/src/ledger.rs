@@ -2,6 +2,7 @@
 //! the in-flight set and the budget figures (SW-97, SW-98).
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use foldhash::fast::RandomState;
@@ -9,6 +10,7 @@ use seams::Fs;
 
 use crate::json::{Json, to_ledger_text};
 use crate::ledger_line::{self, Event, LineView};
+use crate::lines::LineBuffer;
 
 /// What one pass over the ledger found for the units of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,7 +55,7 @@ pub struct LedgerPass<'u> {
     /// The pending accounting line of each unit the plan does not name.
     strangers: HashMap<Vec<u8>, Option<i128>>,
     keep_tokens: bool,
-    partial: Vec<u8>,
+    lines: LineBuffer,
     summary: LedgerSummary,
 }
 
@@ -69,34 +71,27 @@ impl<'u> LedgerPass<'u> {
             units: vec![UnitState::default(); unit_ids.len()],
             strangers: HashMap::new(),
             keep_tokens,
-            partial: Vec::new(),
+            lines: LineBuffer::default(),
             summary: LedgerSummary::default(),
         }
     }
 
     /// Feeds the next bytes of the ledger.
-    pub fn feed(&mut self, mut bytes: &[u8]) {
+    pub fn feed(&mut self, bytes: &[u8]) {
         if let Some(&last) = bytes.last() {
             self.summary.last_byte = Some(last);
         }
-        while let Some(nl) = memchr::memchr(b'\n', bytes) {
-            if self.partial.is_empty() {
-                self.piece(&bytes[..nl]);
-            } else {
-                let mut piece = std::mem::take(&mut self.partial);
-                piece.extend_from_slice(&bytes[..nl]);
-                self.piece(&piece);
-                piece.clear();
-                self.partial = piece;
-            }
-            bytes = &bytes[nl + 1..];
-        }
-        self.partial.extend_from_slice(bytes);
+        let mut lines = std::mem::take(&mut self.lines);
+        let _ = lines.feed(bytes, |piece| {
+            self.piece(piece);
+            ControlFlow::Continue(())
+        });
+        self.lines = lines;
     }
 
     /// Ends the pass.
     pub fn finish(mut self) -> LedgerSummary {
-        let rest = std::mem::take(&mut self.partial);
+        let rest = self.lines.take_rest();
         self.piece(&rest);
         let mut pending: Vec<Option<i128>> = self.strangers.drain().map(|(_, t)| t).collect();
         pending.extend(self.units.iter_mut().filter_map(|u| u.pending.take()));

@@ -25,6 +25,7 @@ mod env;
 mod error;
 pub mod ledger;
 mod ledger_line;
+mod lines;
 pub mod lock;
 pub mod paths;
 pub mod planner;

@@ -5,12 +5,14 @@
 //! grows with the archive (a single line is held whole while it is matched).
 
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use seams::{FileKind, Fs};
 
 use crate::json::{self, Json};
+use crate::lines::LineBuffer;
 use crate::schema::clip;
 
 /// The most matches returned.
@@ -46,7 +48,7 @@ pub fn search(fs: &dyn Fs, archive: &Path, query: &str) -> Json {
                 room: MAX_MATCHES - matches.len(),
                 file: &shown,
                 found: Vec::new(),
-                partial: Vec::new(),
+                lines: LineBuffer::default(),
                 line: 0,
                 truncated: false,
             };
@@ -81,35 +83,34 @@ struct FileScan<'a> {
     room: usize,
     file: &'a str,
     found: Vec<Json>,
-    partial: Vec<u8>,
+    lines: LineBuffer,
     line: usize,
     /// A match past the bound was seen: the scan stops.
     truncated: bool,
 }
 
 impl FileScan<'_> {
-    fn feed(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        while let Some(nl) = memchr::memchr(b'\n', bytes) {
-            if self.partial.is_empty() {
-                self.line(&bytes[..nl]);
-            } else {
-                let mut line = std::mem::take(&mut self.partial);
-                line.extend_from_slice(&bytes[..nl]);
-                self.line(&line);
-            }
+    fn feed(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let flow = lines.feed(bytes, |line| {
+            self.line(line);
             if self.truncated {
-                // Stops the read; the caller looks at `truncated`, not at this error.
-                return Err(io::Error::other("enough matches"));
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-            bytes = &bytes[nl + 1..];
+        });
+        self.lines = lines;
+        match flow {
+            ControlFlow::Continue(()) => Ok(()),
+            // Stops the read; the caller looks at `truncated`, not at this error.
+            ControlFlow::Break(()) => Err(io::Error::other("enough matches")),
         }
-        self.partial.extend_from_slice(bytes);
-        Ok(())
     }
 
     fn finish(&mut self) {
-        if !self.partial.is_empty() {
-            let last = std::mem::take(&mut self.partial);
+        let last = self.lines.take_rest();
+        if !last.is_empty() {
             self.line(&last);
         }
     }

@@ -1,0 +1,47 @@
+//! What several bench targets share: the 1,000-unit checkpoint of the shift-work figures and the
+//! release binary of `shiftwork-mcp`. Each target uses part of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use shiftwork_core::json::{self, Json};
+
+/// A checkpoint of `n` units: waves of ten, each unit after two of the previous wave; `U0` the cursor.
+pub fn checkpoint(n: usize) -> Json {
+    let units: Vec<String> = (0..n)
+        .map(|i| {
+            let deps = if i >= 10 {
+                format!(r#"["U{}", "U{}"]"#, i - 10, i - 7)
+            } else {
+                String::from("[]")
+            };
+            format!(
+                r#"{{"id": "U{i}", "title": "Unit {i} of the job", "brief_path": "briefs/U{i}.md", "status": "todo", "role": "implementer", "depends_on": {deps}, "verify": "make test-{i}"}}"#
+            )
+        })
+        .collect();
+    json::parse(&format!(
+        r#"{{"version": 1, "job": {{"id": "bench", "goal": "Go.", "done_definition": "make", "constraints": ["c"]}}, "plan": {{"cursor": "U0", "units": [{}]}}, "state": {{"repo": {{"branch": "main", "head_sha": "abc", "dirty": false}}, "artifacts": [], "external": []}}, "history": [], "retro": [], "handoff": {{"next_action": "Go.", "open_questions": [], "do_not": []}}}}"#,
+        units.join(", ")
+    ))
+    .expect("the bench checkpoint parses")
+}
+
+/// `target/release/shiftwork-mcp`, built with `cargo build --release -p shiftwork-mcp` when missing.
+pub fn release_binary() -> PathBuf {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let exe = target.join("release").join("shiftwork-mcp");
+    if !exe.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "-p", "shiftwork-mcp"])
+            .current_dir(&workspace)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cannot build the release binary");
+    }
+    exe
+}
