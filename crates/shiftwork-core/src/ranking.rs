@@ -73,12 +73,15 @@ pub fn ranking(doc: &Json) -> (Json, Json) {
     (Json::Array(list), winner)
 }
 
-/// A score string's numeric value: it must parse as a JSON number (finite, so it can be ordered).
+/// A score string's numeric value, when the string is a JSON number (surrounding whitespace allowed).
+/// `NaN` and `Infinity`, which the checkpoint dialect reads but JSON does not have, are not numbers
+/// here; a number beyond the double range ranks as ±infinity.
 fn score_value(score: &str) -> Option<f64> {
     match json::parse(score).ok()? {
         Json::Number(n) => {
-            let v = n.as_f64();
-            v.is_finite().then_some(v)
+            let literal = matches!(score.trim_start().as_bytes().first(), Some(b'N' | b'I'))
+                || score.trim_start().starts_with("-I");
+            (!literal).then(|| n.as_f64())
         }
         _ => None,
     }

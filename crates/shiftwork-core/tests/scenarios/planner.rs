@@ -311,3 +311,76 @@ fn c5_ranking_sw138() {
             .ends_with(r#""ranking": [], "winner": null}"#)
     );
 }
+
+#[test]
+fn ranking_edges_sw138() {
+    // Candidates E9, E10, E11, E12, E13 (done, commit + score), X (not done); validators V (done,
+    // reviews all) and W (todo, would validate X).
+    let scores = [
+        ("E9", "0.5"),
+        ("E10", "0.5"),
+        ("E11", " 1e400 "),
+        ("E12", "NaN"),
+        ("E13", "Infinity"),
+    ];
+    let mut spec: Vec<String> = scores.iter().map(|(id, _)| format!("{id}(done)")).collect();
+    spec.push(String::from("X(blocked)"));
+    spec.push(String::from("V(done, reviewer, <-E9, E10, E11, E12, E13)"));
+    spec.push(String::from("W(todo, reviewer, <-X)"));
+    let mut doc = g(&spec.join("; "), "W");
+    let d = doc.as_object_mut().unwrap();
+    set(d, "job/kind", Json::str("experimentation"));
+    let produced = |sha: &str, score: &str| {
+        parse(&format!(
+            r#"[{{"status": "done", "outcome": "o", "produced": [{{"kind": "score", "ref": "{score}"}}, {{"kind": "commit", "ref": "{sha}"}}, {{"kind": "commit", "ref": "later"}}]}}]"#
+        ))
+    };
+    for (i, (id, score)) in scores.iter().enumerate() {
+        set(
+            d,
+            &format!("plan/units/{i}/attempts"),
+            produced(&format!("s-{id}"), score),
+        );
+    }
+    set(d, "plan/units/5/attempts", produced("s-X", "9"));
+    let validated: Vec<String> = ["s-E9", "s-E10", "s-E11", "s-E12", "s-E13", "later"]
+        .iter()
+        .map(|sha| format!(r#"{{"kind": "validated-sha", "ref": "{sha}"}}"#))
+        .collect();
+    set(
+        d,
+        "plan/units/6/attempts",
+        parse(&format!(
+            r#"[{{"status": "done", "outcome": "o", "produced": [{}]}}]"#,
+            validated.join(", ")
+        )),
+    );
+    set(
+        d,
+        "plan/units/6/reviews",
+        Json::strings(["E9", "E10", "E11", "E12", "E13"]),
+    );
+    set(d, "plan/units/7/reviews", Json::strings(["X"]));
+    set(
+        d,
+        "plan/units/7/attempts",
+        parse(
+            r#"[{"status": "done", "outcome": "o", "produced": [{"kind": "validated-sha", "ref": "s-X"}]}]"#,
+        ),
+    );
+    // No job.experiment: max first; equal scores by id in code-point order ("E10" < "E9"); a number
+    // beyond the double range ranks as infinity; NaN and Infinity are not JSON numbers; the first
+    // commit is the submitted sha; X is not done and W is no done validator.
+    let plan = Fx::new(&doc).plan();
+    assert!(
+        plan.ends_with(r#""ranking": [{"id": "E11", "score": " 1e400 ", "sha": "s-E11"}, {"id": "E10", "score": "0.5", "sha": "s-E10"}, {"id": "E9", "score": "0.5", "sha": "s-E9"}], "winner": "E11"}"#),
+        "{plan}"
+    );
+    // Without the experimentation kind there is no ranking at all.
+    set(
+        doc.as_object_mut().unwrap(),
+        "job/kind",
+        Json::str("investigation"),
+    );
+    assert!(!Fx::new(&doc).plan().contains("ranking"));
+}
