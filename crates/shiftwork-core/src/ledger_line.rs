@@ -105,17 +105,21 @@ pub(crate) fn scan_plain(line: &[u8]) -> Option<LineView<'_>> {
             s.eat(b':')?;
             s.ws();
             // Duplicate keys: the last occurrence wins, as in the full reader (SW-25).
-            match key {
-                b"unit" => view.unit = s.string_or_skip(1)?,
-                b"event" => {
+            match member(key) {
+                Member::Unit => view.unit = s.string_or_skip(1)?,
+                Member::Event => {
                     view.event = match s.string_or_skip(1)? {
                         Some(b"brief") => Event::Brief,
                         Some(b"uncommitted") => Event::Uncommitted,
                         _ => Event::Other,
                     }
                 }
-                b"tokens" => view.tokens = s.whole_or_skip(1)?,
-                _ => s.skip_value(1)?,
+                Member::Tokens => view.tokens = s.whole_or_skip(1)?,
+                // Most values are strings: scanned here rather than through the general skip.
+                Member::Other if s.peek() == Some(b'"') => {
+                    s.string()?;
+                }
+                Member::Other => s.skip_value(1)?,
             }
             s.ws();
             match s.bump()? {
@@ -129,6 +133,24 @@ pub(crate) fn scan_plain(line: &[u8]) -> Option<LineView<'_>> {
     (s.i == line.len()).then_some(view)
 }
 
+/// The members the pass reads.
+enum Member {
+    Unit,
+    Event,
+    Tokens,
+    Other,
+}
+
+/// Which member a key names; the length is tested first, so each comparison is one of a known size.
+fn member(key: &[u8]) -> Member {
+    match key.len() {
+        4 if key == b"unit" => Member::Unit,
+        5 if key == b"event" => Member::Event,
+        6 if key == b"tokens" => Member::Tokens,
+        _ => Member::Other,
+    }
+}
+
 struct Scanner<'l> {
     b: &'l [u8],
     i: usize,
@@ -140,6 +162,7 @@ fn plain_in_string(b: u8) -> bool {
 }
 
 /// The length of the run of [`plain_in_string`] bytes that starts `bytes`, eight bytes at a time.
+#[inline]
 fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -200,6 +223,7 @@ impl<'l> Scanner<'l> {
     }
 
     /// A plain string at the cursor: its bytes between the quotes.
+    #[inline]
     fn string(&mut self) -> Option<&'l [u8]> {
         if self.peek() != Some(b'"') {
             return None;
