@@ -406,7 +406,7 @@ impl Contracts {
             .map_err(store_err)?
         {
             None => Err(Refusal::not_found(id)),
-            Some(Reply::Done(c)) => Ok(c),
+            Some(Reply::Done(c)) => Ok(*c),
             Some(Reply::Refused(r)) => Err(r),
             Some(Reply::GuardFailed) => Err(Refusal::not_found(id)),
         }

@@ -131,7 +131,7 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// The operation succeeded; the record as it stands afterwards.
-    Done(Contract),
+    Done(Box<Contract>),
     /// The operation was refused (the record may still have changed: E1/E2 before a refusal, U2–U5).
     Refused(Refusal),
     /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
@@ -298,7 +298,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
             }
         }
         Command::FulfilCheck { holder } => {
-            holder_op(c, holder, policy, |c| unchanged(Reply::Done(c.clone())))
+            holder_op(c, holder, policy, |c| unchanged(Reply::Done(Box::new(c.clone()))))
         }
         Command::Fulfil {
             holder,
@@ -495,7 +495,7 @@ fn fulfil(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) ->
 
 fn done(next: Contract) -> Step {
     Step {
-        reply: Reply::Done(next.clone()),
+        reply: Reply::Done(Box::new(next.clone())),
         next: Some(next),
     }
 }

@@ -13,7 +13,7 @@ use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
 use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
-use crate::transition::{self, Reply};
+use crate::transition::Reply;
 
 /// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
 pub const APPLICATION_ID: i32 = 0x5357_4354;
