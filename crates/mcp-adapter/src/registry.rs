@@ -135,6 +135,9 @@ pub enum DemoStep {
     Prepare(String, Box<dyn FnOnce() -> std::io::Result<()>>),
     /// A tool call, printed with its answer.
     Call(&'static str, Value),
+    /// A tool call whose arguments are built from the answers of the group's earlier calls (in
+    /// order), for a script that must name what an earlier call created (a contract id).
+    CallWith(&'static str, Box<dyn FnOnce(&[Value]) -> Value>),
 }
 
 /// A tool group: its settings, how it builds its tools, and its part of the demo.

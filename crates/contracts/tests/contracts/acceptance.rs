@@ -15,7 +15,12 @@ fn ct176_every_scenario_on_every_store() {
             eprintln!("{name} on {}", store.name);
             scenario(&mut ctx);
             let report = store.store.check_integrity().unwrap();
-            assert!(report.is_clean(), "{name} on {}: {:?}", store.name, report.violations);
+            assert!(
+                report.is_clean(),
+                "{name} on {}: {:?}",
+                store.name,
+                report.violations
+            );
         }
     }
 }

@@ -137,10 +137,7 @@ impl<'a> Ctx<'a> {
 
     fn call_opts(&mut self, opts: &CallOpts<'_>, tool: &str, args: Value) -> Value {
         let answer = self.surface.call_with(opts, tool, args);
-        if tool == "dispatch_contract"
-            && answer["ok"] == true
-            && answer["idempotent_replay"] == false
-        {
+        if tool == "dispatch_contract" && answer["ok"] == true && answer["idempotent_replay"] == false {
             self.ids.push(answer["contract_id"].as_str().unwrap().to_owned());
         }
         self.answers.push((tool.to_owned(), answer.clone()));
@@ -148,7 +145,14 @@ impl<'a> Ctx<'a> {
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.call_opts(&CallOpts { agent: None, strict: false }, tool, args)
+        self.call_opts(
+            &CallOpts {
+                agent: None,
+                strict: false,
+            },
+            tool,
+            args,
+        )
     }
 
     fn c(&self, n: usize) -> String {
@@ -328,12 +332,19 @@ pub fn s5(x: &mut Ctx<'_>) {
         last = x.call("extend_ttl", x.h(1, json!({})));
         assert_eq!(last["ok"], true, "{last}");
     }
-    expect(&last, &json!({"extend_count": 5, "extends_left": 0, "expires_at": T0 + 1_924_000}));
+    expect(
+        &last,
+        &json!({"extend_count": 5, "extends_left": 0, "expires_at": T0 + 1_924_000}),
+    );
     x.at(125_000);
     let args = x.h(1, json!({}));
     x.unchanged(1, |x| {
         let r = x.call("extend_ttl", args);
-        refused(&r, "EXTEND_LIMIT", json!({"contract_id": x.c(1), "extend_count": 5}));
+        refused(
+            &r,
+            "EXTEND_LIMIT",
+            json!({"contract_id": x.c(1), "extend_count": 5}),
+        );
     });
     assert_eq!(x.detail(1)["expires_at"], T0 + 1_924_000);
 }
@@ -342,11 +353,20 @@ pub fn s5(x: &mut Ctx<'_>) {
 pub fn s6(x: &mut Ctx<'_>) {
     x.at(0);
     let a = x.d(json!({"queue_ttl_sec": 600}));
-    expect(&a, &json!({"queue_expires_at": T0 + 600_000, "lifetime_ends_at": T0 + 2_400_000}));
+    expect(
+        &a,
+        &json!({"queue_expires_at": T0 + 600_000, "lifetime_ends_at": T0 + 2_400_000}),
+    );
     x.at(60_000);
-    expect(&x.poll_bob(), &json!({"contract": {"expires_at": T0 + 1_860_000}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"expires_at": T0 + 1_860_000}}),
+    );
     x.at(600_000);
-    expect(&x.call("extend_ttl", x.h(1, json!({}))), &json!({"expires_at": T0 + 2_400_000}));
+    expect(
+        &x.call("extend_ttl", x.h(1, json!({}))),
+        &json!({"expires_at": T0 + 2_400_000}),
+    );
     x.at(600_001);
     let r = x.call("extend_ttl", x.h(1, json!({})));
     refused(
@@ -360,7 +380,10 @@ pub fn s6(x: &mut Ctx<'_>) {
 pub fn s7(x: &mut Ctx<'_>) {
     s3(x);
     x.at(1_859_999);
-    let v = x.call("verify_contract", json!({"contract_id": x.c(1), "agent_id": "bob"}));
+    let v = x.call(
+        "verify_contract",
+        json!({"contract_id": x.c(1), "agent_id": "bob"}),
+    );
     expect(&v, &json!({"is_logically_expired": false, "fulfillable": true}));
     x.at(1_860_000);
     let r = x.call("extend_ttl", x.h(1, json!({})));
@@ -405,13 +428,22 @@ pub fn s9(x: &mut Ctx<'_>) {
     x.at(1000);
     x.d(json!({}));
     x.at(2000);
-    expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 1}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 1}}),
+    );
     x.at(3000);
-    expect(&x.call("release_contract", x.h(1, json!({}))), &json!({"queued_at": T0 + 3000}));
+    expect(
+        &x.call("release_contract", x.h(1, json!({}))),
+        &json!({"queued_at": T0 + 3000}),
+    );
     x.at(4000);
     expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(2)}}));
     x.at(5000);
-    expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 2}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 2}}),
+    );
 }
 
 /// S10: release quota (CT-28 MAX_RELEASES).
@@ -420,15 +452,28 @@ pub fn s10(x: &mut Ctx<'_>) {
     x.d(json!({}));
     for k in 1..=3u64 {
         x.at(k as i64 * 10_000);
-        expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(1), "claim_epoch": k}}));
+        expect(
+            &x.poll_bob(),
+            &json!({"contract": {"contract_id": x.c(1), "claim_epoch": k}}),
+        );
         x.at(k as i64 * 10_000 + 1000);
-        expect(&x.call("release_contract", x.h(k, json!({}))), &json!({"release_count": k}));
+        expect(
+            &x.call("release_contract", x.h(k, json!({}))),
+            &json!({"release_count": k}),
+        );
     }
     x.at(40_000);
-    expect(&x.poll_bob(), &json!({"contract": {"claim_epoch": 4, "releases_left": 0}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"claim_epoch": 4, "releases_left": 0}}),
+    );
     x.at(41_000);
     let r = x.call("release_contract", x.h(4, json!({})));
-    refused(&r, "RELEASE_LIMIT", json!({"contract_id": x.c(1), "release_count": 3}));
+    refused(
+        &r,
+        "RELEASE_LIMIT",
+        json!({"contract_id": x.c(1), "release_count": 3}),
+    );
     expect(&x.detail(1), &json!({"status": "CLAIMED", "claim_epoch": 4}));
 }
 
@@ -442,14 +487,22 @@ pub fn s11(x: &mut Ctx<'_>) {
     x.call("release_contract", x.h(1, json!({})));
     x.at(25_000);
     let r = x.call("fulfill_contract", x.h(1, json!({"result_summary": "LGTM"})));
-    refused(&r, "NOT_CLAIMED", json!({"contract_id": x.c(1), "status": "SUBMITTED", "end_reason": null}));
+    refused(
+        &r,
+        "NOT_CLAIMED",
+        json!({"contract_id": x.c(1), "status": "SUBMITTED", "end_reason": null}),
+    );
     x.at(30_000);
     x.poll_bob();
     x.at(40_000);
     let args = x.h(1, json!({"result_summary": "LGTM"}));
     x.unchanged(1, |x| {
         let r = x.call("fulfill_contract", args);
-        refused(&r, "STALE_EPOCH", json!({"contract_id": x.c(1), "claim_epoch": 2, "status": "CLAIMED"}));
+        refused(
+            &r,
+            "STALE_EPOCH",
+            json!({"contract_id": x.c(1), "claim_epoch": 2, "status": "CLAIMED"}),
+        );
     });
     x.at(50_000);
     expect(
@@ -463,7 +516,10 @@ pub fn s12(x: &mut Ctx<'_>) {
     s3(x);
     x.at(300_000);
     let a = x.call("fail_contract", x.h(1, json!({"reason": "cannot build"})));
-    expect(&a, &json!({"ok": true, "status": "FAILED", "completed_at": T0 + 300_000}));
+    expect(
+        &a,
+        &json!({"ok": true, "status": "FAILED", "completed_at": T0 + 300_000}),
+    );
     expect(
         &x.detail(1),
         &json!({"end_reason": "WORKER_FAILED", "fail_reason": "cannot build", "error_reason": "WORKER_FAILED: cannot build"}),
@@ -481,7 +537,10 @@ pub fn s13(x: &mut Ctx<'_>) {
     s3(x);
     x.at(1_900_000);
     let a = x.call("fail_contract", x.h(1, json!({"reason": "crashed\nmid-run"})));
-    expect(&a, &json!({"ok": true, "status": "TIMED_OUT", "completed_at": T0 + 1_860_000}));
+    expect(
+        &a,
+        &json!({"ok": true, "status": "TIMED_OUT", "completed_at": T0 + 1_860_000}),
+    );
     expect(
         &x.detail(1),
         &json!({"end_reason": "EXEC_TTL_EXPIRED", "fail_reason": "crashed\nmid-run", "error_reason": "WORKER_FAILED: crashed mid-run"}),
@@ -551,7 +610,10 @@ pub fn s16(x: &mut Ctx<'_>) {
     x.at(400_000);
     let r = x.call(
         "fulfill_contract",
-        x.h(1, json!({"result_summary": "LGTM", "structured_output": {"verdict": "approve"}})),
+        x.h(
+            1,
+            json!({"result_summary": "LGTM", "structured_output": {"verdict": "approve"}}),
+        ),
     );
     refused(
         &r,
@@ -573,7 +635,10 @@ fn schema_claim(x: &mut Ctx<'_>) {
     x.at(0);
     x.d(json!({"contract_schema": sv()}));
     x.at(60_000);
-    expect(&x.poll_bob(), &json!({"contract": {"schema_attempts_left": 3, "expires_at": T0 + 1_860_000}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"schema_attempts_left": 3, "expires_at": T0 + 1_860_000}}),
+    );
 }
 
 fn first_error_path(r: &Value) -> Value {
@@ -584,7 +649,13 @@ fn first_error_path(r: &Value) -> Value {
 pub fn s17(x: &mut Ctx<'_>) {
     schema_claim(x);
     x.at(70_000);
-    let r = x.call("fulfill_contract", x.h(1, json!({"result_summary": "done", "structured_output": {"verdict": "maybe"}})));
+    let r = x.call(
+        "fulfill_contract",
+        x.h(
+            1,
+            json!({"result_summary": "done", "structured_output": {"verdict": "maybe"}}),
+        ),
+    );
     refused(
         &r,
         "OUTPUT_SCHEMA_INVALID",
@@ -593,16 +664,32 @@ pub fn s17(x: &mut Ctx<'_>) {
     assert_eq!(first_error_path(&r), "/verdict");
     x.at(80_000);
     let r = x.call("fulfill_contract", x.h(1, json!({"result_summary": "done"})));
-    refused(&r, "OUTPUT_SCHEMA_INVALID", json!({"retry_count": 2, "schema_attempts_left": 1}));
+    refused(
+        &r,
+        "OUTPUT_SCHEMA_INVALID",
+        json!({"retry_count": 2, "schema_attempts_left": 1}),
+    );
     assert_eq!(first_error_path(&r), "");
     x.at(90_000);
     expect(
-        &x.call("fulfill_contract", x.h(1, json!({"result_summary": "done", "structured_output": {"verdict": "approve"}}))),
+        &x.call(
+            "fulfill_contract",
+            x.h(
+                1,
+                json!({"result_summary": "done", "structured_output": {"verdict": "approve"}}),
+            ),
+        ),
         &json!({"status": "COMPLETED"}),
     );
     let d = x.detail(1);
     expect(&d, &json!({"retry_count": 2, "expires_at": T0 + 1_860_000}));
-    assert!(d["error_reason"].as_str().unwrap().starts_with("SCHEMA_INVALID 2/3: (root): "), "{d}");
+    assert!(
+        d["error_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("SCHEMA_INVALID 2/3: (root): "),
+        "{d}"
+    );
 }
 
 /// S18: the schema circuit breaker (U5).
@@ -610,9 +697,17 @@ pub fn s18(x: &mut Ctx<'_>) {
     schema_claim(x);
     let bad = json!({"result_summary": "done", "structured_output": {"verdict": "maybe"}});
     x.at(70_000);
-    refused(&x.call("fulfill_contract", x.h(1, bad.clone())), "OUTPUT_SCHEMA_INVALID", json!({"retry_count": 1}));
+    refused(
+        &x.call("fulfill_contract", x.h(1, bad.clone())),
+        "OUTPUT_SCHEMA_INVALID",
+        json!({"retry_count": 1}),
+    );
     x.at(80_000);
-    refused(&x.call("fulfill_contract", x.h(1, bad.clone())), "OUTPUT_SCHEMA_INVALID", json!({"retry_count": 2}));
+    refused(
+        &x.call("fulfill_contract", x.h(1, bad.clone())),
+        "OUTPUT_SCHEMA_INVALID",
+        json!({"retry_count": 2}),
+    );
     x.at(90_000);
     let r = x.call("fulfill_contract", x.h(1, bad));
     refused(
@@ -633,11 +728,18 @@ pub fn s19(x: &mut Ctx<'_>) {
     schema_claim(x);
     let bad = json!({"result_summary": "done", "structured_output": {"verdict": "maybe"}});
     x.at(70_000);
-    refused(&x.call("fulfill_contract", x.h(1, bad.clone())), "OUTPUT_SCHEMA_INVALID", json!({"retry_count": 1}));
+    refused(
+        &x.call("fulfill_contract", x.h(1, bad.clone())),
+        "OUTPUT_SCHEMA_INVALID",
+        json!({"retry_count": 1}),
+    );
     x.at(80_000);
     x.call("release_contract", x.h(1, json!({})));
     x.at(90_000);
-    expect(&x.poll_bob(), &json!({"contract": {"claim_epoch": 2, "schema_attempts_left": 2}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"claim_epoch": 2, "schema_attempts_left": 2}}),
+    );
     x.at(100_000);
     refused(
         &x.call("fulfill_contract", x.h(2, bad.clone())),
@@ -645,7 +747,11 @@ pub fn s19(x: &mut Ctx<'_>) {
         json!({"retry_count": 2, "schema_attempts_left": 1}),
     );
     x.at(110_000);
-    refused(&x.call("fulfill_contract", x.h(2, bad)), "SCHEMA_RETRIES_EXHAUSTED", json!({}));
+    refused(
+        &x.call("fulfill_contract", x.h(2, bad)),
+        "SCHEMA_RETRIES_EXHAUSTED",
+        json!({}),
+    );
     expect(&x.detail(1), &json!({"status": "FAILED"}));
 }
 
@@ -677,15 +783,42 @@ pub fn s21(x: &mut Ctx<'_>) {
     x.at(0);
     let many: Vec<String> = (0..33).map(|i| format!("f{i}.rs")).collect();
     let cases = [
-        (json!(["../outside.txt"]), json!({"path": "../outside.txt", "reason": "PATH_ESCAPE", "pattern": null})),
-        (json!(["src/../README.md"]), json!({"path": "src/../README.md", "reason": "PATH_ESCAPE", "pattern": null})),
-        (json!([".env"]), json!({"path": ".env", "reason": "SENSITIVE_FILE", "pattern": ".env"})),
-        (json!([".git/config"]), json!({"path": ".git/config", "reason": "SENSITIVE_FILE", "pattern": ".git"})),
-        (json!(["link_out"]), json!({"path": "link_out", "reason": "SYMLINK_ESCAPE", "pattern": null})),
-        (json!(["missing.rs"]), json!({"path": "missing.rs", "reason": "FILE_MISSING", "pattern": null})),
-        (json!(["docs"]), json!({"path": "docs", "reason": "NOT_A_FILE", "pattern": null})),
-        (json!(["src/lib.rs", "./src/lib.rs"]), json!({"path": "./src/lib.rs", "reason": "DUPLICATE", "pattern": null})),
-        (json!(many), json!({"path": null, "reason": "TOO_MANY", "pattern": null})),
+        (
+            json!(["../outside.txt"]),
+            json!({"path": "../outside.txt", "reason": "PATH_ESCAPE", "pattern": null}),
+        ),
+        (
+            json!(["src/../README.md"]),
+            json!({"path": "src/../README.md", "reason": "PATH_ESCAPE", "pattern": null}),
+        ),
+        (
+            json!([".env"]),
+            json!({"path": ".env", "reason": "SENSITIVE_FILE", "pattern": ".env"}),
+        ),
+        (
+            json!([".git/config"]),
+            json!({"path": ".git/config", "reason": "SENSITIVE_FILE", "pattern": ".git"}),
+        ),
+        (
+            json!(["link_out"]),
+            json!({"path": "link_out", "reason": "SYMLINK_ESCAPE", "pattern": null}),
+        ),
+        (
+            json!(["missing.rs"]),
+            json!({"path": "missing.rs", "reason": "FILE_MISSING", "pattern": null}),
+        ),
+        (
+            json!(["docs"]),
+            json!({"path": "docs", "reason": "NOT_A_FILE", "pattern": null}),
+        ),
+        (
+            json!(["src/lib.rs", "./src/lib.rs"]),
+            json!({"path": "./src/lib.rs", "reason": "DUPLICATE", "pattern": null}),
+        ),
+        (
+            json!(many),
+            json!({"path": null, "reason": "TOO_MANY", "pattern": null}),
+        ),
     ];
     for (pointers, details) in cases {
         let r = x.d(json!({"pointers": pointers}));
@@ -701,7 +834,10 @@ pub fn s21(x: &mut Ctx<'_>) {
                 "TIMED_OUT": 0, "POINTER_STALE": 0, "logically_expired": 0}}),
     );
     let a = x.d(json!({"pointers": ["link_in"]}));
-    expect(&a, &json!({"ok": true, "pointers": [{"path": "link_in", "size": 48, "sha256": LIB_SHA}]}));
+    expect(
+        &a,
+        &json!({"ok": true, "pointers": [{"path": "link_in", "size": 48, "sha256": LIB_SHA}]}),
+    );
     x.fx.fs.write_file("/w/big.bin", &vec![b'x'; 9 << 20]);
     let a = x.d(json!({"pointers": ["big.bin"]}));
     assert_eq!(a["ok"], true, "{a}");
@@ -735,7 +871,10 @@ pub fn s22(x: &mut Ctx<'_>) {
         &json!({"status": "COMPLETED"}),
     );
     let c = x.d(json!({"idempotency_key": "k-1"}));
-    expect(&c, &json!({"contract_id": x.c(1), "idempotent_replay": true, "status": "COMPLETED"}));
+    expect(
+        &c,
+        &json!({"contract_id": x.c(1), "idempotent_replay": true, "status": "COMPLETED"}),
+    );
 }
 
 /// S23: queue deadline and logical expiry (CT-15, CT-45, E1, CT-72 read-only).
@@ -765,19 +904,31 @@ pub fn s23(x: &mut Ctx<'_>) {
 /// S24: the ceiling bounds releases too (CT-47, R1 capping).
 pub fn s24(x: &mut Ctx<'_>) {
     x.at(0);
-    expect(&x.d(json!({"queue_ttl_sec": 600})), &json!({"lifetime_ends_at": T0 + 2_400_000}));
+    expect(
+        &x.d(json!({"queue_ttl_sec": 600})),
+        &json!({"lifetime_ends_at": T0 + 2_400_000}),
+    );
     x.at(1000);
-    expect(&x.poll_bob(), &json!({"contract": {"expires_at": T0 + 1_801_000}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"expires_at": T0 + 1_801_000}}),
+    );
     x.at(1_800_000);
     expect(
         &x.call("release_contract", x.h(1, json!({}))),
         &json!({"queue_expires_at": T0 + 2_400_000}),
     );
     x.at(2_000_000);
-    expect(&x.poll_bob(), &json!({"contract": {"claim_epoch": 2, "expires_at": T0 + 2_400_000}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"claim_epoch": 2, "expires_at": T0 + 2_400_000}}),
+    );
     x.at(2_399_999);
     expect(
-        &x.call("verify_contract", json!({"contract_id": x.c(1), "agent_id": "bob"})),
+        &x.call(
+            "verify_contract",
+            json!({"contract_id": x.c(1), "agent_id": "bob"}),
+        ),
         &json!({"fulfillable": true}),
     );
     x.at(2_400_000);
@@ -787,7 +938,10 @@ pub fn s24(x: &mut Ctx<'_>) {
         "LEASE_EXPIRED",
         json!({"contract_id": x.c(1), "status": "TIMED_OUT", "end_reason": "EXEC_TTL_EXPIRED"}),
     );
-    expect(&x.detail(1), &json!({"status": "TIMED_OUT", "completed_at": T0 + 2_400_000}));
+    expect(
+        &x.detail(1),
+        &json!({"status": "TIMED_OUT", "completed_at": T0 + 2_400_000}),
+    );
 }
 
 /// S25: verify changes nothing (CT-71).
@@ -811,11 +965,17 @@ pub fn s25(x: &mut Ctx<'_>) {
         &json!({"valid": true, "fulfillable": true, "dirty_files": []}),
     );
     expect(
-        &x.call("verify_contract", json!({"contract_id": x.c(1), "agent_id": "carol"})),
+        &x.call(
+            "verify_contract",
+            json!({"contract_id": x.c(1), "agent_id": "carol"}),
+        ),
         &json!({"fulfillable": false}),
     );
     let v = x.call("verify_contract", json!({"contract_id": x.c(1)}));
-    expect(&v, &json!({"fulfillable": false, "warnings": [{"code": "NO_IDENTITY"}]}));
+    expect(
+        &v,
+        &json!({"fulfillable": false, "warnings": [{"code": "NO_IDENTITY"}]}),
+    );
 }
 
 /// S26: paging and filters (CT-72 … CT-76).
@@ -832,10 +992,16 @@ pub fn s26(x: &mut Ctx<'_>) {
     );
     let k1 = p1["next_cursor"].as_str().expect("a cursor").to_owned();
     let p2 = x.call("inspect_mesh_state", json!({"limit": 2, "cursor": k1}));
-    expect(&p2, &json!({"contracts": [{"contract_id": x.c(3)}, {"contract_id": x.c(2)}]}));
+    expect(
+        &p2,
+        &json!({"contracts": [{"contract_id": x.c(3)}, {"contract_id": x.c(2)}]}),
+    );
     let k2 = p2["next_cursor"].as_str().expect("a cursor").to_owned();
     let p3 = x.call("inspect_mesh_state", json!({"limit": 2, "cursor": k2}));
-    expect(&p3, &json!({"contracts": [{"contract_id": x.c(1)}], "next_cursor": null}));
+    expect(
+        &p3,
+        &json!({"contracts": [{"contract_id": x.c(1)}], "next_cursor": null}),
+    );
     x.poll_bob();
     expect(
         &x.call("inspect_mesh_state", json!({"status": "CLAIMED"})),
@@ -843,13 +1009,23 @@ pub fn s26(x: &mut Ctx<'_>) {
                 "FAILED": 0, "TIMED_OUT": 0, "POINTER_STALE": 0, "logically_expired": 0}}),
     );
     expect(
-        &x.call("inspect_mesh_state", json!({"status": ["SUBMITTED"], "target_agent": "bob"})),
+        &x.call(
+            "inspect_mesh_state",
+            json!({"status": ["SUBMITTED"], "target_agent": "bob"}),
+        ),
         &json!({"contracts": [{"contract_id": x.c(5)}, {"contract_id": x.c(4)}, {"contract_id": x.c(3)}, {"contract_id": x.c(2)}]}),
     );
-    let r = x.call("inspect_mesh_state", json!({"target_agent": "carol", "cursor": k1}));
+    let r = x.call(
+        "inspect_mesh_state",
+        json!({"target_agent": "carol", "cursor": k1}),
+    );
     refused(&r, "INVALID_CURSOR", json!({}));
     assert_eq!(r["error"]["details"], json!({}));
-    refused(&x.call("inspect_mesh_state", json!({"limit": 0})), "INVALID_ARGUMENT", json!({"argument": "limit"}));
+    refused(
+        &x.call("inspect_mesh_state", json!({"limit": 0})),
+        "INVALID_ARGUMENT",
+        json!({"argument": "limit"}),
+    );
 }
 
 /// S27: wrong agent (CT-48 step 2).
@@ -861,9 +1037,20 @@ pub fn s27(x: &mut Ctx<'_>) {
             "fulfill_contract",
             json!({"contract_id": id, "claim_epoch": 1, "agent_id": "carol", "result_summary": "x"}),
         );
-        refused(&r, "NOT_TARGET_AGENT", json!({"contract_id": x.c(1), "target_agent": "bob"}));
-        let r = x.call("extend_ttl", json!({"contract_id": id, "claim_epoch": 1, "agent_id": "carol"}));
-        refused(&r, "NOT_TARGET_AGENT", json!({"contract_id": x.c(1), "target_agent": "bob"}));
+        refused(
+            &r,
+            "NOT_TARGET_AGENT",
+            json!({"contract_id": x.c(1), "target_agent": "bob"}),
+        );
+        let r = x.call(
+            "extend_ttl",
+            json!({"contract_id": id, "claim_epoch": 1, "agent_id": "carol"}),
+        );
+        refused(
+            &r,
+            "NOT_TARGET_AGENT",
+            json!({"contract_id": x.c(1), "target_agent": "bob"}),
+        );
     });
 }
 
@@ -892,8 +1079,14 @@ pub fn s28(x: &mut Ctx<'_>) {
 /// S29: identity from `AGENT_NAME` (CT-88).
 pub fn s29(x: &mut Ctx<'_>) {
     x.at(0);
-    let alice = CallOpts { agent: Some("alice"), strict: false };
-    let bob = CallOpts { agent: Some("bob"), strict: false };
+    let alice = CallOpts {
+        agent: Some("alice"),
+        strict: false,
+    };
+    let bob = CallOpts {
+        agent: Some("bob"),
+        strict: false,
+    };
     let a = x.call_opts(
         &alice,
         "dispatch_contract",
@@ -902,11 +1095,18 @@ pub fn s29(x: &mut Ctx<'_>) {
     expect(&a, &json!({"contract_id": x.c(1), "requester_agent": "alice"}));
     let p = x.call_opts(&bob, "poll_next_task", json!({}));
     expect(&p, &json!({"contract": {"contract_id": x.c(1)}}));
-    let e = x.call_opts(&bob, "extend_ttl", json!({"contract_id": x.c(1), "claim_epoch": 1}));
+    let e = x.call_opts(
+        &bob,
+        "extend_ttl",
+        json!({"contract_id": x.c(1), "claim_epoch": 1}),
+    );
     assert_eq!(e["ok"], true, "{e}");
     let r = x.call("poll_next_task", json!({}));
     refused(&r, "AGENT_ID_REQUIRED", json!({}));
-    let bad = CallOpts { agent: Some("bad name"), strict: false };
+    let bad = CallOpts {
+        agent: Some("bad name"),
+        strict: false,
+    };
     let r = x.call_opts(&bad, "poll_next_task", json!({}));
     refused(&r, "INVALID_ARGUMENT", json!({"argument": "AGENT_NAME"}));
 }
@@ -915,11 +1115,21 @@ pub fn s29(x: &mut Ctx<'_>) {
 pub fn s30(x: &mut Ctx<'_>) {
     s3(x);
     let a = x.call("extend_ttl", json!({"contract_id": x.c(1), "agent_id": "bob"}));
-    expect(&a, &json!({"ok": true, "warnings": [{"code": "EPOCH_NOT_SUPPLIED"}]}));
-    let strict = CallOpts { agent: None, strict: true };
+    expect(
+        &a,
+        &json!({"ok": true, "warnings": [{"code": "EPOCH_NOT_SUPPLIED"}]}),
+    );
+    let strict = CallOpts {
+        agent: None,
+        strict: true,
+    };
     let id = x.c(1);
     x.unchanged(1, |x| {
-        let r = x.call_opts(&strict, "extend_ttl", json!({"contract_id": id, "agent_id": "bob"}));
+        let r = x.call_opts(
+            &strict,
+            "extend_ttl",
+            json!({"contract_id": id, "agent_id": "bob"}),
+        );
         refused(&r, "EPOCH_REQUIRED", json!({"contract_id": x.c(1)}));
     });
 }
@@ -935,8 +1145,14 @@ pub fn s31(x: &mut Ctx<'_>) {
         x.d(json!({"queue_ttl_sec": 600}));
     }
     x.at(1000);
-    expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(1), "expires_at": T0 + 1_801_000}}));
-    expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(2), "expires_at": T0 + 1_801_000}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"contract_id": x.c(1), "expires_at": T0 + 1_801_000}}),
+    );
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"contract_id": x.c(2), "expires_at": T0 + 1_801_000}}),
+    );
     assert_eq!(x.surface.sweep(T0 + 1_801_000), (3, 2));
     assert_eq!(x.surface.sweep(T0 + 1_801_000), (0, 0));
     for n in 1..=5 {
@@ -949,7 +1165,8 @@ pub fn s31(x: &mut Ctx<'_>) {
 /// S34: verification could not run (C3, CT-40).
 pub fn s34(x: &mut Ctx<'_>) {
     s1(x);
-    x.fx.fs.fail_path(Op::Read, Path::new("/w/src/lib.rs"), libc_eio());
+    x.fx.fs
+        .fail_path(Op::Read, Path::new("/w/src/lib.rs"), libc_eio());
     x.at(60_000);
     let r = x.poll_bob();
     refused(
@@ -964,7 +1181,10 @@ pub fn s34(x: &mut Ctx<'_>) {
     );
     x.fx.fs.clear_faults();
     x.at(70_000);
-    expect(&x.poll_bob(), &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 2}}));
+    expect(
+        &x.poll_bob(),
+        &json!({"contract": {"contract_id": x.c(1), "claim_epoch": 2}}),
+    );
 }
 
 fn libc_eio() -> i32 {

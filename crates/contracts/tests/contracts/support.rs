@@ -31,7 +31,13 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
         },
         _ => {
             let dir = tempfile::tempdir().unwrap();
-            let sqlite = SqliteStore::open(&dir.path().join("contracts.db"), SqliteOptions::default(), clock, &OsFs).unwrap();
+            let sqlite = SqliteStore::open(
+                &dir.path().join("contracts.db"),
+                SqliteOptions::default(),
+                clock,
+                &OsFs,
+            )
+            .unwrap();
             TestStore {
                 name: kind,
                 store: Arc::new(sqlite),

@@ -3,7 +3,9 @@
 
 use crate::registry::Group;
 
+pub mod contracts;
+
 /// The groups built into this binary, in `tools/list` order.
 pub fn all() -> Vec<&'static Group> {
-    vec![]
+    vec![&contracts::GROUP]
 }
