@@ -70,8 +70,11 @@ fn instant(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap()
 }
 
+/// One scenario.
+pub type Scenario = fn(&mut Ctx<'_>);
+
 /// Every scenario by name.
-pub fn all() -> Vec<(&'static str, fn(&mut Ctx<'_>))> {
+pub fn all() -> Vec<(&'static str, Scenario)> {
     vec![
         ("S1", s1),
         ("S2", s2),

@@ -161,12 +161,15 @@ fn expand(value: &str, home: Option<&str>) -> Result<PathBuf, String> {
     Ok(cwd.join(path))
 }
 
+/// An opened store and the clock its facade reads (the server's clock for PostgreSQL, CT-148).
+pub type Opened = (Arc<dyn Store>, Arc<dyn Clock>);
+
 /// Opens the store of `location` (the first contracts call does this, CT-90).
 pub fn open_store(
     location: &Location,
     sync: contracts::Synchronous,
     clock: Arc<dyn Clock>,
-) -> Result<(Arc<dyn Store>, Arc<dyn Clock>), StoreError> {
+) -> Result<Opened, StoreError> {
     match location {
         Location::Unknown(why) => Err(StoreError::Unavailable(why.clone())),
         Location::File(path) => {
@@ -182,14 +185,14 @@ pub fn open_store(
 }
 
 #[cfg(feature = "postgres")]
-fn open_postgres(url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Clock>), StoreError> {
+fn open_postgres(url: &str) -> Result<Opened, StoreError> {
     let store = contracts::PgStore::connect(url, contracts::PgOptions::default())?;
     let clock = store.server_clock();
     Ok((Arc::new(store), clock))
 }
 
 #[cfg(not(feature = "postgres"))]
-fn open_postgres(_url: &str) -> Result<(Arc<dyn Store>, Arc<dyn Clock>), StoreError> {
+fn open_postgres(_url: &str) -> Result<Opened, StoreError> {
     Err(StoreError::Unavailable(String::from(
         "built without PostgreSQL support",
     )))
