@@ -25,6 +25,9 @@ use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups};
 
+/// A connected client, the tools it listed, and the facade behind its server.
+type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
+
 /// The scenarios' MCP surface: one in-process server and client per (agent, strict) pair, all over
 /// one store, clock and workspace.
 struct Mcp {
@@ -33,7 +36,7 @@ struct Mcp {
     clock: ManualClock,
     fs: MemFs,
     ids: Arc<SeededIdSource>,
-    clients: HashMap<(Option<String>, bool), (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>)>,
+    clients: HashMap<(Option<String>, bool), Connected>,
     checked: usize,
 }
 

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use contracts::store::ListQuery;
 use contracts::{
-    Contracts, ContractsConfig, DispatchRequest, Identity, RefusalCode, SeededIdSource, SqliteOptions, SqliteStore, Status, Store,
+    Contracts, ContractsConfig, DispatchRequest, Identity, RefusalCode, SeededIdSource, SqliteOptions,
+    SqliteStore, Status, Store,
 };
 use seams::{ManualClock, MemFs, OsFs};
 
@@ -36,7 +37,13 @@ pub fn open(path: &Path, clock: &ManualClock, busy_ms: u32, pool: usize) -> Arc<
 pub fn facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contracts {
     let fs = MemFs::new();
     fs.create_dir_all("/w");
-    Contracts::new(store, Arc::new(clock.clone()), Arc::new(fs), Arc::new(SeededIdSource::new(seed)), ContractsConfig::default())
+    Contracts::new(
+        store,
+        Arc::new(clock.clone()),
+        Arc::new(fs),
+        Arc::new(SeededIdSource::new(seed)),
+        ContractsConfig::default(),
+    )
 }
 
 pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
@@ -54,32 +61,70 @@ pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
 
 /// The accounting of CT-155 / CT-156 over the claims observed and the final store.
 pub fn check_history(store: &dyn Store, dispatched: &HashSet<String>, claims: &[(String, u64)]) {
-    let records = store.list(&ListQuery { limit: usize::MAX, ..ListQuery::default() }, 0).unwrap().records;
-    let by_id: HashMap<&str, &contracts::Contract> = records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
+    let records = store
+        .list(
+            &ListQuery {
+                limit: usize::MAX,
+                ..ListQuery::default()
+            },
+            0,
+        )
+        .unwrap()
+        .records;
+    let by_id: HashMap<&str, &contracts::Contract> =
+        records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
     // CT-156: none lost, none duplicated, none unexpected; counts sum to the records.
     assert_eq!(by_id.len(), records.len(), "duplicated contract ids");
     for id in dispatched {
         assert!(by_id.contains_key(id.as_str()), "CT-156: contract {id} was lost");
     }
     assert_eq!(records.len(), dispatched.len(), "CT-156: unexpected records");
-    let page = store.list(&ListQuery { limit: 0, ..ListQuery::default() }, 0).unwrap();
+    let page = store
+        .list(
+            &ListQuery {
+                limit: 0,
+                ..ListQuery::default()
+            },
+            0,
+        )
+        .unwrap();
     let c = page.counts;
-    assert_eq!(c.SUBMITTED + c.CLAIMED + c.COMPLETED + c.FAILED + c.TIMED_OUT + c.POINTER_STALE, records.len() as u64);
+    assert_eq!(
+        c.SUBMITTED + c.CLAIMED + c.COMPLETED + c.FAILED + c.TIMED_OUT + c.POINTER_STALE,
+        records.len() as u64
+    );
     // CT-155: distinct (id, epoch) pairs; no more polls than the final epoch; nothing left queued.
     let mut pairs = HashSet::new();
     let mut per_contract: HashMap<&str, u64> = HashMap::new();
     for (id, epoch) in claims {
-        assert!(pairs.insert((id.clone(), *epoch)), "CT-155: {id} epoch {epoch} was handed out twice");
+        assert!(
+            pairs.insert((id.clone(), *epoch)),
+            "CT-155: {id} epoch {epoch} was handed out twice"
+        );
         *per_contract.entry(id.as_str()).or_default() += 1;
     }
     for (id, n) in per_contract {
-        assert!(n <= by_id[id].claim_epoch, "CT-155: {id} polled {n} times, epoch {}", by_id[id].claim_epoch);
+        assert!(
+            n <= by_id[id].claim_epoch,
+            "CT-155: {id} polled {n} times, epoch {}",
+            by_id[id].claim_epoch
+        );
     }
     for r in &records {
-        assert_eq!(r.status, Status::Claimed, "{} left {:?}: every contract claimed exactly once", r.contract_id, r.status);
+        assert_eq!(
+            r.status,
+            Status::Claimed,
+            "{} left {:?}: every contract claimed exactly once",
+            r.contract_id,
+            r.status
+        );
         assert_eq!(r.claim_epoch, 1);
     }
-    assert_eq!(claims.len(), records.len(), "every contract was claimed by exactly one reported poll");
+    assert_eq!(
+        claims.len(),
+        records.len(),
+        "every contract was claimed by exactly one reported poll"
+    );
     assert!(store.check_integrity().unwrap().is_clean());
 }
 
@@ -100,7 +145,9 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
         std::thread::spawn(move || {
             let c = facade(open(&path, &clock, 5000, 1), &clock, 2);
             barrier.wait();
-            (0..1000).map(|n| dispatch(&c, AGENTS[n % 3], 5000 + n)).collect::<Vec<_>>()
+            (0..1000)
+                .map(|n| dispatch(&c, AGENTS[n % 3], 5000 + n))
+                .collect::<Vec<_>>()
         })
     };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -130,7 +177,11 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
     dispatched.extend(dispatcher.join().unwrap());
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     let claims: Vec<(String, u64)> = pollers.into_iter().flat_map(|p| p.join().unwrap()).collect();
-    eprintln!("CT-165: 8 threads claimed {} contracts in {:?}", claims.len(), started.elapsed());
+    eprintln!(
+        "CT-165: 8 threads claimed {} contracts in {:?}",
+        claims.len(),
+        started.elapsed()
+    );
     check_history(seed.store().as_ref(), &dispatched, &claims);
 }
 
@@ -143,10 +194,13 @@ fn child_env(key: &str) -> Option<String> {
 #[test]
 #[ignore = "a child process of ct166_sixteen_processes_on_one_file"]
 fn child_poller() {
-    let (Some(db), Some(agent), Some(go)) = (child_env("CT_DB"), child_env("CT_AGENT"), child_env("CT_GO")) else {
+    let (Some(db), Some(agent), Some(go)) = (child_env("CT_DB"), child_env("CT_AGENT"), child_env("CT_GO"))
+    else {
         return;
     };
-    let busy: u32 = child_env("CT_BUSY_MS").and_then(|v| v.parse().ok()).unwrap_or(5000);
+    let busy: u32 = child_env("CT_BUSY_MS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000);
     let clock = clock_at(T0 + 1000);
     let c = facade(open(Path::new(&db), &clock, busy, 1), &clock, 99);
     while !Path::new(&go).exists() {
@@ -189,7 +243,9 @@ fn run_processes(children: usize, contracts: usize, busy_ms: u32) -> (usize, usi
     let go = dir.path().join("go");
     let clock = clock_at(T0);
     let seed = facade(open(&path, &clock, 5000, 1), &clock, 1);
-    let dispatched: HashSet<String> = (0..contracts).map(|n| dispatch(&seed, AGENTS[n % 4], n)).collect();
+    let dispatched: HashSet<String> = (0..contracts)
+        .map(|n| dispatch(&seed, AGENTS[n % 4], n))
+        .collect();
     let procs: Vec<_> = (0..children)
         .map(|i| {
             spawn_child(
@@ -219,7 +275,10 @@ fn run_processes(children: usize, contracts: usize, busy_ms: u32) -> (usize, usi
             };
             let mut parts = line.split_whitespace();
             match parts.next() {
-                Some("CLAIM") => claims.push((parts.next().unwrap().to_owned(), parts.next().unwrap().parse().unwrap())),
+                Some("CLAIM") => claims.push((
+                    parts.next().unwrap().to_owned(),
+                    parts.next().unwrap().parse().unwrap(),
+                )),
                 Some("BUSY") => busy += 1,
                 _ => {}
             }
@@ -240,6 +299,11 @@ fn ct166_sixteen_processes_on_one_file() {
 #[test]
 fn ct166_busy_timeout_of_one_millisecond_leaves_the_store_unchanged() {
     let (claims, busy, elapsed) = run_processes(16, 1000, 1);
-    eprintln!("CT-166 (busy_timeout 1 ms): 16 processes claimed {claims} contracts in {elapsed:?}, {busy} STORE_BUSY replies");
-    assert!(busy > 0, "with a 1 ms busy timeout some polls must answer STORE_BUSY");
+    eprintln!(
+        "CT-166 (busy_timeout 1 ms): 16 processes claimed {claims} contracts in {elapsed:?}, {busy} STORE_BUSY replies"
+    );
+    assert!(
+        busy > 0,
+        "with a 1 ms busy timeout some polls must answer STORE_BUSY"
+    );
 }

@@ -35,7 +35,16 @@ impl Reference {
             let mut due: Vec<(EpochMs, i64)> = map
                 .values()
                 .filter(|c| c.status == kind && c.is_logically_expired(now))
-                .map(|c| (if kind == Status::Submitted { c.queue_expires_at } else { c.expires_at.unwrap() }, c.seq))
+                .map(|c| {
+                    (
+                        if kind == Status::Submitted {
+                            c.queue_expires_at
+                        } else {
+                            c.expires_at.unwrap()
+                        },
+                        c.seq,
+                    )
+                })
                 .collect();
             due.sort();
             for (_, seq) in due.into_iter().take(max) {
@@ -59,7 +68,9 @@ impl Store for Reference {
         Self::sweep_map(&mut g.0, now, 1000);
         let record = build(now, g.1 + 1);
         if let Some(k) = &record.idempotency_key
-            && let Some(c) = g.0.values().find(|c| c.requester_agent == record.requester_agent && c.idempotency_key.as_ref() == Some(k))
+            && let Some(c) = g.0.values().find(|c| {
+                c.requester_agent == record.requester_agent && c.idempotency_key.as_ref() == Some(k)
+            })
         {
             return Ok(InsertOutcome::KeyTaken(c.clone()));
         }
@@ -72,9 +83,14 @@ impl Store for Reference {
         let mut g = self.map.lock().unwrap();
         let now = self.now();
         Self::sweep_map(&mut g.0, now, 1000);
-        let mut candidates: Vec<&Contract> = g.0.values().filter(|c| transition::claim(c, agent, now).is_some()).collect();
+        let mut candidates: Vec<&Contract> =
+            g.0.values()
+                .filter(|c| transition::claim(c, agent, now).is_some())
+                .collect();
         candidates.sort_by_key(|c| (c.queued_at, c.seq));
-        let Some(seq) = candidates.first().map(|c| c.seq) else { return Ok(None) };
+        let Some(seq) = candidates.first().map(|c| c.seq) else {
+            return Ok(None);
+        };
         let next = transition::claim(&g.0[&seq], agent, now).unwrap();
         g.0.insert(seq, next.clone());
         Ok(Some(next))
@@ -95,7 +111,14 @@ impl Store for Reference {
     }
 
     fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
-        Ok(self.map.lock().unwrap().0.values().find(|c| c.contract_id == contract_id).cloned())
+        Ok(self
+            .map
+            .lock()
+            .unwrap()
+            .0
+            .values()
+            .find(|c| c.contract_id == contract_id)
+            .cloned())
     }
 
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
@@ -112,24 +135,35 @@ impl Store for Reference {
     fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
         let g = self.map.lock().unwrap();
         let mut counts = Counts::default();
-        g.0.values().filter(|c| query.matches_for_counts(c)).for_each(|c| counts.add(c, now));
-        let records = g.0.values().rev().filter(|c| query.matches(c)).take(query.limit).cloned().collect();
+        g.0.values()
+            .filter(|c| query.matches_for_counts(c))
+            .for_each(|c| counts.add(c, now));
+        let records =
+            g.0.values()
+                .rev()
+                .filter(|c| query.matches(c))
+                .take(query.limit)
+                .cloned()
+                .collect();
         Ok(ListPage { records, counts })
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        Ok(Self::sweep_map(&mut self.map.lock().unwrap().0, now, max_per_kind))
+        Ok(Self::sweep_map(
+            &mut self.map.lock().unwrap().0,
+            now,
+            max_per_kind,
+        ))
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
         let mut g = self.map.lock().unwrap();
-        let doomed: Vec<i64> = g
-            .0
-            .values()
-            .filter(|c| c.status.is_terminal() && c.completed_at.unwrap() < completed_before)
-            .map(|c| c.seq)
-            .take(max)
-            .collect();
+        let doomed: Vec<i64> =
+            g.0.values()
+                .filter(|c| c.status.is_terminal() && c.completed_at.unwrap() < completed_before)
+                .map(|c| c.seq)
+                .take(max)
+                .collect();
         doomed.iter().for_each(|s| {
             g.0.remove(s);
         });
@@ -177,7 +211,15 @@ enum Advance {
 
 #[derive(Debug, Clone)]
 enum Cmd {
-    Dispatch { requester: usize, target: usize, key: Option<u8>, other_title: bool, pointers: Vec<usize>, schema: bool, queue_ttl: Option<i64> },
+    Dispatch {
+        requester: usize,
+        target: usize,
+        key: Option<u8>,
+        other_title: bool,
+        pointers: Vec<usize>,
+        schema: bool,
+        queue_ttl: Option<i64>,
+    },
     Poll(usize),
     Extend(usize, EpochMode),
     Release(usize, EpochMode, bool),
@@ -262,7 +304,16 @@ impl Run {
                 (s, lib)
             })
             .collect();
-        Run { clock, fs, reference, subjects, reference_lib, ids: Vec::new(), first_terminal: HashMap::new(), last_retry: HashMap::new() }
+        Run {
+            clock,
+            fs,
+            reference,
+            subjects,
+            reference_lib,
+            ids: Vec::new(),
+            first_terminal: HashMap::new(),
+            last_retry: HashMap::new(),
+        }
     }
 
     /// The contract a holder command names: mostly a claimed one, when there is one, so that the
@@ -284,10 +335,16 @@ impl Run {
         let target = c.target_agent.as_str();
         let other = AGENTS.iter().find(|a| **a != target).unwrap();
         match mode {
-            EpochMode::Current => json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch.max(1), "agent_id": target}),
-            EpochMode::Stale => json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch + 1, "agent_id": target}),
+            EpochMode::Current => {
+                json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch.max(1), "agent_id": target})
+            }
+            EpochMode::Stale => {
+                json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch + 1, "agent_id": target})
+            }
             EpochMode::Absent => json!({"contract_id": c.contract_id, "agent_id": target}),
-            EpochMode::WrongAgent => json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch.max(1), "agent_id": other}),
+            EpochMode::WrongAgent => {
+                json!({"contract_id": c.contract_id, "claim_epoch": c.claim_epoch.max(1), "agent_id": other})
+            }
         }
     }
 
@@ -305,21 +362,33 @@ impl Run {
     /// Runs `tool` on the reference and on every store; the replies must be equal.
     fn call(&mut self, tool: &str, args: Value) -> Value {
         use crate::scenarios::{CallOpts, Surface};
-        let opts = CallOpts { agent: None, strict: false };
+        let opts = CallOpts {
+            agent: None,
+            strict: false,
+        };
         let expected = self.reference_lib.call_with(&opts, tool, args.clone());
         for (s, lib) in &mut self.subjects {
             let got = lib.call_with(&opts, tool, args.clone());
             assert_eq!(got, expected, "CT-131: {tool} {args} on {}", s.name);
         }
         if tool == "dispatch_contract" && expected["ok"] == true && expected["idempotent_replay"] == false {
-            self.ids.push(expected["contract_id"].as_str().unwrap().to_owned());
+            self.ids
+                .push(expected["contract_id"].as_str().unwrap().to_owned());
         }
         expected
     }
 
     fn step(&mut self, cmd: &Cmd) {
         match cmd {
-            Cmd::Dispatch { requester, target, key, other_title, pointers, schema, queue_ttl } => {
+            Cmd::Dispatch {
+                requester,
+                target,
+                key,
+                other_title,
+                pointers,
+                schema,
+                queue_ttl,
+            } => {
                 let mut args = json!({
                     "requester_agent": AGENTS[*requester], "target_agent": AGENTS[*target],
                     "title": if *other_title { "Other" } else { "Review" }, "workspace_root": "/w",
@@ -416,7 +485,8 @@ impl Run {
                     Advance::Large(ms) => now + ms,
                     Advance::ToNextDeadline => self.next_deadline().unwrap_or(now),
                 };
-                self.clock.set(chrono::DateTime::from_timestamp_millis(to).unwrap());
+                self.clock
+                    .set(chrono::DateTime::from_timestamp_millis(to).unwrap());
             }
             Cmd::Sweep => {
                 let now = self.clock.now().timestamp_millis();
@@ -432,7 +502,15 @@ impl Run {
     /// Records equal everywhere; CT-27, CT-157, CT-161.
     fn check(&mut self) {
         let all = |s: &dyn Store| {
-            s.list(&ListQuery { limit: usize::MAX, ..ListQuery::default() }, 0).unwrap().records
+            s.list(
+                &ListQuery {
+                    limit: usize::MAX,
+                    ..ListQuery::default()
+                },
+                0,
+            )
+            .unwrap()
+            .records
         };
         let expected = all(self.reference.as_ref());
         for (s, _) in &self.subjects {
@@ -447,7 +525,10 @@ impl Run {
             if c.status == Status::Claimed {
                 assert!(c.toctou_strikes <= 1, "CT-161");
             }
-            let last = self.last_retry.insert(c.contract_id.clone(), c.retry_count).unwrap_or(0);
+            let last = self
+                .last_retry
+                .insert(c.contract_id.clone(), c.retry_count)
+                .unwrap_or(0);
             assert!(c.retry_count >= last, "CT-161: retry_count never decreases");
             // CT-157.
             if c.status.is_terminal() {
