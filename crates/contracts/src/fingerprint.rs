@@ -305,7 +305,7 @@ impl Lines {
 }
 
 fn memchr_lf(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 /// Drops a CR that directly precedes the LF (only visible when the whole line was kept).
