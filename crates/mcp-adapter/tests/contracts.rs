@@ -1,7 +1,9 @@
 //! The contracts group through the MCP surface (CT-170): every §11 scenario replayed through an
 //! in-process rmcp client with `structuredContent` validated against the advertised `outputSchema`,
 //! the text block equal to it and `isError` false (MC-10); the descriptors of §7 (CT-81, CT-84,
-//! CT-85, CT-93, CT-94); the settings (CT-91) and the lazy store (CT-90); and two real `serve`
+//! CT-85, CT-93, CT-94); the settings (CT-91) and the lazy store (CT-90); the blocking handlers run
+//! off the async workers (CT-89: every scenario call goes through the server's `spawn_blocking`); `call`
+//! (CT-92); and two real `serve`
 //! processes handing a contract from one agent to the other on one database (S29).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, dead_code)]
 
@@ -520,4 +522,36 @@ fn ct90_serve_without_the_contracts_group_never_creates_a_database() {
     b.request("tools/list", json!({}));
     b.close();
     assert!(!home.path().join(".shiftwork").exists());
+}
+
+/// CT-92: `shiftwork-mcp call` runs the same handler and prints the structuredContent object; a
+/// refusal is a result (exit 0).
+#[test]
+fn ct92_call_prints_the_same_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let db = db.to_str().unwrap();
+    let out = support::run(
+        &["call", "poll_next_task", "{}", "--contracts-db", db],
+        &[("AGENT_NAME", "bob")],
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        json!({"ok": true, "has_task": false, "message": "No pending contracts for agent \"bob\"", "skipped_stale": []})
+    );
+    let out = support::run(
+        &[
+            "call",
+            "extend_ttl",
+            r#"{"contract_id": "nope"}"#,
+            "--contracts-db",
+            db,
+        ],
+        &[("AGENT_NAME", "bob")],
+    );
+    assert!(out.status.success(), "a refusal is a result");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "CONTRACT_NOT_FOUND");
 }

@@ -9,5 +9,6 @@ mod concurrency;
 mod crash;
 mod fencing;
 mod model;
+mod rules;
 pub mod scenarios;
 pub mod support;

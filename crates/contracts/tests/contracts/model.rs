@@ -1,4 +1,6 @@
-//! CT-164, CT-131: the model-based test. Random command sequences run against a reference (the pure
+//! CT-164, CT-131: the model-based test (CT-16: every store calls the pure core, so one test covers
+//! them all; CT-141, CT-142, CT-143: the SQL claim, sweep and update compute exactly what
+//! `transition::claim`, `expire` and `apply` compute; CT-159: at most one result per contract). Random command sequences run against a reference (the pure
 //! transition functions over a `BTreeMap`, written here independently of `MemoryStore`) and against
 //! every store; after every step the replies (as JSON) and the full records must be equal, and CT-27,
 //! CT-157 and CT-161 must hold.
@@ -367,6 +369,7 @@ impl Run {
             strict: false,
         };
         let expected = self.reference_lib.call_with(&opts, tool, args.clone());
+        crate::rules::check_refusal(tool, &expected);
         for (s, lib) in &mut self.subjects {
             let got = lib.call_with(&opts, tool, args.clone());
             assert_eq!(got, expected, "CT-131: {tool} {args} on {}", s.name);

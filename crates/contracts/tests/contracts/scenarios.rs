@@ -259,7 +259,7 @@ fn restore(fx: &Fixture) {
     fx.fs.write_file("/w/src/lib.rs", LIB);
 }
 
-/// S1: dispatch (CT-61, CT-62, CT-96).
+/// S1: dispatch (CT-61, CT-62, CT-96; the contract, root, pointer and baseline of CT-7, CT-9, CT-10, CT-11, CT-22, CT-23).
 pub fn s1(x: &mut Ctx<'_>) {
     x.at(0);
     let a = x.d(json!({}));
@@ -288,7 +288,7 @@ pub fn s2(x: &mut Ctx<'_>) {
     );
 }
 
-/// S3: claim (C1, CT-99, CT-120).
+/// S3: claim (C1, CT-12, CT-42 verification after the claim, CT-99, CT-120).
 pub fn s3(x: &mut Ctx<'_>) {
     s1(x);
     x.at(60_000);
@@ -379,7 +379,7 @@ pub fn s6(x: &mut Ctx<'_>) {
     );
 }
 
-/// S7: lease boundary (CT-45 exclusive deadlines, E2, CT-57).
+/// S7: lease boundary (CT-45 exclusive deadlines, E2, CT-14 expiry is terminal, CT-57).
 pub fn s7(x: &mut Ctx<'_>) {
     s3(x);
     x.at(1_859_999);
@@ -480,7 +480,7 @@ pub fn s10(x: &mut Ctx<'_>) {
     expect(&x.detail(1), &json!({"status": "CLAIMED", "claim_epoch": 4}));
 }
 
-/// S11: a stale epoch from the same agent (CT-13, CT-57, CT-158).
+/// S11: a stale epoch from the same agent (CT-13, CT-44 refusals change nothing, CT-57, CT-158).
 pub fn s11(x: &mut Ctx<'_>) {
     x.at(0);
     x.d(json!({}));
@@ -557,7 +557,7 @@ pub fn s13(x: &mut Ctx<'_>) {
     );
 }
 
-/// S14: fulfil (U1, CT-111).
+/// S14: fulfil (U1, CT-111, CT-159 one accepted result, CT-42 artifacts fingerprinted once).
 pub fn s14(x: &mut Ctx<'_>) {
     s3(x);
     x.at(600_000);
@@ -591,7 +591,7 @@ fn strike(x: &mut Ctx<'_>) {
     );
 }
 
-/// S15: one recoverable strike (U2, CT-53).
+/// S15: one recoverable strike (U2, CT-53, CT-113 a refusal that changes the record).
 pub fn s15(x: &mut Ctx<'_>) {
     strike(x);
     expect(
@@ -606,7 +606,7 @@ pub fn s15(x: &mut Ctx<'_>) {
     );
 }
 
-/// S16: second dirty delivery (U3, CT-25).
+/// S16: second dirty delivery (U3, CT-25, CT-113).
 pub fn s16(x: &mut Ctx<'_>) {
     strike(x);
     grow(x.fx);
@@ -695,7 +695,7 @@ pub fn s17(x: &mut Ctx<'_>) {
     );
 }
 
-/// S18: the schema circuit breaker (U5).
+/// S18: the schema circuit breaker (U5, CT-113).
 pub fn s18(x: &mut Ctx<'_>) {
     schema_claim(x);
     let bad = json!({"result_summary": "done", "structured_output": {"verdict": "maybe"}});
@@ -1079,7 +1079,7 @@ pub fn s28(x: &mut Ctx<'_>) {
     );
 }
 
-/// S29: identity from `AGENT_NAME` (CT-88).
+/// S29: identity from `AGENT_NAME` (CT-8, CT-88).
 pub fn s29(x: &mut Ctx<'_>) {
     x.at(0);
     let alice = CallOpts {
