@@ -60,5 +60,7 @@ pub use model::{
 };
 pub use request::{DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest};
 pub use store::{MemoryStore, Store};
+#[cfg(feature = "postgres")]
+pub use store::{PgOptions, PgStore};
 #[cfg(feature = "sqlite")]
 pub use store::{SqliteOptions, SqliteStore, Synchronous};

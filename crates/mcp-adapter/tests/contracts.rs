@@ -110,28 +110,73 @@ impl Surface for Mcp {
     }
 }
 
-fn store(kind: &str, clock: &ManualClock, dir: &std::path::Path) -> Arc<dyn Store> {
+/// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        assert!(
+            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
+    }
+    url
+}
+
+fn kinds() -> Vec<&'static str> {
+    let mut k = vec!["memory", "sqlite"];
+    if cfg!(feature = "postgres") && postgres_url().is_some() {
+        k.push("postgres");
+    }
+    k
+}
+
+fn schema_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "mcp{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
+/// A store of `kind` and what removes it afterwards (a PostgreSQL run drops its own schema).
+fn store(kind: &str, clock: &ManualClock, dir: &std::path::Path) -> (Arc<dyn Store>, Box<dyn FnOnce()>) {
     match kind {
-        "memory" => Arc::new(MemoryStore::new(Arc::new(clock.clone()))),
-        _ => Arc::new(
-            SqliteStore::open(
-                &dir.join("contracts.db"),
-                SqliteOptions::default(),
-                Arc::new(clock.clone()),
-                &OsFs,
-            )
-            .unwrap(),
+        "memory" => (
+            Arc::new(MemoryStore::new(Arc::new(clock.clone()))),
+            Box::new(|| ()),
         ),
+        #[cfg(feature = "postgres")]
+        "postgres" => {
+            let options = contracts::PgOptions {
+                schema: Some(schema_name()),
+                clock: Some(Arc::new(clock.clone())),
+                ..Default::default()
+            };
+            let pg = Arc::new(contracts::PgStore::connect(&postgres_url().unwrap(), options).unwrap());
+            let keep = pg.clone();
+            (pg, Box::new(move || keep.drop_schema().unwrap()))
+        }
+        _ => {
+            let path = dir.join("contracts.db");
+            let sqlite =
+                SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap();
+            (Arc::new(sqlite), Box::new(|| ()))
+        }
     }
 }
 
 #[test]
 fn ct170_ct176_every_scenario_through_mcp_on_every_store() {
     for (name, scenario) in scenarios::all() {
-        for kind in ["memory", "sqlite"] {
+        for kind in kinds() {
             let fx = scenarios::fixture();
             let dir = tempfile::tempdir().unwrap();
-            let mut mcp = Mcp::new(store(kind, &fx.clock, dir.path()), &fx);
+            let (opened, cleanup) = store(kind, &fx.clock, dir.path());
+            let mut mcp = Mcp::new(opened, &fx);
             {
                 let mut ctx = Ctx::new(&mut mcp, &fx);
                 scenario(&mut ctx);
@@ -142,6 +187,8 @@ fn ct170_ct176_every_scenario_through_mcp_on_every_store() {
                 mcp.store.check_integrity().unwrap().is_clean(),
                 "{name} on {kind}"
             );
+            drop(mcp);
+            cleanup();
         }
     }
 }
@@ -554,4 +601,62 @@ fn ct92_call_prints_the_same_object() {
     assert!(out.status.success(), "a refusal is a result");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "CONTRACT_NOT_FOUND");
+}
+
+/// Issue 8, as a user would: two `serve` processes with different AGENT_NAMEs and one
+/// `--contracts-db postgres://…` hand a contract from one to the other.
+#[cfg(feature = "postgres")]
+#[test]
+fn issue8_two_servers_hand_a_contract_over_postgres() {
+    let Some(url) = postgres_url() else { return };
+    let schema = schema_name();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE SCHEMA \"{schema}\""))
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let db = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.md"), "# Plan\n").unwrap();
+    let mut alice = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", &db],
+        &[("AGENT_NAME", "alice")],
+    );
+    let mut bob = support::Binary::serve(
+        &["--tools", "contracts"],
+        &[("AGENT_NAME", "bob"), ("SHIFTWORK_CONTRACTS_DB", &db)],
+    );
+    alice.initialize();
+    bob.initialize();
+    let call = |b: &mut support::Binary, tool: &str, args: Value| -> Value {
+        let r = b.request("tools/call", json!({"name": tool, "arguments": args}));
+        r["result"]["structuredContent"].clone()
+    };
+    let sent = call(
+        &mut alice,
+        "dispatch_contract",
+        json!({"target_agent": "bob", "title": "Read the plan", "workspace_root": ws.to_str().unwrap(), "pointers": ["notes.md"]}),
+    );
+    assert_eq!(sent["ok"], true, "{sent}");
+    let held = call(&mut bob, "poll_next_task", json!({}));
+    assert_eq!(held["contract"]["contract_id"], sent["contract_id"], "{held}");
+    let done = call(
+        &mut bob,
+        "fulfill_contract",
+        json!({"contract_id": sent["contract_id"], "claim_epoch": held["contract"]["claim_epoch"], "result_summary": "read"}),
+    );
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    let seen = call(
+        &mut alice,
+        "inspect_mesh_state",
+        json!({"contract_id": sent["contract_id"]}),
+    );
+    assert_eq!(seen["contracts"][0]["result_summary"], "read");
+    alice.close();
+    bob.close();
+    admin
+        .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+        .unwrap();
 }

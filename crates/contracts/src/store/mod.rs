@@ -18,6 +18,11 @@ mod sqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{PgOptions, PgStore};
+
 /// What `insert` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InsertOutcome {

@@ -2,12 +2,12 @@
 //! integrity check is clean (CT-27, CT-79).
 
 use crate::scenarios::{self, Ctx};
-use crate::support::{Library, STORE_KINDS, store};
+use crate::support::{Library, store, store_kinds};
 
 #[test]
 fn ct176_every_scenario_on_every_store() {
     for (name, scenario) in scenarios::all() {
-        for kind in STORE_KINDS {
+        for kind in store_kinds() {
             let fx = scenarios::fixture();
             let store = store(kind, &fx.clock);
             let mut lib = Library::new(&store.store, &fx.clock, &fx.fs);

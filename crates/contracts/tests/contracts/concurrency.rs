@@ -202,7 +202,12 @@ fn child_poller() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5000);
     let clock = clock_at(T0 + 1000);
-    let c = facade(open(Path::new(&db), &clock, busy, 1), &clock, 99);
+    let store: Arc<dyn Store> = if db.starts_with("postgres") {
+        pg_child_store(&clock)
+    } else {
+        open(Path::new(&db), &clock, busy, 1)
+    };
+    let c = facade(store, &clock, 99);
     while !Path::new(&go).exists() {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -240,9 +245,31 @@ pub fn spawn_child(test: &str, env: &[(&str, String)]) -> std::process::Child {
 fn run_processes(children: usize, contracts: usize, busy_ms: u32) -> (usize, usize, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let path: PathBuf = dir.path().join("c.db");
+    let clock = clock_at(T0);
+    run_processes_on(
+        open(&path, &clock, 5000, 1),
+        &path.display().to_string(),
+        None,
+        children,
+        contracts,
+        busy_ms,
+    )
+}
+
+/// CT-166 over `store`, whose location the children open (`db`: a file path, or a PostgreSQL URL with
+/// its `schema`).
+pub fn run_processes_on(
+    store: Arc<dyn Store>,
+    db: &str,
+    schema: Option<&str>,
+    children: usize,
+    contracts: usize,
+    busy_ms: u32,
+) -> (usize, usize, Duration) {
+    let dir = tempfile::tempdir().unwrap();
     let go = dir.path().join("go");
     let clock = clock_at(T0);
-    let seed = facade(open(&path, &clock, 5000, 1), &clock, 1);
+    let seed = facade(store, &clock, 1);
     let dispatched: HashSet<String> = (0..contracts)
         .map(|n| dispatch(&seed, AGENTS[n % 4], n))
         .collect();
@@ -251,10 +278,11 @@ fn run_processes(children: usize, contracts: usize, busy_ms: u32) -> (usize, usi
             spawn_child(
                 "concurrency::child_poller",
                 &[
-                    ("CT_DB", path.display().to_string()),
+                    ("CT_DB", db.to_owned()),
                     ("CT_AGENT", AGENTS[i % 4].to_owned()),
                     ("CT_GO", go.display().to_string()),
                     ("CT_BUSY_MS", busy_ms.to_string()),
+                    ("CT_PG_SCHEMA", schema.unwrap_or_default().to_owned()),
                 ],
             )
         })
@@ -306,4 +334,15 @@ fn ct166_busy_timeout_of_one_millisecond_leaves_the_store_unchanged() {
         busy > 0,
         "with a 1 ms busy timeout some polls must answer STORE_BUSY"
     );
+}
+
+#[cfg(feature = "postgres")]
+fn pg_child_store(clock: &ManualClock) -> Arc<dyn Store> {
+    let schema = child_env("CT_PG_SCHEMA").unwrap_or_default();
+    Arc::new(crate::support::pg_store(Arc::new(clock.clone()), &schema))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn pg_child_store(_clock: &ManualClock) -> Arc<dyn Store> {
+    panic!("a PostgreSQL child in a build without the postgres feature")
 }

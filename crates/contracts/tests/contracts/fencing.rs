@@ -13,7 +13,7 @@ use contracts::{
 use seams::{ManualClock, MemFs};
 
 use crate::scenarios::{self, T0};
-use crate::support::{STORE_KINDS, store};
+use crate::support::{store, store_kinds};
 
 fn at(clock: &ManualClock, offset: i64) {
     clock.set(chrono::DateTime::from_timestamp_millis(T0 + offset).unwrap());
@@ -73,9 +73,10 @@ fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
 
 #[test]
 fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
-    for kind in STORE_KINDS {
+    for kind in store_kinds() {
         let fx = scenarios::fixture();
-        let s = store(kind, &fx.clock).store;
+        let ts = store(kind, &fx.clock);
+        let s = ts.store.clone();
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &["src/lib.rs"]);
         at(&fx.clock, 1000);
@@ -145,9 +146,10 @@ fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
 
 #[test]
 fn ct45_deadlines_are_exclusive_to_the_millisecond() {
-    for kind in STORE_KINDS {
+    for kind in store_kinds() {
         let fx = scenarios::fixture();
-        let s = store(kind, &fx.clock).store;
+        let ts = store(kind, &fx.clock);
+        let s = ts.store.clone();
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);
@@ -170,9 +172,10 @@ fn ct45_deadlines_are_exclusive_to_the_millisecond() {
 /// sweep; CT-68: the fulfil transaction judges the record as it is when it commits.
 #[test]
 fn ct163_no_file_io_under_a_store_lock() {
-    for kind in STORE_KINDS {
+    for kind in store_kinds() {
         let fx = scenarios::fixture();
-        let s = store(kind, &fx.clock).store;
+        let ts = store(kind, &fx.clock);
+        let s = ts.store.clone();
         let c = Arc::new(facade(&s, &fx.clock, &fx.fs, false));
         let c1 = d(&c, &["src/lib.rs"]);
         let hold = fx.fs.hold_reads(Path::new("/w/src/lib.rs"));
@@ -239,9 +242,10 @@ fn ct163_no_file_io_under_a_store_lock() {
 /// the timed-out contract (the serial outcome).
 #[test]
 fn ct168_sweeps_never_act_on_stale_reads() {
-    for kind in STORE_KINDS {
+    for kind in store_kinds() {
         let fx = scenarios::fixture();
-        let s = store(kind, &fx.clock).store;
+        let ts = store(kind, &fx.clock);
+        let s = ts.store.clone();
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);

@@ -9,6 +9,7 @@ mod concurrency;
 mod crash;
 mod fencing;
 mod model;
+mod postgres;
 mod rules;
 pub mod scenarios;
 pub mod support;

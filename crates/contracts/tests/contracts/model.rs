@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use seams::{Clock, Fs, ManualClock, MemFs};
 use serde_json::{Value, json};
 
-use crate::support::{Library, STORE_KINDS, TestStore, store};
+use crate::support::{Library, TestStore, store, store_kinds};
 
 /// The reference of CT-131: records in a `BTreeMap` keyed by `seq`, every judgement a call of the pure
 /// functions.
@@ -298,7 +298,7 @@ impl Run {
         });
         let reference_store: Arc<dyn Store> = reference.clone();
         let reference_lib = Library::new(&reference_store, &clock, &fs);
-        let subjects = STORE_KINDS
+        let subjects = store_kinds()
             .iter()
             .map(|kind| {
                 let s = store(kind, &clock);

@@ -15,10 +15,73 @@ pub struct TestStore {
     pub name: &'static str,
     pub store: Arc<dyn Store>,
     _dir: Option<tempfile::TempDir>,
+    #[cfg(feature = "postgres")]
+    pg: Option<Arc<contracts::PgStore>>,
 }
 
-/// The kinds of store every shared suite runs against (CT-164, CT-176).
-pub const STORE_KINDS: [&str; 2] = ["memory", "sqlite"];
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.pg.take() {
+            let _ = pg.drop_schema();
+        }
+    }
+}
+
+/// The kinds of store every shared suite runs against (CT-164, CT-176): memory, SQLite, and
+/// PostgreSQL when `SHIFTWORK_TEST_POSTGRES_URL` names a server (CT-154).
+pub fn store_kinds() -> Vec<&'static str> {
+    let mut kinds = vec!["memory", "sqlite"];
+    if postgres_url().is_some() {
+        kinds.push("postgres");
+    }
+    kinds
+}
+
+/// The PostgreSQL server of the tests, if any. Without one the PostgreSQL runs are skipped (and say
+/// so once); with `SHIFTWORK_REQUIRE_POSTGRES=1` (set by CI) a missing server or a build without the
+/// `postgres` feature fails the tests instead.
+pub fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let required = std::env::var("SHIFTWORK_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+    if !cfg!(feature = "postgres") {
+        assert!(
+            !required,
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but the contracts crate was built without the postgres feature"
+        );
+        return None;
+    }
+    if url.is_none() {
+        assert!(
+            !required,
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("PostgreSQL tests skipped: SHIFTWORK_TEST_POSTGRES_URL is not set"));
+    }
+    url
+}
+
+/// A schema name no other test uses.
+pub fn fresh_schema() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("t{}_{n}", std::process::id())
+}
+
+/// A new `PgStore` in its own schema, reading `clock`.
+#[cfg(feature = "postgres")]
+pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> contracts::PgStore {
+    let url = postgres_url().expect("a PostgreSQL server");
+    let options = contracts::PgOptions {
+        schema: Some(schema.to_owned()),
+        clock: Some(clock),
+        ..contracts::PgOptions::default()
+    };
+    contracts::PgStore::connect(&url, options).unwrap()
+}
 
 /// A new, empty store of `kind` reading `clock` (SQLite: a file in a fresh temporary directory).
 pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
@@ -28,7 +91,19 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
             name: kind,
             store: Arc::new(MemoryStore::new(clock)),
             _dir: None,
+            #[cfg(feature = "postgres")]
+            pg: None,
         },
+        #[cfg(feature = "postgres")]
+        "postgres" => {
+            let pg = Arc::new(pg_store(clock, &fresh_schema()));
+            TestStore {
+                name: kind,
+                store: pg.clone(),
+                _dir: None,
+                pg: Some(pg),
+            }
+        }
         _ => {
             let dir = tempfile::tempdir().unwrap();
             let sqlite = SqliteStore::open(
@@ -42,6 +117,8 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
                 name: kind,
                 store: Arc::new(sqlite),
                 _dir: Some(dir),
+                #[cfg(feature = "postgres")]
+                pg: None,
             }
         }
     }
