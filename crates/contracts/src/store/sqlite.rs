@@ -314,6 +314,9 @@ impl SqliteStore {
         .map_err(unavailable("the database cannot be opened"))?;
         conn.busy_timeout(Duration::from_millis(u64::from(self.options.busy_timeout_ms)))
             .map_err(unavailable("the busy timeout cannot be set"))?;
+        // Judge the header before anything writes to the file: a foreign or newer database is refused
+        // and left untouched (CT-136); switching it to WAL would already change its header.
+        check_header(&conn)?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(unavailable("WAL mode cannot be set"))?;
@@ -413,27 +416,20 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(io)?;
-    let app: i32 = tx
+/// What the header says: `Ok(true)` for an empty file to initialise, `Ok(false)` for a contracts
+/// database of a known version, `Err` for anything else (CT-136). Reads only.
+fn check_header(conn: &Connection) -> Result<bool, StoreError> {
+    let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(unavailable("the database header cannot be read"))?;
-    let version: i32 = tx
+    let version: i32 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(unavailable("the database header cannot be read"))?;
-    let objects: i64 = tx
+    let objects: i64 = conn
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(unavailable("the database catalogue cannot be read"))?;
     if app == 0 && version == 0 && objects == 0 {
-        tx.execute_batch(SCHEMA).map_err(io)?;
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
-        ))
-        .map_err(io)?;
-        tx.commit().map_err(io)?;
-        return Ok(());
+        return Ok(true);
     }
     if app != APPLICATION_ID {
         return Err(StoreError::Unavailable(String::from(
@@ -449,6 +445,22 @@ fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
         return Err(StoreError::Unavailable(format!(
             "the database has unknown schema version {version}"
         )));
+    }
+    Ok(false)
+}
+
+fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(io)?;
+    // Judged again under the write lock: another process may have initialised it meanwhile.
+    if check_header(&tx)? {
+        tx.execute_batch(SCHEMA).map_err(io)?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+        ))
+        .map_err(io)?;
+        tx.commit().map_err(io)?;
     }
     Ok(())
 }

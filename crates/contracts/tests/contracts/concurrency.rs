@@ -31,7 +31,14 @@ pub fn open(path: &Path, clock: &ManualClock, busy_ms: u32, pool: usize) -> Arc<
         pool_size: pool,
         ..SqliteOptions::default()
     };
-    Arc::new(SqliteStore::open(path, options, Arc::new(clock.clone()), &OsFs).unwrap())
+    // With a 1 ms busy timeout even opening may meet a busy lock: a caller retries STORE_BUSY.
+    loop {
+        match SqliteStore::open(path, options, Arc::new(clock.clone()), &OsFs) {
+            Ok(s) => return Arc::new(s),
+            Err(contracts::StoreError::Busy(_)) => std::thread::yield_now(),
+            Err(e) => panic!("{e}"),
+        }
+    }
 }
 
 pub fn facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contracts {

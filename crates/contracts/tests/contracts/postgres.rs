@@ -35,6 +35,12 @@ mod with_server {
     struct Pg {
         store: Arc<PgStore>,
         schema: String,
+        _gate: Gate,
+    }
+
+    enum Gate {
+        Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
+        Alone(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>),
     }
 
     impl Drop for Pg {
@@ -45,10 +51,28 @@ mod with_server {
 
     fn pg(clock: &ManualClock) -> Option<Pg> {
         postgres_url()?;
+        let gate = Gate::Shared(crate::support::pg_shared());
         let schema = fresh_schema();
         Some(Pg {
             store: Arc::new(pg_store(Arc::new(clock.clone()), &schema)),
             schema,
+            _gate: gate,
+        })
+    }
+
+    /// Like [`pg`], with the server to itself (no other test runs against it meanwhile).
+    fn pg_alone(clock: &ManualClock) -> Option<Pg> {
+        postgres_url()?;
+        let gate = Gate::Alone(
+            crate::support::PG_GATE
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let schema = fresh_schema();
+        Some(Pg {
+            store: Arc::new(pg_store(Arc::new(clock.clone()), &schema)),
+            schema,
+            _gate: gate,
         })
     }
 
@@ -301,7 +325,7 @@ mod with_server {
     #[test]
     fn pg_database_restart_in_the_middle_of_a_run() {
         let clock = clock_at(T0);
-        let Some(p) = pg(&clock) else { return };
+        let Some(p) = pg_alone(&clock) else { return };
         let Ok(restart) = std::env::var("SHIFTWORK_TEST_POSTGRES_RESTART") else {
             assert!(
                 std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),

@@ -825,3 +825,52 @@ fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
         "context_summary"
     );
 }
+
+/// CT-136, CT-137: a new file gets the application id, schema version 1 and WAL; a file with another
+/// application id or a newer version is refused with STORE_UNAVAILABLE and left untouched.
+#[test]
+fn ct136_ct137_sqlite_header_and_refused_files() {
+    use contracts::{SqliteOptions, SqliteStore, StoreError};
+    let dir = tempfile::tempdir().unwrap();
+    let clock: Arc<dyn seams::Clock> = Arc::new(seams::SystemClock::new());
+    let path = dir.path().join("ok.db");
+    drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &seams::OsFs).unwrap());
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let header: (i64, i64, String) = raw
+        .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), (SELECT journal_mode FROM pragma_journal_mode)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(header, (0x5357_4354, 1, String::from("wal")));
+    drop(raw);
+    for (name, setup) in [
+        ("other.db", "PRAGMA application_id = 42; CREATE TABLE notes (x);"),
+        (
+            "newer.db",
+            "PRAGMA application_id = 1398227796; PRAGMA user_version = 2; CREATE TABLE contracts (x);",
+        ),
+    ] {
+        let p = dir.path().join(name);
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch(setup)
+            .unwrap();
+        let before = std::fs::read(&p).unwrap();
+        match SqliteStore::open(&p, SqliteOptions::default(), clock.clone(), &seams::OsFs) {
+            Err(StoreError::Unavailable(why)) => {
+                assert!(!why.contains(dir.path().to_str().unwrap()), "no path: {why}")
+            }
+            other => panic!("{name}: expected Unavailable, got {:?}", other.map(|_| ())),
+        }
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{name} is left untouched");
+    }
+}
+
+/// CT-58: the facade is `Send + Sync` and never panics on the inputs the fuzz target feeds it.
+#[test]
+fn ct58_facade_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Contracts>();
+    assert_send_sync::<contracts::MemoryStore>();
+    assert_send_sync::<contracts::SqliteStore>();
+}

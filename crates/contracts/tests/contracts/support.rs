@@ -17,6 +17,8 @@ pub struct TestStore {
     _dir: Option<tempfile::TempDir>,
     #[cfg(feature = "postgres")]
     pg: Option<Arc<contracts::PgStore>>,
+    #[cfg(feature = "postgres")]
+    _gate: Option<std::sync::RwLockReadGuard<'static, ()>>,
 }
 
 impl Drop for TestStore {
@@ -64,6 +66,15 @@ pub fn postgres_url() -> Option<String> {
     url
 }
 
+/// PostgreSQL runs share one server; the restart test must have it to itself. Every test using the
+/// server holds a read guard, the restart test the write guard.
+pub static PG_GATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A read guard of [`PG_GATE`].
+pub fn pg_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    PG_GATE.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A schema name no other test uses.
 pub fn fresh_schema() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -93,15 +104,19 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
             _dir: None,
             #[cfg(feature = "postgres")]
             pg: None,
+            #[cfg(feature = "postgres")]
+            _gate: None,
         },
         #[cfg(feature = "postgres")]
         "postgres" => {
+            let gate = pg_shared();
             let pg = Arc::new(pg_store(clock, &fresh_schema()));
             TestStore {
                 name: kind,
                 store: pg.clone(),
                 _dir: None,
                 pg: Some(pg),
+                _gate: Some(gate),
             }
         }
         _ => {
@@ -119,6 +134,8 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
                 _dir: Some(dir),
                 #[cfg(feature = "postgres")]
                 pg: None,
+                #[cfg(feature = "postgres")]
+                _gate: None,
             }
         }
     }

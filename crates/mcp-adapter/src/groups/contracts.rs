@@ -244,10 +244,13 @@ impl Lazy {
                     config,
                 ))
             });
-            *slot = Some(opened.map_err(|e| match e {
-                StoreError::Unavailable(_) => e,
-                other => StoreError::Unavailable(other.to_string()),
-            }));
+            match opened {
+                // A busy lock at opening is transient: answer STORE_BUSY and try again next call.
+                Err(e @ StoreError::Busy(_)) => return Err(e),
+                Err(StoreError::Unavailable(why)) => *slot = Some(Err(StoreError::Unavailable(why))),
+                Err(other) => *slot = Some(Err(StoreError::Unavailable(other.to_string()))),
+                Ok(c) => *slot = Some(Ok(c)),
+            }
         }
         match slot.as_ref() {
             Some(Ok(c)) => Ok(c.clone()),
