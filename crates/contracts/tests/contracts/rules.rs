@@ -874,3 +874,29 @@ fn ct58_facade_is_send_and_sync() {
     assert_send_sync::<contracts::MemoryStore>();
     assert_send_sync::<contracts::SqliteStore>();
 }
+
+/// CT-65, CT-99: one poll closes at most 8 stale contracts, then stops with the exact message; the
+/// next poll goes on.
+#[test]
+fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
+    let (fx, c) = world();
+    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+    for i in 0..10 {
+        fx.fs.write_file(format!("/w/f{i}.rs"), b"x\n");
+        let d = call(&c, "dispatch_contract", json!({"requester_agent": "alice", "target_agent": "bob", "title": format!("t{i}"), "workspace_root": "/w", "pointers": [format!("f{i}.rs")]}));
+        assert_eq!(d["ok"], true);
+    }
+    use seams::Fs;
+    for i in 0..9 {
+        fx.fs.remove_file(Path::new(&format!("/w/f{i}.rs"))).unwrap();
+    }
+    let first = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+    assert_eq!(first["has_task"], false);
+    assert_eq!(first["message"], "Closed 8 contracts whose files changed for agent \"bob\"; call poll_next_task again");
+    assert_eq!(first["skipped_stale"].as_array().unwrap().len(), 8);
+    let second = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+    assert_eq!(second["has_task"], true);
+    assert_eq!(second["contract"]["title"], "t9");
+    assert_eq!(second["skipped_stale"].as_array().unwrap().len(), 1);
+    assert_eq!(second["skipped_stale"][0]["title"], "t8");
+}
