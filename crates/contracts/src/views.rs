@@ -476,6 +476,6 @@ pub struct VerifyOutcome {
     pub now: EpochMs,
     /// The record's summary.
     pub contract: ContractSummary,
-    /// `NO_IDENTITY`, `EPOCH_NOT_SUPPLIED`.
+    /// `NO_IDENTITY` when the caller has no identity.
     pub warnings: Vec<Warning>,
 }

@@ -39,8 +39,6 @@ fn invalid(answer: &Value) -> String {
 
 /// The refusal codes each tool may answer (CT-97 … CT-119).
 pub fn allowed(tool: &str) -> &'static [&'static str] {
-    const STORE: [&str; 3] = ["STORE_BUSY", "STORE_UNAVAILABLE", "STORE_ERROR"];
-    let _ = STORE;
     match tool {
         "dispatch_contract" => &[
             "UNKNOWN_ARGUMENT",
@@ -883,7 +881,11 @@ fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
     fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
     for i in 0..10 {
         fx.fs.write_file(format!("/w/f{i}.rs"), b"x\n");
-        let d = call(&c, "dispatch_contract", json!({"requester_agent": "alice", "target_agent": "bob", "title": format!("t{i}"), "workspace_root": "/w", "pointers": [format!("f{i}.rs")]}));
+        let d = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": format!("t{i}"), "workspace_root": "/w", "pointers": [format!("f{i}.rs")]}),
+        );
         assert_eq!(d["ok"], true);
     }
     use seams::Fs;
@@ -892,7 +894,10 @@ fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
     }
     let first = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
     assert_eq!(first["has_task"], false);
-    assert_eq!(first["message"], "Closed 8 contracts whose files changed for agent \"bob\"; call poll_next_task again");
+    assert_eq!(
+        first["message"],
+        "Closed 8 contracts whose files changed for agent \"bob\"; call poll_next_task again"
+    );
     assert_eq!(first["skipped_stale"].as_array().unwrap().len(), 8);
     let second = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
     assert_eq!(second["has_task"], true);
