@@ -1,0 +1,136 @@
+//! Every tool of every group built into the binary: its descriptor (MC-7), the size of `tools/list`
+//! (MC-11), the unknown-argument refusal (MC-9), and every call of the group's demo script through MCP
+//! with its `structuredContent` validated against the tool's `outputSchema` (MC-8). A group is covered
+//! here as soon as it is listed in `groups::all()`.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use serde_json::{Value, json};
+use shiftwork_mcp::registry::{DemoStep, KNOWN_GROUPS, Registry};
+use shiftwork_mcp::settings::Settings;
+use shiftwork_mcp::{Server, groups, instructions};
+
+/// Settings for every group as the demo gives them, inside `root`.
+fn demo_settings(root: &std::path::Path) -> Settings {
+    let mut settings = Settings::new(Vec::new(), Vec::new());
+    for group in groups::all() {
+        for (setting, value) in (group.demo_settings)(root) {
+            settings.set_flag(setting, value);
+        }
+    }
+    settings
+}
+
+#[test]
+fn every_group_is_a_known_group_listed_in_order() {
+    let names: Vec<&str> = groups::all().iter().map(|g| g.name).collect();
+    let mut expected: Vec<&str> = KNOWN_GROUPS.to_vec();
+    expected.retain(|g| names.contains(g));
+    assert_eq!(names, expected);
+}
+
+#[test]
+fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_small() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = demo_settings(tmp.path());
+    let all = groups::all();
+    let mut total = Vec::new();
+    for group in &all {
+        let registry = Registry::build(&all, &[group.name], &settings).unwrap();
+        let descriptors: Vec<Value> = registry
+            .tools()
+            .iter()
+            .map(|t| serde_json::to_value(shiftwork_mcp::server::descriptor(t)).unwrap())
+            .collect();
+        for d in &descriptors {
+            let name = d["name"].as_str().unwrap();
+            assert!(
+                d["title"].as_str().is_some_and(|t| !t.is_empty()),
+                "{name}: title"
+            );
+            assert!(
+                d["description"].as_str().is_some_and(|t| t.len() > 20),
+                "{name}: description"
+            );
+            assert_eq!(d["inputSchema"]["type"], "object", "{name}");
+            assert_eq!(
+                d["inputSchema"]["additionalProperties"], false,
+                "{name}: inputSchema must be closed"
+            );
+            assert_eq!(d["outputSchema"]["type"], "object", "{name}: outputSchema root");
+            for hint in [
+                "readOnlyHint",
+                "destructiveHint",
+                "idempotentHint",
+                "openWorldHint",
+            ] {
+                assert!(d["annotations"][hint].is_boolean(), "{name}: {hint} must be set");
+            }
+            // The output schema itself must compile.
+            jsonschema::validator_for(&d["outputSchema"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let size = serde_json::to_string(&json!({"tools": descriptors}))
+            .unwrap()
+            .len();
+        assert!(
+            size < 10_000,
+            "MC-11: the {} group's tools/list is {size} bytes",
+            group.name
+        );
+        total.extend(descriptors);
+    }
+    let size = serde_json::to_string(&json!({"tools": total})).unwrap().len();
+    assert!(size < 24_000, "MC-11: the full tools/list is {size} bytes");
+}
+
+#[test]
+fn mc9_every_tool_refuses_an_undeclared_argument_with_the_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = groups::all();
+    let names: Vec<&str> = all.iter().map(|g| g.name).collect();
+    let registry = Registry::build(&all, &names, &demo_settings(tmp.path())).unwrap();
+    for tool in registry.tools() {
+        let known = tool.known_arguments();
+        let args = json!({"zz_not_an_argument": 1, "zz_second": 2});
+        let outcome = tool.call(args.as_object().unwrap());
+        let sentence = shiftwork_mcp::registry::unknown_argument_sentence("zz_not_an_argument", &known);
+        assert!(
+            outcome.text().contains(&sentence),
+            "{}: {}",
+            tool.name,
+            outcome.text()
+        );
+    }
+}
+
+#[tokio::test]
+async fn mc8_every_demo_call_validates_against_its_output_schema_through_mcp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = groups::all();
+    let names: Vec<&str> = all.iter().map(|g| g.name).collect();
+    let registry = Registry::build(&all, &names, &demo_settings(tmp.path())).unwrap();
+    let client = support::connect(Server::new(registry, instructions(&all, &names))).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut calls = 0;
+    let mut expected_calls = 0;
+    for group in &all {
+        for step in (group.demo)(tmp.path()) {
+            match step {
+                DemoStep::Say(_) => {}
+                DemoStep::Prepare(what, action) => action().unwrap_or_else(|e| panic!("{what}: {e}")),
+                DemoStep::Call(tool, args) => {
+                    expected_calls += 1;
+                    let def = tools
+                        .iter()
+                        .find(|t| t.name == tool)
+                        .unwrap_or_else(|| panic!("{tool} not listed"));
+                    let result = support::call(&client, tool, args).await;
+                    support::assert_valid_answer(def, &result);
+                    calls += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(calls, expected_calls);
+}

@@ -1,0 +1,74 @@
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use seams::{Host, OsHost, ProbeStatus};
+
+#[test]
+fn os_host_knows_itself_and_the_dead() {
+    let host = OsHost;
+    assert_eq!(host.pid(), std::process::id());
+    assert!(host.is_pid_alive(host.pid()));
+    assert!(!host.hostname().is_empty());
+    // A child that has exited and been reaped no longer exists.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    assert!(!host.is_pid_alive(pid));
+    assert!(!host.is_pid_alive(0));
+}
+
+#[test]
+fn probe_reports_exit_code_output_and_runs_in_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker"), "x").unwrap();
+    let out = OsHost.run_probe(
+        "test -f marker && echo found; echo err >&2; exit 3",
+        dir.path(),
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status, ProbeStatus::Exited(3));
+    assert_eq!(out.stdout, b"found\n");
+    assert_eq!(out.stderr, b"err\n");
+}
+
+#[test]
+fn probe_past_its_timeout_is_killed_with_its_children() {
+    let start = Instant::now();
+    // The shell starts a grandchild that would keep the pipes open; the group kill ends both.
+    let out = OsHost.run_probe(
+        "sleep 30 & sleep 30; echo never",
+        Path::new("/"),
+        Duration::from_millis(300),
+    );
+    assert_eq!(out.status, ProbeStatus::TimedOut);
+    assert!(out.stdout.is_empty());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "the probe was not killed: {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn probe_output_is_capped() {
+    let out = OsHost.run_probe(
+        "head -c 3000000 /dev/zero",
+        Path::new("/"),
+        Duration::from_secs(20),
+    );
+    assert!(out.succeeded());
+    assert_eq!(out.stdout.len(), seams::PROBE_OUTPUT_CAP);
+}
+
+#[test]
+fn probe_in_a_missing_directory_fails_to_spawn() {
+    let out = OsHost.run_probe(
+        "true",
+        Path::new("/nonexistent/dir/for/probe"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(
+        out.status,
+        ProbeStatus::SpawnFailed(String::from("No such file or directory"))
+    );
+}
