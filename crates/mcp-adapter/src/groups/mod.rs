@@ -3,7 +3,9 @@
 
 use crate::registry::Group;
 
+pub mod hours;
+
 /// The groups built into this binary, in `tools/list` order.
 pub fn all() -> Vec<&'static Group> {
-    vec![]
+    vec![&hours::GROUP]
 }
