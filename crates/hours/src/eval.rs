@@ -18,10 +18,11 @@
 //! *t* whose membership differs from membership at *t*, and the previous end is the last candidate at or
 //! before *t* with membership true one second before it.
 //!
-//! A candidate from local date *d* happens while the wall clock shows a date within one day of *d*
-//! (no fold in the bundled data, 1900–2199, sets the clock back a whole day). So the forward search
-//! starts at the local date of *t* minus one and may stop once it has looked one date past the local
-//! date of the best answer so far; the backward search mirrors this. No fixed-interval stepping, no
+//! The wall clock never runs back by a whole day (the largest fold in the bundled data, 1900–2199, is
+//! Kwajalein's 23 hours in 1969), and a candidate's local time is the wall clock at it (or just before
+//! or after its transition). So the forward search visits boundaries in local order from one day before
+//! the wall clock at *t* and stops one day past the wall clock at the best answer so far; the backward
+//! search mirrors this. No fixed-interval stepping, no
 //! eight-day horizon (HR-49): the search gives up only after [`SEARCH_DAYS`] days.
 
 use chrono::{DateTime, LocalResult, Offset, TimeZone, Utc};
@@ -30,8 +31,8 @@ use chrono_tz::{GapInfo, Tz};
 use crate::expr::Expr;
 use crate::zone::{self, DAY, day_of, offset_at, offset_at_secs, week_position};
 
-/// How many local dates a search examines before it reports `None` (HR-49 allows ending 366 days
-/// away; two more cover the one-date margins at both ends).
+/// How many days of local time a search covers before it reports `None` (HR-49 allows ending 366
+/// days away; two more cover the one-day margins at both ends).
 pub(crate) const SEARCH_DAYS: i64 = 368;
 
 /// An expression bound to the zone it is evaluated in (HR-46): its prefix zone, else the default zone
@@ -143,34 +144,44 @@ impl<'a> ZonedExpr<'a> {
         if self.expr.covers_whole_week() {
             return None;
         }
+        let plan = self.expr.plan();
         let ts = t.timestamp();
         let local = ts + offset_at(self.tz, &t);
-        let here = self.expr.plan().contains(week_position(local));
-        let first_day = day_of(local) - 1;
-        // The best answer so far: (instant, its local day).
-        let mut best: Option<(i64, i64)> = None;
-        let mut candidates = Vec::new();
-        for day in first_day..first_day + SEARCH_DAYS {
-            if best.is_some_and(|(_, best_day)| day > best_day + 1) {
-                break;
-            }
-            candidates.clear();
-            if !self.candidates(day, &mut candidates) {
-                break;
-            }
-            for &c in &candidates {
-                if c <= ts || best.is_some_and(|(b, _)| c >= b) {
+        let here = plan.contains(week_position(local));
+        // Boundaries are visited in local order over the open range (low, high); `high` shrinks to one
+        // day past the wall clock of the best answer once there is one.
+        let low = local - DAY;
+        let mut high = low + SEARCH_DAYS * DAY;
+        let mut best: Option<i64> = None;
+        let mut day = day_of(low);
+        'days: while day * DAY < high {
+            for second in plan.boundaries_on(zone::weekday_of_day(day)) {
+                let x = day * DAY + second;
+                if x <= low {
                     continue;
                 }
-                let Some((member, local_c)) = self.state_at(c) else {
-                    continue;
-                };
-                if member != here {
-                    best = Some((c, day_of(local_c)));
+                if x >= high {
+                    break 'days;
+                }
+                let placed = self.place(x, |c, wall| {
+                    if c <= ts || best.is_some_and(|b| c >= b) {
+                        return;
+                    }
+                    let Some((member, wall)) = self.state_with(c, wall) else {
+                        return;
+                    };
+                    if member != here {
+                        best = Some(c);
+                        high = wall + DAY;
+                    }
+                });
+                if !placed {
+                    break 'days;
                 }
             }
+            day += 1;
         }
-        best.and_then(|(b, _)| DateTime::from_timestamp(b, 0))
+        best.and_then(|b| DateTime::from_timestamp(b, 0))
     }
 
     /// The largest in→out flip at or before `t` (HR-44): the instant hours last ended. `None` when `t`
@@ -190,75 +201,81 @@ impl<'a> ZonedExpr<'a> {
         if self.expr.covers_whole_week() {
             return None;
         }
+        let plan = self.expr.plan();
         let ts = t.timestamp();
         let local = ts + offset_at(self.tz, &t);
-        if self.expr.plan().contains(week_position(local)) {
+        if plan.contains(week_position(local)) {
             return None;
         }
-        let last_day = day_of(local) + 1;
-        // The best answer so far: (instant, local day of the second before it).
-        let mut best: Option<(i64, i64)> = None;
-        let mut candidates = Vec::new();
-        for day in (last_day - SEARCH_DAYS + 1..=last_day).rev() {
-            if best.is_some_and(|(_, best_day)| day < best_day - 1) {
-                break;
-            }
-            candidates.clear();
-            if !self.candidates(day, &mut candidates) {
-                break;
-            }
-            for &c in &candidates {
-                if c > ts || best.is_some_and(|(b, _)| c <= b) {
+        // Boundaries are visited in descending local order over the open range (low, high); `low`
+        // rises to one day before the wall clock of the second before the best answer.
+        let high = local + DAY;
+        let mut low = high - SEARCH_DAYS * DAY;
+        let mut best: Option<i64> = None;
+        let mut day = day_of(high - 1);
+        'days: while (day + 1) * DAY > low {
+            for second in plan.boundaries_on(zone::weekday_of_day(day)).rev() {
+                let x = day * DAY + second;
+                if x >= high {
                     continue;
                 }
-                let Some((member_before, local_before)) = self.state_at(c - 1) else {
-                    continue;
-                };
-                if member_before {
-                    best = Some((c, day_of(local_before)));
+                if x <= low {
+                    break 'days;
+                }
+                let placed = self.place(x, |c, _| {
+                    if c > ts || best.is_some_and(|b| c <= b) {
+                        return;
+                    }
+                    let Some((member_before, wall_before)) = self.state_with(c - 1, None) else {
+                        return;
+                    };
+                    if member_before {
+                        best = Some(c);
+                        low = wall_before - DAY;
+                    }
+                });
+                if !placed {
+                    break 'days;
                 }
             }
+            day -= 1;
         }
-        best.and_then(|(b, _)| DateTime::from_timestamp(b, 0))
+        best.and_then(|b| DateTime::from_timestamp(b, 0))
     }
 
-    /// Membership and the wall clock (local seconds) at the whole second `ts`.
-    fn state_at(&self, ts: i64) -> Option<(bool, i64)> {
-        let local = ts + offset_at_secs(self.tz, ts)?;
-        Some((self.expr.plan().contains(week_position(local)), local))
+    /// Membership and the wall clock (local seconds) at the whole second `ts`; `wall` when the caller
+    /// already knows the wall clock there.
+    fn state_with(&self, ts: i64, wall: Option<i64>) -> Option<(bool, i64)> {
+        let wall = match wall {
+            Some(w) => w,
+            None => ts + offset_at_secs(self.tz, ts)?,
+        };
+        Some((self.expr.plan().contains(week_position(wall)), wall))
     }
 
-    /// Appends the candidate instants (Unix seconds) of local day `day` to `out`. Returns `false` when the
-    /// day lies outside chrono's range (the search ends there, HR-50).
-    fn candidates(&self, day: i64, out: &mut Vec<i64>) -> bool {
-        let Some(midnight) = day.checked_mul(DAY) else {
+    /// Places the local time `x` (local seconds) on the time line and calls `f` with each candidate
+    /// instant and, when the lookup tells it, the wall clock there (HR-48: every answer of the lookup
+    /// handled explicitly, no default disambiguation). Returns `false` when chrono cannot represent `x`
+    /// (the search ends there, HR-50).
+    fn place(&self, x: i64, mut f: impl FnMut(i64, Option<i64>)) -> bool {
+        let Some(naive) = DateTime::from_timestamp(x, 0).map(|d| d.naive_utc()) else {
             return false;
         };
-        if DateTime::from_timestamp(midnight, 0).is_none()
-            || DateTime::from_timestamp(midnight + DAY, 0).is_none()
-        {
-            return false;
-        }
-        for second in self.expr.plan().boundaries_on(zone::weekday_of_day(day)) {
-            let local = midnight + second;
-            let Some(naive) = DateTime::from_timestamp(local, 0).map(|d| d.naive_utc()) else {
-                return false;
-            };
-            match self.tz.offset_from_local_datetime(&naive) {
-                LocalResult::Single(o) => out.push(local - i64::from(o.fix().local_minus_utc())),
-                LocalResult::Ambiguous(a, b) => {
-                    let first = local - i64::from(a.fix().local_minus_utc());
-                    let second = local - i64::from(b.fix().local_minus_utc());
-                    out.push(first);
-                    out.push(second);
-                    if let Some(transition) = self.transition_between(first.min(second), first.max(second)) {
-                        out.push(transition);
-                    }
+        let seconds = |o: <Tz as TimeZone>::Offset| i64::from(o.fix().local_minus_utc());
+        match self.tz.offset_from_local_datetime(&naive) {
+            // The span holding `x` also holds `x − offset` on the UTC line, so the wall clock there is `x`.
+            LocalResult::Single(o) => f(x - seconds(o), Some(x)),
+            LocalResult::Ambiguous(a, b) => {
+                let (first, second) = (x - seconds(a), x - seconds(b));
+                f(first, Some(x));
+                f(second, Some(x));
+                if let Some(transition) = self.transition_between(first.min(second), first.max(second)) {
+                    f(transition, None);
                 }
-                LocalResult::None => {
-                    if let Some(transition) = gap_transition(self.tz, &naive) {
-                        out.push(transition);
-                    }
+            }
+            LocalResult::None => {
+                if let Some(transition) = gap_transition(self.tz, &naive) {
+                    f(transition, None);
                 }
             }
         }

@@ -82,7 +82,7 @@ impl WeekPlan {
     }
 
     /// The boundaries on weekday `weekday` (Monday = 0), as seconds after that day's midnight.
-    pub(crate) fn boundaries_on(&self, weekday: usize) -> impl Iterator<Item = i64> + '_ {
+    pub(crate) fn boundaries_on(&self, weekday: usize) -> impl DoubleEndedIterator<Item = i64> + '_ {
         let base = weekday as i64 * DAY;
         self.boundaries[self.day_start[weekday]..self.day_start[weekday + 1]]
             .iter()

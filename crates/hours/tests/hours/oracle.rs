@@ -289,3 +289,73 @@ fn hr89_oracle_matches_vectors() {
         );
     }
 }
+
+/// HR-39, HR-43, HR-44 at the extremes of the bundled data: Kwajalein set its clocks back 23 hours in
+/// 1969 (the largest fold there is) and skipped a day in 1993; Apia skipped a day in 2011. The crate
+/// agrees with the oracle hour by hour across each change.
+#[test]
+fn hr39_largest_fold_and_skipped_days_agree_with_the_oracle() {
+    let expressions = [
+        "Mon-Fri 09:00-17:00",
+        "Fri 22:00-02:00",
+        "Sun 02:00-02:30",
+        "00:00-00:01",
+        "Mon-Sun 12:00-12:01; Mon-Sun 12:01-11:00",
+        "Thu 10:00-09:00",
+    ];
+    let cases = [
+        ("Pacific/Kwajalein", "1969-06-01T00:00:00Z"),
+        ("Pacific/Kwajalein", "1993-06-01T00:00:00Z"),
+        ("Pacific/Apia", "2011-06-01T00:00:00Z"),
+    ];
+    for (zone, from) in cases {
+        let from = crate::utc(from).timestamp();
+        let transition = transition_after(tz(zone), from).expect("a transition within 400 days");
+        for expression in expressions {
+            for hours in -60..=60 {
+                check_case(expression, zone, from, true, hours * 3600 + 17 * 60, 0)
+                    .unwrap_or_else(|e| panic!("around {transition}: {e}"));
+                // `check_case` puts the instant at the first transition after `from`, shifted.
+            }
+        }
+    }
+}
+
+/// The assumption the search rests on (see the crate's `eval` module): no fold in the bundled data,
+/// 1900–2199, sets the wall clock back by a whole day. Every zone is sampled daily; a drop of the UTC
+/// offset between two samples of 24 hours or more fails the test. Extended run only (release, ~seconds).
+#[test]
+#[ignore = "extended run: scans every zone of the database, 1900–2199"]
+fn no_fold_reaches_a_whole_day() {
+    use chrono::Offset;
+    let start = crate::utc("1900-01-01T00:00:00Z").timestamp();
+    let end = crate::utc("2200-01-01T00:00:00Z").timestamp();
+    let mut largest = (0i32, "", 0i64);
+    for zone in chrono_tz::TZ_VARIANTS {
+        let offset = |s: i64| {
+            DateTime::from_timestamp(s, 0)
+                .unwrap()
+                .with_timezone(&zone)
+                .offset()
+                .fix()
+                .local_minus_utc()
+        };
+        let mut previous = offset(start);
+        let mut s = start;
+        while s < end {
+            s += 86_400;
+            let now = offset(s);
+            if previous - now > largest.0 {
+                largest = (previous - now, zone.name(), s);
+            }
+            previous = now;
+        }
+    }
+    eprintln!(
+        "largest fold: {} h in {} near {}",
+        f64::from(largest.0) / 3600.0,
+        largest.1,
+        largest.2
+    );
+    assert!(largest.0 < 86_400, "{largest:?}");
+}
