@@ -22,7 +22,8 @@ fn check_error(input: &str, kind: ParseErrorKind, text: &str) {
     assert_eq!(err.kind(), kind, "error kind for {input:?}");
 }
 
-/// HR-24 … HR-27 (and HR-18, HR-15 step 5): the exact canonical forms of §4.
+/// HR-24, HR-25, HR-26, HR-27 (and HR-18, HR-15 step 5): the exact canonical forms of §4 — deliberately
+/// not the input: days expanded, duplicates kept, whitespace normalised, names re-cased.
 #[test]
 fn hr24_to_hr27_canonical_forms() {
     #[rustfmt::skip]
@@ -74,7 +75,8 @@ fn hr10_also_accepted() {
     }
 }
 
-/// HR-20 … HR-23 (and the reading order of HR-12 … HR-17): every example of §3, exact.
+/// HR-1, HR-20, HR-21, HR-22, HR-23 (and the reading order of HR-12 … HR-17): every example of §3,
+/// byte for byte, with the wrapping of HR-21 (`window "…": start time "…": …`).
 #[test]
 fn hr20_error_table() {
     use ParseErrorKind::*;
@@ -344,5 +346,52 @@ fn hr28_hr29_hr32_zone_names() {
                 assert_eq!(e.unwrap_err().to_string(), text);
             }
         }
+    }
+}
+
+/// HR-2, Appendix A: where this product deliberately differs from the reference, each difference holds
+/// (#1 signs, #2 `TZ=Local`, #3 whitespace after a comma, #4 ASCII-only case folding, #9 quoting,
+/// #10 the unknown-zone tail). #5 is pinned by the vectors (exact, no eight-day limit), #6 by the
+/// default-zone tests, #7 by G-22 and #8 by the NEXT-text tests.
+#[test]
+fn hr2_appendix_a_divergences() {
+    let rows: &[(&str, Option<&str>)] = &[
+        (
+            "+9:00-13:00",
+            Some(r#"window "+9:00-13:00": start time "+9:00": malformed hour"#),
+        ),
+        (
+            "09:+5-13:00",
+            Some(r#"window "09:+5-13:00": start time "09:+5": malformed minute"#),
+        ),
+        (
+            "TZ=Local 09:00-13:00",
+            Some(r#"unknown time zone "Local": unknown time zone Local"#),
+        ),
+        ("Mon, Wed 09:00-10:00", None),
+        ("MON-fRi 09:00-10:00", None),
+        (
+            "\u{212a}on 09:00-10:00",
+            Some(
+                "window \"\u{212a}on 09:00-10:00\": unknown day \"\u{212a}on\" (want Mon, Tue, Wed, Thu, Fri, Sat, or Sun)",
+            ),
+        ),
+        (
+            "Mon\u{1}-Fri 09:00-10:00",
+            Some(
+                r#"window "Mon\u{1}-Fri 09:00-10:00": unknown day "Mon\u{1}" (want Mon, Tue, Wed, Thu, Fri, Sat, or Sun)"#,
+            ),
+        ),
+        (
+            "TZ=Nowhere/Zone 09:00-13:00",
+            Some(r#"unknown time zone "Nowhere/Zone": unknown time zone Nowhere/Zone"#),
+        ),
+    ];
+    for &(input, error) in rows {
+        assert_eq!(
+            Expr::parse(input).err().map(|e| e.to_string()).as_deref(),
+            error,
+            "{input:?}"
+        );
     }
 }

@@ -90,8 +90,9 @@ fn hr91_guard_catches_offences() {
     );
 }
 
-/// HR-5: the normal dependencies are exactly chrono (no default features, `std` only) and chrono-tz;
-/// proptest, croner and divan are never normal dependencies.
+/// HR-5, HR-97: the normal dependencies are exactly chrono (no default features, `std` only) and
+/// chrono-tz; proptest, croner and divan are never normal dependencies, and croner and divan belong to
+/// the `benches` member only.
 #[test]
 fn hr5_dependencies() {
     let manifest = std::fs::read_to_string(crate_dir().join("Cargo.toml")).unwrap();
@@ -113,6 +114,47 @@ fn hr5_dependencies() {
     );
     for line in deps {
         assert!(!line.contains("features"), "hours adds no features: {line}");
+    }
+    let root = crate_dir().join("../..");
+    let benches = std::fs::read_to_string(root.join("benches/Cargo.toml")).unwrap();
+    assert!(benches.contains("croner") && benches.contains("divan"));
+    for member in [
+        "crates/seams",
+        "crates/hours",
+        "crates/mcp-adapter",
+        "crates/worklog",
+        "crates/contracts",
+        "crates/shiftwork-core",
+        "examples",
+    ] {
+        let Ok(manifest) = std::fs::read_to_string(root.join(member).join("Cargo.toml")) else {
+            continue;
+        };
+        for bench_only in ["croner", "divan"] {
+            assert!(
+                !manifest.contains(bench_only),
+                "HR-97: {member} names {bench_only}"
+            );
+        }
+    }
+}
+
+/// HR-48: no label is placed with chrono's default disambiguation — the sources never call
+/// `earliest()`, `latest()` or `single()`.
+#[test]
+fn hr48_no_default_disambiguation() {
+    let mut files = Vec::new();
+    rust_files(&crate_dir().join("src"), &mut files);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for call in [".earliest()", ".latest()", ".single()"] {
+                assert!(!line.contains(call), "{}:{}: {call}", file.display(), i + 1);
+            }
+        }
     }
 }
 

@@ -215,10 +215,11 @@ fn hr38_subsecond_truncation() {
     assert!(z.is_in(utc("2026-09-21T09:00:00.000000001Z")));
 }
 
-/// HR-30, HR-31: without a prefix the default zone decides and is reported by `Tz::name()`; with a
-/// prefix the default zone is ignored and the zone text is reported as written.
+/// HR-30, HR-31, HR-46: without a prefix the default zone decides and is reported by `Tz::name()`; with
+/// a prefix the default zone is ignored and the zone text is reported as written; `bind` offers `zone`,
+/// `zone_name` and the four evaluation functions.
 #[test]
-fn hr30_hr31_default_zone_and_names() {
+fn hr30_hr31_hr46_default_zone_and_names() {
     let plain = Expr::parse("Mon-Fri 09:00-17:30").unwrap();
     let t = utc("2026-09-21T03:30:00Z"); // 09:00 in Kolkata, 23:30 Sunday in New York
     assert!(plain.bind(tz("Asia/Kolkata")).is_in(t));
@@ -276,4 +277,80 @@ fn hr50_domain_edges() {
         let out = utc("2199-12-31T20:00:00Z"); // a Tuesday
         assert!(z.is_in(out) || z.prev_end(out).is_some());
     }
+}
+
+/// HR-47, HR-48: exact from boundaries, off the minute grid too. Monrovia kept −00:44:30 until
+/// 1972-01-07, when its clocks jumped from 00:00 to 00:44:30: labels land on odd seconds, a window lying
+/// in that gap does not occur, and a window ending in it ends at the transition instant. Sampling every
+/// 30 s (the reference) would miss every one of these by seconds.
+#[test]
+fn hr47_hr48_exact_off_the_minute_grid() {
+    check(
+        "Monrovia-1",
+        "TZ=Africa/Monrovia Mon-Fri 09:00-17:00",
+        "—",
+        "1970-01-05T00:00:00Z",
+        false,
+        "1970-01-05T09:44:30Z",
+        "1970-01-02T17:44:30Z",
+    );
+    check(
+        "Monrovia-2",
+        "TZ=Africa/Monrovia Fri 00:00-00:30",
+        "—",
+        "1972-01-06T12:00:00Z",
+        false,
+        "1972-01-14T00:00:00Z",
+        "1971-12-31T01:14:30Z",
+    );
+    check(
+        "Monrovia-3",
+        "TZ=Africa/Monrovia Thu 23:00-00:30",
+        "—",
+        "1972-01-07T00:00:00Z",
+        true,
+        "1972-01-07T00:44:30Z",
+        "—",
+    );
+    check(
+        "Monrovia-4",
+        "TZ=Africa/Monrovia Thu 23:00-00:30",
+        "—",
+        "1972-01-07T00:44:30Z",
+        false,
+        "1972-01-13T23:00:00Z",
+        "1972-01-07T00:44:30Z",
+    );
+}
+
+/// HR-37: windows are a union — overlapping and duplicate windows are allowed, not merged in the
+/// canonical form, and a time is in hours if any window holds it; the next change skips over the seams
+/// between touching or overlapping windows.
+#[test]
+fn hr37_union_of_windows() {
+    let e = Expr::parse("TZ=UTC Mon 09:00-12:00; Mon 11:00-13:00; Mon 13:00-14:00; Mon 09:00-12:00").unwrap();
+    assert_eq!(e.windows().len(), 4);
+    assert_eq!(
+        e.to_string(),
+        "TZ=UTC Mon 09:00-12:00; Mon 09:00-12:00; Mon 11:00-13:00; Mon 13:00-14:00"
+    );
+    let z = e.bind(tz("UTC"));
+    for (t, member) in [
+        ("11:30", true),
+        ("12:30", true),
+        ("13:00", true),
+        ("13:59", true),
+        ("14:00", false),
+        ("08:59", false),
+    ] {
+        assert_eq!(z.is_in(utc(&format!("2026-09-21T{t}:00Z"))), member, "{t}");
+    }
+    assert_eq!(
+        z.next_change(utc("2026-09-21T09:00:00Z")),
+        Some(utc("2026-09-21T14:00:00Z"))
+    );
+    assert_eq!(
+        z.prev_end(utc("2026-09-21T20:00:00Z")),
+        Some(utc("2026-09-21T14:00:00Z"))
+    );
 }
