@@ -53,6 +53,7 @@ pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Resul
                         crate::registry::Outcome::Answer(value, _) => {
                             crate::registry::Outcome::Answer(value, TextStyle::Pretty).text()
                         }
+                        rendered @ crate::registry::Outcome::Rendered(..) => rendered.text(),
                         crate::registry::Outcome::ToolError(message) => format!("tool error: {message}"),
                     };
                     writeln!(out, "{answer}\n")?;

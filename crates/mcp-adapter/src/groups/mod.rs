@@ -1,11 +1,13 @@
 //! The tool groups this build serves. Each group lives in its own module and is listed here once; a
 //! group whose crate has not landed is simply absent (its tools are never stubbed).
 
-use crate::registry::Group;
-
 pub mod hours;
+pub mod shiftwork;
+mod worklog;
+
+use crate::registry::Group;
 
 /// The groups built into this binary, in `tools/list` order.
 pub fn all() -> Vec<&'static Group> {
-    vec![&hours::GROUP]
+    vec![&shiftwork::GROUP, &worklog::GROUP, &hours::GROUP]
 }
