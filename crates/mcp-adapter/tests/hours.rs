@@ -13,7 +13,7 @@ use rmcp::model::Tool;
 use seams::ManualClock;
 use serde_json::{Value, json};
 use shiftwork_mcp::groups::hours::{self, ServerZone, resolve_server_zone};
-use shiftwork_mcp::registry::{Outcome, Registry, ToolDef};
+use shiftwork_mcp::registry::{Outcome, Registry, TextStyle, ToolDef};
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups, instructions};
 
@@ -85,8 +85,8 @@ async fn hr92_section_11_examples() {
 /// The handler's answer without MCP (for the many small cases).
 fn answer(tool: &ToolDef, arguments: Value) -> Value {
     match tool.call(arguments.as_object().unwrap()) {
-        Outcome::Answer(value, _) => value,
-        Outcome::ToolError(message) => panic!("HR-83: a refusal is never a tool error: {message}"),
+        Outcome::Answer(value, TextStyle::Compact) => value,
+        other => panic!("HR-83, HR-85: a compact answer, never a tool error: {other:?}"),
     }
 }
 
