@@ -1,6 +1,7 @@
 //! The tool groups this build serves. Each group lives in its own module and is listed here once; a
 //! group whose crate has not landed is simply absent (its tools are never stubbed).
 
+pub mod hours;
 pub mod shiftwork;
 mod worklog;
 
@@ -8,5 +9,5 @@ use crate::registry::Group;
 
 /// The groups built into this binary, in `tools/list` order.
 pub fn all() -> Vec<&'static Group> {
-    vec![&shiftwork::GROUP, &worklog::GROUP]
+    vec![&shiftwork::GROUP, &worklog::GROUP, &hours::GROUP]
 }
