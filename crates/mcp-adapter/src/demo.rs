@@ -87,6 +87,10 @@ fn call(
             answers.push(value);
             text
         }
+        crate::registry::Outcome::Rendered(value, text) => {
+            answers.push(value);
+            text
+        }
         crate::registry::Outcome::ToolError(message) => {
             answers.push(serde_json::Value::Null);
             format!("tool error: {message}")

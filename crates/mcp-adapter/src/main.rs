@@ -76,12 +76,15 @@ fn main() -> ExitCode {
                 Ok(_) => return usage_error("the arguments must be a JSON object"),
                 Err(e) => return usage_error(&format!("the arguments are not valid JSON: {e}")),
             };
-            match def.call(&arguments) {
-                Outcome::Answer(value, _) => {
-                    let text = if pretty {
-                        serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())
-                    } else {
-                        value.to_string()
+            let outcome = def.call(&arguments);
+            match &outcome {
+                Outcome::Answer(value, _) | Outcome::Rendered(value, _) => {
+                    let text = match (&outcome, pretty) {
+                        (Outcome::Rendered(_, text), true) => text.clone(),
+                        (_, true) => {
+                            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+                        }
+                        (_, false) => value.to_string(),
                     };
                     println!("{text}");
                     ExitCode::SUCCESS

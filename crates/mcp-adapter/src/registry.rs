@@ -38,6 +38,9 @@ pub enum TextStyle {
 pub enum Outcome {
     /// A result object (including a domain refusal): `structuredContent` plus one text block.
     Answer(Value, TextStyle),
+    /// A result object whose text block the group rendered itself, for groups whose answers hold
+    /// what `serde_json::Value` cannot (integers beyond 64 bits, `NaN`, Python float forms).
+    Rendered(Value, String),
     /// An MCP tool error (`isError: true`) with one text block.
     ToolError(String),
 }
@@ -50,6 +53,7 @@ impl Outcome {
                 serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
             }
             Outcome::Answer(value, TextStyle::Compact) => value.to_string(),
+            Outcome::Rendered(_, text) => text.clone(),
             Outcome::ToolError(message) => message.clone(),
         }
     }

@@ -56,7 +56,7 @@ pub fn descriptor(tool: &ToolDef) -> Tool {
 /// a tool error with one text block.
 pub fn render(outcome: &Outcome) -> CallToolResult {
     match outcome {
-        Outcome::Answer(value, _) => {
+        Outcome::Answer(value, _) | Outcome::Rendered(value, _) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text())]);
             result.structured_content = Some(value.clone());
             result

@@ -156,7 +156,16 @@ pub trait Fs: Send + Sync {
     /// OsFs.create_dir(&tmp.path().join("d"), 0o700).unwrap();
     /// assert_eq!(OsFs.metadata(&tmp.path().join("d")).unwrap().kind, seams::FileKind::Dir);
     /// ```
-    fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()>;
+    ///
+    /// The default implementation answers `Unsupported`, so that wrappers written before this method
+    /// existed keep compiling; [`crate::OsFs`], [`crate::MemFs`] and the forwarding impls implement it.
+    fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let _ = (path, mode);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this Fs cannot create directories",
+        ))
+    }
 }
 
 macro_rules! forward_fs {

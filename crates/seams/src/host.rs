@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 /// The most bytes of a probe's stdout or stderr kept; the rest is read and discarded.
 pub const PROBE_OUTPUT_CAP: usize = 1024 * 1024;
 
+/// How long a timed-out probe's process group has between SIGTERM and SIGKILL.
+pub const PROBE_KILL_GRACE: Duration = Duration::from_secs(2);
+
 /// How a probe ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeStatus {
@@ -50,7 +53,8 @@ pub trait Host: Send + Sync {
     /// Whether a process with this id exists on this host.
     fn is_pid_alive(&self, pid: u32) -> bool;
     /// Runs `command` with `sh -c` in `cwd`, stdin closed, and waits at most `timeout`; past it the
-    /// probe's process group is killed and the outcome is [`ProbeStatus::TimedOut`].
+    /// probe's process group is sent SIGTERM, then SIGKILL [`PROBE_KILL_GRACE`] later if any of it is
+    /// still running, and the outcome is [`ProbeStatus::TimedOut`].
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome;
 }
 
@@ -132,8 +136,7 @@ impl Host for OsHost {
                 Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
                 _ => {
                     if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
-                        // SAFETY: signals the probe's own process group, created by `process_group(0)`.
-                        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                        terminate_group(pgid, &mut child);
                     }
                     let _ = child.wait();
                     break ProbeStatus::TimedOut;
@@ -150,6 +153,28 @@ impl Host for OsHost {
             stderr: collect(stderr),
         }
     }
+}
+
+/// SIGTERM to the probe's process group, then SIGKILL once [`PROBE_KILL_GRACE`] has passed with any
+/// member still alive.
+fn terminate_group(pgid: libc::pid_t, child: &mut std::process::Child) {
+    let signal_group = |signal| {
+        // SAFETY: signals the probe's own process group, created by `process_group(0)`; a negative
+        // pid addresses the group, and signal 0 only checks that a member exists.
+        unsafe { libc::kill(-pgid, signal) == 0 }
+    };
+    signal_group(libc::SIGTERM);
+    let start = Instant::now();
+    while start.elapsed() < PROBE_KILL_GRACE {
+        // Reap the shell as soon as it exits so that only live members answer signal 0.
+        if let Ok(Some(_)) = child.try_wait()
+            && !signal_group(0)
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal_group(libc::SIGKILL);
 }
 
 fn capped_reader<R: Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {

@@ -36,7 +36,7 @@ pub mod path;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
-pub use host::{Host, MemHost, OsHost, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
+pub use host::{Host, MemHost, OsHost, PROBE_KILL_GRACE, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
 pub use mem_fs::{MemFs, Op, ReadHold};
 pub use os_fs::{OsFs, network_filesystem};
 

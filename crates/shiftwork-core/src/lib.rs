@@ -1,5 +1,41 @@
-//! `shiftwork-core` — not built yet.
+//! `shiftwork-core` — shift work for AI coding agents: a JSON checkpoint of planned units, a wave
+//! planner that says which units may run now, clock-in briefs and clock-out records with an
+//! accounting ledger.
 //!
-//! This crate is a placeholder in the workspace so that the layout of ARCHITECTURE.md holds from the
-//! first commit. Its behaviour is specified in `spec/` and is built by issue 3; until then the crate
-//! exports nothing, and the `shiftwork-mcp` binary serves none of its tools.
+//! The behaviour is the contract of `spec/shiftwork.md` (requirement ids `SW-n`), compatible byte for
+//! byte with the checkpoints and ledgers of bantamkit 0.36.2's shift-work tools.
+//!
+//! # What this crate never does
+//!
+//! It calls no `std::fs`, reads no clock, spawns no process and reads no environment: files go through
+//! [`seams::Fs`], time through [`seams::Clock`], process identity and probes through [`seams::Host`].
+//! It names no MCP type and no async runtime. No public operation panics on any input: every refusal
+//! is an answer value (SW-47, SW-150).
+
+pub mod json;
+pub mod schema;
+
+pub use schema::CHECKPOINT_SCHEMA;
+pub mod answer;
+pub mod budget;
+pub mod checkpoint;
+mod clock_out;
+mod commit;
+mod env;
+mod error;
+pub mod ledger;
+pub mod lock;
+pub mod paths;
+pub mod planner;
+pub mod ranking;
+mod recovery;
+pub mod search;
+mod tools;
+
+pub use clock_out::{ClockOut, clock_out, next_cursor};
+pub use env::{Env, PROBE_TIMEOUT};
+pub use error::Error;
+pub use paths::CheckpointPaths;
+pub use planner::work_plan;
+pub use recovery::recover;
+pub use tools::{clock_in, plan_checkpoint, status};

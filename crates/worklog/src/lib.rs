@@ -1,5 +1,58 @@
-//! `worklog` — not built yet.
+//! `worklog` — records one finished piece of work as a checked item (`- [x] …`) in the first checklist
+//! of the newest file of one configured directory, and tells whether such a checklist can be found.
 //!
-//! This crate is a placeholder in the workspace so that the layout of ARCHITECTURE.md holds from the
-//! first commit. Its behaviour is specified in `spec/` and is built by issue 6; until then the crate
-//! exports nothing, and the `shiftwork-mcp` binary serves none of its tools.
+//! People keep a Markdown work log, one file per day; their agents tick off what they finished in it.
+//! The crate has two layers (WL-2):
+//!
+//! * [`core`] — the pure core: the checklist grammar, the description's normal form, the duplicate
+//!   rule and the byte splice that inserts the new line. Text in, decision out.
+//! * [`Worklog`] — the service: the choice of the log file, the decision orders of `append` and
+//!   `check`, the append lock and the durable write, over the [`seams::Fs`] seam, with the exact
+//!   results and messages of the specification.
+//!
+//! ```
+//! use seams::MemFs;
+//! use worklog::{AppendStatus, Config, Worklog};
+//!
+//! let fs = MemFs::new();
+//! fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n");
+//! let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs.clone());
+//! let result = log.append("Fixed the bug", false).unwrap();
+//! assert_eq!(result.status, AppendStatus::Created);
+//! assert_eq!(result.message, "\"2026-09-06.md\" had no checklist, so one was started with this item");
+//! assert_eq!(fs.file("/notes/2026-09-06.md").unwrap(), b"# 2026-09-06\n\n- [x] Fixed the bug\n");
+//! ```
+//!
+//! # What this crate never does
+//!
+//! * It never creates, renames or deletes a log file or a directory. It changes a log file only by
+//!   inserting one run of text at one place — every existing byte stays: line endings, a missing final
+//!   line break, the byte order mark (WL-1, WL-24). Its only other trace is the lock file
+//!   `.worklog.lock` in the log directory, created by the first append.
+//! * It never reveals where the log lives: no result, message or error holds a path, a directory's
+//!   name, a link's target or any content of the file but the one line of the call (WL-70).
+//! * It touches the filesystem only through [`seams::Fs`], reads no environment variable and no clock,
+//!   and writes no log output (WL-3).
+//!
+//! # Design notes
+//!
+//! * The checklist grammar is deliberately small (§5): items, list lines, fences, front matter and
+//!   thematic breaks; no other Markdown construct is recognised, so the answer never depends on a
+//!   Markdown library's version.
+//! * The newest file by modification time is "today's" file: no date is computed and no name parsed,
+//!   so work finished after midnight lands in the file the user started last.
+//! * The parser scans bytes and stops at the end of the checklist, and the write streams the old bytes
+//!   around the insertion: a 10 MB log costs one read and one write.
+//! * A carriage return inside the first item's indent is copied as a space (see [`core::plan_append`]).
+
+pub mod core;
+
+mod config;
+mod error;
+mod outcome;
+mod service;
+
+pub use config::Config;
+pub use error::WorklogError;
+pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus};
+pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, TEMP_PREFIX, TEMP_SUFFIX, Worklog};

@@ -50,6 +50,35 @@ fn probe_past_its_timeout_is_killed_with_its_children() {
 }
 
 #[test]
+fn a_timed_out_probe_gets_sigterm_first_and_sigkill_after_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    // A probe that handles SIGTERM by leaving a mark and exiting: it never needs the SIGKILL.
+    let polite = OsHost.run_probe(
+        "trap 'echo term > got-term; exit 0' TERM; while :; do sleep 0.05; done",
+        dir.path(),
+        Duration::from_millis(300),
+    );
+    assert_eq!(polite.status, ProbeStatus::TimedOut);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("got-term")).unwrap(),
+        "term\n"
+    );
+    // A probe that ignores SIGTERM is killed once the grace has passed.
+    let start = Instant::now();
+    let stubborn = OsHost.run_probe(
+        "trap '' TERM; while :; do sleep 0.05; done",
+        dir.path(),
+        Duration::from_millis(300),
+    );
+    assert_eq!(stubborn.status, ProbeStatus::TimedOut);
+    assert!(
+        start.elapsed() >= seams::PROBE_KILL_GRACE,
+        "SIGKILL came before the grace: {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
 fn probe_output_is_capped() {
     let out = OsHost.run_probe(
         "head -c 3000000 /dev/zero",

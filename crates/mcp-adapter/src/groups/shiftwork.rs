@@ -1,0 +1,412 @@
+//! The `shiftwork` group: `shiftwork_plan`, `shiftwork_clock_in`, `shiftwork_clock_out`,
+//! `shiftwork_status` and `work_plan` over `shiftwork-core` (spec/shiftwork.md §5).
+//!
+//! This module only decodes arguments (SW-39..SW-43), builds the real seams and renders answers
+//! (SW-44); every rule lives in `shiftwork-core`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use shiftwork_core::json::{self as sjson, Json, Object};
+use shiftwork_core::{ClockOut, Env};
+
+use crate::registry::{DemoStep, Group, Handler, Hints, Outcome, ToolDef, unknown_argument_sentence};
+use crate::settings::{Setting, Settings};
+
+/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs.
+pub const NO_PROBES: Setting = Setting {
+    flag: "--no-probes",
+    env: Some("SHIFTWORK_NO_PROBES"),
+    takes_value: false,
+    help: "shiftwork: never run relay probes; relay questions escalate like decision questions",
+};
+
+/// The group.
+pub static GROUP: Group = Group {
+    name: "shiftwork",
+    instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
+    settings: &[NO_PROBES],
+    build,
+    demo_settings,
+    demo,
+    try_next: &[
+        "shiftwork-mcp call shiftwork_plan '{\"checkpoint\": \".shiftwork/checkpoint.json\"}' --pretty",
+        "shiftwork-mcp call work_plan '{\"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\", \"depends_on\": [\"a\"]}]}'",
+    ],
+    command: None,
+};
+
+fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
+    let env = Arc::new(Env::os().with_probes(!settings.switch(&NO_PROBES)));
+    Ok(tools(env))
+}
+
+/// The five tools over `env` (tests pass an environment of in-memory seams).
+pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
+    let plan_env = Arc::clone(&env);
+    let status_env = Arc::clone(&env);
+    let in_env = Arc::clone(&env);
+    let out_env = env;
+    vec![
+        tool(
+            "shiftwork_plan",
+            "Shift work: plan",
+            PLAN_DESCRIPTION,
+            json!({"checkpoint": checkpoint_arg()}),
+            &["checkpoint"],
+            &[
+                "result", "batches", "ready", "sequence", "width", "cursor", "held", "budget", "ranking",
+                "winner", "reason",
+            ],
+            Hints {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            Arc::new(move |args| {
+                decode(args, "shiftwork_plan", |a| {
+                    let checkpoint = a.string("checkpoint")?;
+                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint))
+                })
+            }),
+        ),
+        tool(
+            "shiftwork_clock_in",
+            "Shift work: clock in",
+            CLOCK_IN_DESCRIPTION,
+            json!({
+                "checkpoint": checkpoint_arg(),
+                "unit_id": {"type": ["string", "null"], "description": "The unit to brief; default: plan.cursor. Must be in ready."},
+            }),
+            &["checkpoint"],
+            &[
+                "result",
+                "reason",
+                "unit",
+                "role",
+                "invariants",
+                "handoff",
+                "do_not",
+                "files",
+                "agreements",
+                "upstream",
+                "open_questions",
+                "probe",
+            ],
+            Hints {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+            },
+            Arc::new(move |args| {
+                decode(args, "shiftwork_clock_in", |a| {
+                    let checkpoint = a.string("checkpoint")?;
+                    let unit = a.optional_string("unit_id")?;
+                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()))
+                })
+            }),
+        ),
+        tool(
+            "shiftwork_clock_out",
+            "Shift work: clock out",
+            CLOCK_OUT_DESCRIPTION,
+            json!({
+                "checkpoint": checkpoint_arg(),
+                "unit_id": {"type": "string", "description": "plan.cursor, or a unit briefed since its last clock-out."},
+                "status": {"type": "string", "description": "The unit's new status: todo, in_progress, done, blocked or dropped."},
+                "handoff_patch": {"type": "object", "description": "Shallow-merged into handoff (next_action, open_questions, do_not, notes); {} for none."},
+                "history_entry": {"type": "object", "description": "Pushed onto the 5-entry history ring: {unit, outcome, notes?, produced?: [{kind, ref}]}."},
+                "accounting": {"type": ["object", "null"], "description": "Cost line: {tokens, duration_ms, model?, cache_read_tokens?, tool_uses?, note?, estimate?, …}."},
+                "agent_id": {"type": ["string", "null"], "description": "1-64 of A-Z a-z 0-9 _ -; written on the ledger line only."},
+                "agreements": {"type": ["object", "null"], "description": "{adopt?: [text], retire?: [text]} applied to job.agreements."},
+                "conclusion": {"type": ["object", "null"], "description": "{outcome: resolved|inconclusive|stopped, evidence: [text], supported?}; only from a unit with concludes: true."},
+                "follow_ups": {"type": ["array", "null"], "description": "New units appended to the plan: [{id, title, role, brief_path, depends_on?, touches?, verify?}]."},
+            }),
+            &[
+                "checkpoint",
+                "unit_id",
+                "status",
+                "handoff_patch",
+                "history_entry",
+            ],
+            &["result", "reason", "unit", "status", "cursor", "log"],
+            Hints {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
+                open_world: false,
+            },
+            Arc::new(move |args| {
+                decode(args, "shiftwork_clock_out", |a| {
+                    let request = ClockOut {
+                        checkpoint: a.string("checkpoint")?,
+                        unit_id: a.string("unit_id")?,
+                        status: a.string("status")?,
+                        handoff_patch: a.object("handoff_patch")?,
+                        history_entry: a.object("history_entry")?,
+                        accounting: a.optional("accounting", Kind::Object)?,
+                        agent_id: a.optional("agent_id", Kind::String)?,
+                        agreements: a.optional("agreements", Kind::Object)?,
+                        conclusion: a.optional("conclusion", Kind::Object)?,
+                        follow_ups: a.optional("follow_ups", Kind::Array)?,
+                    };
+                    Ok(shiftwork_core::clock_out(&out_env, &request))
+                })
+            }),
+        ),
+        tool(
+            "shiftwork_status",
+            "Shift work: status",
+            STATUS_DESCRIPTION,
+            json!({
+                "checkpoint": checkpoint_arg(),
+                "search": {"type": ["string", "null"], "description": "Words to find (all, any case) in the lines of .shiftwork/archive/ files; at most 50 matches."},
+            }),
+            &["checkpoint"],
+            &[
+                "result",
+                "reason",
+                "cursor",
+                "units",
+                "open_questions",
+                "last_history",
+                "search",
+            ],
+            Hints {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            Arc::new(move |args| {
+                decode(args, "shiftwork_status", |a| {
+                    let checkpoint = a.string("checkpoint")?;
+                    let search = a.optional_string("search")?;
+                    Ok(shiftwork_core::status(
+                        &status_env,
+                        &checkpoint,
+                        search.as_deref(),
+                    ))
+                })
+            }),
+        ),
+        tool(
+            "work_plan",
+            "Work plan: batch a dependency graph",
+            WORK_PLAN_DESCRIPTION,
+            json!({
+                "nodes": {"type": "array", "description": "[{id, depends_on?: [id], priority?: integer, touches?: [repo-relative path]}]"},
+            }),
+            &["nodes"],
+            &["result", "reason", "batches", "sequence", "width", "held"],
+            Hints {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            Arc::new(move |args| {
+                decode(args, "work_plan", |a| {
+                    let nodes = a.required("nodes", Kind::Array)?;
+                    Ok(shiftwork_core::work_plan(&nodes))
+                })
+            }),
+        ),
+    ]
+}
+
+fn checkpoint_arg() -> Value {
+    json!({"type": "string", "description": "Path of the checkpoint JSON file, relative to the server's working directory."})
+}
+
+const PLAN_DESCRIPTION: &str = "Read a shift-work checkpoint (JSON; conventionally .shiftwork/checkpoint.json) and answer which units may run now: result \"plan\" with batches (waves of unit ids), ready (the first wave), sequence, width, the cursor, plus held (units kept apart because they touch the same file), budget and ranking when the checkpoint uses them. Writes nothing. A ready unit other than plan.cursor can be clocked out only after shiftwork_clock_in has briefed it. Refusals are answers with result \"error\" and a reason, not protocol errors. To batch an arbitrary graph without a file, use work_plan.";
+
+const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relay questions are answered by running their probe shell commands from the repo root (30 s timeout). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+
+const CLOCK_OUT_DESCRIPTION: &str = "Record the end of a unit of a shift-work checkpoint: sets its status, merges handoff_patch, pushes history_entry, moves plan.cursor to the next ready unit and appends the accounting line to <checkpoint>.log.jsonl. Result \"ok\" with the new cursor and the ledger path, or \"error\" with a reason (unit not the cursor nor briefed, a model job.roles forbids, a malformed accounting line, a document the schema refuses, the file locked by another clock-out…). A refusal or a failure writes nothing: checkpoint and ledger stay as they were. Refusals are answers, not protocol errors.";
+
+const STATUS_DESCRIPTION: &str = "Summarize a shift-work checkpoint: result \"status\" with the cursor, the number of units per status, the number of open questions and the last history entry; with search, also the matching lines of the files under the checkpoint's .shiftwork/archive/. Reads only; never the ledger. Refusals are answers with result \"error\", not protocol errors. To see which units may run, use shiftwork_plan.";
+
+const WORK_PLAN_DESCRIPTION: &str = "Batch a dependency graph given inline: result \"plan\" with batches (waves whose nodes may run in parallel, higher priority first), sequence and width, plus held when nodes declare the files they touch (no wave holds two writers of one path). Refuses a malformed node, a duplicate id, an unknown dependency or a cycle with result \"error\" and a reason (an answer, not a protocol error). Opens no file; for a checkpoint use shiftwork_plan.";
+
+#[allow(clippy::too_many_arguments)]
+fn tool(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    properties: Value,
+    required: &[&str],
+    answer_keys: &[&str],
+    hints: Hints,
+    handler: Handler,
+) -> ToolDef {
+    let answer_props: Map<String, Value> = answer_keys.iter().map(|k| ((*k).to_owned(), json!({}))).collect();
+    ToolDef {
+        name,
+        title,
+        description,
+        input_schema: json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        }),
+        output_schema: json!({
+            "type": "object",
+            "properties": answer_props,
+            "required": ["result"],
+        }),
+        hints,
+        unknown_argument,
+        handler,
+    }
+}
+
+fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
+    Outcome::ToolError(format!(
+        "Error executing tool {tool}: {}",
+        unknown_argument_sentence(key, known)
+    ))
+}
+
+/// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
+fn decode(
+    args: &Map<String, Value>,
+    tool: &str,
+    f: impl FnOnce(&Args<'_>) -> Result<Json, String>,
+) -> Outcome {
+    match f(&Args { raw: args }) {
+        Ok(answer) => Outcome::Rendered(answer.to_serde(), sjson::to_answer_text(&answer)),
+        Err(detail) => Outcome::ToolError(format!("Error executing tool {tool}: {detail}")),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    String,
+    Object,
+    Array,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::String => "a string",
+            Kind::Object => "an object",
+            Kind::Array => "an array",
+        }
+    }
+
+    fn matches(self, v: &Json) -> bool {
+        matches!(
+            (self, v),
+            (Kind::String, Json::String(_)) | (Kind::Object, Json::Object(_)) | (Kind::Array, Json::Array(_))
+        )
+    }
+}
+
+struct Args<'a> {
+    raw: &'a Map<String, Value>,
+}
+
+impl Args<'_> {
+    /// The argument as our JSON value; a string holding JSON text of an array, object, boolean or
+    /// null is replaced by that value for arguments that are not plain strings (SW-42).
+    fn value(&self, key: &str, plain_string: bool) -> Option<Json> {
+        let v = Json::from_serde(self.raw.get(key)?);
+        if !plain_string
+            && let Json::String(text) = &v
+            && let Ok(parsed) = sjson::parse(text)
+            && matches!(
+                parsed,
+                Json::Array(_) | Json::Object(_) | Json::Bool(_) | Json::Null
+            )
+        {
+            return Some(parsed);
+        }
+        Some(v)
+    }
+
+    fn required(&self, key: &str, kind: Kind) -> Result<Json, String> {
+        let plain = kind == Kind::String && matches!(key, "checkpoint" | "unit_id" | "status");
+        match self.value(key, plain) {
+            None => Err(format!("missing required argument '{key}'")),
+            Some(v) if kind.matches(&v) => Ok(v),
+            Some(_) => Err(format!("argument '{key}' must be {}", kind.name())),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<String, String> {
+        match self.required(key, Kind::String)? {
+            Json::String(s) => Ok(s),
+            _ => Err(format!("argument '{key}' must be a string")),
+        }
+    }
+
+    fn object(&self, key: &str) -> Result<Object, String> {
+        match self.required(key, Kind::Object)? {
+            Json::Object(o) => Ok(o),
+            _ => Err(format!("argument '{key}' must be an object")),
+        }
+    }
+
+    fn optional(&self, key: &str, kind: Kind) -> Result<Option<Json>, String> {
+        match self.value(key, false) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) if kind.matches(&v) => Ok(Some(v)),
+            Some(_) => Err(format!("argument '{key}' must be {} or null", kind.name())),
+        }
+    }
+
+    fn optional_string(&self, key: &str) -> Result<Option<String>, String> {
+        Ok(match self.optional(key, Kind::String)? {
+            Some(Json::String(s)) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+fn demo_settings(_root: &Path) -> Vec<(&'static Setting, String)> {
+    Vec::new()
+}
+
+/// The demo's checkpoint: three units, one done, a reviewer after the builder.
+const DEMO_CHECKPOINT: &str = r##"{"version": 1, "job": {"id": "demo", "goal": "Ship the demo.", "done_definition": "make test passes", "constraints": ["keep the API stable"]}, "plan": {"cursor": "build", "units": [{"id": "scaffold", "title": "Scaffold", "brief_path": "briefs/scaffold.md", "status": "done", "role": "implementer", "depends_on": [], "verify": "make scaffold"}, {"id": "build", "title": "Build the core", "brief_path": "briefs/build.md", "status": "todo", "role": "implementer", "depends_on": ["scaffold"], "verify": "make test"}, {"id": "review", "title": "Review the core", "brief_path": "briefs/review.md", "status": "todo", "role": "reviewer", "depends_on": ["build"], "verify": "make review"}]}, "state": {"repo": {"branch": "main", "head_sha": "abc1234", "dirty": false}, "artifacts": [{"path": "docs/spec.md", "role": "spec"}], "external": []}, "history": [], "retro": [], "handoff": {"next_action": "Build the core.", "open_questions": [], "do_not": ["do not touch vendor/"]}}"##;
+
+fn demo(root: &Path) -> Vec<DemoStep> {
+    let checkpoint = root.join(".shiftwork").join("checkpoint.json");
+    let cp = checkpoint.to_string_lossy().into_owned();
+    let write_to = checkpoint.clone();
+    vec![
+        DemoStep::Say(String::from(
+            "A job of three units in a checkpoint: plan it, brief the ready unit, record its end.",
+        )),
+        DemoStep::Prepare(
+            format!("write {cp}"),
+            Box::new(move || {
+                let doc = sjson::parse(DEMO_CHECKPOINT).map_err(std::io::Error::other)?;
+                if let Some(dir) = write_to.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                std::fs::write(&write_to, sjson::to_checkpoint_text(&doc))
+            }),
+        ),
+        DemoStep::Call("shiftwork_plan", json!({"checkpoint": cp})),
+        DemoStep::Call("shiftwork_clock_in", json!({"checkpoint": cp})),
+        DemoStep::Call(
+            "shiftwork_clock_out",
+            json!({
+                "checkpoint": cp,
+                "unit_id": "build",
+                "status": "done",
+                "handoff_patch": {"next_action": "Review the core."},
+                "history_entry": {"unit": "build", "outcome": "core built, tests green"},
+                "accounting": {"tokens": 41250, "duration_ms": 95000, "model": "claude-sonnet-4"},
+            }),
+        ),
+        DemoStep::Call("shiftwork_status", json!({"checkpoint": cp})),
+    ]
+}

@@ -1,0 +1,366 @@
+//! The `worklog` tool group (worklog.md §2, §15, §16): the tools `worklog_append` and `worklog_check`
+//! and the probe `shiftwork-mcp worklog check`.
+//!
+//! Everything about the work log is decided by the `worklog` crate; this module only reads the two
+//! settings, decodes the tools' arguments (WL-82), wires `seams::OsFs`, and presents results: as MCP
+//! answers and tool errors (WL-79 … WL-81) or as the probe's output and exit status (WL-84, WL-85).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use seams::{Fs, OsFs};
+use serde_json::{Map, Value, json};
+use worklog::{CheckStatus, Config, Worklog};
+
+use crate::cli::{UsageError, parse_flags};
+use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
+use crate::settings::{Setting, Settings};
+
+/// `--worklog-dir` / `WORKLOG_DIR` (WL-5), then `--worklog-pattern` / `WORKLOG_FILE_PATTERN` (WL-6).
+static SETTINGS: [Setting; 2] = [
+    Setting {
+        flag: "--worklog-dir",
+        env: Some("WORKLOG_DIR"),
+        takes_value: true,
+        help: "work log directory; its newest file is today's log (~ expands to HOME)",
+    },
+    Setting {
+        flag: "--worklog-pattern",
+        env: Some("WORKLOG_FILE_PATTERN"),
+        takes_value: true,
+        help: "regular expression a log file's name must match (recommended: \\.md$)",
+    },
+];
+static DIR: &Setting = &SETTINGS[0];
+static PATTERN: &Setting = &SETTINGS[1];
+
+/// The group.
+pub static GROUP: Group = Group {
+    name: "worklog",
+    instructions: "worklog: worklog_append ticks one finished piece of work into the checklist of the \
+                   user's current Markdown work log; worklog_check tells whether that log is set up.",
+    settings: &SETTINGS,
+    build,
+    demo_settings,
+    demo,
+    try_next: &[
+        "WORKLOG_DIR=~/notes/worklog shiftwork-mcp worklog check",
+        "shiftwork-mcp call worklog_append '{\"description\":\"Fixed the login redirect\"}' \
+         --worklog-dir ~/notes/worklog --worklog-pattern '\\.md$'",
+    ],
+    command: Some(command),
+};
+
+const APPEND_DESCRIPTION: &str = "Adds one completed piece of work, as a checked item, to the checklist of the user's current work log: the newest file in a log directory fixed when the server started. That directory cannot be passed, chosen or revealed.
+
+Call it once per piece of work, right after the work is really done (a bug fixed, a change merged, a question settled). Do not call it for plans, notes or unfinished work.
+
+`description`: a single plain sentence in the past tense, in the language the user keeps the log in, saying what changed and, for a bug, its cause. No issue keys, links or branch names unless the user asks for them.
+
+Sending the same sentence twice is harmless: the second answer is `duplicate` and nothing is written. `created` means the file had no checklist and one was started at its end, which the user should be told. `no_dir` or `no_file` means the log is not set up or not started: report it in one line and stop, without creating files, looking for the log or asking for its path.
+
+`dry_run` is for a preview the user asked for. The answer gives the status, the file's name (never its path) and the line.";
+
+const CHECK_DESCRIPTION: &str = "Tells whether the work log can be reached right now. Use it after an append answered `no_dir` or `no_file`, to tell a server that is not configured (`no_dir`) from a log that has not been started (`no_file`).
+
+It takes no arguments and changes nothing: a file without a checklist is reported as `no_checklist`, not given one. The answer gives the file's name and how many items its checklist holds, never the items. Do not call it before every append.";
+
+/// The configuration of §2 from flags and environment, read once at start-up (WL-7, WL-13).
+fn config(settings: &Settings) -> Config {
+    Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
+}
+
+/// WL-10: never fails; an invalid pattern or a missing directory is reported by each call.
+fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
+    Ok(tools(Arc::new(Worklog::new(config(settings), OsFs))))
+}
+
+/// The two tools over one work log (so the pattern is compiled at most once, WL-12).
+pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
+    let append_log = Arc::clone(&log);
+    vec![
+        ToolDef {
+            name: "worklog_append",
+            title: "Append to today's work log",
+            description: APPEND_DESCRIPTION,
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "description": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The finished work as one past-tense sentence. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."
+                    },
+                    "dry_run": {
+                        "type": "boolean",
+                        "default": false,
+                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."
+                    }
+                },
+                "required": ["description"],
+                "additionalProperties": false
+            }),
+            output_schema: json!({
+                "type": "object",
+                "properties": {
+                    "status": {
+                        "type": "string",
+                        "enum": ["written", "created", "duplicate", "dry_run", "empty", "no_dir", "no_file"],
+                        "description": "What happened: written, created, duplicate, dry_run, empty, no_dir or no_file."
+                    },
+                    "file": {
+                        "type": ["string", "null"],
+                        "description": "Name of the log file without its directory; null when no file was reached."
+                    },
+                    "line": {
+                        "type": ["string", "null"],
+                        "description": "The line written, or the line that would have been written; null when no file was reached."
+                    },
+                    "message": {
+                        "type": "string",
+                        "description": "One sentence describing the outcome, fit to repeat to the user."
+                    }
+                },
+                "required": ["status", "file", "line", "message"],
+                "additionalProperties": false
+            }),
+            hints: Hints {
+                read_only: false,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            unknown_argument,
+            handler: Arc::new(move |args| append(&append_log, args)),
+        },
+        ToolDef {
+            name: "worklog_check",
+            title: "Check the work log setup",
+            description: CHECK_DESCRIPTION,
+            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            output_schema: json!({
+                "type": "object",
+                "properties": {
+                    "status": {
+                        "type": "string",
+                        "enum": ["ok", "no_dir", "no_file", "no_checklist"],
+                        "description": "ok, or the first thing missing: no_dir, no_file or no_checklist."
+                    },
+                    "file": {
+                        "type": ["string", "null"],
+                        "description": "Name of the log file without its directory; null when no file was reached."
+                    },
+                    "items": {
+                        "type": ["integer", "null"],
+                        "minimum": 0,
+                        "description": "How many items the checklist holds; null unless the status is ok."
+                    },
+                    "message": {
+                        "type": "string",
+                        "description": "One sentence describing the outcome, fit to repeat to the user."
+                    }
+                },
+                "required": ["status", "file", "items", "message"],
+                "additionalProperties": false
+            }),
+            hints: Hints {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            unknown_argument,
+            handler: Arc::new(move |_| answer(log.check().map(serde_json::to_value))),
+        },
+    ]
+}
+
+/// WL-82 step 1, the adapter-wide refusal of MC-9.
+///
+/// A deliberate choice where the specifications disagree: WL-82 names "the alphabetically first"
+/// unknown key, MC-9 (which WL-82 itself calls the adapter-wide refusal) "the first in arrival
+/// order". Following the lead's decision, every group follows MC-9, so the worklog tools name the
+/// first unknown key in arrival order too.
+fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str]) -> Outcome {
+    Outcome::ToolError(unknown_argument_sentence(key, known))
+}
+
+/// WL-82 steps 2–4, then the service. An absent `arguments` member arrives as an empty object.
+/// WL-83: `minLength` is not enforced, so `""` reaches the service and answers `empty`.
+fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Outcome {
+    let description = match args.get("description") {
+        None => return Outcome::ToolError(String::from("missing argument 'description'")),
+        Some(Value::String(d)) => d,
+        Some(_) => return Outcome::ToolError(String::from("argument 'description' must be a string")),
+    };
+    let dry_run = match args.get("dry_run") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Outcome::ToolError(String::from("argument 'dry_run' must be a boolean")),
+    };
+    answer(log.append(description, dry_run).map(serde_json::to_value))
+}
+
+/// WL-79 … WL-81: a result is `structuredContent` plus its pretty JSON; an error is its §14 text.
+fn answer(result: Result<serde_json::Result<Value>, worklog::WorklogError>) -> Outcome {
+    match result {
+        Ok(Ok(value)) => Outcome::Answer(value, TextStyle::Pretty),
+        // The results are plain structs of strings, numbers and enums: encoding them cannot fail.
+        Ok(Err(e)) => Outcome::ToolError(format!("the result could not be encoded: {e}")),
+        Err(e) => Outcome::ToolError(e.to_string()),
+    }
+}
+
+/// The usage line of the probe (WL-84).
+const PROBE_USAGE: &str =
+    "usage: shiftwork-mcp worklog check [--worklog-dir <DIR>] [--worklog-pattern <REGEX>]";
+
+/// The exit status of a usage error (WL-85, DV-25): never one of the outcomes' 0–4.
+pub(crate) const EXIT_USAGE: i32 = 64;
+
+/// `shiftwork-mcp worklog …` on the real filesystem.
+fn command(args: &[String], settings: &Settings) -> i32 {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    probe(args, settings, &mut stdout.lock(), &mut stderr.lock(), |config| {
+        Worklog::new(config, OsFs)
+    })
+}
+
+/// WL-84, WL-85: `worklog check [--worklog-dir DIR] [--worklog-pattern REGEX]` runs `check` once and
+/// prints one line; `--help` prints help and exits 0; a usage error exits 64. Never writes.
+pub(crate) fn probe<F: Fs>(
+    args: &[String],
+    settings: &Settings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    open: impl FnOnce(Config) -> Worklog<F>,
+) -> i32 {
+    if args.iter().any(|a| a == "--help" || a == "-h") || args.first().is_some_and(|a| a == "help") {
+        return match out.write_all(probe_help().as_bytes()) {
+            Ok(()) => 0,
+            Err(_) => 1,
+        };
+    }
+    let settings = match probe_settings(args, settings) {
+        Ok(s) => s,
+        Err(UsageError(message)) => {
+            let _ = writeln!(err, "shiftwork-mcp: {message}\n{PROBE_USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    let (line, code, to_stdout) = match open(config(&settings)).check() {
+        Ok(result) => match result.status {
+            CheckStatus::Ok => {
+                let name = result.file.unwrap_or_default();
+                let items = result.items.unwrap_or_default();
+                (format!("ok: file=\"{name}\" items={items}"), 0, true)
+            }
+            CheckStatus::NoDir => (result.message, 2, false),
+            CheckStatus::NoFile => (result.message, 3, false),
+            CheckStatus::NoChecklist => (result.message, 4, false),
+        },
+        Err(e) => (e.to_string(), 1, false),
+    };
+    let written = if to_stdout {
+        writeln!(out, "{line}")
+    } else {
+        writeln!(err, "shiftwork-mcp: {line}")
+    };
+    if written.is_err() { 1 } else { code }
+}
+
+/// The probe's own flags over the environment-based settings: `check`, then only the two options.
+fn probe_settings(args: &[String], settings: &Settings) -> Result<Settings, UsageError> {
+    match args.first().map(String::as_str) {
+        Some("check") => {}
+        Some(other) => {
+            return Err(UsageError(format!(
+                "unknown worklog command '{other}'; known: check"
+            )));
+        }
+        None => return Err(UsageError(String::from("a worklog command is required: check"))),
+    }
+    let parsed = parse_flags(&args[1..], &SETTINGS, &[])?;
+    if let Some(p) = parsed.positional.first() {
+        return Err(UsageError(format!(
+            "worklog check takes no positional argument, got '{p}'"
+        )));
+    }
+    let mut settings = settings.clone();
+    for (flag, value) in parsed.flags {
+        if let Some(setting) = SETTINGS.iter().find(|s| s.flag == flag) {
+            settings.set_flag(setting, value);
+        }
+    }
+    Ok(settings)
+}
+
+fn probe_help() -> String {
+    let mut text = String::from(
+        "shiftwork-mcp worklog check — tell whether the work log can be reached; changes nothing\n\n",
+    );
+    text.push_str(PROBE_USAGE);
+    text.push_str(
+        "\n\nOptions (a flag wins over its environment variable; a blank value counts as unset):\n",
+    );
+    for s in &SETTINGS {
+        let env = s.env.map(|e| format!(" [env {e}]")).unwrap_or_default();
+        text.push_str(&format!(
+            "  {:<28} {}{env}\n",
+            format!("{} VALUE", s.flag),
+            s.help
+        ));
+    }
+    text.push_str(
+        "\nPrints `ok: file=\"NAME\" items=N` and exits 0 when the newest log file has a checklist.\n\
+         Otherwise prints the reason on stderr and exits 1 (error), 2 (no_dir), 3 (no_file),\n\
+         4 (no_checklist) or 64 (usage error).\n",
+    );
+    text
+}
+
+/// The demo keeps the work log in `worklog/` inside its temporary directory.
+fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
+    vec![
+        (DIR, root.join("worklog").display().to_string()),
+        (PATTERN, String::from(r"\.md$")),
+    ]
+}
+
+/// Write a day's note, append, append again (a duplicate), check (MC-5).
+fn demo(root: &Path) -> Vec<DemoStep> {
+    let dir = root.join("worklog");
+    vec![
+        DemoStep::Say(String::from(
+            "A work log directory holds one Markdown note per day; the newest file is today's log.",
+        )),
+        DemoStep::Prepare(
+            String::from("write worklog/2026-09-06.md: a heading and one finished item"),
+            Box::new(move || {
+                std::fs::create_dir_all(&dir)?;
+                std::fs::write(
+                    dir.join("2026-09-06.md"),
+                    "# 2026-09-06\n\n- [x] Set up the work log\n\nNotes follow the list.\n",
+                )
+            }),
+        ),
+        DemoStep::Call(
+            "worklog_append",
+            json!({"description": "Fixed the login redirect"}),
+        ),
+        DemoStep::Say(String::from(
+            "The same sentence again is harmless: nothing is written.",
+        )),
+        DemoStep::Call(
+            "worklog_append",
+            json!({"description": "Fixed the login redirect"}),
+        ),
+        DemoStep::Call("worklog_check", json!({})),
+    ]
+}
+
+#[cfg(test)]
+#[path = "worklog_tests.rs"]
+mod tests;

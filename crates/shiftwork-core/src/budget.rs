@@ -1,0 +1,152 @@
+//! `job.budget` (§14.7): spent, reserved and remaining figures from one ledger pass, the plan's
+//! `budget` report and the clock-in gate.
+
+use crate::checkpoint::{is_terminal, str_of, units};
+use crate::json::{Json, Object};
+use crate::ledger::LedgerSummary;
+
+/// The tokens a unit is assumed to cost when no accounting line reports any (SW-130).
+pub const DEFAULT_PER_UNIT: i128 = 60_000;
+
+/// The declared dimensions, in the order `tokens`, `units` (SW-131).
+pub const DIMENSIONS: [&str; 2] = ["tokens", "units"];
+
+/// The budget figures of a checkpoint with `job.budget` (SW-130).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Declared limits, in [`DIMENSIONS`] order.
+    pub limits: Vec<(&'static str, i128)>,
+    /// Spent tokens (counted lines' whole-number `tokens`).
+    pub spent_tokens: i128,
+    /// Spent units (counted accounting lines).
+    pub spent_units: i128,
+    /// The in-flight unit ids, in plan order.
+    pub in_flight: Vec<String>,
+    /// The lower median of the counted tokens, or [`DEFAULT_PER_UNIT`].
+    pub per_unit: i128,
+}
+
+/// `job.budget`'s declared limits, or `None` when the checkpoint declares no budget.
+pub fn limits(doc: &Json) -> Option<Vec<(&'static str, i128)>> {
+    let budget = doc.get("job")?.get("budget")?;
+    Some(
+        DIMENSIONS
+            .iter()
+            .filter_map(|dim| {
+                let n = budget.get(dim)?.as_number()?.as_whole()?;
+                Some((*dim, n))
+            })
+            .collect(),
+    )
+}
+
+/// The in-flight units (§1.3): non-terminal and briefed, in plan order.
+pub fn in_flight<'d>(doc: &'d Json, ledger: &LedgerSummary) -> Vec<&'d str> {
+    units(doc)
+        .iter()
+        .zip(ledger.briefed.iter())
+        .filter(|(u, briefed)| **briefed && !is_terminal(u))
+        .map(|(u, _)| str_of(u, "id"))
+        .collect()
+}
+
+impl Budget {
+    /// The figures of `doc` (which must declare `job.budget`) over a ledger pass that kept tokens.
+    pub fn compute(doc: &Json, ledger: &LedgerSummary) -> Option<Budget> {
+        let limits = limits(doc)?;
+        let mut tokens = ledger.counted_tokens.clone();
+        let per_unit = if tokens.is_empty() {
+            DEFAULT_PER_UNIT
+        } else {
+            let k = (tokens.len() - 1) / 2;
+            let (_, median, _) = tokens.select_nth_unstable(k);
+            *median
+        };
+        Some(Budget {
+            limits,
+            spent_tokens: ledger.spent_tokens,
+            spent_units: i128::from(ledger.spent_units),
+            in_flight: in_flight(doc, ledger).into_iter().map(str::to_owned).collect(),
+            per_unit,
+        })
+    }
+
+    /// The cost of one unit in `dim`: 1 for units, `max(per_unit, 1)` for tokens.
+    pub fn cost(&self, dim: &str) -> i128 {
+        if dim == "tokens" { self.per_unit.max(1) } else { 1 }
+    }
+
+    /// Spent in `dim`.
+    pub fn spent(&self, dim: &str) -> i128 {
+        if dim == "tokens" {
+            self.spent_tokens
+        } else {
+            self.spent_units
+        }
+    }
+
+    /// Reserved by the in-flight units in `dim`.
+    pub fn reserved(&self, dim: &str) -> i128 {
+        (self.in_flight.len() as i128).saturating_mul(self.cost(dim))
+    }
+
+    /// `limit − spent − reserved` (may be negative).
+    pub fn remaining(&self, dim: &str, limit: i128) -> i128 {
+        limit
+            .saturating_sub(self.spent(dim))
+            .saturating_sub(self.reserved(dim))
+    }
+
+    /// How many more units fit: the minimum over declared dimensions of ⌊remaining / cost⌋, at least 0.
+    pub fn affordable(&self) -> i128 {
+        self.limits
+            .iter()
+            .map(|(dim, limit)| self.remaining(dim, *limit).div_euclid(self.cost(dim)))
+            .min()
+            .unwrap_or(0)
+            .max(0)
+    }
+
+    /// The plan's `budget` object (SW-131).
+    pub fn to_json(&self) -> Json {
+        let dims = |f: &dyn Fn(&str, i128) -> i128| {
+            Json::Object(
+                self.limits
+                    .iter()
+                    .map(|(dim, limit)| ((*dim).to_owned(), int(f(dim, *limit))))
+                    .collect::<Object>(),
+            )
+        };
+        Json::Object(crate::json::object([
+            ("limit", dims(&|_, limit| limit)),
+            ("spent", dims(&|dim, _| self.spent(dim))),
+            ("in_flight", Json::strings(&self.in_flight)),
+            ("remaining", dims(&|dim, limit| self.remaining(dim, limit))),
+            ("per_unit", int(self.per_unit)),
+            ("affordable", int(self.affordable())),
+        ]))
+    }
+
+    /// The clock-in gate (SW-132): the refusal sentence when a new brief does not fit. `relaunch`
+    /// is true when the selected unit is already in flight (it costs nothing new).
+    pub fn refuse_brief(&self, relaunch: bool) -> Option<String> {
+        for (dim, limit) in &self.limits {
+            let used = self.spent(dim).saturating_add(self.reserved(dim));
+            let cost = if relaunch { 0 } else { self.cost(dim) };
+            if used.saturating_add(cost) > *limit {
+                return Some(format!(
+                    "budget {dim} spent: {used} of {limit}; raise job.budget or stop the job"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// An integer answer value of any size.
+pub(crate) fn int(v: i128) -> Json {
+    match i64::try_from(v) {
+        Ok(i) => Json::int(i),
+        Err(_) => Json::Number(crate::json::Number::BigInt(v.to_string().into())),
+    }
+}

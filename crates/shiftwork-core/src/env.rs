@@ -1,0 +1,98 @@
+//! The seams an operation runs over, and the in-process side of the checkpoint lock.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use seams::{Clock, Fs, Host};
+
+/// The probe timeout of SW-135.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What every shift-work operation runs over: the filesystem, the clock, the host (pid, host name,
+/// liveness, probes), whether relay probes may run, and the in-process table of held checkpoint locks.
+///
+/// Share one `Env` between the calls of a process (an `Arc<Env>`), so calls on the same checkpoint
+/// are serialized in process as well as between processes (SW-102).
+///
+/// ```
+/// use seams::{MemFs, ManualClock, MemHost};
+/// use std::sync::Arc;
+/// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
+/// let env = shiftwork_core::Env::new(Arc::new(MemFs::new()), Arc::new(clock), Arc::new(MemHost::new(7, "h")));
+/// assert!(env.probes);
+/// ```
+pub struct Env {
+    /// Files.
+    pub fs: Arc<dyn Fs>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// Process identity, liveness and probes.
+    pub host: Arc<dyn Host>,
+    /// Whether relay probes run (SW-137); when false, relays count as decision questions.
+    pub probes: bool,
+    /// How long a relay probe may run (SW-135).
+    pub probe_timeout: Duration,
+    pub(crate) locks: LockTable,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Env")
+            .field("probes", &self.probes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Env {
+    /// An environment with probes enabled and a fresh in-process lock table.
+    pub fn new(fs: Arc<dyn Fs>, clock: Arc<dyn Clock>, host: Arc<dyn Host>) -> Self {
+        Env {
+            fs,
+            clock,
+            host,
+            probes: true,
+            probe_timeout: PROBE_TIMEOUT,
+            locks: LockTable::default(),
+        }
+    }
+
+    /// The real seams: [`seams::OsFs`], [`seams::SystemClock`], [`seams::OsHost`].
+    pub fn os() -> Self {
+        Env::new(
+            Arc::new(seams::OsFs),
+            Arc::new(seams::SystemClock::new()),
+            Arc::new(seams::OsHost),
+        )
+    }
+
+    /// This environment with relay probes switched on or off.
+    pub fn with_probes(mut self, on: bool) -> Self {
+        self.probes = on;
+        self
+    }
+}
+
+/// The lock targets held in this process.
+#[derive(Debug, Default)]
+pub(crate) struct LockTable {
+    held: Mutex<HashSet<PathBuf>>,
+}
+
+impl LockTable {
+    /// Takes `target` if no call of this process holds it.
+    pub(crate) fn try_take(&self, target: &Path) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(target.to_path_buf())
+    }
+
+    pub(crate) fn release(&self, target: &Path) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(target);
+    }
+}

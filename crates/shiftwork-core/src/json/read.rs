@@ -1,0 +1,528 @@
+//! The JSON reader of §4.2: RFC 8259 plus 0.36.2's dialect (`NaN`, `Infinity`, duplicate keys, any
+//! integer length), with 0.36.2's decoder messages and positions (SW-25..SW-27).
+
+use super::value::{Json, Number, Object};
+
+/// The most arrays/objects nested inside each other that the reader accepts (SW-26).
+pub const MAX_DEPTH: usize = 512;
+
+/// A text that is not JSON, with 0.36.2's decoder message.
+///
+/// ```
+/// let err = shiftwork_core::json::parse("{\"a\": 1} x").unwrap_err();
+/// assert_eq!(err.to_string(), "Extra data: line 1 column 10 (char 9)");
+/// assert_eq!((err.line, err.column, err.char_offset), (1, 10, 9));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: line {line} column {column} (char {char_offset})")]
+pub struct ParseError {
+    /// What was wrong (`Expecting value`, `Extra data`, …).
+    pub what: &'static str,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in code points.
+    pub column: usize,
+    /// 0-based code-point offset in the text.
+    pub char_offset: usize,
+}
+
+/// Parses one JSON value from `text` (whitespace allowed around it), as 0.36.2's reader does.
+///
+/// ```
+/// use shiftwork_core::json::{parse, Json, Number};
+/// assert_eq!(parse(" NaN ").unwrap().as_number().unwrap().as_f64().is_nan(), true);
+/// assert_eq!(parse("-0").unwrap(), Json::Number(Number::Int(0)));
+/// assert_eq!(parse("").unwrap_err().to_string(), "Expecting value: line 1 column 1 (char 0)");
+/// ```
+pub fn parse(text: &str) -> Result<Json, ParseError> {
+    let mut p = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(p.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    p.skip_ws();
+    let value = p.value()?;
+    p.skip_ws();
+    if p.pos != p.bytes.len() {
+        return Err(p.error_at("Extra data", p.pos));
+    }
+    Ok(value)
+}
+
+/// Translates line ends as step 3 of §4.1 does: `\r\n` and a lone `\r` become `\n`.
+///
+/// ```
+/// assert_eq!(shiftwork_core::json::translate_newlines("a\r\nb\rc\n"), "a\nb\nc\n");
+/// ```
+pub fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' {
+            if chars.peek() == Some(&'\n') {
+                chars.next();
+            }
+            out.push('\n');
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+struct Parser<'t> {
+    text: &'t str,
+    bytes: &'t [u8],
+    pos: usize,
+    depth: usize,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl Parser<'_> {
+    fn error_at(&self, what: &'static str, byte_pos: usize) -> ParseError {
+        let before = &self.bytes[..byte_pos.min(self.bytes.len())];
+        let char_offset = before.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        let column = match before.iter().rposition(|&b| b == b'\n') {
+            Some(nl) => {
+                let nl_char = self.bytes[..nl].iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+                char_offset - nl_char
+            }
+            None => char_offset + 1,
+        };
+        ParseError {
+            what,
+            line,
+            column,
+            char_offset,
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.bytes.len() && is_ws(self.bytes[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn starts_with(&self, token: &str) -> bool {
+        self.bytes[self.pos..].starts_with(token.as_bytes())
+    }
+
+    fn value(&mut self) -> Result<Json, ParseError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error_at("Expecting value", self.pos));
+        };
+        match b {
+            b'"' => {
+                self.pos += 1;
+                self.string().map(Json::String)
+            }
+            b'{' => self.nested(Self::object),
+            b'[' => self.nested(Self::array),
+            b'n' if self.starts_with("null") => {
+                self.pos += 4;
+                Ok(Json::Null)
+            }
+            b't' if self.starts_with("true") => {
+                self.pos += 4;
+                Ok(Json::Bool(true))
+            }
+            b'f' if self.starts_with("false") => {
+                self.pos += 5;
+                Ok(Json::Bool(false))
+            }
+            b'N' if self.starts_with("NaN") => {
+                self.pos += 3;
+                Ok(Json::Number(Number::Float(f64::NAN)))
+            }
+            b'I' if self.starts_with("Infinity") => {
+                self.pos += 8;
+                Ok(Json::Number(Number::Float(f64::INFINITY)))
+            }
+            b'-' if self.starts_with("-Infinity") => {
+                self.pos += 9;
+                Ok(Json::Number(Number::Float(f64::NEG_INFINITY)))
+            }
+            _ => self.number(),
+        }
+    }
+
+    fn nested(&mut self, body: fn(&mut Self) -> Result<Json, ParseError>) -> Result<Json, ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error_at("Nesting deeper than 512 levels", self.pos));
+        }
+        self.depth += 1;
+        self.pos += 1;
+        let result = body(self);
+        self.depth -= 1;
+        result
+    }
+
+    fn object(&mut self) -> Result<Json, ParseError> {
+        let mut members = Object::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Json::Object(members));
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.error_at("Expecting property name enclosed in double quotes", self.pos));
+            }
+            self.pos += 1;
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error_at("Expecting ':' delimiter", self.pos));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.value()?;
+            members.insert(key, value);
+            self.skip_ws();
+            match self.peek() {
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Json::Object(members));
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+    }
+
+    fn array(&mut self) -> Result<Json, ParseError> {
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Json::Array(items));
+        }
+        loop {
+            items.push(self.value()?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Json::Array(items));
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+    }
+
+    /// Reads a string whose opening quote was just consumed.
+    fn string(&mut self) -> Result<String, ParseError> {
+        let mut out = String::new();
+        self.string_into(Some(&mut out))?;
+        Ok(out)
+    }
+
+    /// Scans a string whose opening quote was just consumed, appending its text to `out` when given.
+    fn string_into(&mut self, mut out: Option<&mut String>) -> Result<(), ParseError> {
+        let begin = self.pos - 1;
+        loop {
+            let start = self.pos;
+            let stop = self.bytes[self.pos..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .map_or(self.bytes.len(), |i| self.pos + i);
+            self.pos = stop;
+            if self.bytes.get(stop).is_some_and(|&b| b < 0x20) {
+                return Err(self.error_at("Invalid control character at", stop));
+            }
+            if let Some(out) = out.as_deref_mut() {
+                out.push_str(&self.text[start..self.pos]);
+            }
+            match self.peek() {
+                None => return Err(self.error_at("Unterminated string starting at", begin)),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => {
+                    let backslash = self.pos;
+                    self.pos += 1;
+                    let Some(esc) = self.peek() else {
+                        return Err(self.error_at("Unterminated string starting at", begin));
+                    };
+                    self.pos += 1;
+                    let c = match esc {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape(backslash)?,
+                        _ => return Err(self.error_at("Invalid \\escape", backslash)),
+                    };
+                    if let Some(out) = out.as_deref_mut() {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks one value without building it (the same grammar and limits as [`Parser::value`]).
+    fn skip_value(&mut self) -> Result<(), ParseError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                self.string_into(None)
+            }
+            Some(b'{') | Some(b'[') => {
+                if self.depth >= MAX_DEPTH {
+                    return Err(self.error_at("Nesting deeper than 512 levels", self.pos));
+                }
+                let close = if self.peek() == Some(b'{') { b'}' } else { b']' };
+                self.depth += 1;
+                self.pos += 1;
+                let result = self.skip_container(close);
+                self.depth -= 1;
+                result
+            }
+            _ => self.value().map(|_| ()),
+        }
+    }
+
+    fn skip_container(&mut self, close: u8) -> Result<(), ParseError> {
+        self.skip_ws();
+        if self.peek() == Some(close) {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            if close == b'}' {
+                if self.peek() != Some(b'"') {
+                    return Err(self.error_at("Expecting property name enclosed in double quotes", self.pos));
+                }
+                self.pos += 1;
+                self.string_into(None)?;
+                self.skip_ws();
+                if self.peek() != Some(b':') {
+                    return Err(self.error_at("Expecting ':' delimiter", self.pos));
+                }
+                self.pos += 1;
+                self.skip_ws();
+            }
+            self.skip_value()?;
+            self.skip_ws();
+            match self.peek() {
+                Some(c) if c == close => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+    }
+
+    /// Reads the four hex digits after `\u` (and a low surrogate escape after a high one).
+    fn unicode_escape(&mut self, backslash: usize) -> Result<char, ParseError> {
+        let u_pos = self.pos - 1;
+        // 0.36.2 wants the four digits and at least one more character after them.
+        if self.pos + 4 >= self.bytes.len() {
+            return Err(self.error_at("Invalid \\uXXXX escape", u_pos));
+        }
+        let Some(high) = hex4(&self.bytes[self.pos..self.pos + 4]) else {
+            return Err(self.error_at("Invalid \\uXXXX escape", u_pos));
+        };
+        self.pos += 4;
+        if (0xD800..0xDC00).contains(&high) {
+            if self.pos + 6 < self.bytes.len()
+                && self.bytes[self.pos] == b'\\'
+                && self.bytes[self.pos + 1] == b'u'
+            {
+                let Some(low) = hex4(&self.bytes[self.pos + 2..self.pos + 6]) else {
+                    return Err(self.error_at("Invalid \\uXXXX escape", self.pos + 1));
+                };
+                if (0xDC00..0xE000).contains(&low) {
+                    self.pos += 6;
+                    let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                    return char::from_u32(c)
+                        .ok_or_else(|| self.error_at("Unpaired surrogate escape", backslash));
+                }
+            }
+            return Err(self.error_at("Unpaired surrogate escape", backslash));
+        }
+        if (0xDC00..0xE000).contains(&high) {
+            return Err(self.error_at("Unpaired surrogate escape", backslash));
+        }
+        char::from_u32(high).ok_or_else(|| self.error_at("Invalid \\uXXXX escape", u_pos))
+    }
+
+    fn number(&mut self) -> Result<Json, ParseError> {
+        let start = self.pos;
+        let b = self.bytes;
+        let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'1'..=b'9') => {
+                i += 1;
+                while digit(i) {
+                    i += 1;
+                }
+            }
+            Some(b'0') => i += 1,
+            _ => return Err(self.error_at("Expecting value", start)),
+        }
+        let mut is_float = false;
+        if b.get(i) == Some(&b'.') && digit(i + 1) {
+            is_float = true;
+            i += 2;
+            while digit(i) {
+                i += 1;
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            let mut j = i + 1;
+            if matches!(b.get(j), Some(b'-' | b'+')) {
+                j += 1;
+            }
+            let digits_start = j;
+            while digit(j) {
+                j += 1;
+            }
+            if j > digits_start {
+                is_float = true;
+                i = j;
+            }
+        }
+        self.pos = i;
+        let token = &self.text[start..i];
+        let number = if is_float {
+            Number::Float(token.parse::<f64>().unwrap_or(f64::NAN))
+        } else if token == "-0" {
+            Number::Int(0)
+        } else {
+            Number::from_int_text(token)
+        };
+        Ok(Json::Number(number))
+    }
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &d in digits {
+        v = v * 16 + char::from(d).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// What the ledger pass needs from one line (§12.2): whether it is a JSON object, and its top-level
+/// `unit`, `event` and `tokens` members (the last occurrence of each, as the full reader would keep).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineFacts {
+    /// `unit`, when the line has that key.
+    pub unit: Option<Json>,
+    /// `event`, when the line has that key.
+    pub event: Option<Json>,
+    /// `tokens`, when the line has that key.
+    pub tokens: Option<Json>,
+}
+
+/// Reads one ledger line: `None` when it is not a JSON object in §4.2's dialect (junk, blank, an
+/// array, a BOM-prefixed line), else its facts. Other members are checked but never built.
+///
+/// ```
+/// let f = shiftwork_core::json::ledger_facts(r#"{"wall": [1, {"x": "y"}], "unit": "U3", "event": "brief"}"#).unwrap();
+/// assert_eq!(f.unit.unwrap().as_str(), Some("U3"));
+/// assert!(shiftwork_core::json::ledger_facts("[1, 2]").is_none());
+/// assert!(shiftwork_core::json::ledger_facts(r#"{"unit": "U3"} x"#).is_none());
+/// ```
+pub fn ledger_facts(line: &str) -> Option<LineFacts> {
+    let mut p = Parser {
+        text: line,
+        bytes: line.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    p.skip_ws();
+    if p.peek() != Some(b'{') {
+        return None;
+    }
+    p.pos += 1;
+    p.depth = 1;
+    let mut facts = LineFacts::default();
+    p.skip_ws();
+    if p.peek() == Some(b'}') {
+        p.pos += 1;
+    } else {
+        loop {
+            if p.peek() != Some(b'"') {
+                return None;
+            }
+            p.pos += 1;
+            let key_start = p.pos;
+            p.string_into(None).ok()?;
+            let raw_key = &line[key_start..p.pos - 1];
+            let key = if raw_key.contains('\\') {
+                std::borrow::Cow::Owned(parse(&line[key_start - 1..p.pos]).ok()?.as_str()?.to_owned())
+            } else {
+                std::borrow::Cow::Borrowed(raw_key)
+            };
+            p.skip_ws();
+            if p.peek() != Some(b':') {
+                return None;
+            }
+            p.pos += 1;
+            p.skip_ws();
+            let slot = match key.as_ref() {
+                "unit" => Some(&mut facts.unit),
+                "event" => Some(&mut facts.event),
+                "tokens" => Some(&mut facts.tokens),
+                _ => None,
+            };
+            match slot {
+                Some(slot) => *slot = Some(p.value().ok()?),
+                None => p.skip_value().ok()?,
+            }
+            p.skip_ws();
+            match p.peek() {
+                Some(b'}') => {
+                    p.pos += 1;
+                    break;
+                }
+                Some(b',') => {
+                    p.pos += 1;
+                    p.skip_ws();
+                }
+                _ => return None,
+            }
+        }
+    }
+    p.skip_ws();
+    (p.pos == p.bytes.len()).then_some(facts)
+}

@@ -1,0 +1,437 @@
+//! The embedded checkpoint schema (SW-1), compiled once, and the choice and wording of the one
+//! violation a refusal reports (SW-28..SW-31).
+
+use std::cmp::Ordering;
+use std::sync::LazyLock;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{JsonType, ValidationError, Validator};
+
+use crate::json::{Json, ShiftJson, python_repr, python_string_literal};
+
+/// The checkpoint's JSON Schema (draft 2020-12), `$id` `urn:shiftwork:checkpoint:v1`. Its `$defs` also
+/// hold the shapes of the clock-out arguments (`accounting`, `agentId`, `agreementsPatch`,
+/// `conclusion`, `followUps`).
+///
+/// ```
+/// let schema: serde_json::Value = serde_json::from_str(shiftwork_core::CHECKPOINT_SCHEMA).unwrap();
+/// assert_eq!(schema["$id"], "urn:shiftwork:checkpoint:v1");
+/// assert_eq!(schema["title"], "Shift-work checkpoint contract v1");
+/// ```
+pub const CHECKPOINT_SCHEMA: &str = include_str!("../schema/checkpoint.schema.json");
+
+/// The most code points of `<where>` and of a rendered value in a schema message (SW-30).
+const CLIP_WHERE: usize = 200;
+/// The most code points of a schema message's detail (SW-30).
+const CLIP_DETAIL: usize = 1000;
+
+/// One segment of the location of a violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSegment {
+    /// An object key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+impl PartialOrd for PathSegment {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PathSegment {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (PathSegment::Key(a), PathSegment::Key(b)) => a.cmp(b),
+            (PathSegment::Index(a), PathSegment::Index(b)) => a.cmp(b),
+            (PathSegment::Index(_), PathSegment::Key(_)) => Ordering::Less,
+            (PathSegment::Key(_), PathSegment::Index(_)) => Ordering::Greater,
+        }
+    }
+}
+
+/// The one schema violation a refusal reports (SW-28).
+///
+/// ```
+/// let doc = shiftwork_core::json::parse("[]").unwrap();
+/// let v = shiftwork_core::schema::validate_checkpoint(&doc).unwrap_err();
+/// assert_eq!(v.to_string(), "JSON does not match schema at 'root': [] is not of type 'object'");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("JSON does not match schema at '{}': {}", clip(&self.location(), CLIP_WHERE), clip(&self.detail, CLIP_DETAIL))]
+pub struct SchemaViolation {
+    /// Where: object keys and array indices from the root.
+    pub path: Vec<PathSegment>,
+    /// What, worded as 0.36.2 words it, values in Python rendering.
+    pub detail: String,
+}
+
+impl SchemaViolation {
+    /// The location as the message writes it: segments joined by `/`, or `root`.
+    pub fn location(&self) -> String {
+        if self.path.is_empty() {
+            return String::from("root");
+        }
+        let parts: Vec<String> = self
+            .path
+            .iter()
+            .map(|s| match s {
+                PathSegment::Key(k) => k.clone(),
+                PathSegment::Index(i) => i.to_string(),
+            })
+            .collect();
+        parts.join("/")
+    }
+}
+
+/// Keeps the first `max` code points of `text`, appending `…(<k> more)` when `k` were cut (SW-30).
+///
+/// ```
+/// assert_eq!(shiftwork_core::schema::clip("abcdef", 4), "abcd…(2 more)");
+/// assert_eq!(shiftwork_core::schema::clip("abc", 4), "abc");
+/// ```
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => {
+            let more = text[cut..].chars().count();
+            format!("{}…({more} more)", &text[..cut])
+        }
+    }
+}
+
+/// The clock-out argument shapes validated on their own (gates 5 and 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgumentShape {
+    /// The accounting line (SW-80).
+    Accounting,
+    /// `agent_id` (SW-129).
+    AgentId,
+    /// `agreements` (SW-122).
+    Agreements,
+    /// `conclusion` (SW-125).
+    Conclusion,
+    /// `follow_ups` (SW-120).
+    FollowUps,
+}
+
+impl ArgumentShape {
+    fn def(self) -> &'static str {
+        match self {
+            ArgumentShape::Accounting => "accounting",
+            ArgumentShape::AgentId => "agentId",
+            ArgumentShape::Agreements => "agreementsPatch",
+            ArgumentShape::Conclusion => "conclusion",
+            ArgumentShape::FollowUps => "followUps",
+        }
+    }
+
+    /// The argument's name, which is also the first segment of a violation's path.
+    pub fn argument(self) -> &'static str {
+        match self {
+            ArgumentShape::Accounting => "accounting",
+            ArgumentShape::AgentId => "agent_id",
+            ArgumentShape::Agreements => "agreements",
+            ArgumentShape::Conclusion => "conclusion",
+            ArgumentShape::FollowUps => "follow_ups",
+        }
+    }
+
+    const ALL: [ArgumentShape; 5] = [
+        ArgumentShape::Accounting,
+        ArgumentShape::AgentId,
+        ArgumentShape::Agreements,
+        ArgumentShape::Conclusion,
+        ArgumentShape::FollowUps,
+    ];
+}
+
+struct Compiled {
+    checkpoint: Validator<ShiftJson>,
+    arguments: Vec<Validator<ShiftJson>>,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
+
+fn compile() -> Compiled {
+    // The schema is a constant of this crate, checked by its tests: failing here is a build defect.
+    #[allow(clippy::expect_used)]
+    let schema: serde_json::Value =
+        serde_json::from_str(CHECKPOINT_SCHEMA).expect("the embedded checkpoint schema is valid JSON");
+    let build = |s: &serde_json::Value| {
+        #[allow(clippy::expect_used)]
+        jsonschema::options_for::<ShiftJson>()
+            .should_validate_formats(false)
+            .build(s)
+            .expect("the embedded checkpoint schema compiles")
+    };
+    let checkpoint = build(&schema);
+    let arguments = ArgumentShape::ALL
+        .iter()
+        .map(|shape| {
+            let wrapper = serde_json::json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$defs": schema["$defs"].clone(),
+                "type": "object",
+                "properties": { shape.argument(): { "$ref": format!("#/$defs/{}", shape.def()) } }
+            });
+            build(&wrapper)
+        })
+        .collect();
+    Compiled {
+        checkpoint,
+        arguments,
+    }
+}
+
+/// Validates a whole checkpoint against the embedded schema (§4 step 5, gate 14).
+///
+/// ```
+/// let doc = shiftwork_core::json::parse(r#"{"version": 2}"#).unwrap();
+/// let v = shiftwork_core::schema::validate_checkpoint(&doc).unwrap_err();
+/// assert_eq!(v.to_string(), "JSON does not match schema at 'root': 'job' is a required property");
+/// ```
+pub fn validate_checkpoint(doc: &Json) -> Result<(), SchemaViolation> {
+    let validator = &COMPILED.checkpoint;
+    if validator.is_valid(doc) {
+        return Ok(());
+    }
+    Err(choose(doc, validator.iter_errors(doc).collect()))
+}
+
+/// Validates one clock-out argument as the value of a key named after it, so paths read
+/// `accounting/tokens` (SW-80, SW-82).
+///
+/// ```
+/// use shiftwork_core::schema::{validate_argument, ArgumentShape};
+/// let line = shiftwork_core::json::parse(r#"{"tokens": "1234", "duration_ms": 1}"#).unwrap();
+/// let v = validate_argument(ArgumentShape::Accounting, &line).unwrap_err();
+/// assert_eq!(v.to_string(), "JSON does not match schema at 'accounting/tokens': '1234' is not of type 'integer'");
+/// ```
+pub fn validate_argument(shape: ArgumentShape, value: &Json) -> Result<(), SchemaViolation> {
+    let index = ArgumentShape::ALL.iter().position(|s| *s == shape).unwrap_or(0);
+    let Some(validator) = COMPILED.arguments.get(index) else {
+        return Ok(());
+    };
+    let mut wrapper = crate::json::Object::new();
+    wrapper.insert(shape.argument().to_owned(), value.clone());
+    let doc = Json::Object(wrapper);
+    if validator.is_valid(&doc) {
+        return Ok(());
+    }
+    Err(choose(&doc, validator.iter_errors(&doc).collect()))
+}
+
+struct Candidate<'e, 'i> {
+    error: &'e ValidationError<'i>,
+    path: Vec<PathSegment>,
+}
+
+/// Picks the violation 0.36.2 reports (SW-29) and words it.
+fn choose(doc: &Json, errors: Vec<ValidationError<'_>>) -> SchemaViolation {
+    let candidates: Vec<Candidate<'_, '_>> = errors
+        .iter()
+        .map(|e| Candidate {
+            error: e,
+            path: resolve_path(doc, e),
+        })
+        .collect();
+    let Some(best) = pick_shallow_greatest(&candidates) else {
+        return SchemaViolation {
+            path: Vec::new(),
+            detail: String::from("the document does not match the schema"),
+        };
+    };
+    let (path, detail) = report(doc, best.error, best.path.clone());
+    SchemaViolation { path, detail }
+}
+
+/// Steps 2–4: the shallowest, then the greatest path, then the first in evaluation order.
+fn pick_shallow_greatest<'c, 'e, 'i>(candidates: &'c [Candidate<'e, 'i>]) -> Option<&'c Candidate<'e, 'i>> {
+    let depth = candidates.iter().map(|c| c.path.len()).min()?;
+    let mut best: Option<&Candidate<'_, '_>> = None;
+    for c in candidates.iter().filter(|c| c.path.len() == depth) {
+        match best {
+            Some(b) if c.path <= b.path => {}
+            _ => best = Some(c),
+        }
+    }
+    best
+}
+
+/// Step 5: inside an `anyOf` failure, report the deepest branch failure unless two branches tie;
+/// returns the reported path and its detail.
+fn report(doc: &Json, error: &ValidationError<'_>, path: Vec<PathSegment>) -> (Vec<PathSegment>, String) {
+    let ValidationErrorKind::AnyOf { context } = error.kind() else {
+        let detail = detail(doc, error, &path);
+        return (path, detail);
+    };
+    struct Branchy<'e> {
+        error: &'e ValidationError<'static>,
+        path: Vec<PathSegment>,
+        type_matched: bool,
+    }
+    let mut all: Vec<Branchy<'_>> = Vec::new();
+    for branch in context {
+        let type_matched = !branch
+            .iter()
+            .any(|e| matches!(e.kind(), ValidationErrorKind::Type { .. }) && resolve_path(doc, e) == path);
+        for e in branch {
+            all.push(Branchy {
+                error: e,
+                path: resolve_path(doc, e),
+                type_matched,
+            });
+        }
+    }
+    all.sort_by(|a, b| {
+        b.path
+            .len()
+            .cmp(&a.path.len())
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| b.type_matched.cmp(&a.type_matched))
+    });
+    match all.as_slice() {
+        [first, second, ..] if first.path == second.path && first.type_matched == second.type_matched => {
+            let detail = detail(doc, error, &path);
+            (path, detail)
+        }
+        [first, ..] => report(doc, first.error, first.path.clone()),
+        [] => {
+            let detail = detail(doc, error, &path);
+            (path, detail)
+        }
+    }
+}
+
+/// The error's location as typed segments, resolving digit segments against the document.
+fn resolve_path(doc: &Json, error: &ValidationError<'_>) -> Vec<PathSegment> {
+    let mut node = Some(doc);
+    let mut out = Vec::new();
+    for raw in error.instance_path().segments() {
+        let text = raw.to_string();
+        let segment = match node {
+            Some(Json::Array(items)) => match text.parse::<usize>() {
+                Ok(i) => {
+                    node = items.get(i);
+                    PathSegment::Index(i)
+                }
+                Err(_) => {
+                    node = None;
+                    PathSegment::Key(text)
+                }
+            },
+            Some(Json::Object(members)) => {
+                node = members.get(&text);
+                PathSegment::Key(text)
+            }
+            _ => {
+                node = None;
+                PathSegment::Key(text)
+            }
+        };
+        out.push(segment);
+    }
+    out
+}
+
+fn node_at<'d>(doc: &'d Json, path: &[PathSegment]) -> Option<&'d Json> {
+    let mut node = doc;
+    for seg in path {
+        node = match (node, seg) {
+            (Json::Object(o), PathSegment::Key(k)) => o.get(k)?,
+            (Json::Array(a), PathSegment::Index(i)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+fn type_name(kind: &TypeKind) -> String {
+    let name = |t: &JsonType| match t {
+        JsonType::Array => "array",
+        JsonType::Boolean => "boolean",
+        JsonType::Integer => "integer",
+        JsonType::Null => "null",
+        JsonType::Number => "number",
+        JsonType::Object => "object",
+        JsonType::String => "string",
+    };
+    match kind {
+        TypeKind::Single(t) => format!("'{}'", name(t)),
+        TypeKind::Multiple(set) => {
+            let names: Vec<String> = set.iter().map(|t| format!("'{}'", name(&t))).collect();
+            format!("[{}]", names.join(", "))
+        }
+    }
+}
+
+/// The detail of SW-31, values in Python rendering, clipped per SW-30.
+fn detail(doc: &Json, error: &ValidationError<'_>, path: &[PathSegment]) -> String {
+    let value = || {
+        let rendered = match node_at(doc, path) {
+            Some(node) => python_repr(node),
+            None => python_repr(&Json::from_serde(error.instance())),
+        };
+        clip(&rendered, CLIP_WHERE)
+    };
+    let limit_repr = |v: &serde_json::Value| python_repr(&Json::from_serde(v));
+    match error.kind() {
+        ValidationErrorKind::Type { kind } => format!("{} is not of type {}", value(), type_name(kind)),
+        ValidationErrorKind::Enum { options } => {
+            format!(
+                "{} is not one of {}",
+                value(),
+                clip(&limit_repr(options), CLIP_WHERE)
+            )
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("{} was expected", limit_repr(expected_value))
+        }
+        ValidationErrorKind::Required { property } => {
+            format!("{} is a required property", limit_repr(property))
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let mut keys = unexpected.clone();
+            keys.sort();
+            let listed: Vec<String> = keys.iter().map(|k| python_string_literal(k)).collect();
+            let verb = if keys.len() == 1 { "was" } else { "were" };
+            format!(
+                "Additional properties are not allowed ({} {verb} unexpected)",
+                listed.join(", ")
+            )
+        }
+        ValidationErrorKind::MinLength { limit }
+        | ValidationErrorKind::MinItems { limit }
+        | ValidationErrorKind::MinProperties { limit } => {
+            if *limit == 1 {
+                format!("{} should be non-empty", value())
+            } else {
+                format!("{} is too short", value())
+            }
+        }
+        ValidationErrorKind::MaxLength { .. } | ValidationErrorKind::MaxItems { .. } => {
+            format!("{} is too long", value())
+        }
+        ValidationErrorKind::Minimum { limit } => {
+            format!("{} is less than the minimum of {}", value(), limit_repr(limit))
+        }
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("{} does not match {}", value(), python_string_literal(pattern))
+        }
+        ValidationErrorKind::AnyOf { .. } => {
+            format!("{} is not valid under any of the given schemas", value())
+        }
+        ValidationErrorKind::PropertyNames { error: inner } => {
+            let key = python_repr(&Json::from_serde(inner.instance()));
+            match inner.kind() {
+                ValidationErrorKind::Enum { options } => {
+                    format!("{} is not one of {}", clip(&key, CLIP_WHERE), limit_repr(options))
+                }
+                _ => format!("{} is not a valid property name", clip(&key, CLIP_WHERE)),
+            }
+        }
+        _ => error.to_string(),
+    }
+}

@@ -1,0 +1,13 @@
+//! The acceptance scenarios of spec §19 (SW-152), one module per scenario group, plus the property
+//! and fault-injection tests of SW-151 and SW-111.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod clock_in;
+mod clock_out;
+mod durability;
+mod features;
+mod planner;
+mod properties;
+mod reading;

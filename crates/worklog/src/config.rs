@@ -1,0 +1,53 @@
+//! Configuration (§2): the log directory and the optional file-name pattern.
+
+use std::path::PathBuf;
+
+use crate::core::is_ws;
+
+/// Where the log lives and which names count. Built by [`Config::from_values`] from the values the
+/// embedder read (the adapter reads `--worklog-dir`/`WORKLOG_DIR` and
+/// `--worklog-pattern`/`WORKLOG_FILE_PATTERN`); this crate reads no environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// The log directory; `None` makes every call answer `no_dir` (WL-8).
+    pub dir: Option<PathBuf>,
+    /// The file-name pattern (Rust `regex` syntax, search semantics, WL-11); `None` admits every
+    /// candidate. It is compiled on first use, and an invalid one is reported by each call (WL-10, WL-12).
+    pub pattern: Option<String>,
+}
+
+impl Config {
+    /// Applies §2 to raw values: a blank value (empty or W only) is unset (WL-8); a directory is used
+    /// as given, except that a leading `~` that is the whole value or is followed by `/` is replaced by
+    /// `home` when that is given and not blank (WL-9). `~user` is never expanded.
+    ///
+    /// ```
+    /// use std::path::PathBuf;
+    /// use worklog::Config;
+    /// let c = Config::from_values(Some("~/notes"), Some(" "), Some("/home/me"));
+    /// assert_eq!(c.dir, Some(PathBuf::from("/home/me/notes")));
+    /// assert_eq!(c.pattern, None);
+    /// assert_eq!(Config::from_values(Some("~"), None, None).dir, Some(PathBuf::from("~")));
+    /// assert_eq!(Config::from_values(Some("\t"), None, None).dir, None);
+    /// ```
+    pub fn from_values(dir: Option<&str>, pattern: Option<&str>, home: Option<&str>) -> Config {
+        let home = home.filter(|h| !is_blank(h));
+        Config {
+            dir: dir
+                .filter(|d| !is_blank(d))
+                .map(|d| PathBuf::from(expand_home(d, home))),
+            pattern: pattern.filter(|p| !is_blank(p)).map(str::to_owned),
+        }
+    }
+}
+
+fn is_blank(value: &str) -> bool {
+    value.chars().all(is_ws)
+}
+
+fn expand_home(dir: &str, home: Option<&str>) -> String {
+    match (home, dir.strip_prefix('~')) {
+        (Some(home), Some(rest)) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        _ => dir.to_owned(),
+    }
+}

@@ -1,0 +1,55 @@
+//! The pure core: text in, decision out (WL-2). No I/O, no clock, no environment, no global state.
+//!
+//! * [`is_ws`] — the whitespace set W of §0.1;
+//! * [`normalize`] — the description's normal form (§6);
+//! * [`find_checklist`] — the checklist of a file text (§5);
+//! * [`plan_append`] — the duplicate decision and the byte splice of an append (§7, §9).
+//!
+//! The parser scans bytes with `memchr` and stops at the end of the checklist's block (WL-94).
+
+mod checklist;
+mod grammar;
+mod normalize;
+mod plan;
+mod text;
+
+pub use normalize::normalize;
+pub use plan::{Plan, plan_append};
+pub use text::is_ws;
+
+/// The checklist of a file text (WL-31 … WL-33).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checklist {
+    /// 0-based index of the first item among the body's lines (the mark is not a line; front matter
+    /// lines count).
+    pub first_line: usize,
+    /// 0-based index of the block's last line.
+    pub last_line: usize,
+    /// The first item's indent, verbatim.
+    pub indent: String,
+    /// The first item's bullet: `'-'`, `'*'` or `'+'`.
+    pub bullet: char,
+    /// How many items the block holds, at any depth, checked or not (WL-33).
+    pub items: usize,
+}
+
+/// The checklist of a whole file text (mark included, WL-22), or `None` when it has none.
+///
+/// ```
+/// use worklog::core::find_checklist;
+/// let text = "# 2026-09-06\n\nIntro paragraph.\n- [ ] first\n  - [x] nested\n    more words\n\n\
+///             - plain bullet\n1. ordered\n\nClosing paragraph.\n";
+/// let list = find_checklist(text).unwrap();
+/// assert_eq!((list.first_line, list.last_line, list.items), (3, 8, 2));
+/// assert_eq!((list.indent.as_str(), list.bullet), ("", '-'));
+/// assert_eq!(find_checklist("```\n- [ ] fake\n```\n"), None);
+/// ```
+pub fn find_checklist(text: &str) -> Option<Checklist> {
+    checklist::scan(text, None).map(|block| Checklist {
+        first_line: block.first_line,
+        last_line: block.last_line,
+        indent: text[block.indent.0..block.indent.1].to_owned(),
+        bullet: char::from(block.bullet),
+        items: block.items,
+    })
+}

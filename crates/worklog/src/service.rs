@@ -1,0 +1,290 @@
+//! The service (WL-2, layer 2): the decision orders of `append` (§8) and `check` (§10) over
+//! `seams::Fs`, with the choice of the log file (§3), the strict UTF-8 read (§4), the append lock
+//! (§12) and the durable write (§11).
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
+
+use regex::Regex;
+use seams::durable::{ReplaceOptions, replace_durably_as};
+use seams::{FileKind, Fs, LockGuard, Metadata, os_reason};
+
+use crate::config::Config;
+use crate::core::{self, Plan};
+use crate::error::WorklogError;
+use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, messages};
+
+/// The append lock's file, directly inside the log directory (WL-58). Hidden, so never a candidate.
+pub const LOCK_FILE_NAME: &str = ".worklog.lock";
+
+/// How long an append waits for the lock (WL-61).
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The temporary file's name starts with this (WL-53)…
+pub const TEMP_PREFIX: &str = ".worklog-";
+
+/// …and ends with this; between them, ten random characters of `[A-Za-z0-9]`.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// The work log of one configured directory, over a filesystem seam.
+///
+/// `append` and `check` take `&self` and may run concurrently from many threads (WL-90); concurrent
+/// appends, from this process or others, are serialised by the append lock (§12).
+///
+/// ```
+/// use seams::MemFs;
+/// use worklog::{AppendStatus, CheckStatus, Config, Worklog};
+///
+/// let fs = MemFs::new();
+/// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");
+/// let log = Worklog::new(Config::from_values(Some("/notes"), Some(r"\.md$"), None), fs.clone());
+/// let result = log.append("Fixed the bug", false).unwrap();
+/// assert_eq!(result.status, AppendStatus::Written);
+/// assert_eq!(result.file.as_deref(), Some("2026-09-06.md"));
+/// assert_eq!(fs.file("/notes/2026-09-06.md").unwrap(), b"# 2026-09-06\n\n- [x] a\n- [x] Fixed the bug\n");
+/// assert_eq!(log.append("Fixed   the bug", false).unwrap().status, AppendStatus::Duplicate);
+/// assert_eq!(log.check().unwrap().items, Some(2));
+/// assert_eq!(log.check().unwrap().status, CheckStatus::Ok);
+/// ```
+#[derive(Debug)]
+pub struct Worklog<F: Fs> {
+    config: Config,
+    fs: F,
+    /// The compiled pattern: compiled at most once (WL-12); `None` inside when it does not compile.
+    pattern: OnceLock<Option<Regex>>,
+}
+
+/// Where §3 led.
+enum Located {
+    NoDir,
+    NoFile {
+        pattern: bool,
+    },
+    File {
+        name: String,
+        path: PathBuf,
+        lock: PathBuf,
+    },
+}
+
+impl<F: Fs> Worklog<F> {
+    /// A work log over `fs`. Never fails: an invalid pattern is reported by each call (WL-10).
+    pub fn new(config: Config, fs: F) -> Self {
+        Worklog {
+            config,
+            fs,
+            pattern: OnceLock::new(),
+        }
+    }
+
+    /// The configuration this log was built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Records one finished piece of work as a checked item (§8).
+    ///
+    /// Decides in the order of WL-41: a blank description is `empty` before any filesystem access; a
+    /// missing directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate
+    /// is `no_file`; then, unless `dry_run`, the append lock is taken and held until the write has
+    /// completed or failed; the file is read and must be UTF-8; then `created`, `duplicate`,
+    /// `dry_run` or `written`. Outcomes other than `written` and `created` write nothing.
+    pub fn append(&self, description: &str, dry_run: bool) -> Result<AppendResult, WorklogError> {
+        let normalized = core::normalize(description);
+        if normalized.is_empty() {
+            return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
+        }
+        let (name, path, lock) = match self.locate()? {
+            Located::NoDir => return Ok(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
+            Located::NoFile { pattern } => {
+                return Ok(AppendResult::unreached(
+                    AppendStatus::NoFile,
+                    no_file_message(pattern),
+                ));
+            }
+            Located::File { name, path, lock } => (name, path, lock),
+        };
+        if dry_run {
+            let (_, text) = self.read(&name, &path, false)?;
+            return Ok(match core::plan_append(&text, &normalized) {
+                Plan::Duplicate { line } => {
+                    AppendResult::reached(AppendStatus::Duplicate, &name, line, messages::duplicate(&name))
+                }
+                Plan::Insert {
+                    created: true, line, ..
+                } => AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry_new(&name)),
+                Plan::Insert { line, .. } => {
+                    AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry(&name))
+                }
+            });
+        }
+        // The guard is dropped on every way out of this function, after the write completed or failed.
+        let _lock = self.lock(&lock, &name)?;
+        let (meta, text) = self.read(&name, &path, true)?;
+        let (created, line, offset, insertion) = match core::plan_append(&text, &normalized) {
+            Plan::Duplicate { line } => {
+                return Ok(AppendResult::reached(
+                    AppendStatus::Duplicate,
+                    &name,
+                    line,
+                    messages::duplicate(&name),
+                ));
+            }
+            Plan::Insert {
+                created,
+                line,
+                offset,
+                insertion,
+            } => (created, line, offset, insertion),
+        };
+        // WL-96: the new content is streamed as prefix, insertion and suffix, never assembled.
+        let bytes = text.as_bytes();
+        let parts: [&[u8]; 3] = [&bytes[..offset], insertion.as_bytes(), &bytes[offset..]];
+        let options = ReplaceOptions::hidden(TEMP_PREFIX, TEMP_SUFFIX);
+        // WL-55: a failed directory flush after the rename is ignored; the content is in place.
+        replace_durably_as(&self.fs, &path, meta.as_ref(), &parts, &options).map_err(|e| {
+            WorklogError::Write {
+                file: name.clone(),
+                reason: os_reason(&e.source),
+            }
+        })?;
+        Ok(if created {
+            AppendResult::reached(AppendStatus::Created, &name, line, messages::created(&name))
+        } else {
+            AppendResult::reached(AppendStatus::Written, &name, line, messages::written(&name))
+        })
+    }
+
+    /// Tells whether the log can be reached (§10). Never writes, never takes the lock (WL-50), and
+    /// reports the file's name and item count only (WL-51).
+    pub fn check(&self) -> Result<CheckResult, WorklogError> {
+        let (name, path) = match self.locate()? {
+            Located::NoDir => return Ok(CheckResult::unreached(CheckStatus::NoDir, messages::NO_DIR)),
+            Located::NoFile { pattern } => {
+                return Ok(CheckResult::unreached(
+                    CheckStatus::NoFile,
+                    no_file_message(pattern),
+                ));
+            }
+            Located::File { name, path, .. } => (name, path),
+        };
+        let (_, text) = self.read(&name, &path, false)?;
+        Ok(match core::find_checklist(&text) {
+            Some(list) => CheckResult::ok(&name, list.items as u64),
+            None => CheckResult::no_checklist(&name),
+        })
+    }
+
+    /// §3: the log directory, the pattern, the listing and the newest candidate.
+    fn locate(&self) -> Result<Located, WorklogError> {
+        let Some(dir) = &self.config.dir else {
+            return Ok(Located::NoDir);
+        };
+        match self.fs.metadata(dir) {
+            Ok(meta) if meta.kind == FileKind::Dir => {}
+            _ => return Ok(Located::NoDir), // WL-14: missing, not a directory, or not examinable
+        }
+        let pattern = self.pattern()?;
+        let entries = self.fs.list_dir(dir).map_err(|e| WorklogError::List {
+            reason: os_reason(&e),
+        })?;
+        let mut newest: Option<(SystemTime, String)> = None;
+        for entry in entries {
+            let Ok(name) = entry.name.into_string() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let Ok(meta) = entry.metadata else { continue };
+            if meta.kind != FileKind::File || pattern.is_some_and(|re| !re.is_match(&name)) {
+                continue;
+            }
+            // WL-17: the latest modification time wins; a tie goes to the greatest name, byte-wise.
+            let newer = newest
+                .as_ref()
+                .is_none_or(|(time, best)| (meta.modified, name.as_bytes()) > (*time, best.as_bytes()));
+            if newer {
+                newest = Some((meta.modified, name));
+            }
+        }
+        Ok(match newest {
+            Some((_, name)) => Located::File {
+                path: dir.join(&name),
+                lock: dir.join(LOCK_FILE_NAME),
+                name,
+            },
+            None => Located::NoFile {
+                pattern: pattern.is_some(),
+            },
+        })
+    }
+
+    /// The compiled pattern, `None` when none is configured (WL-12: compiled at most once).
+    fn pattern(&self) -> Result<Option<&Regex>, WorklogError> {
+        let Some(source) = &self.config.pattern else {
+            return Ok(None);
+        };
+        self.pattern
+            .get_or_init(|| Regex::new(source).ok())
+            .as_ref()
+            .map(Some)
+            .ok_or(WorklogError::Pattern)
+    }
+
+    /// WL-58 … WL-61: the append lock in the log directory.
+    fn lock(&self, lock: &Path, name: &str) -> Result<Box<dyn LockGuard>, WorklogError> {
+        self.fs.lock(lock, LOCK_TIMEOUT).map_err(|e| match e.kind() {
+            io::ErrorKind::TimedOut => WorklogError::LockTimeout {
+                file: name.to_owned(),
+            },
+            _ => WorklogError::Write {
+                file: name.to_owned(),
+                reason: os_reason(&e),
+            },
+        })
+    }
+
+    /// WL-21, WL-68: the whole file as UTF-8 text, with the target's metadata when `with_meta` (the
+    /// owner, group and mode a write keeps, WL-54).
+    fn read(
+        &self,
+        name: &str,
+        path: &Path,
+        with_meta: bool,
+    ) -> Result<(Option<Metadata>, String), WorklogError> {
+        let read_error = |e: io::Error| WorklogError::Read {
+            file: name.to_owned(),
+            reason: os_reason(&e),
+        };
+        let meta = if with_meta {
+            Some(self.fs.metadata(path).map_err(read_error)?)
+        } else {
+            None
+        };
+        let bytes = self.fs.read(path).map_err(read_error)?;
+        let not_utf8 = || WorklogError::NotUtf8 {
+            file: name.to_owned(),
+        };
+        // WL-21 says a file in UTF-16 or UTF-32 fails as not UTF-8 "with or without a byte order mark".
+        // Without a mark, such a file can still be valid UTF-8 byte for byte when its characters are
+        // ASCII (`"a\n"` in UTF-16LE is `61 00 0A 00`), and appending UTF-8 to it would corrupt it. Every
+        // such file holds NUL bytes (each line feed is `0A 00`), and no Markdown text does, so a NUL
+        // byte counts as "not UTF-8" here: the file is refused, never changed.
+        if memchr::memchr(0, &bytes).is_some() {
+            return Err(not_utf8());
+        }
+        let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
+        Ok((meta, text))
+    }
+}
+
+fn no_file_message(pattern: bool) -> &'static str {
+    if pattern {
+        messages::NO_MATCH
+    } else {
+        messages::NO_FILE
+    }
+}

@@ -1,0 +1,80 @@
+//! The crate's shape (WL-2, WL-3), checked on its own sources: the core does no I/O and reads no
+//! clock or environment; the whole crate touches files only through `seams::Fs`, reads no environment
+//! variable and no clock, and writes no log output.
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            // Unit tests at the end of a file may use what they like; only the code before them counts.
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default().to_owned();
+            out.push((path, code));
+        }
+    }
+    out
+}
+
+fn assert_absent(files: &[(PathBuf, String)], forbidden: &[&str]) {
+    for (path, code) in files {
+        for word in forbidden {
+            assert!(!code.contains(word), "{} uses {word}", path.display());
+        }
+    }
+}
+
+/// WL-3: the crate touches the filesystem only through `seams::Fs`, reads no environment variable and
+/// no clock, and logs nothing (no `log`/`tracing`, nothing on stdout or stderr).
+#[test]
+fn wl3_no_io_but_the_fs_seam() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = sources(&src);
+    assert!(files.len() >= 10);
+    assert_absent(
+        &files,
+        &[
+            "std::fs",
+            "std::env",
+            "env::var",
+            "SystemTime::now",
+            "Instant::now",
+            "println!",
+            "eprintln!",
+            "print!(",
+            "dbg!",
+            "tracing",
+            " log::",
+            "(log::",
+            "std::io::stdout",
+            "std::io::stderr",
+            "std::process",
+            "OsFs",
+        ],
+    );
+}
+
+/// WL-2: the core is pure — no I/O, no clock, no environment, no global state, not even the seam.
+#[test]
+fn wl2_the_core_is_pure() {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
+    let files = sources(&core);
+    assert!(files.len() >= 5);
+    assert_absent(
+        &files,
+        &[
+            "seams",
+            "std::io",
+            "SystemTime",
+            "Instant",
+            "static mut",
+            "OnceLock",
+            "Mutex",
+            "thread_local",
+        ],
+    );
+}

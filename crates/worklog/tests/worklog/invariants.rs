@@ -1,0 +1,113 @@
+//! The properties of WL-98, checked on one text and one description. Used by the proptest in
+//! `properties.rs` and, compiled in with `#[path]`, by the fuzz target `worklog_core` (WL-99).
+
+use worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
+
+use crate::model;
+
+/// Checks every WL-98 property of appending `description` to `text`; panics with a message naming
+/// the property that does not hold.
+pub fn check_append(text: &str, description: &str) {
+    let normalized = normalize(description);
+    // §6: the normal form holds no W but single spaces between other characters.
+    assert_eq!(
+        model::collapse(&normalized),
+        normalized,
+        "normalize left W runs or ends"
+    );
+    // The byte scanner agrees with the reference model of §5.
+    let found = find_checklist(text);
+    let expected = model::checklist(text);
+    assert_eq!(
+        found
+            .as_ref()
+            .map(|c| (c.first_line, c.last_line, c.indent.clone(), c.bullet, c.items)),
+        expected.as_ref().map(|m| (
+            m.first_line,
+            m.last_line,
+            m.indent.clone(),
+            m.bullet,
+            m.items.len()
+        )),
+        "find_checklist disagrees with the reference model"
+    );
+    if normalized.is_empty() {
+        return;
+    }
+    let duplicate = expected
+        .as_ref()
+        .is_some_and(|m| m.items.iter().any(|t| model::collapse(t) == normalized));
+    match plan_append(text, &normalized) {
+        Plan::Duplicate { line } => {
+            assert!(duplicate, "Duplicate without a matching item");
+            assert_eq!(
+                model::append(text, &normalized),
+                None,
+                "the model sees no duplicate"
+            );
+            assert!(!line.contains(['\n', '\r']), "the new line holds a line break");
+        }
+        Plan::Insert {
+            created,
+            line,
+            offset,
+            insertion,
+        } => {
+            assert!(!duplicate, "a matching item was not reported as a duplicate");
+            assert_eq!(created, expected.is_none(), "created iff there is no checklist");
+            assert!(!line.contains(['\n', '\r']), "the new line holds a line break");
+            assert!(
+                line.ends_with(&normalized),
+                "the new line does not end with the description"
+            );
+            assert!(
+                text.is_char_boundary(offset),
+                "offset not on a character boundary"
+            );
+            assert_eq!(
+                insertion.matches(line.as_str()).count(),
+                1,
+                "the line is not in the run once"
+            );
+            let (pre, post) = insertion
+                .split_once(line.as_str())
+                .expect("the run holds the line");
+            let endings = |s: &str| s.replace("\r\n", "\n").chars().all(|c| c == '\n');
+            assert!(
+                endings(pre) && endings(post),
+                "the run holds something besides line breaks"
+            );
+            let breaks = |s: &str| s.matches('\n').count();
+            assert!(
+                breaks(pre) <= 2 && breaks(post) <= 1,
+                "the run adds too many line breaks"
+            );
+            let after = format!("{}{}{}", &text[..offset], insertion, &text[offset..]);
+            assert_eq!(
+                Some(&after),
+                model::append(text, &normalized).as_ref(),
+                "the model appends otherwise"
+            );
+            // Removing the inserted run gives back the input exactly.
+            let mut back = after.clone();
+            back.replace_range(offset..offset + insertion.len(), "");
+            assert_eq!(back, text, "the insertion changed existing bytes");
+            if !model::ends_inside_fence(&after) {
+                assert!(
+                    matches!(plan_append(&after, &normalized), Plan::Duplicate { .. }),
+                    "a second append of the same description is not a duplicate"
+                );
+            }
+            if !created {
+                let items_before = found.map_or(0, |c| c.items);
+                let items_after = find_checklist(&after).map_or(0, |c| c.items);
+                assert_eq!(
+                    items_after,
+                    items_before + 1,
+                    "written did not add exactly one item"
+                );
+            }
+            assert!(line.trim_start_matches(is_ws).starts_with(['-', '*', '+']));
+        }
+    }
+}

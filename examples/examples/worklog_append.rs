@@ -1,0 +1,65 @@
+//! Embedding `worklog`: another program (a build script, a CI job, an agent runtime) ticks finished
+//! work into the user's Markdown log without going through MCP.
+//!
+//! Run: `cargo run -p examples --example worklog_append -- [DIR] [DESCRIPTION…]`
+//!
+//! With a directory, it previews and then appends to the newest `.md` file there. Without one, it
+//! writes a day's note into a temporary directory first, so the example runs anywhere and leaves
+//! nothing behind.
+
+use seams::OsFs;
+use worklog::{AppendStatus, Config, Worklog, WorklogError};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let scratch = tempfile::tempdir()?;
+    let dir = match args.next() {
+        Some(dir) => dir,
+        None => {
+            std::fs::write(
+                scratch.path().join("2026-09-06.md"),
+                "# 2026-09-06\n\nMorning notes.\n",
+            )?;
+            scratch.path().display().to_string()
+        }
+    };
+    let rest: Vec<String> = args.collect();
+    let description = if rest.is_empty() {
+        String::from("Fixed the login redirect: the callback dropped the return URL")
+    } else {
+        rest.join(" ")
+    };
+
+    // The embedder reads its own configuration; `~` is expanded from the HOME it passes in.
+    let home = std::env::var("HOME").ok();
+    let config = Config::from_values(Some(&dir), Some(r"\.md$"), home.as_deref());
+    let log = Worklog::new(config, OsFs);
+
+    // A preview first: nothing is written, and the answer names the file, never its path.
+    let preview = log.append(&description, true)?;
+    println!("preview: {} → {:?}", preview.message, preview.line);
+
+    match log.append(&description, false) {
+        Ok(result) => {
+            println!("{}: {}", result.status.as_str(), result.message);
+            if result.status == AppendStatus::Created {
+                println!("(tell the user: their note gained a checklist at its end)");
+            }
+        }
+        // Errors are typed and their text is the exact sentence of the specification.
+        Err(e @ WorklogError::LockTimeout { .. }) => eprintln!("another append is still running: {e}"),
+        Err(e) => return Err(e.into()),
+    }
+
+    // Appending the same sentence again is harmless.
+    println!("again: {}", log.append(&description, false)?.status.as_str());
+    let check = log.check()?;
+    println!("check: {}", check.message);
+    if dir == scratch.path().display().to_string() {
+        print!(
+            "\nthe note now reads:\n{}",
+            std::fs::read_to_string(scratch.path().join("2026-09-06.md"))?
+        );
+    }
+    Ok(())
+}
