@@ -7,7 +7,14 @@ mod worklog;
 
 use crate::registry::Group;
 
+pub mod contracts;
+
 /// The groups built into this binary, in `tools/list` order.
 pub fn all() -> Vec<&'static Group> {
-    vec![&shiftwork::GROUP, &worklog::GROUP, &hours::GROUP]
+    vec![
+        &shiftwork::GROUP,
+        &worklog::GROUP,
+        &contracts::GROUP,
+        &hours::GROUP,
+    ]
 }
