@@ -1,5 +1,66 @@
-//! `contracts` — not built yet.
+//! `contracts` — a durable queue of work contracts between agents.
 //!
-//! This crate is a placeholder in the workspace so that the layout of ARCHITECTURE.md holds from the
-//! first commit. Its behaviour is specified in `spec/` and is built by issue 7; until then the crate
-//! exports nothing, and the `shiftwork-mcp` binary serves none of its tools.
+//! One agent (the *requester*) dispatches a contract to another (the *target*): a title, a context
+//! summary, a workspace root, a *baseline* of file pointers pinned by size and SHA-256, and an
+//! optional JSON Schema for the result. The target claims it atomically ([`Contracts::poll_next_task`]),
+//! works under a lease it can renew, and delivers a result that is checked against the schema — and if
+//! the files it was asked to read changed underneath, nobody reviews stale code.
+//!
+//! # Shape
+//!
+//! * [`model`]: the record and its parts; [`limits`]: the constants of the spec.
+//! * [`transition`]: the pure state machine — every transition with its guards and refusal codes,
+//!   fencing by `claim_epoch`, the expiry step. No I/O, no clock.
+//! * [`paths`] (pure) and [`fingerprint`] (over [`seams::Fs`]): normalisation, refusals of escaping and
+//!   secret-bearing paths, streaming fingerprints, verification.
+//! * [`Store`]: one atomic transaction per operation; [`MemoryStore`] and, with the default `sqlite`
+//!   feature, [`SqliteStore`] (and `PgStore` with the `postgres` feature). Stores call the pure
+//!   transition functions, so they all judge alike.
+//! * [`Contracts`]: the facade, one method per operation.
+//! * [`args`]: decoding of tool arguments (JSON objects) in each tool's argument order, used by the
+//!   MCP adapter; the rules themselves live in [`request`].
+//!
+//! # What this crate never does
+//!
+//! It never reads the system clock (time comes from [`seams::Clock`]), never reads workspace files
+//! except through [`seams::Fs`], never reads the environment, and never names tokio, rmcp or any MCP
+//! type. No store transaction is open while a file is read or hashed. A refusal writes nothing except
+//! where the spec says so (the expiry step, U2–U5, C3).
+//!
+//! # Invariants
+//!
+//! Every stored record satisfies CT-27 ([`integrity::violations`]); at most one (contract, epoch)
+//! pair is live; terminal states are absorbing; no contract outlives `created_at + 4 × queue_ttl_sec`.
+
+pub mod args;
+pub mod canonical;
+pub mod error;
+mod facade;
+#[cfg(feature = "test-failpoints")]
+pub mod failpoints;
+pub mod fingerprint;
+pub mod ids;
+pub mod integrity;
+pub mod limits;
+pub mod model;
+pub mod paths;
+pub mod request;
+pub mod schema;
+pub mod store;
+#[doc(hidden)]
+pub mod testing;
+pub mod transition;
+pub mod views;
+
+pub use error::{Refusal, RefusalCode, StoreError};
+pub use facade::{Contracts, ContractsConfig, payload_sha256};
+pub use ids::{IdSource, OsIdSource, SeededIdSource};
+pub use model::{
+    AgentId, Contract, Drift, DriftReason, EndReason, EpochMs, Pointer, SalvagedResult, Status, Warning,
+};
+pub use request::{DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest};
+pub use store::{MemoryStore, Store};
+#[cfg(feature = "postgres")]
+pub use store::{PgOptions, PgStore};
+#[cfg(feature = "sqlite")]
+pub use store::{SqliteOptions, SqliteStore, Synchronous};

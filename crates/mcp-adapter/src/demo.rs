@@ -31,6 +31,7 @@ pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Resul
     let registry = Registry::build(groups, &names, &settings).map_err(std::io::Error::other)?;
     let mut failures = 0;
     for group in groups {
+        let mut answers: Vec<serde_json::Value> = Vec::new();
         writeln!(out, "== {} ==", group.name)?;
         for step in (group.demo)(&root) {
             match step {
@@ -43,20 +44,11 @@ pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Resul
                     }
                 }
                 DemoStep::Call(tool, args) => {
-                    writeln!(out, "$ shiftwork-mcp call {tool} '{args}'")?;
-                    let Some(def) = registry.get(tool) else {
-                        writeln!(out, "  (tool {tool} is not in this build)")?;
-                        failures += 1;
-                        continue;
-                    };
-                    let answer = match def.call(args.as_object().unwrap_or(&serde_json::Map::new())) {
-                        crate::registry::Outcome::Answer(value, _) => {
-                            crate::registry::Outcome::Answer(value, TextStyle::Pretty).text()
-                        }
-                        rendered @ crate::registry::Outcome::Rendered(..) => rendered.text(),
-                        crate::registry::Outcome::ToolError(message) => format!("tool error: {message}"),
-                    };
-                    writeln!(out, "{answer}\n")?;
+                    failures += call(&registry, tool, &args, &mut answers, out)?;
+                }
+                DemoStep::CallWith(tool, make) => {
+                    let args = make(&answers);
+                    failures += call(&registry, tool, &args, &mut answers, out)?;
                 }
             }
         }
@@ -74,4 +66,36 @@ pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Resul
         writeln!(out, "\nThe demo's files are kept in {}", kept.display())?;
     }
     Ok(if failures == 0 { 0 } else { 1 })
+}
+
+/// Runs one demo call and prints it with its answer; returns the number of failures (0 or 1).
+fn call(
+    registry: &Registry,
+    tool: &str,
+    args: &serde_json::Value,
+    answers: &mut Vec<serde_json::Value>,
+    out: &mut dyn Write,
+) -> std::io::Result<i32> {
+    writeln!(out, "$ shiftwork-mcp call {tool} '{args}'")?;
+    let Some(def) = registry.get(tool) else {
+        writeln!(out, "  (tool {tool} is not in this build)")?;
+        return Ok(1);
+    };
+    let answer = match def.call(args.as_object().unwrap_or(&serde_json::Map::new())) {
+        crate::registry::Outcome::Answer(value, _) => {
+            let text = crate::registry::Outcome::Answer(value.clone(), TextStyle::Pretty).text();
+            answers.push(value);
+            text
+        }
+        crate::registry::Outcome::Rendered(value, text) => {
+            answers.push(value);
+            text
+        }
+        crate::registry::Outcome::ToolError(message) => {
+            answers.push(serde_json::Value::Null);
+            format!("tool error: {message}")
+        }
+    };
+    writeln!(out, "{answer}\n")?;
+    Ok(0)
 }

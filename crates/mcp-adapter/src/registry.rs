@@ -131,6 +131,9 @@ pub fn unknown_argument_sentence(key: &str, known: &[&str]) -> String {
     format!("unknown argument '{key}'; known: {known}")
 }
 
+/// Builds a demo call's arguments from the answers of the group's earlier calls.
+pub type MakeArgs = Box<dyn FnOnce(&[Value]) -> Value>;
+
 /// One step of a group's part of the demo (MC-5).
 pub enum DemoStep {
     /// A line of narration.
@@ -139,6 +142,9 @@ pub enum DemoStep {
     Prepare(String, Box<dyn FnOnce() -> std::io::Result<()>>),
     /// A tool call, printed with its answer.
     Call(&'static str, Value),
+    /// A tool call whose arguments are built from the answers of the group's earlier calls (in
+    /// order), for a script that must name what an earlier call created (a contract id).
+    CallWith(&'static str, MakeArgs),
 }
 
 /// A tool group: its settings, how it builds its tools, and its part of the demo.

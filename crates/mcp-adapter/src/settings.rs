@@ -61,6 +61,12 @@ impl Settings {
         raw.filter(|v| !v.trim().is_empty())
     }
 
+    /// The value given on the command line for `setting`'s flag (even when blank), ignoring the
+    /// environment.
+    pub fn flag(&self, setting: &Setting) -> Option<&str> {
+        self.flags.get(setting.flag).map(String::as_str)
+    }
+
     /// Whether a switch is on: the flag was given, or its variable is `1` or `true` (any case).
     pub fn switch(&self, setting: &Setting) -> bool {
         if self.flags.contains_key(setting.flag) {

@@ -115,21 +115,25 @@ async fn mc8_every_demo_call_validates_against_its_output_schema_through_mcp() {
     let mut calls = 0;
     let mut expected_calls = 0;
     for group in &all {
+        let mut answers: Vec<Value> = Vec::new();
         for step in (group.demo)(tmp.path()) {
-            match step {
-                DemoStep::Say(_) => {}
-                DemoStep::Prepare(what, action) => action().unwrap_or_else(|e| panic!("{what}: {e}")),
-                DemoStep::Call(tool, args) => {
-                    expected_calls += 1;
-                    let def = tools
-                        .iter()
-                        .find(|t| t.name == tool)
-                        .unwrap_or_else(|| panic!("{tool} not listed"));
-                    let result = support::call(&client, tool, args).await;
-                    support::assert_valid_answer(def, &result);
-                    calls += 1;
+            let (tool, args) = match step {
+                DemoStep::Say(_) => continue,
+                DemoStep::Prepare(what, action) => {
+                    action().unwrap_or_else(|e| panic!("{what}: {e}"));
+                    continue;
                 }
-            }
+                DemoStep::Call(tool, args) => (tool, args),
+                DemoStep::CallWith(tool, make) => (tool, make(&answers)),
+            };
+            expected_calls += 1;
+            let def = tools
+                .iter()
+                .find(|t| t.name == tool)
+                .unwrap_or_else(|| panic!("{tool} not listed"));
+            let result = support::call(&client, tool, args).await;
+            answers.push(support::assert_valid_answer(def, &result));
+            calls += 1;
         }
     }
     assert_eq!(calls, expected_calls);

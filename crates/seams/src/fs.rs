@@ -136,6 +136,36 @@ pub trait Fs: Send + Sync {
     /// holder, in this process or another, and the operating system releases it when the holder dies.
     /// On timeout the error's kind is [`io::ErrorKind::TimedOut`].
     fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>>;
+
+    /// Creates one directory with permission bits `mode` (subject to the umask on [`crate::OsFs`]).
+    /// Fails with `AlreadyExists` when something is there, `NotFound` when the parent is missing.
+    /// [`crate::MemFs`] counts it as [`crate::Op::Create`].
+    ///
+    /// ```
+    /// use seams::{Fs, MemFs, OsFs, Op};
+    /// use std::path::Path;
+    /// let fs = MemFs::new();
+    /// fs.create_dir_all("/a");
+    /// fs.create_dir(Path::new("/a/b"), 0o700).unwrap();
+    /// assert_eq!(fs.metadata(Path::new("/a/b")).unwrap().mode, 0o700);
+    /// assert_eq!(fs.create_dir(Path::new("/a/b"), 0o700).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+    /// assert_eq!(fs.create_dir(Path::new("/x/y"), 0o700).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+    /// fs.fail_nth(Op::Create, 1, libc::EACCES);
+    /// assert!(fs.create_dir(Path::new("/a/c"), 0o700).is_err());
+    /// let tmp = tempfile::tempdir().unwrap();
+    /// OsFs.create_dir(&tmp.path().join("d"), 0o700).unwrap();
+    /// assert_eq!(OsFs.metadata(&tmp.path().join("d")).unwrap().kind, seams::FileKind::Dir);
+    /// ```
+    ///
+    /// The default implementation answers `Unsupported`, so that wrappers written before this method
+    /// existed keep compiling; [`crate::OsFs`], [`crate::MemFs`] and the forwarding impls implement it.
+    fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let _ = (path, mode);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this Fs cannot create directories",
+        ))
+    }
 }
 
 macro_rules! forward_fs {
@@ -156,6 +186,7 @@ macro_rules! forward_fs {
             fn remove_file(&self, path: &Path) -> io::Result<()> { (**self).remove_file(path) }
             fn sync_dir(&self, path: &Path) -> io::Result<()> { (**self).sync_dir(path) }
             fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> { (**self).lock(path, timeout) }
+            fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir(path, mode) }
         }
     )*};
 }

@@ -38,7 +38,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 pub use host::{Host, MemHost, OsHost, PROBE_KILL_GRACE, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
 pub use mem_fs::{MemFs, Op, ReadHold};
-pub use os_fs::OsFs;
+pub use os_fs::{OsFs, network_filesystem};
 
 /// The operating system's text for an error, without the ` (os error N)` that Rust appends and without
 /// any path: `Permission denied`, `No space left on device`. An error without an OS error number reads

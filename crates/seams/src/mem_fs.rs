@@ -29,7 +29,7 @@ pub enum Op {
     List,
     /// [`Fs::canonicalize`] and [`Fs::read_link`].
     Resolve,
-    /// [`Fs::create_new`].
+    /// [`Fs::create_new`] and [`Fs::create_dir`].
     Create,
     /// [`Fs::open_append`].
     OpenAppend,
@@ -835,6 +835,18 @@ impl Fs for MemFs {
         st.entries.remove(&p);
         st.tick();
         Ok(())
+    }
+
+    fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let mut st = self.state();
+        st.enter(Op::Create, Some(path))?;
+        match st.walk(path, false)? {
+            Walk::Found(..) => Err(err(libc::EEXIST)),
+            Walk::MissingLast(dir, name) => {
+                st.add(dir.join(name), Data::Dir, mode & 0o7777);
+                Ok(())
+            }
+        }
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {

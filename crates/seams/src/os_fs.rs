@@ -173,6 +173,11 @@ impl Fs for OsFs {
         fs::remove_file(path)
     }
 
+    fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new().mode(mode & 0o7777).create(path)
+    }
+
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         File::open(path)?.sync_all()
     }
@@ -202,5 +207,39 @@ impl Fs for OsFs {
             }
             std::thread::sleep(LOCK_POLL);
         }
+    }
+}
+
+/// The kind of network filesystem `path` lies on (`"NFS"`, `"SMB/CIFS"`, `"SMB2"`), or `None` for a
+/// local one or when it cannot be told (Linux `statfs`; other systems always `None`). WAL databases,
+/// for example, need every user on one host when the file is on such a filesystem.
+///
+/// ```
+/// assert_eq!(seams::network_filesystem(&std::env::temp_dir()), None);
+/// ```
+pub fn network_filesystem(path: &Path) -> Option<&'static str> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `statfs` writes into a zeroed struct we own; `c` is a valid NUL-terminated path.
+        let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::statfs(c.as_ptr(), &mut buf) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)] // f_type's width differs between libc targets.
+        match buf.f_type as i64 {
+            0x6969 => Some("NFS"),
+            0xFF53_4D42 => Some("SMB/CIFS"),
+            0xFE53_4D42 => Some("SMB2"),
+            0x517B => Some("SMB"),
+            _ => None,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
     }
 }

@@ -1,0 +1,759 @@
+//! The facade `Contracts` (CT-58): one method per operation, each a sequence of store transactions
+//! and file checks run with no transaction open (CT-41).
+
+use std::sync::Arc;
+
+use seams::{Clock, Fs};
+use serde_json::{Map, Value, json};
+
+use crate::canonical;
+use crate::error::{Refusal, RefusalCode, StoreError};
+use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal};
+use crate::ids::{IdSource, contract_id_from_bits};
+use crate::integrity::IntegrityReport;
+use crate::limits::*;
+use crate::model::{Contract, EpochMs, Status, Warning};
+use crate::request::{self, DispatchRequest, FulfilRequest, HolderRef, Identity};
+use crate::schema;
+use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
+use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Verdict};
+use crate::views::*;
+
+mod inspect;
+
+/// Configuration of the facade (CT-125).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContractsConfig {
+    /// Execution TTL when a dispatch gives none (60 ..= 86,400).
+    pub default_exec_ttl_sec: u32,
+    /// Queue TTL when a dispatch gives none (60 ..= 604,800).
+    pub default_queue_ttl_sec: u32,
+    /// Refuse holder operations without `claim_epoch` (`EPOCH_REQUIRED`).
+    pub require_claim_epoch: bool,
+}
+
+impl Default for ContractsConfig {
+    fn default() -> Self {
+        ContractsConfig {
+            default_exec_ttl_sec: DEFAULT_EXEC_TTL_SEC,
+            default_queue_ttl_sec: DEFAULT_QUEUE_TTL_SEC,
+            require_claim_epoch: false,
+        }
+    }
+}
+
+impl ContractsConfig {
+    /// A configuration, refused when a default TTL is outside the bounds of §3.
+    ///
+    /// ```
+    /// use contracts::ContractsConfig;
+    /// assert!(ContractsConfig::new(1800, 14400, true).is_ok());
+    /// assert!(ContractsConfig::new(59, 14400, false).is_err());
+    /// ```
+    pub fn new(
+        default_exec_ttl_sec: u32,
+        default_queue_ttl_sec: u32,
+        require_claim_epoch: bool,
+    ) -> Result<Self, Refusal> {
+        request::ttl(
+            "default_exec_ttl_sec",
+            i64::from(default_exec_ttl_sec),
+            MIN_EXEC_TTL_SEC,
+            MAX_EXEC_TTL_SEC,
+        )?;
+        request::ttl(
+            "default_queue_ttl_sec",
+            i64::from(default_queue_ttl_sec),
+            MIN_QUEUE_TTL_SEC,
+            MAX_QUEUE_TTL_SEC,
+        )?;
+        Ok(ContractsConfig {
+            default_exec_ttl_sec,
+            default_queue_ttl_sec,
+            require_claim_epoch,
+        })
+    }
+}
+
+/// The contract queue: one method per operation (CT-58). `Send + Sync`; call it from many threads.
+///
+/// ```
+/// use contracts::{Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
+/// use seams::{ManualClock, MemFs};
+/// use std::sync::Arc;
+///
+/// let clock = Arc::new(ManualClock::new(chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap()));
+/// let fs = MemFs::new();
+/// fs.write_file("/w/src/lib.rs", b"pub fn add() {}\n");
+/// let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
+///                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
+/// let sent = c.dispatch(&DispatchRequest {
+///     target_agent: "bob".into(), title: "Review".into(), workspace_root: "/w".into(),
+///     pointers: Some(vec!["src/lib.rs".into()]), requester_agent: Some("alice".into()),
+///     ..Default::default()
+/// }).unwrap();
+/// let polled = c.poll_next_task(&"bob".into()).unwrap();
+/// assert_eq!(polled.held().unwrap().contract_id, sent.contract_id);
+/// ```
+pub struct Contracts {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    fs: Arc<dyn Fs>,
+    ids: Arc<dyn IdSource>,
+    config: ContractsConfig,
+}
+
+fn io_refusal(
+    contract_id: Option<&str>,
+    path: Option<&str>,
+    skipped: Option<&[Skipped]>,
+    error: &std::io::Error,
+) -> Refusal {
+    let what = path.map_or_else(|| String::from("the workspace root"), |p| p.to_owned());
+    let message = match contract_id {
+        Some(id) => format!(
+            "Checking {what} of contract {id} failed: {}.",
+            seams::os_reason(error)
+        ),
+        None => format!("Reading {what} failed: {}.", seams::os_reason(error)),
+    };
+    Refusal::new(
+        RefusalCode::IoError,
+        message,
+        vec![
+            ("contract_id", json!(contract_id)),
+            ("path", json!(path)),
+            ("skipped_stale", skipped.map_or(Value::Null, |s| json!(s))),
+        ],
+    )
+}
+
+fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
+    let noun = if code == RefusalCode::PointerRefused {
+        "pointer"
+    } else {
+        "artifact"
+    };
+    let message = match (&r.path, r.pattern) {
+        (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
+        (Some(p), Some(pattern)) => format!(
+            "The {noun} path '{p}' was refused: {} (matches {pattern}).",
+            r.reason.as_str()
+        ),
+        (Some(p), None) => format!("The {noun} path '{p}' was refused: {}.", r.reason.as_str()),
+    };
+    Refusal::new(
+        code,
+        message,
+        vec![
+            ("path", json!(r.path)),
+            ("reason", json!(r.reason.as_str())),
+            ("pattern", json!(r.pattern)),
+        ],
+    )
+}
+
+fn store_err(e: StoreError) -> Refusal {
+    e.to_refusal()
+}
+
+impl Contracts {
+    /// A facade over `store`, reading time from `clock` for read-only operations, files through `fs`
+    /// and id bits from `ids`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        fs: Arc<dyn Fs>,
+        ids: Arc<dyn IdSource>,
+        config: ContractsConfig,
+    ) -> Self {
+        Contracts {
+            store,
+            clock,
+            fs,
+            ids,
+            config,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> ContractsConfig {
+        self.config
+    }
+
+    fn policy(&self) -> Policy {
+        Policy {
+            require_claim_epoch: self.config.require_claim_epoch,
+        }
+    }
+
+    /// Dispatches a contract (CT-61).
+    pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, Refusal> {
+        // Step 1: every argument, in table order, then the schema.
+        let target = request::agent("target_agent", &req.target_agent)?;
+        request::title(&req.title)?;
+        if let Some(t) = &req.task_type {
+            request::task_type(t)?;
+        }
+        if let Some(s) = &req.context_summary {
+            request::context_summary(s)?;
+        }
+        let exec = match req.exec_ttl_sec {
+            Some(v) => request::ttl("exec_ttl_sec", v, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)?,
+            None => self.config.default_exec_ttl_sec,
+        };
+        let queue = match req.queue_ttl_sec {
+            Some(v) => request::ttl("queue_ttl_sec", v, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)?,
+            None => self.config.default_queue_ttl_sec,
+        };
+        if let Some(k) = &req.idempotency_key {
+            request::idempotency_key(k)?;
+        }
+        let identity = req.requester_agent.clone().unwrap_or(Identity::Missing);
+        identity.check_given("requester_agent")?;
+        if let Some(s) = &req.contract_schema
+            && let Err(errors) = schema::accept(s)
+        {
+            return Err(Refusal::new(
+                RefusalCode::ContractSchemaInvalid,
+                "contract_schema is not an acceptable JSON Schema (at most 16 KiB, draft 4, 6, 7, 2019-09 or 2020-12, valid against its meta-schema, no external $ref).",
+                vec![("validation_errors", json!(errors))],
+            ));
+        }
+        // Step 2: identity.
+        let requester = identity.resolve("requester_agent")?;
+        let payload = payload_sha256(req);
+        // Step 3: idempotent replay, read-only.
+        if let Some(key) = &req.idempotency_key
+            && let Some(existing) = self.store.get_by_key(&requester, key).map_err(store_err)?
+        {
+            return replay(&existing, &payload);
+        }
+        // Step 4: the root.
+        let root = match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root) {
+            Ok(Ok(root)) => root,
+            Ok(Err(reason)) => {
+                return Err(Refusal::new(
+                    RefusalCode::WorkspaceRootInvalid,
+                    format!("workspace_root was refused: {}.", reason.as_str()),
+                    vec![("reason", json!(reason.as_str()))],
+                ));
+            }
+            Err(CouldNotRun { path, error }) => return Err(io_refusal(None, path.as_deref(), None, &error)),
+        };
+        // Step 5: the pointers, no transaction open.
+        let paths = req.pointers.clone().unwrap_or_default();
+        let pointers = match fingerprint::accept_paths(self.fs.as_ref(), &paths, &req.workspace_root, &root) {
+            Accepted::Pointers(p) => p,
+            Accepted::Refused(r) => return Err(path_refusal(RefusalCode::PointerRefused, &r)),
+            Accepted::Io(CouldNotRun { path, error }) => {
+                return Err(io_refusal(None, path.as_deref(), None, &error));
+            }
+        };
+        let warnings: Vec<Warning> = pointers
+            .iter()
+            .filter(|p| p.size > LARGE_POINTER_WARN_BYTES)
+            .map(|p| Warning {
+                code: String::from("LARGE_POINTER"),
+                message: format!(
+                    "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfil hashes it again.",
+                    p.path, p.size
+                ),
+            })
+            .collect();
+        // Step 6: one write transaction.
+        let bits = self.ids.random_bits();
+        let build = |now: EpochMs, seq: i64| Contract {
+            seq,
+            contract_id: contract_id_from_bits(now, bits),
+            requester_agent: requester.clone(),
+            target_agent: target.clone(),
+            idempotency_key: req.idempotency_key.clone(),
+            payload_sha256: payload.clone(),
+            task_type: req.task_type.clone().unwrap_or_else(|| String::from("review")),
+            title: req.title.clone(),
+            context_summary: req.context_summary.clone().unwrap_or_default(),
+            workspace_root: root.clone(),
+            pointers: pointers.clone(),
+            contract_schema: req.contract_schema.clone(),
+            exec_ttl_sec: exec,
+            queue_ttl_sec: queue,
+            status: Status::Submitted,
+            created_at: now,
+            queued_at: now,
+            queue_expires_at: now + i64::from(queue) * 1000,
+            lifetime_ends_at: now + LIFETIME_FACTOR * i64::from(queue) * 1000,
+            claimed_at: None,
+            expires_at: None,
+            completed_at: None,
+            claim_epoch: 0,
+            extend_count: 0,
+            release_count: 0,
+            retry_count: 0,
+            toctou_strikes: 0,
+            end_reason: None,
+            dirty_files: None,
+            error_reason: None,
+            fail_reason: None,
+            result_summary: None,
+            structured_output: None,
+            artifacts_pointers: None,
+            salvaged_result: None,
+        };
+        match self.store.insert(&build).map_err(store_err)? {
+            InsertOutcome::Inserted(c) => Ok(dispatched(&c, false, warnings)),
+            InsertOutcome::KeyTaken(existing) => replay(&existing, &payload),
+        }
+    }
+
+    /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
+    pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
+        agent.check_given("agent_id")?;
+        let agent = agent.resolve("agent_id")?;
+        let mut stale: Vec<Skipped> = Vec::new();
+        loop {
+            let Some(claimed) = self.store.claim_next(&agent).map_err(store_err)? else {
+                return Ok(PollOutcome::Empty {
+                    ok: true,
+                    has_task: false,
+                    message: format!("No pending contracts for agent \"{agent}\""),
+                    skipped_stale: stale,
+                });
+            };
+            #[cfg(feature = "test-failpoints")]
+            crate::failpoints::hit("after-claim-commit");
+            let epoch = claimed.claim_epoch;
+            match fingerprint::verify(self.fs.as_ref(), &claimed.workspace_root, &claimed.pointers) {
+                Ok(drift) if drift.is_empty() => {
+                    return Ok(PollOutcome::Claimed {
+                        ok: true,
+                        has_task: true,
+                        status: Status::Claimed,
+                        contract: Box::new(HeldContract::of(&claimed)),
+                        skipped_stale: stale,
+                    });
+                }
+                Ok(drift) => {
+                    let policy = self.policy();
+                    let command = Command::StaleAtClaim {
+                        epoch,
+                        drift: drift.clone(),
+                    };
+                    self.store
+                        .update(&claimed.contract_id, &|c, now| {
+                            transition::apply(c, &command, now, &policy)
+                        })
+                        .map_err(store_err)?;
+                    stale.push(Skipped {
+                        contract_id: claimed.contract_id.clone(),
+                        title: claimed.title.clone(),
+                        dirty_files: drift,
+                    });
+                    if stale.len() >= MAX_STALE_PER_POLL {
+                        return Ok(PollOutcome::Empty {
+                            ok: true,
+                            has_task: false,
+                            message: format!(
+                                "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
+                            ),
+                            skipped_stale: stale,
+                        });
+                    }
+                }
+                Err(failed) => {
+                    let policy = self.policy();
+                    let command = Command::RevertClaim { epoch };
+                    self.store
+                        .update(&claimed.contract_id, &|c, now| {
+                            transition::apply(c, &command, now, &policy)
+                        })
+                        .map_err(store_err)?;
+                    return Err(io_refusal(
+                        Some(&claimed.contract_id),
+                        Some(&failed.path),
+                        Some(&stale),
+                        &failed.error,
+                    ));
+                }
+            }
+        }
+    }
+
+    fn holder(&self, h: &HolderRef) -> Result<(String, Holder), Refusal> {
+        let id = request::contract_id(&h.contract_id)?;
+        if let Some(e) = h.claim_epoch {
+            request::claim_epoch(e)?;
+        }
+        h.agent_id.check_given("agent_id")?;
+        let agent = h.agent_id.resolve("agent_id")?;
+        Ok((
+            id,
+            Holder {
+                agent_id: agent,
+                claim_epoch: h.claim_epoch,
+            },
+        ))
+    }
+
+    fn run(&self, id: &str, command: &Command) -> Result<Contract, Refusal> {
+        let policy = self.policy();
+        match self
+            .store
+            .update(id, &|c, now| transition::apply(c, command, now, &policy))
+            .map_err(store_err)?
+        {
+            None => Err(Refusal::not_found(id)),
+            Some(Reply::Done(c)) => Ok(*c),
+            Some(Reply::Refused(r)) => Err(r),
+            Some(Reply::GuardFailed) => Err(Refusal::not_found(id)),
+        }
+    }
+
+    /// Renews the lease (X1).
+    pub fn extend_ttl(&self, h: &HolderRef) -> Result<ExtendOutcome, Refusal> {
+        let (id, holder) = self.holder(h)?;
+        let c = self.run(&id, &Command::Extend { holder })?;
+        Ok(ExtendOutcome {
+            ok: true,
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            claim_epoch: c.claim_epoch,
+            claimed_at: c.claimed_at.unwrap_or_default(),
+            expires_at: c.expires_at.unwrap_or_default(),
+            extend_count: c.extend_count,
+            extends_left: MAX_EXTENDS_PER_CLAIM.saturating_sub(c.extend_count),
+            lifetime_ends_at: c.lifetime_ends_at,
+            warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Hands the contract back to the queue (R1).
+    pub fn release_contract(&self, h: &HolderRef, reason: Option<&str>) -> Result<ReleaseOutcome, Refusal> {
+        let id = request::contract_id(&h.contract_id)?;
+        if let Some(r) = reason {
+            request::release_reason(r)?;
+        }
+        let (_, holder) = self.holder(h)?;
+        let c = self.run(
+            &id,
+            &Command::Release {
+                holder,
+                reason: reason.map(str::to_owned),
+            },
+        )?;
+        Ok(ReleaseOutcome {
+            ok: true,
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            release_count: c.release_count,
+            releases_left: MAX_RELEASES.saturating_sub(c.release_count),
+            queued_at: c.queued_at,
+            queue_expires_at: c.queue_expires_at,
+            message: format!(
+                "Contract {} is back in the queue for agent \"{}\"; claim_epoch {} no longer works.",
+                c.contract_id, c.target_agent, c.claim_epoch
+            ),
+            warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Fails the contract (F1), or records a late report after the lease ran out (F2).
+    pub fn fail_contract(&self, h: &HolderRef, reason: &str) -> Result<FailOutcome, Refusal> {
+        let id = request::contract_id(&h.contract_id)?;
+        request::fail_reason(reason)?;
+        let (_, holder) = self.holder(h)?;
+        let c = self.run(
+            &id,
+            &Command::Fail {
+                holder,
+                reason: reason.to_owned(),
+            },
+        )?;
+        let message = if c.status == Status::TimedOut {
+            format!(
+                "The lease on contract {} had already run out; it stays TIMED_OUT and your reason is recorded.",
+                c.contract_id
+            )
+        } else {
+            format!("Contract {} is closed FAILED.", c.contract_id)
+        };
+        Ok(FailOutcome {
+            ok: true,
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            completed_at: c.completed_at.unwrap_or_default(),
+            message,
+            warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Delivers the result (CT-68).
+    pub fn fulfill_contract(
+        &self,
+        h: &HolderRef,
+        delivery: &FulfilRequest,
+    ) -> Result<FulfilOutcome, Refusal> {
+        // Step 1: arguments, in table order.
+        let id = request::contract_id(&h.contract_id)?;
+        request::result_summary(&delivery.result_summary)?;
+        if let Some(o) = &delivery.structured_output {
+            request::structured_output(o)?;
+        }
+        let (_, holder) = self.holder(h)?;
+        // Step 2: the pre-check transaction.
+        let record = self.run(
+            &id,
+            &Command::FulfilCheck {
+                holder: holder.clone(),
+            },
+        )?;
+        // Step 3: artifacts.
+        let artifact_paths = delivery.artifacts_pointers.clone().unwrap_or_default();
+        let artifacts = match fingerprint::accept_paths(
+            self.fs.as_ref(),
+            &artifact_paths,
+            &record.workspace_root,
+            &record.workspace_root,
+        ) {
+            Accepted::Pointers(p) => p,
+            Accepted::Refused(r) => return Err(path_refusal(RefusalCode::ArtifactRefused, &r)),
+            Accepted::Io(CouldNotRun { path, error }) => {
+                return Err(io_refusal(
+                    Some(&record.contract_id),
+                    path.as_deref(),
+                    None,
+                    &error,
+                ));
+            }
+        };
+        // Step 4: the baseline.
+        let drift = match fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers) {
+            Ok(d) => d,
+            Err(failed) => {
+                return Err(io_refusal(
+                    Some(&record.contract_id),
+                    Some(&failed.path),
+                    None,
+                    &failed.error,
+                ));
+            }
+        };
+        // Step 5: the output.
+        let verdict = if !drift.is_empty() {
+            Verdict::Drift(drift)
+        } else {
+            match &record.contract_schema {
+                None => Verdict::Valid,
+                Some(s) => match schema::validate(s, delivery.structured_output.as_ref()) {
+                    Ok(()) => Verdict::Valid,
+                    Err(errors) => Verdict::Invalid(errors),
+                },
+            }
+        };
+        // Step 6: the fulfil transaction.
+        let command = Command::Fulfil {
+            holder,
+            delivery: Delivery {
+                result_summary: delivery.result_summary.clone(),
+                structured_output: delivery.structured_output.clone(),
+                artifacts_pointers: artifacts,
+            },
+            verdict,
+        };
+        let result = self.run(&id, &command);
+        #[cfg(feature = "test-failpoints")]
+        if matches!(&result, Err(r) if r.code == RefusalCode::RetryNeeded) {
+            crate::failpoints::hit("after-u2-commit");
+        }
+        let c = result?;
+        Ok(FulfilOutcome {
+            ok: true,
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            completed_at: c.completed_at.unwrap_or_default(),
+            artifacts_pointers: c.artifacts_pointers.clone().unwrap_or_default(),
+            message: format!(
+                "Contract {} is COMPLETED; the result is stored for {}.",
+                c.contract_id, c.requester_agent
+            ),
+            warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Compares the baseline with the files, changing nothing (CT-71).
+    pub fn verify_contract(
+        &self,
+        contract_id: &str,
+        caller: &Identity,
+        claim_epoch: Option<u64>,
+    ) -> Result<VerifyOutcome, Refusal> {
+        let id = request::contract_id(contract_id)?;
+        caller.check_given("agent_id")?;
+        if let Some(e) = claim_epoch {
+            request::claim_epoch(e)?;
+        }
+        let caller = caller.resolve_optional("agent_id")?;
+        let Some(record) = self.store.get(&id).map_err(store_err)? else {
+            return Err(Refusal::not_found(&id));
+        };
+        let drift = match fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers) {
+            Ok(d) => d,
+            Err(failed) => {
+                return Err(io_refusal(
+                    Some(&record.contract_id),
+                    Some(&failed.path),
+                    None,
+                    &failed.error,
+                ));
+            }
+        };
+        let now = epoch_ms(self.clock.as_ref());
+        let valid = drift.is_empty();
+        let expired = record.is_logically_expired(now);
+        let mut warnings = Vec::new();
+        let identity_ok = match &caller {
+            Some(a) => a == &record.target_agent,
+            None => {
+                warnings.push(Warning {
+                    code: String::from("NO_IDENTITY"),
+                    message: String::from(
+                        "No agent_id was given and AGENT_NAME is unset, so fulfillable is false; pass agent_id to learn whether you could fulfil.",
+                    ),
+                });
+                false
+            }
+        };
+        let epoch_ok = match claim_epoch {
+            Some(e) => e == record.claim_epoch,
+            None => !self.config.require_claim_epoch,
+        };
+        let fulfillable = valid && record.status == Status::Claimed && !expired && identity_ok && epoch_ok;
+        Ok(VerifyOutcome {
+            ok: true,
+            contract_id: record.contract_id.clone(),
+            status: record.status,
+            is_logically_expired: expired,
+            valid,
+            fulfillable,
+            checked: record.pointers.len(),
+            dirty_files: drift,
+            toctou_strikes_left: if record.status == Status::Claimed {
+                TOCTOU_STRIKES.saturating_sub(record.toctou_strikes)
+            } else {
+                0
+            },
+            now,
+            contract: ContractSummary::of(&record, now),
+            warnings,
+        })
+    }
+
+    /// Ends every contract logically expired at `now`, in batches of 1,000 per kind (CT-77).
+    pub fn sweep(&self, now: EpochMs) -> Result<SweepReport, Refusal> {
+        let mut total = SweepReport::default();
+        loop {
+            let r = self.store.sweep(now, SWEEP_BATCH_PER_CALL).map_err(store_err)?;
+            total.queued_timed_out += r.queued_timed_out;
+            total.claimed_timed_out += r.claimed_timed_out;
+            let full = SWEEP_BATCH_PER_CALL as u64;
+            if r.queued_timed_out < full && r.claimed_timed_out < full {
+                return Ok(total);
+            }
+            #[cfg(feature = "test-failpoints")]
+            crate::failpoints::hit("between-sweep-batches");
+        }
+    }
+
+    /// Deletes terminal records that ended before `completed_before` (CT-78); the number deleted.
+    pub fn purge_terminal(&self, completed_before: EpochMs) -> Result<u64, Refusal> {
+        let mut total = 0;
+        loop {
+            let n = self
+                .store
+                .purge_terminal(completed_before, SWEEP_BATCH_PER_CALL)
+                .map_err(store_err)?;
+            total += n;
+            if n < SWEEP_BATCH_PER_CALL as u64 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// The store's integrity report (CT-79).
+    pub fn check_integrity(&self) -> Result<IntegrityReport, Refusal> {
+        self.store.check_integrity().map_err(store_err)
+    }
+}
+
+fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
+    if h.claim_epoch.is_none() {
+        vec![Warning::epoch_not_supplied(contract_id)]
+    } else {
+        Vec::new()
+    }
+}
+
+fn dispatched(c: &Contract, replay: bool, warnings: Vec<Warning>) -> DispatchOutcome {
+    DispatchOutcome {
+        ok: true,
+        contract_id: c.contract_id.clone(),
+        status: c.status,
+        idempotent_replay: replay,
+        requester_agent: c.requester_agent.clone(),
+        target_agent: c.target_agent.clone(),
+        created_at: c.created_at,
+        queue_expires_at: c.queue_expires_at,
+        lifetime_ends_at: c.lifetime_ends_at,
+        exec_ttl_sec: c.exec_ttl_sec,
+        queue_ttl_sec: c.queue_ttl_sec,
+        pointers: c.pointers.clone(),
+        warnings,
+    }
+}
+
+fn replay(existing: &Contract, payload: &str) -> Result<DispatchOutcome, Refusal> {
+    if existing.payload_sha256 == payload {
+        return Ok(dispatched(existing, true, Vec::new()));
+    }
+    Err(Refusal::new(
+        RefusalCode::IdempotencyConflict,
+        format!(
+            "idempotency_key already names contract {}, which was dispatched with different arguments.",
+            existing.contract_id
+        ),
+        vec![("contract_id", json!(existing.contract_id))],
+    ))
+}
+
+/// The payload fingerprint of CT-63: the arguments as supplied, without `idempotency_key`,
+/// `requester_agent` and absent ones.
+pub fn payload_sha256(req: &DispatchRequest) -> String {
+    let mut m = Map::new();
+    m.insert("target_agent".into(), json!(req.target_agent));
+    m.insert("title".into(), json!(req.title));
+    m.insert("workspace_root".into(), json!(req.workspace_root));
+    if let Some(v) = &req.pointers {
+        m.insert("pointers".into(), json!(v));
+    }
+    if let Some(v) = &req.task_type {
+        m.insert("task_type".into(), json!(v));
+    }
+    if let Some(v) = &req.context_summary {
+        m.insert("context_summary".into(), json!(v));
+    }
+    if let Some(v) = &req.contract_schema {
+        m.insert("contract_schema".into(), Value::Object(v.clone()));
+    }
+    if let Some(v) = req.exec_ttl_sec {
+        m.insert("exec_ttl_sec".into(), json!(v));
+    }
+    if let Some(v) = req.queue_ttl_sec {
+        m.insert("queue_ttl_sec".into(), json!(v));
+    }
+    canonical::sha256_hex(&Value::Object(m))
+}

@@ -1,0 +1,530 @@
+//! Workspace root, pointers and fingerprints over [`seams::Fs`] (spec §4, CT-29 … CT-43).
+//!
+//! Everything here runs with no store transaction open (CT-41): the facade calls it between
+//! transactions.
+//!
+//! ```
+//! use contracts::fingerprint::fingerprint;
+//! use seams::MemFs;
+//! use std::path::Path;
+//! let fs = MemFs::new();
+//! fs.write_file("/w/a.txt", b"first\r\nmiddle\nlast\n");
+//! let p = fingerprint(&fs, Path::new("/w/a.txt"), "a.txt").unwrap();
+//! assert_eq!((p.size, p.first_line.as_str(), p.last_line.as_str()), (19, "first", "last"));
+//! ```
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use seams::{FileKind, Fs};
+
+use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES};
+use crate::model::{Drift, DriftReason, Pointer};
+use crate::paths::{self, PathReason};
+
+/// Why a workspace root was refused (CT-29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootReason {
+    /// Not an absolute path.
+    NotAbsolute,
+    /// Does not exist.
+    NotFound,
+    /// Permission denied.
+    Unreadable,
+    /// Not a directory.
+    NotADirectory,
+    /// `/`.
+    FilesystemRoot,
+    /// A component is a sensitive directory name (CT-32 group A).
+    SensitiveLocation,
+}
+
+impl RootReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootReason::NotAbsolute => "NOT_ABSOLUTE",
+            RootReason::NotFound => "NOT_FOUND",
+            RootReason::Unreadable => "UNREADABLE",
+            RootReason::NotADirectory => "NOT_A_DIRECTORY",
+            RootReason::FilesystemRoot => "FILESYSTEM_ROOT",
+            RootReason::SensitiveLocation => "SENSITIVE_LOCATION",
+        }
+    }
+}
+
+/// How an I/O error is classified (CT-123).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Missing,
+    Denied,
+    Other,
+}
+
+fn classify(e: &io::Error) -> Class {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP) => return Class::Missing,
+        Some(libc::EACCES) | Some(libc::EPERM) => return Class::Denied,
+        _ => {}
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => Class::Missing,
+        io::ErrorKind::PermissionDenied => Class::Denied,
+        _ => Class::Other,
+    }
+}
+
+/// A root or path check failed for a reason §4 does not classify: the caller answers `IO_ERROR`.
+#[derive(Debug)]
+pub struct CouldNotRun {
+    /// The path concerned, as the contract names it (relative), or `None` for the root.
+    pub path: Option<String>,
+    /// The error.
+    pub error: io::Error,
+}
+
+/// Accepts a workspace root (CT-29) and returns its canonical form.
+pub fn accept_root(fs: &dyn Fs, root: &str) -> Result<Result<String, RootReason>, CouldNotRun> {
+    if !root.starts_with('/') {
+        return Ok(Err(RootReason::NotAbsolute));
+    }
+    let canonical = match fs.canonicalize(Path::new(root)) {
+        Ok(p) => p,
+        Err(e) => {
+            return match classify(&e) {
+                Class::Missing => Ok(Err(RootReason::NotFound)),
+                Class::Denied => Ok(Err(RootReason::Unreadable)),
+                Class::Other => Err(CouldNotRun { path: None, error: e }),
+            };
+        }
+    };
+    match fs.metadata(&canonical) {
+        Ok(m) if m.kind == FileKind::Dir => {}
+        Ok(_) => return Ok(Err(RootReason::NotADirectory)),
+        Err(e) => {
+            return match classify(&e) {
+                Class::Missing => Ok(Err(RootReason::NotFound)),
+                Class::Denied => Ok(Err(RootReason::Unreadable)),
+                Class::Other => Err(CouldNotRun { path: None, error: e }),
+            };
+        }
+    }
+    let Some(text) = canonical.to_str().map(str::to_owned) else {
+        return Ok(Err(RootReason::NotFound));
+    };
+    if canonical.parent().is_none() {
+        return Ok(Err(RootReason::FilesystemRoot));
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.split('/').any(|c| {
+        matches!(
+            c,
+            ".git" | ".ssh" | ".gnupg" | ".aws" | ".azure" | ".password-store"
+        )
+    }) {
+        return Ok(Err(RootReason::SensitiveLocation));
+    }
+    Ok(Ok(text))
+}
+
+/// A path of a list that was refused (CT-34).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRefusal {
+    /// The path as the caller wrote it (`None` for `TOO_MANY`).
+    pub path: Option<String>,
+    /// Why.
+    pub reason: PathReason,
+    /// The sensitive pattern matched, for `SENSITIVE_FILE`.
+    pub pattern: Option<&'static str>,
+}
+
+/// The outcome of accepting a list of paths.
+#[derive(Debug)]
+pub enum Accepted {
+    /// Every path was accepted; their fingerprints, in list order.
+    Pointers(Vec<Pointer>),
+    /// A path was refused.
+    Refused(PathRefusal),
+    /// An I/O error §4 does not classify.
+    Io(CouldNotRun),
+}
+
+/// Accepts and fingerprints a list of pointer or artifact paths (CT-34), in list order, stopping at
+/// the first refusal.
+pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canonical_root: &str) -> Accepted {
+    if paths.len() > MAX_POINTERS {
+        return Accepted::Refused(PathRefusal {
+            path: None,
+            reason: PathReason::TooMany,
+            pattern: None,
+        });
+    }
+    let refuse = |path: &str, reason, pattern| {
+        Accepted::Refused(PathRefusal {
+            path: Some(path.to_owned()),
+            reason,
+            pattern,
+        })
+    };
+    let root = PathBuf::from(canonical_root);
+    let mut seen: Vec<String> = Vec::new();
+    let mut pointers = Vec::new();
+    let mut total: u64 = 0;
+    for raw in paths {
+        let rel = match paths::normalise(raw, root_as_written, canonical_root) {
+            Ok(rel) => rel,
+            Err(reason) => return refuse(raw, reason, None),
+        };
+        if seen.contains(&rel) {
+            return refuse(raw, PathReason::Duplicate, None);
+        }
+        seen.push(rel.clone());
+        if let Some(pattern) = paths::sensitive(&rel) {
+            return refuse(raw, PathReason::SensitiveFile, Some(pattern));
+        }
+        let full = root.join(&rel);
+        let resolved = match fs.canonicalize(&full) {
+            Ok(p) => p,
+            Err(e) => {
+                return match classify(&e) {
+                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
+                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
+                    Class::Other => Accepted::Io(CouldNotRun {
+                        path: Some(rel),
+                        error: e,
+                    }),
+                };
+            }
+        };
+        let Some(inner) = inside(&resolved, &root) else {
+            return refuse(raw, PathReason::SymlinkEscape, None);
+        };
+        if let Some(pattern) = paths::sensitive(&inner) {
+            return refuse(raw, PathReason::SensitiveFile, Some(pattern));
+        }
+        let meta = match fs.metadata(&resolved) {
+            Ok(m) => m,
+            Err(e) => {
+                return match classify(&e) {
+                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
+                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
+                    Class::Other => Accepted::Io(CouldNotRun {
+                        path: Some(rel),
+                        error: e,
+                    }),
+                };
+            }
+        };
+        if meta.kind != FileKind::File {
+            return refuse(raw, PathReason::NotAFile, None);
+        }
+        total = total.saturating_add(meta.len);
+        if meta.len > MAX_TOTAL_POINTER_BYTES || total > MAX_TOTAL_POINTER_BYTES {
+            return refuse(raw, PathReason::TooLarge, None);
+        }
+        match fingerprint(fs, &resolved, &rel) {
+            Ok(p) => pointers.push(p),
+            Err(e) => {
+                return match classify(&e) {
+                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
+                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
+                    Class::Other => Accepted::Io(CouldNotRun {
+                        path: Some(rel),
+                        error: e,
+                    }),
+                };
+            }
+        }
+    }
+    Accepted::Pointers(pointers)
+}
+
+/// The `/`-separated path of `resolved` relative to `root` when it lies strictly inside it.
+fn inside(resolved: &Path, root: &Path) -> Option<String> {
+    if !seams::path::strictly_inside(resolved, root) {
+        return None;
+    }
+    let rel = resolved.strip_prefix(root).ok()?;
+    let parts: Vec<&str> = rel
+        .components()
+        .map(|c| c.as_os_str().to_str())
+        .collect::<Option<Vec<_>>>()?;
+    Some(parts.join("/"))
+}
+
+/// Bytes of a line kept while streaming: enough for 120 characters of any UTF-8.
+const LINE_KEEP: usize = LINE_CHARS * 4 + 8;
+
+/// The first/last-line tracker of CT-38, fed chunk by chunk during the hash pass.
+#[derive(Debug, Default)]
+struct Lines {
+    first: Option<Vec<u8>>,
+    current: Vec<u8>,
+    current_len: u64,
+    previous: Option<Vec<u8>>,
+}
+
+impl Lines {
+    fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            match memchr_lf(chunk) {
+                Some(i) => {
+                    self.take(&chunk[..i]);
+                    let line = strip_cr(std::mem::take(&mut self.current), self.current_len);
+                    if self.first.is_none() {
+                        self.first = Some(line.clone());
+                    }
+                    self.previous = Some(line);
+                    self.current_len = 0;
+                    chunk = &chunk[i + 1..];
+                }
+                None => {
+                    self.take(chunk);
+                    chunk = &[];
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        let room = LINE_KEEP.saturating_sub(self.current.len());
+        self.current.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.current_len += bytes.len() as u64;
+    }
+
+    fn finish(self) -> (String, String) {
+        let unterminated = (self.current_len > 0).then_some(self.current);
+        let first = self
+            .first
+            .clone()
+            .or_else(|| unterminated.clone())
+            .unwrap_or_default();
+        let last = unterminated.or(self.previous).unwrap_or_default();
+        (line_text(&first), line_text(&last))
+    }
+}
+
+fn memchr_lf(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', bytes)
+}
+
+/// Drops a CR that directly precedes the LF (only visible when the whole line was kept).
+fn strip_cr(mut line: Vec<u8>, len: u64) -> Vec<u8> {
+    if len as usize == line.len() && line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    line
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).chars().take(LINE_CHARS).collect()
+}
+
+/// Fingerprints the file at `path` in one streamed pass (CT-37, CT-38); `rel` becomes the pointer's
+/// path.
+pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
+    let mut lines = Lines::default();
+    let digest = hash(fs, path, &mut |chunk| lines.feed(chunk))?;
+    let (first_line, last_line) = lines.finish();
+    Ok(Pointer {
+        path: rel.to_owned(),
+        size: digest.len,
+        sha256: digest.hex(),
+        first_line,
+        last_line,
+    })
+}
+
+/// Streams `path` through SHA-256 (the one hashing path of this crate; the `mid-hash` failpoint of
+/// CT-167 sits in it, after the first chunk).
+fn hash(fs: &dyn Fs, path: &Path, also: &mut dyn FnMut(&[u8])) -> io::Result<seams::hash::FileDigest> {
+    seams::hash::sha256_file(fs, path, &mut |chunk| {
+        also(chunk);
+        #[cfg(feature = "test-failpoints")]
+        crate::failpoints::hit("mid-hash");
+    })
+}
+
+/// Verification could not run (CT-40): the pointer concerned and the error.
+#[derive(Debug)]
+pub struct VerifyFailed {
+    /// The pointer's path.
+    pub path: String,
+    /// The error.
+    pub error: io::Error,
+}
+
+/// Verifies a baseline (CT-39, CT-40): the drift of the pointers that fail, in baseline order.
+pub fn verify(fs: &dyn Fs, root: &str, pointers: &[Pointer]) -> Result<Vec<Drift>, VerifyFailed> {
+    let canonical = match fs.canonicalize(Path::new(root)) {
+        Ok(p) => Some(p),
+        Err(e) if classify(&e) != Class::Other => None,
+        Err(error) => {
+            return Err(VerifyFailed {
+                path: pointers.first().map(|p| p.path.clone()).unwrap_or_default(),
+                error,
+            });
+        }
+    };
+    let mut drift = Vec::new();
+    for pointer in pointers {
+        let found = match &canonical {
+            Some(root) => check_one(fs, root, pointer)?,
+            None => Some((DriftReason::FileMissing, None)),
+        };
+        if let Some((reason, actual_size)) = found {
+            drift.push(Drift {
+                path: pointer.path.clone(),
+                reason,
+                expected_size: pointer.size,
+                actual_size,
+                hint: hint(&pointer.path, reason, pointer.size, actual_size, &pointer.sha256),
+            });
+        }
+    }
+    Ok(drift)
+}
+
+fn check_one(
+    fs: &dyn Fs,
+    root: &Path,
+    pointer: &Pointer,
+) -> Result<Option<(DriftReason, Option<u64>)>, VerifyFailed> {
+    let fail = |error| VerifyFailed {
+        path: pointer.path.clone(),
+        error,
+    };
+    let missing = Ok(Some((DriftReason::FileMissing, None)));
+    let resolved = match fs.canonicalize(&root.join(&pointer.path)) {
+        Ok(p) => p,
+        Err(e) if classify(&e) == Class::Other => return Err(fail(e)),
+        Err(_) => return missing,
+    };
+    match inside(&resolved, root) {
+        Some(inner) if paths::sensitive(&inner).is_none() => {}
+        _ => return Ok(Some((DriftReason::PathRefused, None))),
+    }
+    let meta = match fs.metadata(&resolved) {
+        Ok(m) => m,
+        Err(e) if classify(&e) == Class::Other => return Err(fail(e)),
+        Err(_) => return missing,
+    };
+    if meta.kind != FileKind::File {
+        return missing;
+    }
+    if meta.len != pointer.size {
+        return Ok(Some((DriftReason::SizeMismatch, Some(meta.len))));
+    }
+    let digest = match hash(fs, &resolved, &mut |_| ()) {
+        Ok(d) => d,
+        Err(e) if classify(&e) == Class::Other => return Err(fail(e)),
+        Err(_) => return missing,
+    };
+    if digest.len != pointer.size {
+        return Ok(Some((DriftReason::SizeMismatch, Some(digest.len))));
+    }
+    if digest.hex() != pointer.sha256 {
+        return Ok(Some((DriftReason::ContentChanged, Some(digest.len))));
+    }
+    Ok(None)
+}
+
+/// The restore hint of CT-43.
+pub fn hint(path: &str, reason: DriftReason, size: u64, actual: Option<u64>, sha256: &str) -> String {
+    match reason {
+        DriftReason::FileMissing => {
+            format!("restore {path} (baseline {size} bytes), then call verify_contract")
+        }
+        DriftReason::SizeMismatch => format!(
+            "{path} is {} bytes, the baseline is {size}; restore it, then call verify_contract",
+            actual.unwrap_or(0)
+        ),
+        DriftReason::ContentChanged => format!(
+            "{path} differs from the baseline (sha256 {}); restore it, e.g. with git stash, then call verify_contract",
+            sha256.get(..12).unwrap_or(sha256)
+        ),
+        DriftReason::PathRefused => format!(
+            "{path} now resolves outside the workspace root or to a protected file; restore the original file"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seams::MemFs;
+
+    fn lines_of(bytes: &[u8], chunk: usize) -> (String, String) {
+        let mut l = Lines::default();
+        for c in bytes.chunks(chunk.max(1)) {
+            l.feed(c);
+        }
+        l.finish()
+    }
+
+    fn check_lines(bytes: &[u8], first: &str, last: &str) {
+        for chunk in [1, 2, 3, 7, 4096] {
+            assert_eq!(
+                lines_of(bytes, chunk),
+                (first.to_owned(), last.to_owned()),
+                "{bytes:?} chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn ct38_first_and_last_lines() {
+        check_lines(b"", "", "");
+        check_lines(b"one", "one", "one");
+        check_lines(b"one\n", "one", "one");
+        check_lines(b"a\nb\nc\n", "a", "c");
+        check_lines(b"a\r\nb\r\n", "a", "b");
+        check_lines(b"a\nb\r", "a", "b\r");
+        check_lines(b"\n", "", "");
+        check_lines(b"\n\n", "", "");
+        check_lines(b"x\n\n", "x", "");
+        check_lines(b"\xff\xfeok\n", "\u{fffd}\u{fffd}ok", "\u{fffd}\u{fffd}ok");
+        let long = "é".repeat(300);
+        let cut: String = "é".repeat(120);
+        check_lines(format!("{long}\r\nz").as_bytes(), &cut, "z");
+        check_lines(format!("a\n{long}\r\n").as_bytes(), "a", &cut);
+    }
+
+    #[test]
+    fn ct37_fingerprint_matches_fixture() {
+        let fs = MemFs::new();
+        fs.write_file(
+            "/w/src/lib.rs",
+            b"pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        );
+        let p = fingerprint(&fs, Path::new("/w/src/lib.rs"), "src/lib.rs").unwrap();
+        assert_eq!(p.size, 48);
+        assert_eq!(
+            p.sha256,
+            "821d282d75c051d9a2a445ad8ef1551004aba5b3322d7a354c8a2abcd15af1e6"
+        );
+        assert_eq!(p.first_line, "pub fn add(a: i32, b: i32) -> i32 {");
+        assert_eq!(p.last_line, "}");
+    }
+
+    #[test]
+    fn ct43_hints() {
+        let sha = "821d282d75c051d9a2a445ad8ef1551004aba5b3322d7a354c8a2abcd15af1e6";
+        assert_eq!(
+            hint("a", DriftReason::FileMissing, 48, None, sha),
+            "restore a (baseline 48 bytes), then call verify_contract"
+        );
+        assert_eq!(
+            hint("a", DriftReason::SizeMismatch, 48, Some(53), sha),
+            "a is 53 bytes, the baseline is 48; restore it, then call verify_contract"
+        );
+        assert_eq!(
+            hint("a", DriftReason::ContentChanged, 48, Some(48), sha),
+            "a differs from the baseline (sha256 821d282d75c0); restore it, e.g. with git stash, then call verify_contract"
+        );
+        assert_eq!(
+            hint("a", DriftReason::PathRefused, 48, None, sha),
+            "a now resolves outside the workspace root or to a protected file; restore the original file"
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! The limits and defaults of spec §3 (CT-28), as public constants.
+//!
+//! ```
+//! use contracts::limits;
+//! assert_eq!(limits::MAX_EXTENDS_PER_CLAIM, 5);
+//! assert_eq!(limits::MAX_TOTAL_POINTER_BYTES, 1 << 30);
+//! ```
+
+/// Renewals per claim (X1 refused with `EXTEND_LIMIT` once `extend_count` reaches it).
+pub const MAX_EXTENDS_PER_CLAIM: u32 = 5;
+/// Releases over a contract's life (R1 refused with `RELEASE_LIMIT` once `release_count` reaches it).
+pub const MAX_RELEASES: u32 = 3;
+/// `lifetime_ends_at = created_at + LIFETIME_FACTOR × queue_ttl_sec × 1000`.
+pub const LIFETIME_FACTOR: i64 = 4;
+/// Recoverable dirty deliveries per claim (U2); the next one ends the contract (U3).
+pub const TOCTOU_STRIKES: u32 = 1;
+/// The schema-invalid delivery that ends the contract `FAILED` (U5).
+pub const SCHEMA_INVALID_LIMIT: u32 = 3;
+/// Default execution window (`ContractsConfig::default_exec_ttl_sec`).
+pub const DEFAULT_EXEC_TTL_SEC: u32 = 1800;
+/// Default queue window (`ContractsConfig::default_queue_ttl_sec`).
+pub const DEFAULT_QUEUE_TTL_SEC: u32 = 14_400;
+/// Smallest accepted `exec_ttl_sec`.
+pub const MIN_EXEC_TTL_SEC: u32 = 60;
+/// Largest accepted `exec_ttl_sec`.
+pub const MAX_EXEC_TTL_SEC: u32 = 86_400;
+/// Smallest accepted `queue_ttl_sec`.
+pub const MIN_QUEUE_TTL_SEC: u32 = 60;
+/// Largest accepted `queue_ttl_sec`.
+pub const MAX_QUEUE_TTL_SEC: u32 = 604_800;
+/// Pointers (and artifacts) per contract.
+pub const MAX_POINTERS: usize = 32;
+/// Length of a normalised pointer path in bytes.
+pub const MAX_PATH_BYTES: usize = 512;
+/// Sum of pointer sizes per contract (also for artifacts): 1 GiB.
+pub const MAX_TOTAL_POINTER_BYTES: u64 = 1 << 30;
+/// A larger pointer file adds a `LARGE_POINTER` warning at dispatch: 8 MiB.
+pub const LARGE_POINTER_WARN_BYTES: u64 = 8 << 20;
+/// Length cap of `first_line` and `last_line`, in characters.
+pub const LINE_CHARS: usize = 120;
+/// Length cap of `title`, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Size cap of `context_summary`, in bytes.
+pub const MAX_CONTEXT_SUMMARY_BYTES: usize = 8192;
+/// Size cap of `result_summary`, in bytes.
+pub const MAX_RESULT_SUMMARY_BYTES: usize = 8192;
+/// Length cap of the `reason` of release and fail, in characters.
+pub const MAX_REASON_CHARS: usize = 1000;
+/// Size cap of `contract_schema` (compact JSON): 16 KiB.
+pub const MAX_CONTRACT_SCHEMA_BYTES: usize = 16 * 1024;
+/// Size cap of `structured_output` (compact JSON): 32 KiB.
+pub const MAX_STRUCTURED_OUTPUT_BYTES: usize = 32 * 1024;
+/// Length cap of `idempotency_key`, in characters (printable ASCII).
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+/// Length cap of `error_reason`, in characters (CT-26).
+pub const MAX_ERROR_REASON_CHARS: usize = 2000;
+/// Contracts one poll may close as `POINTER_STALE` before it stops.
+pub const MAX_STALE_PER_POLL: usize = 8;
+/// Records of each kind (E1, E2) a per-call sweep writes at most (CT-127).
+pub const SWEEP_BATCH_PER_CALL: usize = 1000;
+/// Default page size of `inspect_mesh_state`.
+pub const INSPECT_DEFAULT_LIMIT: usize = 20;
+/// Largest page size of `inspect_mesh_state`.
+pub const INSPECT_MAX_LIMIT: usize = 50;
+/// Bound on a serialised list page (CT-75): 32 KiB.
+pub const INSPECT_PAGE_MAX_BYTES: usize = 32 * 1024;
+/// Bound on a serialised detail response (CT-75): 64 KiB.
+pub const INSPECT_DETAIL_MAX_BYTES: usize = 64 * 1024;
+/// SQLite `busy_timeout` (CT-137).
+pub const SQLITE_BUSY_TIMEOUT_MS: u32 = 5000;
+/// Shown `error_reason` length in summaries, in characters.
+pub const SUMMARY_ERROR_REASON_CHARS: usize = 200;
+/// Validation errors reported per delivery or schema (CT-70).
+pub const MAX_VALIDATION_ERRORS: usize = 10;
+/// Violations an integrity report lists at most (CT-79).
+pub const MAX_INTEGRITY_VIOLATIONS: usize = 100;

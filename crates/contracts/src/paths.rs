@@ -1,0 +1,274 @@
+//! The pure path rules of spec §4: normalisation (CT-31) and the sensitive-file test (CT-32).
+//!
+//! ```
+//! use contracts::paths::{normalise, sensitive, PathReason};
+//! assert_eq!(normalise("./src//lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
+//! assert_eq!(normalise("/w/src/lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
+//! assert_eq!(normalise("src/../README.md", "/w", "/w"), Err(PathReason::PathEscape));
+//! assert_eq!(sensitive(".git/config"), Some(".git"));
+//! assert_eq!(sensitive("certs/server.PEM"), Some("*.pem"));
+//! assert_eq!(sensitive(".env.example"), None);
+//! ```
+
+use serde::Serialize;
+
+use crate::limits::MAX_PATH_BYTES;
+
+/// Why a path (or a list of paths) was refused (CT-34).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PathReason {
+    /// More than 32 paths.
+    TooMany,
+    /// Empty, NUL, nothing left, or longer than 512 bytes.
+    InvalidPath,
+    /// Outside the root, or a `..` component.
+    PathEscape,
+    /// The same normalised path twice.
+    Duplicate,
+    /// A sensitive name (CT-32).
+    SensitiveFile,
+    /// Not found (a dangling link or a missing directory included).
+    FileMissing,
+    /// Permission denied.
+    Unreadable,
+    /// Resolves outside the root.
+    SymlinkEscape,
+    /// Not a regular file.
+    NotAFile,
+    /// Above 1 GiB, alone or with the earlier paths of the list.
+    TooLarge,
+}
+
+impl PathReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathReason::TooMany => "TOO_MANY",
+            PathReason::InvalidPath => "INVALID_PATH",
+            PathReason::PathEscape => "PATH_ESCAPE",
+            PathReason::Duplicate => "DUPLICATE",
+            PathReason::SensitiveFile => "SENSITIVE_FILE",
+            PathReason::FileMissing => "FILE_MISSING",
+            PathReason::Unreadable => "UNREADABLE",
+            PathReason::SymlinkEscape => "SYMLINK_ESCAPE",
+            PathReason::NotAFile => "NOT_A_FILE",
+            PathReason::TooLarge => "TOO_LARGE",
+        }
+    }
+}
+
+fn components(path: &str) -> Vec<&str> {
+    path.split('/').filter(|c| !c.is_empty() && *c != ".").collect()
+}
+
+/// Normalises a caller's pointer or artifact path lexically (CT-31). `root_as_written` and
+/// `canonical_root` are the two forms an absolute path may start with.
+pub fn normalise(path: &str, root_as_written: &str, canonical_root: &str) -> Result<String, PathReason> {
+    if path.is_empty() || path.contains('\0') {
+        return Err(PathReason::InvalidPath);
+    }
+    #[cfg(windows)]
+    let owned = path.replace('\\', "/");
+    #[cfg(windows)]
+    let path = owned.as_str();
+    let parts = components(path);
+    let relative: Vec<&str> = if path.starts_with('/') {
+        let inside = |root: &str| {
+            let root_parts = components(root);
+            (parts.len() > root_parts.len() && parts[..root_parts.len()] == root_parts[..])
+                .then(|| parts[root_parts.len()..].to_vec())
+        };
+        match inside(root_as_written).or_else(|| inside(canonical_root)) {
+            Some(rest) => rest,
+            None => return Err(PathReason::PathEscape),
+        }
+    } else {
+        parts
+    };
+    if relative.contains(&"..") {
+        return Err(PathReason::PathEscape);
+    }
+    if relative.is_empty() {
+        return Err(PathReason::InvalidPath);
+    }
+    #[cfg(windows)]
+    if relative.iter().any(|c| c.contains(':')) {
+        return Err(PathReason::InvalidPath);
+    }
+    let joined = relative.join("/");
+    if joined.len() > MAX_PATH_BYTES {
+        return Err(PathReason::InvalidPath);
+    }
+    Ok(joined)
+}
+
+/// Group A: directory names matched against every component.
+const DIRECTORIES: [&str; 6] = [".git", ".ssh", ".gnupg", ".aws", ".azure", ".password-store"];
+
+/// Group B: last-component patterns, in table order (`*` is any run of characters).
+const FILE_PATTERNS: [&str; 32] = [
+    ".env",
+    ".env.*",
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+    ".htpasswd",
+    "credentials",
+    "*credentials*.json",
+    "client_secret*.json",
+    "secrets.json",
+    "secrets.yml",
+    "secrets.yaml",
+    "secrets.toml",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.ppk",
+    "*.kdbx",
+    "*.tfstate",
+    "*.tfstate.backup",
+    "*.tfvars",
+];
+
+/// Group C: the last two components.
+const TOOL_CONFIGS: [&str; 2] = [".kube/config", ".docker/config.json"];
+
+/// `.env.*` does not match these names.
+const ENV_EXAMPLES: [&str; 3] = [".env.example", ".env.sample", ".env.template"];
+
+/// The first sensitive pattern (CT-32, in table order) that `path` (a `/`-separated relative path)
+/// matches, or `None`. Matching is ASCII case-insensitive.
+pub fn sensitive(path: &str) -> Option<&'static str> {
+    let lower = path.to_ascii_lowercase();
+    let parts = components(&lower);
+    let last = parts.last().copied()?;
+    if let Some(dir) = DIRECTORIES.iter().find(|d| parts.contains(d)) {
+        return Some(dir);
+    }
+    for pattern in &FILE_PATTERNS {
+        let hit = if *pattern == ".env.*" {
+            glob(pattern, last) && !ENV_EXAMPLES.contains(&last)
+        } else {
+            glob(pattern, last)
+        };
+        if hit {
+            return Some(pattern);
+        }
+    }
+    if parts.len() >= 2 {
+        let tail = format!("{}/{}", parts[parts.len() - 2], last);
+        if let Some(p) = TOOL_CONFIGS.iter().find(|p| **p == tail) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// Glob match where `*` stands for any run of characters (possibly empty).
+fn glob(pattern: &str, text: &str) -> bool {
+    let p = pattern.as_bytes();
+    let t = text.as_bytes();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_norm(input: &str, expected: Result<&str, PathReason>) {
+        assert_eq!(
+            normalise(input, "/w/./", "/real/w"),
+            expected.map(str::to_owned),
+            "{input}"
+        );
+    }
+
+    #[test]
+    fn ct31_normalisation_table() {
+        check_norm("./src//lib.rs", Ok("src/lib.rs"));
+        check_norm("src/./a/", Ok("src/a"));
+        check_norm("/w/src/lib.rs", Ok("src/lib.rs"));
+        check_norm("/real/w/a", Ok("a"));
+        check_norm("/w", Err(PathReason::PathEscape));
+        check_norm("/wx/a", Err(PathReason::PathEscape));
+        check_norm("/etc/passwd", Err(PathReason::PathEscape));
+        check_norm("../etc/passwd", Err(PathReason::PathEscape));
+        check_norm("src/../README.md", Err(PathReason::PathEscape));
+        check_norm("", Err(PathReason::InvalidPath));
+        check_norm("a\0b", Err(PathReason::InvalidPath));
+        check_norm("./", Err(PathReason::InvalidPath));
+        check_norm(".", Err(PathReason::InvalidPath));
+        check_norm(&"a".repeat(513), Err(PathReason::InvalidPath));
+        check_norm(&"a".repeat(512), Ok(&"a".repeat(512)));
+    }
+
+    fn check_sensitive(path: &str, expected: Option<&str>) {
+        assert_eq!(sensitive(path), expected, "{path}");
+    }
+
+    #[test]
+    fn ct32_sensitive_patterns_in_table_order() {
+        check_sensitive(".env", Some(".env"));
+        check_sensitive("sub/.ENV", Some(".env"));
+        check_sensitive(".env.local", Some(".env.*"));
+        check_sensitive(".env.example", None);
+        check_sensitive(".env.sample", None);
+        check_sensitive(".env.template", None);
+        check_sensitive(".envrc", Some(".envrc"));
+        check_sensitive(".git/config", Some(".git"));
+        check_sensitive("a/.ssh/known_hosts", Some(".ssh"));
+        check_sensitive(".git", Some(".git"));
+        check_sensitive("aws/credentials", Some("credentials"));
+        check_sensitive("gcp-credentials-prod.json", Some("*credentials*.json"));
+        check_sensitive("client_secret_123.json", Some("client_secret*.json"));
+        check_sensitive("keys/id_ed25519", Some("id_ed25519"));
+        check_sensitive("id_ed25519.pub", None);
+        check_sensitive("tls/server.Pem", Some("*.pem"));
+        check_sensitive("main.tfstate.backup", Some("*.tfstate.backup"));
+        check_sensitive("prod.tfvars", Some("*.tfvars"));
+        check_sensitive("home/.kube/config", Some(".kube/config"));
+        check_sensitive(".docker/config.json", Some(".docker/config.json"));
+        check_sensitive("docker/config.json", None);
+        check_sensitive("src/lib.rs", None);
+        check_sensitive("secrets.yaml", Some("secrets.yaml"));
+        // The first matching pattern of the table wins: group A before group B.
+        check_sensitive(".git/id_rsa", Some(".git"));
+    }
+
+    #[test]
+    fn glob_matches_runs() {
+        assert!(glob("*.pem", ".pem"));
+        assert!(glob("*credentials*.json", "credentials.json"));
+        assert!(!glob("*.pem", "pem"));
+        assert!(glob("a*b*c", "aXbYbc"));
+    }
+}

@@ -1,0 +1,339 @@
+//! The typed requests of the facade and the argument rules of §7.2 (CT-87, CT-88, CT-95 … CT-117).
+//!
+//! The rules live here, once: the facade checks every request with them, and [`crate::args`] runs
+//! the same checks while decoding tool arguments, in each tool's table order.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Refusal, RefusalCode};
+use crate::limits::*;
+use crate::model::{AgentId, Status};
+
+/// Where an identity argument came from (CT-88).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// The caller passed it as an argument.
+    Given(String),
+    /// The argument was absent; this is the adapter's default (`--agent` / `AGENT_NAME`).
+    Default(String),
+    /// The argument was absent and there is no default.
+    Missing,
+}
+
+impl From<&str> for Identity {
+    fn from(s: &str) -> Identity {
+        Identity::Given(s.to_owned())
+    }
+}
+
+impl From<&AgentId> for Identity {
+    fn from(a: &AgentId) -> Identity {
+        Identity::Given(a.as_str().to_owned())
+    }
+}
+
+impl Identity {
+    /// An absent argument resolved against the adapter's default.
+    pub fn from_default(default: Option<&str>) -> Identity {
+        match default.filter(|d| !d.is_empty()) {
+            Some(d) => Identity::Default(d.to_owned()),
+            None => Identity::Missing,
+        }
+    }
+
+    /// Checks a given identity's grammar (step 1); a default is checked by [`Identity::resolve`].
+    pub(crate) fn check_given(&self, argument: &str) -> Result<(), Refusal> {
+        match self {
+            Identity::Given(s) => agent(argument, s).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The identity, or `AGENT_ID_REQUIRED` / `INVALID_ARGUMENT { argument: "AGENT_NAME" }`.
+    pub(crate) fn resolve(&self, argument: &str) -> Result<AgentId, Refusal> {
+        match self.resolve_optional(argument)? {
+            Some(a) => Ok(a),
+            None => Err(Refusal::new(
+                RefusalCode::AgentIdRequired,
+                format!("{argument} is required: pass it, or start the server with --agent or AGENT_NAME."),
+                Vec::new(),
+            )),
+        }
+    }
+
+    /// Like [`Identity::resolve`], but `Missing` is `None` (verify, CT-71).
+    pub(crate) fn resolve_optional(&self, argument: &str) -> Result<Option<AgentId>, Refusal> {
+        match self {
+            Identity::Given(s) => agent(argument, s).map(Some),
+            Identity::Default(s) => AgentId::parse(s).map(Some).ok_or_else(|| {
+                Refusal::invalid_argument(
+                    "AGENT_NAME",
+                    "AGENT_NAME (or --agent) is not a valid agent id: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit.",
+                )
+            }),
+            Identity::Missing => Ok(None),
+        }
+    }
+}
+
+/// `dispatch_contract`'s arguments (CT-95), as supplied.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DispatchRequest {
+    /// The target agent.
+    pub target_agent: String,
+    /// The title.
+    pub title: String,
+    /// The workspace root.
+    pub workspace_root: String,
+    /// Pointer paths (absent: none).
+    pub pointers: Option<Vec<String>>,
+    /// Task type (absent: `review`).
+    pub task_type: Option<String>,
+    /// Context summary (absent: empty).
+    pub context_summary: Option<String>,
+    /// JSON Schema of the structured result.
+    pub contract_schema: Option<Map<String, Value>>,
+    /// Execution TTL in seconds (absent: the configured default).
+    pub exec_ttl_sec: Option<i64>,
+    /// Queue TTL in seconds (absent: the configured default).
+    pub queue_ttl_sec: Option<i64>,
+    /// Retry key.
+    pub idempotency_key: Option<String>,
+    /// The requester.
+    pub requester_agent: Option<Identity>,
+}
+
+/// The caller of a holder operation (CT-58).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HolderRef {
+    /// The contract (any case; lowercased before lookup).
+    pub contract_id: String,
+    /// The caller.
+    pub agent_id: Identity,
+    /// The caller's epoch, if given.
+    pub claim_epoch: Option<u64>,
+}
+
+/// What `fulfill_contract` delivers (CT-110).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FulfilRequest {
+    /// The summary.
+    pub result_summary: String,
+    /// The structured result.
+    pub structured_output: Option<Map<String, Value>>,
+    /// Paths of files the holder produced.
+    pub artifacts_pointers: Option<Vec<String>>,
+}
+
+/// `inspect_mesh_state`'s arguments (CT-117).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InspectRequest {
+    /// Filter by target.
+    pub target_agent: Option<String>,
+    /// Filter by requester.
+    pub requester_agent: Option<String>,
+    /// Filter by status (one or a set).
+    pub status: Option<Vec<String>>,
+    /// Filter by id.
+    pub contract_id: Option<String>,
+    /// Page size (absent: 20).
+    pub limit: Option<i64>,
+    /// A `next_cursor` from an earlier page.
+    pub cursor: Option<String>,
+    /// Give the full record without the 64 KiB bound (library only, CT-75).
+    pub unbounded: bool,
+}
+
+fn is_control(ch: char) -> bool {
+    matches!(ch as u32, 0x00..=0x1F | 0x7F..=0x9F)
+}
+
+/// An `AgentId` argument.
+pub fn agent(argument: &str, value: &str) -> Result<AgentId, Refusal> {
+    AgentId::parse(value).ok_or_else(|| {
+        Refusal::invalid_argument(
+            argument,
+            format!("{argument} must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit."),
+        )
+    })
+}
+
+/// A `title`: 1–200 characters, one non-whitespace, no control characters.
+pub fn title(value: &str) -> Result<(), Refusal> {
+    let n = value.chars().count();
+    if n == 0 || n > MAX_TITLE_CHARS || value.trim().is_empty() || value.chars().any(is_control) {
+        return Err(Refusal::invalid_argument(
+            "title",
+            format!(
+                "title must be 1 to {MAX_TITLE_CHARS} characters, not blank, without control characters."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A `task_type`: `^[a-z][a-z0-9_-]{0,31}$`.
+pub fn task_type(value: &str) -> Result<(), Refusal> {
+    let b = value.as_bytes();
+    let ok = (1..=32).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'));
+    if !ok {
+        return Err(Refusal::invalid_argument(
+            "task_type",
+            "task_type must match ^[a-z][a-z0-9_-]{0,31}$ (for example review, audit, implementation, test).",
+        ));
+    }
+    Ok(())
+}
+
+/// A `context_summary`: at most 8,192 bytes; no control characters other than TAB, LF, CR.
+pub fn context_summary(value: &str) -> Result<(), Refusal> {
+    if value.len() > MAX_CONTEXT_SUMMARY_BYTES
+        || value
+            .chars()
+            .any(|c| is_control(c) && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(Refusal::invalid_argument(
+            "context_summary",
+            format!(
+                "context_summary must be at most {MAX_CONTEXT_SUMMARY_BYTES} bytes, without control characters other than TAB, LF and CR."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A TTL in seconds within `[min, max]`.
+pub fn ttl(argument: &str, value: i64, min: u32, max: u32) -> Result<u32, Refusal> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                argument,
+                format!("{argument} must be an integer from {min} to {max}."),
+            )
+        })
+}
+
+/// An `idempotency_key`: 1–128 characters, each `0x21`–`0x7E`.
+pub fn idempotency_key(value: &str) -> Result<(), Refusal> {
+    let b = value.as_bytes();
+    if b.is_empty() || b.len() > MAX_IDEMPOTENCY_KEY_CHARS || !b.iter().all(|c| (0x21..=0x7E).contains(c)) {
+        return Err(Refusal::invalid_argument(
+            "idempotency_key",
+            format!(
+                "idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters without spaces."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A `contract_id` argument (CT-18): 1–64 characters; returned lowercased.
+pub fn contract_id(value: &str) -> Result<String, Refusal> {
+    let n = value.chars().count();
+    if n == 0 || n > 64 {
+        return Err(Refusal::invalid_argument(
+            "contract_id",
+            "contract_id must be 1 to 64 characters (a contract id from dispatch_contract).",
+        ));
+    }
+    Ok(value.to_ascii_lowercase())
+}
+
+/// The largest accepted `claim_epoch` (2^53 − 1).
+pub const MAX_EPOCH: u64 = (1 << 53) - 1;
+
+/// A `claim_epoch`: 1 ..= 2^53 − 1.
+pub fn claim_epoch(value: u64) -> Result<u64, Refusal> {
+    if !(1..=MAX_EPOCH).contains(&value) {
+        return Err(Refusal::invalid_argument(
+            "claim_epoch",
+            "claim_epoch must be an integer from 1 to 9007199254740991 (the value poll_next_task returned).",
+        ));
+    }
+    Ok(value)
+}
+
+/// A release `reason`: at most 1,000 characters.
+pub fn release_reason(value: &str) -> Result<(), Refusal> {
+    if value.chars().count() > MAX_REASON_CHARS {
+        return Err(Refusal::invalid_argument(
+            "reason",
+            format!("reason must be at most {MAX_REASON_CHARS} characters."),
+        ));
+    }
+    Ok(())
+}
+
+/// A fail `reason`: 1–1,000 characters, one non-whitespace.
+pub fn fail_reason(value: &str) -> Result<(), Refusal> {
+    if value.chars().count() > MAX_REASON_CHARS || value.trim().is_empty() {
+        return Err(Refusal::invalid_argument(
+            "reason",
+            format!("reason must be 1 to {MAX_REASON_CHARS} characters and not blank."),
+        ));
+    }
+    Ok(())
+}
+
+/// A `result_summary`: 1–8,192 bytes, one non-whitespace.
+pub fn result_summary(value: &str) -> Result<(), Refusal> {
+    if value.is_empty() || value.len() > MAX_RESULT_SUMMARY_BYTES || value.trim().is_empty() {
+        return Err(Refusal::invalid_argument(
+            "result_summary",
+            format!("result_summary must be 1 to {MAX_RESULT_SUMMARY_BYTES} bytes and not blank."),
+        ));
+    }
+    Ok(())
+}
+
+/// A `structured_output`: at most 32 KiB of compact JSON.
+pub fn structured_output(value: &Map<String, Value>) -> Result<(), Refusal> {
+    let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(usize::MAX);
+    if size > MAX_STRUCTURED_OUTPUT_BYTES {
+        return Err(Refusal::invalid_argument(
+            "structured_output",
+            format!("structured_output must be at most {MAX_STRUCTURED_OUTPUT_BYTES} bytes of compact JSON."),
+        ));
+    }
+    Ok(())
+}
+
+/// A `status` filter: 1–6 distinct statuses.
+pub fn statuses(values: &[String]) -> Result<Vec<Status>, Refusal> {
+    let refuse = || {
+        Refusal::invalid_argument(
+            "status",
+            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, or an array of 1 to 6 distinct ones.",
+        )
+    };
+    if values.is_empty() || values.len() > 6 {
+        return Err(refuse());
+    }
+    let mut out = Vec::new();
+    for v in values {
+        let s = Status::parse(v).ok_or_else(refuse)?;
+        if out.contains(&s) {
+            return Err(refuse());
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// An inspect `limit`: 1 ..= 50.
+pub fn limit(value: i64) -> Result<usize, Refusal> {
+    usize::try_from(value)
+        .ok()
+        .filter(|v| (1..=INSPECT_MAX_LIMIT).contains(v))
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                "limit",
+                format!("limit must be an integer from 1 to {INSPECT_MAX_LIMIT}."),
+            )
+        })
+}

@@ -1,0 +1,224 @@
+//! [`MemoryStore`] (CT-133): records in a `BTreeMap` behind one mutex.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use seams::Clock;
+
+use super::{Build, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
+use crate::error::StoreError;
+use crate::integrity::{self, IntegrityReport};
+use crate::limits::SWEEP_BATCH_PER_CALL;
+use crate::model::{AgentId, Contract, EpochMs, Status};
+use crate::store::Counts;
+use crate::transition::{self, Reply};
+
+/// A non-persistent store for embedders and tests. It applies the pure transition functions to a
+/// `BTreeMap` keyed by `seq`.
+///
+/// ```
+/// use contracts::{MemoryStore, Store};
+/// use seams::ManualClock;
+/// use std::sync::Arc;
+/// let store = MemoryStore::new(Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH)));
+/// assert!(store.check_integrity().unwrap().is_clean());
+/// ```
+pub struct MemoryStore {
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    records: BTreeMap<i64, Contract>,
+    last_seq: i64,
+}
+
+impl MemoryStore {
+    /// An empty store reading time from `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        MemoryStore {
+            clock,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every mutation completes before the guard drops: a poisoned lock still guards whole records.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl State {
+    fn sweep(&mut self, now: EpochMs, max: usize) -> SweepReport {
+        let mut queued: Vec<(EpochMs, i64)> = Vec::new();
+        let mut claimed: Vec<(EpochMs, i64)> = Vec::new();
+        for c in self.records.values() {
+            if !c.is_logically_expired(now) {
+                continue;
+            }
+            match c.status {
+                Status::Submitted => queued.push((c.queue_expires_at, c.seq)),
+                Status::Claimed => claimed.push((c.expires_at.unwrap_or(EpochMs::MIN), c.seq)),
+                _ => {}
+            }
+        }
+        queued.sort_unstable();
+        claimed.sort_unstable();
+        let mut report = SweepReport::default();
+        for (list, counter) in [
+            (queued, &mut report.queued_timed_out),
+            (claimed, &mut report.claimed_timed_out),
+        ] {
+            for (_, seq) in list.into_iter().take(max) {
+                if let Some(next) = self.records.get(&seq).and_then(|c| transition::expire(c, now)) {
+                    self.records.insert(seq, next);
+                    *counter += 1;
+                }
+            }
+        }
+        report
+    }
+
+    fn by_id(&self, contract_id: &str) -> Option<i64> {
+        self.records
+            .values()
+            .find(|c| c.contract_id == contract_id)
+            .map(|c| c.seq)
+    }
+}
+
+impl Store for MemoryStore {
+    fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
+        let mut st = self.lock();
+        let now = epoch_ms(self.clock.as_ref());
+        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        let seq = st.last_seq + 1;
+        let record = build(now, seq);
+        if let Some(key) = &record.idempotency_key
+            && let Some(existing) = st.records.values().find(|c| {
+                c.requester_agent == record.requester_agent && c.idempotency_key.as_ref() == Some(key)
+            })
+        {
+            return Ok(InsertOutcome::KeyTaken(existing.clone()));
+        }
+        st.last_seq = seq;
+        st.records.insert(seq, record.clone());
+        Ok(InsertOutcome::Inserted(record))
+    }
+
+    fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
+        let mut st = self.lock();
+        let now = epoch_ms(self.clock.as_ref());
+        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        let oldest = st
+            .records
+            .values()
+            .filter(|c| c.status == Status::Submitted && &c.target_agent == agent && c.queue_expires_at > now)
+            .min_by_key(|c| (c.queued_at, c.seq))
+            .map(|c| c.seq);
+        let Some(seq) = oldest else { return Ok(None) };
+        let claimed = st
+            .records
+            .get(&seq)
+            .and_then(|c| transition::claim(c, agent, now));
+        if let Some(next) = &claimed {
+            st.records.insert(seq, next.clone());
+        }
+        Ok(claimed)
+    }
+
+    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+        let mut st = self.lock();
+        let now = epoch_ms(self.clock.as_ref());
+        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        let Some(seq) = st.by_id(contract_id) else {
+            return Ok(None);
+        };
+        let Some(record) = st.records.get(&seq) else {
+            return Ok(None);
+        };
+        let out = step(record, now);
+        if let Some(next) = out.next {
+            st.records.insert(seq, next);
+        }
+        Ok(Some(out.reply))
+    }
+
+    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+        let st = self.lock();
+        Ok(st
+            .by_id(contract_id)
+            .and_then(|seq| st.records.get(&seq).cloned()))
+    }
+
+    fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
+        Ok(self
+            .lock()
+            .records
+            .values()
+            .find(|c| &c.requester_agent == requester && c.idempotency_key.as_deref() == Some(key))
+            .cloned())
+    }
+
+    fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
+        let st = self.lock();
+        let mut counts = Counts::default();
+        for c in st.records.values().filter(|c| query.matches_for_counts(c)) {
+            counts.add(c, now);
+        }
+        let records = st
+            .records
+            .values()
+            .rev()
+            .filter(|c| query.matches(c))
+            .take(query.limit)
+            .cloned()
+            .collect();
+        Ok(ListPage { records, counts })
+    }
+
+    fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
+        Ok(self.lock().sweep(now, max_per_kind))
+    }
+
+    fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
+        let mut st = self.lock();
+        let doomed: Vec<i64> = st
+            .records
+            .values()
+            .filter(|c| c.status.is_terminal() && c.completed_at.is_some_and(|t| t < completed_before))
+            .map(|c| c.seq)
+            .take(max)
+            .collect();
+        for seq in &doomed {
+            st.records.remove(seq);
+        }
+        Ok(doomed.len() as u64)
+    }
+
+    fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {
+        let st = self.lock();
+        let mut report = IntegrityReport::default();
+        let mut ids = std::collections::HashSet::new();
+        let mut keys = std::collections::HashSet::new();
+        for c in st.records.values() {
+            report.records += 1;
+            for v in integrity::violations(c) {
+                report.push(v);
+            }
+            if !ids.insert(c.contract_id.clone()) {
+                report.push(format!("contract {} appears twice", c.contract_id));
+            }
+            if let Some(k) = &c.idempotency_key
+                && !keys.insert((c.requester_agent.clone(), k.clone()))
+            {
+                report.push(format!(
+                    "idempotency key {k} of {} names two contracts",
+                    c.requester_agent
+                ));
+            }
+        }
+        Ok(report)
+    }
+}

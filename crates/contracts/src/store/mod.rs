@@ -1,0 +1,176 @@
+//! The `Store` trait (CT-126) and its implementations.
+//!
+//! A store persists records and runs each operation in one atomic transaction; every judgement it
+//! makes is a call into [`crate::transition`], so all stores behave identically (CT-131).
+
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::integrity::IntegrityReport;
+use crate::model::{AgentId, Contract, EpochMs, Status};
+use crate::transition::{Reply, Step};
+
+mod memory;
+pub use memory::MemoryStore;
+
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{PgOptions, PgStore};
+
+/// What `insert` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InsertOutcome {
+    /// The new record, as stored.
+    Inserted(Contract),
+    /// `(requester_agent, idempotency_key)` already names this record; nothing was inserted.
+    KeyTaken(Contract),
+}
+
+/// The filters and page position of `list` (CT-72).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Only contracts addressed to this agent.
+    pub target_agent: Option<AgentId>,
+    /// Only contracts dispatched by this agent.
+    pub requester_agent: Option<AgentId>,
+    /// Only contracts in one of these states (`None`: any).
+    pub statuses: Option<Vec<Status>>,
+    /// Only the contract with this id.
+    pub contract_id: Option<String>,
+    /// Only records with a smaller `seq` (the cursor's position).
+    pub before_seq: Option<i64>,
+    /// At most this many records, newest (`seq` descending) first.
+    pub limit: usize,
+}
+
+impl ListQuery {
+    /// True when `c` passes every filter but `statuses` and `before_seq`.
+    pub fn matches_for_counts(&self, c: &Contract) -> bool {
+        self.target_agent.as_ref().is_none_or(|a| &c.target_agent == a)
+            && self
+                .requester_agent
+                .as_ref()
+                .is_none_or(|a| &c.requester_agent == a)
+            && self.contract_id.as_ref().is_none_or(|id| &c.contract_id == id)
+    }
+
+    /// True when `c` belongs on the page.
+    pub fn matches(&self, c: &Contract) -> bool {
+        self.matches_for_counts(c)
+            && self.statuses.as_ref().is_none_or(|s| s.contains(&c.status))
+            && self.before_seq.is_none_or(|b| c.seq < b)
+    }
+}
+
+/// Records per stored status, plus those logically expired (CT-76).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[allow(non_snake_case)] // The field names are the wire names of CT-120.
+pub struct Counts {
+    /// `SUBMITTED` records.
+    pub SUBMITTED: u64,
+    /// `CLAIMED` records.
+    pub CLAIMED: u64,
+    /// `COMPLETED` records.
+    pub COMPLETED: u64,
+    /// `FAILED` records.
+    pub FAILED: u64,
+    /// `TIMED_OUT` records.
+    pub TIMED_OUT: u64,
+    /// `POINTER_STALE` records.
+    pub POINTER_STALE: u64,
+    /// Live records past their deadline at the reading's `now`.
+    pub logically_expired: u64,
+}
+
+impl Counts {
+    /// Counts one record at `now`.
+    pub fn add(&mut self, c: &Contract, now: EpochMs) {
+        self.add_status(c.status, 1);
+        if c.is_logically_expired(now) {
+            self.logically_expired += 1;
+        }
+    }
+
+    /// Adds `n` records of `status`.
+    pub fn add_status(&mut self, status: Status, n: u64) {
+        let slot = match status {
+            Status::Submitted => &mut self.SUBMITTED,
+            Status::Claimed => &mut self.CLAIMED,
+            Status::Completed => &mut self.COMPLETED,
+            Status::Failed => &mut self.FAILED,
+            Status::TimedOut => &mut self.TIMED_OUT,
+            Status::PointerStale => &mut self.POINTER_STALE,
+        };
+        *slot += n;
+    }
+}
+
+/// A page of `list` and its counts, read in one snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    /// The records, `seq` descending.
+    pub records: Vec<Contract>,
+    /// The counts of CT-76 (ignoring `statuses`, `before_seq` and `limit`).
+    pub counts: Counts,
+}
+
+/// What a sweep wrote (CT-77).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SweepReport {
+    /// E1 transitions written.
+    pub queued_timed_out: u64,
+    /// E2 transitions written.
+    pub claimed_timed_out: u64,
+}
+
+/// The closure `insert` calls with the transaction's `now` and the new `seq` (CT-126, CT-129).
+pub type Build<'a> = &'a dyn Fn(EpochMs, i64) -> Contract;
+
+/// The closure `update` calls with the record and the transaction's `now` (CT-126, CT-129).
+pub type Update<'a> = &'a dyn Fn(&Contract, EpochMs) -> Step;
+
+/// A contract store (CT-126): object-safe, `Send + Sync`, synchronous. Each operation is one atomic
+/// transaction (CT-128); `insert`, `claim_next` and `update` begin with a sweep of at most
+/// [`crate::limits::SWEEP_BATCH_PER_CALL`] records of each kind at the transaction's `now`, read once
+/// after the transaction holds its lock (CT-122, CT-127).
+pub trait Store: Send + Sync {
+    /// Sweeps, then inserts `build(now, seq)` unless its `(requester_agent, idempotency_key)` is taken.
+    fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError>;
+
+    /// Sweeps, then applies C1 to the oldest eligible record of `agent`; the claimed record, or `None`.
+    fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError>;
+
+    /// Sweeps, reads the record, calls `step`, writes `Step.next` if any; the reply, or `None` when no
+    /// record has that id.
+    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError>;
+
+    /// One record, no sweep.
+    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError>;
+
+    /// The record `(requester, key)` names, no sweep.
+    fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError>;
+
+    /// A page and the counts at `now`, in one read snapshot, no sweep.
+    fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError>;
+
+    /// E1/E2 for at most `max_per_kind` records of each kind, oldest deadline first, at `now` (not the
+    /// clock).
+    fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError>;
+
+    /// Deletes at most `max` terminal records with `completed_at < completed_before`.
+    fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError>;
+
+    /// The store's own consistency check plus CT-27 on every record (CT-79).
+    fn check_integrity(&self) -> Result<IntegrityReport, StoreError>;
+}
+
+/// The clock reading of CT-3: milliseconds, truncated.
+pub fn epoch_ms(clock: &dyn seams::Clock) -> EpochMs {
+    clock.now().timestamp_millis()
+}

@@ -1,0 +1,884 @@
+//! [`PgStore`]: one contract store for agents on several machines (CT-146 … CT-154).
+//!
+//! The schema is that of the SQLite store with PostgreSQL types (CT-147); every write re-checks its
+//! full condition in the same statement or under the row lock (CT-130); the claim is one statement
+//! whose `MATERIALIZED` CTE picks the oldest unlocked eligible row `FOR UPDATE SKIP LOCKED` (CT-149);
+//! time is the server's `clock_timestamp()` unless a clock is given (CT-148).
+
+use std::str::FromStr;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, Config, NoTls, Row, Transaction};
+use seams::Clock;
+use serde_json::Value;
+
+use super::{Build, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
+use crate::error::StoreError;
+use crate::integrity::{self, IntegrityReport};
+use crate::limits::SWEEP_BATCH_PER_CALL;
+use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
+use crate::transition::Reply;
+
+/// The schema version of this crate (CT-147).
+pub const PG_SCHEMA_VERSION: i64 = 1;
+
+/// The key of the transaction-scoped advisory lock migrations run under ("SWCT").
+const MIGRATION_LOCK: i64 = 0x5357_4354;
+
+/// How a [`PgStore`] connects.
+#[derive(Clone)]
+pub struct PgOptions {
+    /// Connections in the pool (CT-146: at most 8 by default).
+    pub pool_size: usize,
+    /// A schema to hold the tables (created if missing); `None` uses the connection's `search_path`.
+    /// Tests give each run its own (CT-154).
+    pub schema: Option<String>,
+    /// The clock of the judgements; `None` reads the server's `clock_timestamp()` (CT-148).
+    pub clock: Option<Arc<dyn Clock>>,
+    /// How long opening a connection may take.
+    pub connect_timeout: Duration,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            pool_size: 8,
+            schema: None,
+            clock: None,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl std::fmt::Debug for PgOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgOptions")
+            .field("pool_size", &self.pool_size)
+            .field("schema", &self.schema)
+            .field("server_clock", &self.clock.is_none())
+            .finish()
+    }
+}
+
+/// The PostgreSQL store.
+///
+/// ```no_run
+/// use contracts::{PgOptions, PgStore, Store};
+/// let store = PgStore::connect("postgres://agents@db.internal/contracts", PgOptions::default()).unwrap();
+/// assert!(store.check_integrity().unwrap().is_clean());
+/// ```
+pub struct PgStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    config: Config,
+    options: PgOptions,
+    pool: Mutex<Pool>,
+    available: Condvar,
+}
+
+struct Pool {
+    idle: Vec<Client>,
+    open: usize,
+}
+
+/// A pooled connection; a connection that failed is not given back (the pool reconnects).
+struct Lease<'a> {
+    shared: &'a Shared,
+    client: Option<Client>,
+    broken: bool,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let mut pool = self.shared.lock_pool();
+        match self.client.take() {
+            Some(c) if !self.broken && !c.is_closed() => pool.idle.push(c),
+            _ => pool.open = pool.open.saturating_sub(1),
+        }
+        drop(pool);
+        self.shared.available.notify_one();
+    }
+}
+
+/// Maps a PostgreSQL error to a store failure (CT-152).
+fn classify(e: &postgres::Error) -> StoreError {
+    if e.is_closed() {
+        return StoreError::Unavailable(String::from("the connection to the PostgreSQL server was lost"));
+    }
+    match e.code() {
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
+            StoreError::Busy(String::from("a lock or statement timeout ran out"))
+        }
+        Some(c)
+            if *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+                || *c == SqlState::CONNECTION_FAILURE
+                || *c == SqlState::CONNECTION_EXCEPTION
+                || *c == SqlState::CONNECTION_DOES_NOT_EXIST
+                || *c == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT =>
+        {
+            StoreError::Unavailable(format!("the PostgreSQL server ended the session ({})", c.code()))
+        }
+        Some(c) if c.code().starts_with("08") => StoreError::Unavailable(format!(
+            "the connection to the PostgreSQL server failed ({})",
+            c.code()
+        )),
+        Some(c) => StoreError::Io(format!("PostgreSQL error {}", c.code())),
+        None => StoreError::Unavailable(String::from("the PostgreSQL server could not be reached")),
+    }
+}
+
+fn quote_ident(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    ok.then(|| format!("\"{name}\""))
+}
+
+impl Shared {
+    fn lock_pool(&self) -> MutexGuard<'_, Pool> {
+        // The pool holds plain values; a panic elsewhere cannot leave it half-updated.
+        self.pool.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn connect(&self) -> Result<Client, StoreError> {
+        let mut client = self.config.connect(NoTls).map_err(|e| {
+            if e.code().is_some() {
+                StoreError::Unavailable(format!(
+                    "the PostgreSQL server refused the connection ({})",
+                    e.code().map(SqlState::code).unwrap_or("?")
+                ))
+            } else {
+                StoreError::Unavailable(String::from("the PostgreSQL server could not be reached"))
+            }
+        })?;
+        let mut setup = String::from(
+            "SET statement_timeout = '5s'; SET lock_timeout = '5s'; \
+             SET idle_in_transaction_session_timeout = '10s'; \
+             SET default_transaction_isolation = 'read committed';",
+        );
+        if let Some(schema) = &self.options.schema {
+            let q = quote_ident(schema).ok_or_else(|| {
+                StoreError::Unavailable(String::from(
+                    "the schema name must be lowercase letters, digits and _",
+                ))
+            })?;
+            setup.push_str(&format!(" SET search_path = {q};"));
+        }
+        client.batch_execute(&setup).map_err(|e| classify(&e))?;
+        Ok(client)
+    }
+
+    fn lease(&self) -> Result<Lease<'_>, StoreError> {
+        let mut pool = self.lock_pool();
+        loop {
+            if let Some(client) = pool.idle.pop() {
+                if client.is_closed() {
+                    pool.open = pool.open.saturating_sub(1);
+                    continue;
+                }
+                return Ok(Lease {
+                    shared: self,
+                    client: Some(client),
+                    broken: false,
+                });
+            }
+            if pool.open < self.options.pool_size {
+                pool.open += 1;
+                drop(pool);
+                return match self.connect() {
+                    Ok(client) => Ok(Lease {
+                        shared: self,
+                        client: Some(client),
+                        broken: false,
+                    }),
+                    Err(e) => {
+                        let mut pool = self.lock_pool();
+                        pool.open = pool.open.saturating_sub(1);
+                        Err(e)
+                    }
+                };
+            }
+            pool = self.available.wait(pool).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
+    /// pool so the next call reconnects (CT-152).
+    fn run<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut lease = self.lease()?;
+        let result = {
+            let Some(client) = lease.client.as_mut() else {
+                return Err(StoreError::Io(String::from("no connection")));
+            };
+            match client.transaction() {
+                Err(e) => Err(classify(&e)),
+                Ok(mut tx) => match f(&mut tx) {
+                    Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
+                    Err(e) => {
+                        let _ = tx.rollback();
+                        Err(e)
+                    }
+                },
+            }
+        };
+        if matches!(result, Err(StoreError::Unavailable(_)))
+            || lease.client.as_ref().is_some_and(Client::is_closed)
+        {
+            lease.broken = true;
+        }
+        result
+    }
+
+    fn now(&self, tx: &mut Transaction<'_>) -> Result<EpochMs, StoreError> {
+        match &self.options.clock {
+            Some(clock) => Ok(clock.now().timestamp_millis()),
+            None => {
+                let row = tx
+                    .query_one(
+                        "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                        &[],
+                    )
+                    .map_err(|e| classify(&e))?;
+                // Already milliseconds, truncated by the cast (CT-3).
+                Ok(row.get(0))
+            }
+        }
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE contracts (
+  seq                BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  contract_id        TEXT    NOT NULL UNIQUE,
+  requester_agent    TEXT    NOT NULL,
+  target_agent       TEXT    NOT NULL,
+  idempotency_key    TEXT,
+  payload_sha256     TEXT    NOT NULL,
+  task_type          TEXT    NOT NULL,
+  title              TEXT    NOT NULL,
+  context_summary    TEXT    NOT NULL,
+  workspace_root     TEXT    NOT NULL,
+  pointers           JSONB   NOT NULL,
+  contract_schema    JSONB,
+  exec_ttl_sec       BIGINT  NOT NULL,
+  queue_ttl_sec      BIGINT  NOT NULL,
+  status             TEXT    NOT NULL CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
+                                                         'FAILED','TIMED_OUT','POINTER_STALE')),
+  created_at         BIGINT  NOT NULL,
+  queued_at          BIGINT  NOT NULL,
+  queue_expires_at   BIGINT  NOT NULL,
+  lifetime_ends_at   BIGINT  NOT NULL,
+  claimed_at         BIGINT,
+  expires_at         BIGINT,
+  completed_at       BIGINT,
+  claim_epoch        BIGINT  NOT NULL,
+  extend_count       BIGINT  NOT NULL,
+  release_count      BIGINT  NOT NULL,
+  retry_count        BIGINT  NOT NULL,
+  toctou_strikes     BIGINT  NOT NULL,
+  end_reason         TEXT,
+  dirty_files        JSONB,
+  error_reason       TEXT,
+  fail_reason        TEXT,
+  result_summary     TEXT,
+  structured_output  JSONB,
+  artifacts_pointers JSONB,
+  salvaged_result    JSONB
+);
+CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
+CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
+CREATE INDEX contracts_lease_due  ON contracts (expires_at, seq)              WHERE status = 'CLAIMED';
+CREATE UNIQUE INDEX contracts_key ON contracts (requester_agent, idempotency_key)
+                                  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
+CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
+CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
+CREATE TABLE contracts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '1');
+";
+
+const COLUMNS: [&str; 35] = [
+    "seq",
+    "contract_id",
+    "requester_agent",
+    "target_agent",
+    "idempotency_key",
+    "payload_sha256",
+    "task_type",
+    "title",
+    "context_summary",
+    "workspace_root",
+    "pointers",
+    "contract_schema",
+    "exec_ttl_sec",
+    "queue_ttl_sec",
+    "status",
+    "created_at",
+    "queued_at",
+    "queue_expires_at",
+    "lifetime_ends_at",
+    "claimed_at",
+    "expires_at",
+    "completed_at",
+    "claim_epoch",
+    "extend_count",
+    "release_count",
+    "retry_count",
+    "toctou_strikes",
+    "end_reason",
+    "dirty_files",
+    "error_reason",
+    "fail_reason",
+    "result_summary",
+    "structured_output",
+    "artifacts_pointers",
+    "salvaged_result",
+];
+
+const CLAIM: &str = "
+WITH next AS MATERIALIZED (
+    SELECT seq FROM contracts
+     WHERE status = 'SUBMITTED' AND target_agent = $1 AND queue_expires_at > $2
+     ORDER BY queued_at, seq
+     LIMIT 1
+     FOR UPDATE SKIP LOCKED)
+UPDATE contracts c
+   SET status = 'CLAIMED', claim_epoch = c.claim_epoch + 1, claimed_at = $2,
+       expires_at = least($2 + c.exec_ttl_sec * 1000, c.lifetime_ends_at),
+       extend_count = 0, toctou_strikes = 0, dirty_files = NULL
+  FROM next
+ WHERE c.seq = next.seq AND c.status = 'SUBMITTED'
+RETURNING c.*";
+
+const SWEEP_QUEUED: &str = "
+UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'QUEUE_TTL_EXPIRED', completed_at = queue_expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'SUBMITTED' AND queue_expires_at <= $1
+                ORDER BY queue_expires_at, seq LIMIT $2
+                FOR UPDATE SKIP LOCKED)
+   AND status = 'SUBMITTED' AND queue_expires_at <= $1";
+
+const SWEEP_CLAIMED: &str = "
+UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= $1
+                ORDER BY expires_at, seq LIMIT $2
+                FOR UPDATE SKIP LOCKED)
+   AND status = 'CLAIMED' AND expires_at <= $1";
+
+fn bad(what: &str) -> StoreError {
+    StoreError::Corrupt(what.to_owned())
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(row: &Row, name: &str) -> Result<Option<T>, StoreError> {
+    let v: Option<Value> = row
+        .try_get(name)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    v.map(|v| serde_json::from_value(v).map_err(|e| StoreError::Corrupt(format!("{name}: {e}"))))
+        .transpose()
+}
+
+fn int(row: &Row, name: &str) -> Result<i64, StoreError> {
+    row.try_get::<_, i64>(name)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn opt_int(row: &Row, name: &str) -> Result<Option<i64>, StoreError> {
+    row.try_get::<_, Option<i64>>(name)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn text(row: &Row, name: &str) -> Result<String, StoreError> {
+    row.try_get::<_, String>(name)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn opt_text(row: &Row, name: &str) -> Result<Option<String>, StoreError> {
+    row.try_get::<_, Option<String>>(name)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
+    u32::try_from(int(row, name)?).map_err(|_| bad(&format!("{name} out of range")))
+}
+
+fn agent(row: &Row, name: &str) -> Result<AgentId, StoreError> {
+    AgentId::parse(&text(row, name)?).ok_or_else(|| bad(&format!("{name} is not an agent id")))
+}
+
+fn decode(row: &Row) -> Result<Contract, StoreError> {
+    Ok(Contract {
+        seq: int(row, "seq")?,
+        contract_id: text(row, "contract_id")?,
+        requester_agent: agent(row, "requester_agent")?,
+        target_agent: agent(row, "target_agent")?,
+        idempotency_key: opt_text(row, "idempotency_key")?,
+        payload_sha256: text(row, "payload_sha256")?,
+        task_type: text(row, "task_type")?,
+        title: text(row, "title")?,
+        context_summary: text(row, "context_summary")?,
+        workspace_root: text(row, "workspace_root")?,
+        pointers: json_col(row, "pointers")?.unwrap_or_default(),
+        contract_schema: json_col(row, "contract_schema")?,
+        exec_ttl_sec: small(row, "exec_ttl_sec")?,
+        queue_ttl_sec: small(row, "queue_ttl_sec")?,
+        status: Status::parse(&text(row, "status")?).ok_or_else(|| bad("an unknown status"))?,
+        created_at: int(row, "created_at")?,
+        queued_at: int(row, "queued_at")?,
+        queue_expires_at: int(row, "queue_expires_at")?,
+        lifetime_ends_at: int(row, "lifetime_ends_at")?,
+        claimed_at: opt_int(row, "claimed_at")?,
+        expires_at: opt_int(row, "expires_at")?,
+        completed_at: opt_int(row, "completed_at")?,
+        claim_epoch: u64::try_from(int(row, "claim_epoch")?).map_err(|_| bad("a negative epoch"))?,
+        extend_count: small(row, "extend_count")?,
+        release_count: small(row, "release_count")?,
+        retry_count: small(row, "retry_count")?,
+        toctou_strikes: small(row, "toctou_strikes")?,
+        end_reason: opt_text(row, "end_reason")?
+            .map(|e| EndReason::parse(&e).ok_or_else(|| bad("an unknown end reason")))
+            .transpose()?,
+        dirty_files: json_col(row, "dirty_files")?,
+        error_reason: opt_text(row, "error_reason")?,
+        fail_reason: opt_text(row, "fail_reason")?,
+        result_summary: opt_text(row, "result_summary")?,
+        structured_output: json_col(row, "structured_output")?,
+        artifacts_pointers: json_col(row, "artifacts_pointers")?,
+        salvaged_result: json_col(row, "salvaged_result")?,
+    })
+}
+
+fn json<T: serde::Serialize>(v: &Option<T>) -> Option<Value> {
+    v.as_ref().and_then(|v| serde_json::to_value(v).ok())
+}
+
+/// The column values of a record, in the column order of CT-139.
+fn encode(c: &Contract) -> Vec<Box<dyn ToSql + Sync>> {
+    vec![
+        Box::new(c.seq),
+        Box::new(c.contract_id.clone()),
+        Box::new(c.requester_agent.as_str().to_owned()),
+        Box::new(c.target_agent.as_str().to_owned()),
+        Box::new(c.idempotency_key.clone()),
+        Box::new(c.payload_sha256.clone()),
+        Box::new(c.task_type.clone()),
+        Box::new(c.title.clone()),
+        Box::new(c.context_summary.clone()),
+        Box::new(c.workspace_root.clone()),
+        Box::new(serde_json::to_value(&c.pointers).unwrap_or(Value::Array(Vec::new()))),
+        Box::new(json(&c.contract_schema)),
+        Box::new(i64::from(c.exec_ttl_sec)),
+        Box::new(i64::from(c.queue_ttl_sec)),
+        Box::new(c.status.as_str().to_owned()),
+        Box::new(c.created_at),
+        Box::new(c.queued_at),
+        Box::new(c.queue_expires_at),
+        Box::new(c.lifetime_ends_at),
+        Box::new(c.claimed_at),
+        Box::new(c.expires_at),
+        Box::new(c.completed_at),
+        Box::new(i64::try_from(c.claim_epoch).unwrap_or(i64::MAX)),
+        Box::new(i64::from(c.extend_count)),
+        Box::new(i64::from(c.release_count)),
+        Box::new(i64::from(c.retry_count)),
+        Box::new(i64::from(c.toctou_strikes)),
+        Box::new(c.end_reason.map(|e| e.as_str().to_owned())),
+        Box::new(json(&c.dirty_files)),
+        Box::new(c.error_reason.clone()),
+        Box::new(c.fail_reason.clone()),
+        Box::new(c.result_summary.clone()),
+        Box::new(json(&c.structured_output)),
+        Box::new(json(&c.artifacts_pointers)),
+        Box::new(json(&c.salvaged_result)),
+    ]
+}
+
+fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
+    values.iter().map(|b| b.as_ref()).collect()
+}
+
+fn sweep_tx(tx: &mut Transaction<'_>, now: EpochMs, max: usize) -> Result<SweepReport, StoreError> {
+    let batch = i64::try_from(max).unwrap_or(i64::MAX);
+    let queued = tx
+        .execute(SWEEP_QUEUED, &[&now, &batch])
+        .map_err(|e| classify(&e))?;
+    let claimed = tx
+        .execute(SWEEP_CLAIMED, &[&now, &batch])
+        .map_err(|e| classify(&e))?;
+    Ok(SweepReport {
+        queued_timed_out: queued,
+        claimed_timed_out: claimed,
+    })
+}
+
+fn one(rows: Vec<Row>) -> Result<Option<Contract>, StoreError> {
+    rows.first().map(decode).transpose()
+}
+
+fn filters(query: &ListQuery, with_page: bool) -> (String, Vec<Box<dyn ToSql + Sync>>) {
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+    let mut push = |clause: &str, v: Box<dyn ToSql + Sync>| {
+        values.push(v);
+        clauses.push(clause.replace('?', &format!("${}", values.len())));
+    };
+    if let Some(a) = &query.target_agent {
+        push("target_agent = ?", Box::new(a.as_str().to_owned()));
+    }
+    if let Some(a) = &query.requester_agent {
+        push("requester_agent = ?", Box::new(a.as_str().to_owned()));
+    }
+    if let Some(id) = &query.contract_id {
+        push("contract_id = ?", Box::new(id.clone()));
+    }
+    if with_page {
+        if let Some(b) = query.before_seq {
+            push("seq < ?", Box::new(b));
+        }
+        if let Some(statuses) = &query.statuses {
+            let names: Vec<String> = statuses.iter().map(|s| s.as_str().to_owned()).collect();
+            push("status = ANY(?)", Box::new(names));
+        }
+    }
+    let sql = if clauses.is_empty() {
+        String::from("TRUE")
+    } else {
+        clauses.join(" AND ")
+    };
+    (sql, values)
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…` or `postgresql://…`) and migrates the schema under an
+    /// advisory lock (CT-147).
+    pub fn connect(url: &str, options: PgOptions) -> Result<PgStore, StoreError> {
+        let mut config = Config::from_str(url)
+            .map_err(|_| StoreError::Unavailable(String::from("the PostgreSQL URL cannot be parsed")))?;
+        config.connect_timeout(options.connect_timeout);
+        let shared = Arc::new(Shared {
+            config,
+            options: PgOptions {
+                pool_size: options.pool_size.max(1),
+                ..options
+            },
+            pool: Mutex::new(Pool {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            available: Condvar::new(),
+        });
+        let store = PgStore { shared };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        let schema = self.shared.options.schema.clone();
+        self.shared.run(|tx| {
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .map_err(|e| classify(&e))?;
+            if let Some(s) = &schema {
+                let q = quote_ident(s)
+                    .ok_or_else(|| StoreError::Unavailable(String::from("invalid schema name")))?;
+                tx.batch_execute(&format!(
+                    "CREATE SCHEMA IF NOT EXISTS {q}; SET LOCAL search_path = {q};"
+                ))
+                .map_err(|e| classify(&e))?;
+            }
+            let exists: bool = tx
+                .query_one("SELECT to_regclass('contracts_meta') IS NOT NULL", &[])
+                .map_err(|e| classify(&e))?
+                .get(0);
+            if !exists {
+                tx.batch_execute(SCHEMA).map_err(|e| classify(&e))?;
+                return Ok(());
+            }
+            let version: String = tx
+                .query_one(
+                    "SELECT value FROM contracts_meta WHERE key = 'schema_version'",
+                    &[],
+                )
+                .map_err(|e| classify(&e))?
+                .get(0);
+            match version.parse::<i64>() {
+                Ok(PG_SCHEMA_VERSION) => Ok(()),
+                Ok(v) if v > PG_SCHEMA_VERSION => Err(StoreError::Unavailable(format!(
+                    "the database has schema version {v}, newer than this build's {PG_SCHEMA_VERSION}"
+                ))),
+                _ => Err(StoreError::Unavailable(format!(
+                    "the database has unknown schema version {version}"
+                ))),
+            }
+        })
+    }
+
+    /// The clock the store judges by, for the facade's read-only operations: the given one, or the
+    /// server's (CT-148).
+    pub fn server_clock(&self) -> Arc<dyn Clock> {
+        match &self.shared.options.clock {
+            Some(c) => c.clone(),
+            None => Arc::new(ServerClock {
+                shared: self.shared.clone(),
+            }),
+        }
+    }
+
+    /// Drops the store's schema and everything in it (tests and benches that made their own).
+    pub fn drop_schema(&self) -> Result<(), StoreError> {
+        let Some(schema) = self.shared.options.schema.clone() else {
+            return Err(StoreError::Io(String::from(
+                "the store was opened without a schema of its own",
+            )));
+        };
+        let q = quote_ident(&schema).ok_or_else(|| StoreError::Io(String::from("invalid schema name")))?;
+        self.shared.run(|tx| {
+            tx.batch_execute(&format!("DROP SCHEMA IF EXISTS {q} CASCADE"))
+                .map_err(|e| classify(&e))
+        })
+    }
+}
+
+/// The server's `clock_timestamp()` as a [`Clock`]; if the server cannot be asked, the local clock.
+struct ServerClock {
+    shared: Arc<Shared>,
+}
+
+impl Clock for ServerClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        let ms = self.shared.run(|tx| {
+            let row = tx
+                .query_one(
+                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                    &[],
+                )
+                .map_err(|e| classify(&e))?;
+            Ok(row.get::<_, i64>(0))
+        });
+        match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
+            Some(t) => t,
+            None => seams::SystemClock::new().now(),
+        }
+    }
+    fn monotonic(&self) -> Duration {
+        seams::SystemClock::new().monotonic()
+    }
+    fn sleep(&self, duration: Duration) {
+        seams::SystemClock::new().sleep(duration)
+    }
+}
+
+impl Store for PgStore {
+    fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
+        let shared = &self.shared;
+        shared.run(|tx| {
+            let now = shared.now(tx)?;
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let seq: i64 = tx
+                .query_one("SELECT nextval(pg_get_serial_sequence('contracts', 'seq'))", &[])
+                .map_err(|e| classify(&e))?
+                .get(0);
+            let record = build(now, seq);
+            let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("${i}")).collect();
+            let values = encode(&record);
+            let rows = tx
+                .query(
+                    &format!(
+                        "INSERT INTO contracts OVERRIDING SYSTEM VALUE VALUES ({})
+                         ON CONFLICT (requester_agent, idempotency_key) WHERE idempotency_key IS NOT NULL
+                         DO NOTHING RETURNING *",
+                        placeholders.join(",")
+                    ),
+                    &refs(&values),
+                )
+                .map_err(|e| classify(&e))?;
+            if let Some(inserted) = one(rows)? {
+                return Ok(InsertOutcome::Inserted(inserted));
+            }
+            let existing = tx
+                .query(
+                    "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
+                    &[&record.requester_agent.as_str(), &record.idempotency_key],
+                )
+                .map_err(|e| classify(&e))?;
+            one(existing)?.map(InsertOutcome::KeyTaken).ok_or_else(|| {
+                StoreError::Io(String::from("the idempotency key conflicted but names no record"))
+            })
+        })
+    }
+
+    fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
+        let shared = &self.shared;
+        shared.run(|tx| {
+            let now = shared.now(tx)?;
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let rows = tx
+                .query(CLAIM, &[&agent.as_str(), &now])
+                .map_err(|e| classify(&e))?;
+            one(rows)
+        })
+    }
+
+    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+        let shared = &self.shared;
+        shared.run(|tx| {
+            // Lock the row first, then read the clock (CT-148).
+            let locked = tx
+                .query(
+                    "SELECT seq FROM contracts WHERE contract_id = $1 FOR UPDATE",
+                    &[&contract_id],
+                )
+                .map_err(|e| classify(&e))?;
+            let now = shared.now(tx)?;
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            if locked.is_empty() {
+                return Ok(None);
+            }
+            let rows = tx
+                .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
+                .map_err(|e| classify(&e))?;
+            let Some(record) = one(rows)? else {
+                return Ok(None);
+            };
+            let out = step(&record, now);
+            if let Some(next) = &out.next {
+                let sets: Vec<String> = COLUMNS
+                    .iter()
+                    .enumerate()
+                    .skip(1)
+                    .map(|(i, c)| format!("{c} = ${}", i + 1))
+                    .collect();
+                let mut values = encode(next);
+                values[0] = Box::new(record.seq);
+                tx.execute(
+                    &format!("UPDATE contracts SET {} WHERE seq = $1", sets.join(", ")),
+                    &refs(&values),
+                )
+                .map_err(|e| classify(&e))?;
+            }
+            Ok(Some(out.reply))
+        })
+    }
+
+    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+        self.shared.run(|tx| {
+            let rows = tx
+                .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
+                .map_err(|e| classify(&e))?;
+            one(rows)
+        })
+    }
+
+    fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
+        self.shared.run(|tx| {
+            let rows = tx
+                .query(
+                    "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
+                    &[&requester.as_str(), &key],
+                )
+                .map_err(|e| classify(&e))?;
+            one(rows)
+        })
+    }
+
+    fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
+        self.shared.run(|tx| {
+            // One snapshot for the counts and the page.
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .map_err(|e| classify(&e))?;
+            let mut counts = Counts::default();
+            let (where_counts, mut values) = filters(query, false);
+            values.push(Box::new(now));
+            let n = values.len();
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT status, count(*)::bigint,
+                                sum(CASE WHEN (status = 'SUBMITTED' AND queue_expires_at <= ${n})
+                                           OR (status = 'CLAIMED' AND expires_at <= ${n}) THEN 1 ELSE 0 END)::bigint
+                           FROM contracts WHERE {where_counts} GROUP BY status"
+                    ),
+                    &refs(&values),
+                )
+                .map_err(|e| classify(&e))?;
+            for row in rows {
+                let status: String = row.get(0);
+                let status = Status::parse(&status).ok_or_else(|| bad("an unknown status"))?;
+                counts.add_status(status, u64::try_from(row.get::<_, i64>(1)).unwrap_or(0));
+                counts.logically_expired += u64::try_from(row.get::<_, i64>(2)).unwrap_or(0);
+            }
+            let (where_page, mut values) = filters(query, true);
+            values.push(Box::new(i64::try_from(query.limit).unwrap_or(i64::MAX)));
+            let rows = tx
+                .query(
+                    &format!("SELECT * FROM contracts WHERE {where_page} ORDER BY seq DESC LIMIT ${}", values.len()),
+                    &refs(&values),
+                )
+                .map_err(|e| classify(&e))?;
+            let records = rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+            Ok(ListPage { records, counts })
+        })
+    }
+
+    fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
+        self.shared.run(|tx| sweep_tx(tx, now, max_per_kind))
+    }
+
+    fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        self.shared.run(|tx| {
+            tx.execute(
+                "DELETE FROM contracts WHERE seq IN (
+                    SELECT seq FROM contracts
+                     WHERE completed_at IS NOT NULL AND completed_at < $1
+                       AND status NOT IN ('SUBMITTED', 'CLAIMED')
+                     ORDER BY completed_at, seq LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+                   AND status NOT IN ('SUBMITTED', 'CLAIMED') AND completed_at < $1",
+                &[&completed_before, &max],
+            )
+            .map_err(|e| classify(&e))
+        })
+    }
+
+    fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {
+        self.shared.run(|tx| {
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .map_err(|e| classify(&e))?;
+            let mut report = IntegrityReport::default();
+            // The server's own consistency: the unique indexes the schema relies on are valid.
+            let invalid: i64 = tx
+                .query_one(
+                    "SELECT count(*) FROM pg_index WHERE indrelid = 'contracts'::regclass AND NOT indisvalid",
+                    &[],
+                )
+                .map(|r| r.get(0))
+                .unwrap_or(0);
+            if invalid > 0 {
+                report.push(format!("{invalid} index(es) of the contracts table are invalid"));
+            }
+            let rows = tx
+                .query("SELECT * FROM contracts ORDER BY seq", &[])
+                .map_err(|e| classify(&e))?;
+            for row in &rows {
+                report.records += 1;
+                match decode(row) {
+                    Ok(c) => integrity::violations(&c).into_iter().for_each(|v| report.push(v)),
+                    Err(e) => report.push(format!("a record cannot be read: {e}")),
+                }
+            }
+            Ok(report)
+        })
+    }
+}

@@ -1,0 +1,851 @@
+//! [`SqliteStore`]: the embedded default store (CT-134 … CT-145).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
+use seams::{Clock, Fs};
+
+use super::{Build, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
+use crate::error::StoreError;
+use crate::integrity::{self, IntegrityReport};
+use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
+use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
+use crate::transition::Reply;
+
+/// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
+pub const APPLICATION_ID: i32 = 0x5357_4354;
+/// The schema version of this crate (CT-136).
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// `PRAGMA synchronous` (CT-138).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Never corrupts, never loses a commit when a process dies; an OS crash may roll back the latest.
+    #[default]
+    Normal,
+    /// Adds a device flush to every commit.
+    Full,
+}
+
+impl Synchronous {
+    /// `normal` or `full`, any case.
+    pub fn parse(text: &str) -> Option<Synchronous> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "normal" => Some(Synchronous::Normal),
+            "full" => Some(Synchronous::Full),
+            _ => None,
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+}
+
+/// How a [`SqliteStore`] opens its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// `PRAGMA synchronous`.
+    pub synchronous: Synchronous,
+    /// `PRAGMA busy_timeout` in milliseconds (CT-137: 5,000).
+    pub busy_timeout_ms: u32,
+    /// Connections in the pool (CT-144: at most 8 by default).
+    pub pool_size: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous: Synchronous::Normal,
+            busy_timeout_ms: SQLITE_BUSY_TIMEOUT_MS,
+            pool_size: 8,
+        }
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE contracts (
+  seq                INTEGER PRIMARY KEY AUTOINCREMENT,
+  contract_id        TEXT    NOT NULL UNIQUE,
+  requester_agent    TEXT    NOT NULL,
+  target_agent       TEXT    NOT NULL,
+  idempotency_key    TEXT,
+  payload_sha256     TEXT    NOT NULL,
+  task_type          TEXT    NOT NULL,
+  title              TEXT    NOT NULL,
+  context_summary    TEXT    NOT NULL,
+  workspace_root     TEXT    NOT NULL,
+  pointers           TEXT    NOT NULL,
+  contract_schema    TEXT,
+  exec_ttl_sec       INTEGER NOT NULL,
+  queue_ttl_sec      INTEGER NOT NULL,
+  status             TEXT    NOT NULL CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
+                                                         'FAILED','TIMED_OUT','POINTER_STALE')),
+  created_at         INTEGER NOT NULL,
+  queued_at          INTEGER NOT NULL,
+  queue_expires_at   INTEGER NOT NULL,
+  lifetime_ends_at   INTEGER NOT NULL,
+  claimed_at         INTEGER,
+  expires_at         INTEGER,
+  completed_at       INTEGER,
+  claim_epoch        INTEGER NOT NULL,
+  extend_count       INTEGER NOT NULL,
+  release_count      INTEGER NOT NULL,
+  retry_count        INTEGER NOT NULL,
+  toctou_strikes     INTEGER NOT NULL,
+  end_reason         TEXT,
+  dirty_files        TEXT,
+  error_reason       TEXT,
+  fail_reason        TEXT,
+  result_summary     TEXT,
+  structured_output  TEXT,
+  artifacts_pointers TEXT,
+  salvaged_result    TEXT
+) STRICT;
+CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
+CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
+CREATE INDEX contracts_lease_due  ON contracts (expires_at, seq)              WHERE status = 'CLAIMED';
+CREATE UNIQUE INDEX contracts_key ON contracts (requester_agent, idempotency_key)
+                                  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
+CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
+CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
+";
+
+const COLUMNS: [&str; 35] = [
+    "seq",
+    "contract_id",
+    "requester_agent",
+    "target_agent",
+    "idempotency_key",
+    "payload_sha256",
+    "task_type",
+    "title",
+    "context_summary",
+    "workspace_root",
+    "pointers",
+    "contract_schema",
+    "exec_ttl_sec",
+    "queue_ttl_sec",
+    "status",
+    "created_at",
+    "queued_at",
+    "queue_expires_at",
+    "lifetime_ends_at",
+    "claimed_at",
+    "expires_at",
+    "completed_at",
+    "claim_epoch",
+    "extend_count",
+    "release_count",
+    "retry_count",
+    "toctou_strikes",
+    "end_reason",
+    "dirty_files",
+    "error_reason",
+    "fail_reason",
+    "result_summary",
+    "structured_output",
+    "artifacts_pointers",
+    "salvaged_result",
+];
+
+const CLAIM: &str = "
+UPDATE contracts
+   SET status = 'CLAIMED', claim_epoch = claim_epoch + 1, claimed_at = :now,
+       expires_at = min(:now + exec_ttl_sec * 1000, lifetime_ends_at),
+       extend_count = 0, toctou_strikes = 0, dirty_files = NULL
+ WHERE seq = (SELECT seq FROM contracts
+               WHERE status = 'SUBMITTED' AND target_agent = :agent AND queue_expires_at > :now
+               ORDER BY queued_at, seq
+               LIMIT 1)
+   AND status = 'SUBMITTED'
+RETURNING *";
+
+const SWEEP_QUEUED: &str = "
+UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'QUEUE_TTL_EXPIRED', completed_at = queue_expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'SUBMITTED' AND queue_expires_at <= :now
+                ORDER BY queue_expires_at, seq LIMIT :batch)
+   AND status = 'SUBMITTED' AND queue_expires_at <= :now";
+
+const SWEEP_CLAIMED: &str = "
+UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= :now
+                ORDER BY expires_at, seq LIMIT :batch)
+   AND status = 'CLAIMED' AND expires_at <= :now";
+
+/// The embedded store: one SQLite file in WAL mode shared by any number of processes of one host.
+///
+/// ```
+/// use contracts::{SqliteOptions, SqliteStore, Store};
+/// use seams::{OsFs, SystemClock};
+/// use std::sync::Arc;
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("sub/contracts.db");
+/// let store = SqliteStore::open(&path, SqliteOptions::default(), Arc::new(SystemClock::new()), &OsFs).unwrap();
+/// assert!(store.check_integrity().unwrap().is_clean());
+/// assert!(path.exists());
+/// ```
+pub struct SqliteStore {
+    path: PathBuf,
+    options: SqliteOptions,
+    clock: Arc<dyn Clock>,
+    pool: Mutex<Pool>,
+    available: Condvar,
+}
+
+struct Pool {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+struct Lease<'a> {
+    store: &'a SqliteStore,
+    conn: Option<Connection>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.store.lock_pool().idle.push(conn);
+            self.store.available.notify_one();
+        }
+    }
+}
+
+fn io(e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Busy(String::from("the database lock was not obtained in time"))
+        }
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            StoreError::Corrupt(String::from("the database file is damaged"))
+        }
+        _ => match e {
+            rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..) => {
+                StoreError::Corrupt(e.to_string())
+            }
+            other => StoreError::Io(other.to_string()),
+        },
+    }
+}
+
+fn unavailable(what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |e| match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => io(e),
+        _ => StoreError::Unavailable(format!(
+            "{what}: {}",
+            e.sqlite_error_code()
+                .map_or_else(|| String::from("error"), |c| format!("{c:?}"))
+        )),
+    }
+}
+
+impl SqliteStore {
+    /// Opens (and on first use creates, with its missing directories) the database at `path`
+    /// (CT-135, CT-136). Directories are created with mode 0700 and the file with 0600 through `fs`.
+    pub fn open(
+        path: &Path,
+        options: SqliteOptions,
+        clock: Arc<dyn Clock>,
+        fs: &dyn Fs,
+    ) -> Result<SqliteStore, StoreError> {
+        let dir = seams::durable::parent_dir(path);
+        create_dirs(fs, &dir)?;
+        if let Some(kind) = seams::network_filesystem(&dir) {
+            eprintln!(
+                "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
+            );
+        }
+        match fs.create_new(path, 0o600) {
+            Ok(mut w) => {
+                let _ = w.sync();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(StoreError::Unavailable(format!(
+                    "the database file cannot be created: {}",
+                    seams::os_reason(&e)
+                )));
+            }
+        }
+        let store = SqliteStore {
+            path: path.to_path_buf(),
+            options: SqliteOptions {
+                pool_size: options.pool_size.max(1),
+                ..options
+            },
+            clock,
+            pool: Mutex::new(Pool {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            available: Condvar::new(),
+        };
+        let mut conn = store.connect()?;
+        init_schema(&mut conn)?;
+        let mut pool = store.lock_pool();
+        pool.idle.push(conn);
+        pool.open = 1;
+        drop(pool);
+        Ok(store)
+    }
+
+    fn lock_pool(&self) -> MutexGuard<'_, Pool> {
+        // The pool holds plain values; a panic elsewhere cannot leave it half-updated.
+        self.pool.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn connect(&self) -> Result<Connection, StoreError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(unavailable("the database cannot be opened"))?;
+        conn.busy_timeout(Duration::from_millis(u64::from(self.options.busy_timeout_ms)))
+            .map_err(unavailable("the busy timeout cannot be set"))?;
+        // Judge the header before anything writes to the file: a foreign or newer database is refused
+        // and left untouched (CT-136); switching it to WAL would already change its header.
+        check_header(&conn)?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(unavailable("WAL mode cannot be set"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Unavailable(format!(
+                "the database refused WAL mode (journal_mode is {mode})"
+            )));
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF;",
+            self.options.synchronous.pragma()
+        ))
+        .map_err(unavailable("the connection cannot be configured"))?;
+        Ok(conn)
+    }
+
+    fn lease(&self) -> Result<Lease<'_>, StoreError> {
+        let mut pool = self.lock_pool();
+        loop {
+            if let Some(conn) = pool.idle.pop() {
+                return Ok(Lease {
+                    store: self,
+                    conn: Some(conn),
+                });
+            }
+            if pool.open < self.options.pool_size {
+                pool.open += 1;
+                drop(pool);
+                return match self.connect() {
+                    Ok(conn) => Ok(Lease {
+                        store: self,
+                        conn: Some(conn),
+                    }),
+                    Err(e) => {
+                        self.lock_pool().open -= 1;
+                        Err(e)
+                    }
+                };
+            }
+            pool = self.available.wait(pool).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held
+    /// (CT-122, CT-140). Any error rolls back.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut lease = self.lease()?;
+        let Some(conn) = lease.conn.as_mut() else {
+            return Err(StoreError::Io(String::from("no connection")));
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        let now = epoch_ms(self.clock.as_ref());
+        let out = f(&tx, now)?;
+        tx.commit().map_err(io)?;
+        Ok(out)
+    }
+
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut lease = self.lease()?;
+        let Some(conn) = lease.conn.as_mut() else {
+            return Err(StoreError::Io(String::from("no connection")));
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(io)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(io)?;
+        Ok(out)
+    }
+}
+
+fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
+    if fs.metadata(dir).is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent()
+        && parent != dir
+        && !parent.as_os_str().is_empty()
+    {
+        create_dirs(fs, parent)?;
+    }
+    match fs.create_dir(dir, 0o700) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Unavailable(format!(
+            "the database directory cannot be created: {}",
+            seams::os_reason(&e)
+        ))),
+    }
+}
+
+/// What the header says: `Ok(true)` for an empty file to initialise, `Ok(false)` for a contracts
+/// database of a known version, `Err` for anything else (CT-136). Reads only.
+fn check_header(conn: &Connection) -> Result<bool, StoreError> {
+    let app: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(unavailable("the database header cannot be read"))?;
+    let version: i32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(unavailable("the database header cannot be read"))?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(unavailable("the database catalogue cannot be read"))?;
+    if app == 0 && version == 0 && objects == 0 {
+        return Ok(true);
+    }
+    if app != APPLICATION_ID {
+        return Err(StoreError::Unavailable(String::from(
+            "the file is not a contracts database (another application id)",
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Unavailable(format!(
+            "the database has schema version {version}, newer than this build's {SCHEMA_VERSION}"
+        )));
+    }
+    if version < 1 {
+        return Err(StoreError::Unavailable(format!(
+            "the database has unknown schema version {version}"
+        )));
+    }
+    Ok(false)
+}
+
+fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(io)?;
+    // Judged again under the write lock: another process may have initialised it meanwhile.
+    if check_header(&tx)? {
+        tx.execute_batch(SCHEMA).map_err(io)?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+        ))
+        .map_err(io)?;
+        tx.commit().map_err(io)?;
+    }
+    Ok(())
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<T>> {
+    let text: Option<String> = row.get(i)?;
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+fn bad(i: usize, what: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, what.to_owned().into())
+}
+
+fn u32_col(row: &Row<'_>, i: usize) -> rusqlite::Result<u32> {
+    let v: i64 = row.get(i)?;
+    u32::try_from(v).map_err(|_| bad(i, "a counter out of range"))
+}
+
+fn agent_col(row: &Row<'_>, i: usize) -> rusqlite::Result<AgentId> {
+    let s: String = row.get(i)?;
+    AgentId::parse(&s).ok_or_else(|| bad(i, "an invalid agent id"))
+}
+
+/// Decodes a row in the column order of CT-139.
+fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
+    let status: String = row.get(14)?;
+    let end_reason: Option<String> = row.get(27)?;
+    let epoch: i64 = row.get(22)?;
+    Ok(Contract {
+        seq: row.get(0)?,
+        contract_id: row.get(1)?,
+        requester_agent: agent_col(row, 2)?,
+        target_agent: agent_col(row, 3)?,
+        idempotency_key: row.get(4)?,
+        payload_sha256: row.get(5)?,
+        task_type: row.get(6)?,
+        title: row.get(7)?,
+        context_summary: row.get(8)?,
+        workspace_root: row.get(9)?,
+        pointers: json_col(row, 10)?.unwrap_or_default(),
+        contract_schema: json_col(row, 11)?,
+        exec_ttl_sec: u32_col(row, 12)?,
+        queue_ttl_sec: u32_col(row, 13)?,
+        status: Status::parse(&status).ok_or_else(|| bad(14, "an unknown status"))?,
+        created_at: row.get(15)?,
+        queued_at: row.get(16)?,
+        queue_expires_at: row.get(17)?,
+        lifetime_ends_at: row.get(18)?,
+        claimed_at: row.get(19)?,
+        expires_at: row.get(20)?,
+        completed_at: row.get(21)?,
+        claim_epoch: u64::try_from(epoch).map_err(|_| bad(22, "a negative epoch"))?,
+        extend_count: u32_col(row, 23)?,
+        release_count: u32_col(row, 24)?,
+        retry_count: u32_col(row, 25)?,
+        toctou_strikes: u32_col(row, 26)?,
+        end_reason: end_reason
+            .map(|e| EndReason::parse(&e).ok_or_else(|| bad(27, "an unknown end reason")))
+            .transpose()?,
+        dirty_files: json_col(row, 28)?,
+        error_reason: row.get(29)?,
+        fail_reason: row.get(30)?,
+        result_summary: row.get(31)?,
+        structured_output: json_col(row, 32)?,
+        artifacts_pointers: json_col(row, 33)?,
+        salvaged_result: json_col(row, 34)?,
+    })
+}
+
+fn json_text<T: serde::Serialize>(v: &Option<T>) -> Sql {
+    match v {
+        None => Sql::Null,
+        Some(v) => serde_json::to_string(v).map_or(Sql::Null, Sql::Text),
+    }
+}
+
+fn opt_text(v: &Option<String>) -> Sql {
+    v.clone().map_or(Sql::Null, Sql::Text)
+}
+
+fn opt_int(v: Option<i64>) -> Sql {
+    v.map_or(Sql::Null, Sql::Integer)
+}
+
+/// The 35 column values of a record, in the column order of CT-139.
+fn encode(c: &Contract) -> Vec<Sql> {
+    vec![
+        Sql::Integer(c.seq),
+        Sql::Text(c.contract_id.clone()),
+        Sql::Text(c.requester_agent.as_str().to_owned()),
+        Sql::Text(c.target_agent.as_str().to_owned()),
+        opt_text(&c.idempotency_key),
+        Sql::Text(c.payload_sha256.clone()),
+        Sql::Text(c.task_type.clone()),
+        Sql::Text(c.title.clone()),
+        Sql::Text(c.context_summary.clone()),
+        Sql::Text(c.workspace_root.clone()),
+        json_text(&Some(&c.pointers)),
+        json_text(&c.contract_schema),
+        Sql::Integer(i64::from(c.exec_ttl_sec)),
+        Sql::Integer(i64::from(c.queue_ttl_sec)),
+        Sql::Text(c.status.as_str().to_owned()),
+        Sql::Integer(c.created_at),
+        Sql::Integer(c.queued_at),
+        Sql::Integer(c.queue_expires_at),
+        Sql::Integer(c.lifetime_ends_at),
+        opt_int(c.claimed_at),
+        opt_int(c.expires_at),
+        opt_int(c.completed_at),
+        Sql::Integer(i64::try_from(c.claim_epoch).unwrap_or(i64::MAX)),
+        Sql::Integer(i64::from(c.extend_count)),
+        Sql::Integer(i64::from(c.release_count)),
+        Sql::Integer(i64::from(c.retry_count)),
+        Sql::Integer(i64::from(c.toctou_strikes)),
+        c.end_reason
+            .map_or(Sql::Null, |e| Sql::Text(e.as_str().to_owned())),
+        json_text(&c.dirty_files),
+        opt_text(&c.error_reason),
+        opt_text(&c.fail_reason),
+        opt_text(&c.result_summary),
+        json_text(&c.structured_output),
+        json_text(&c.artifacts_pointers),
+        json_text(&c.salvaged_result),
+    ]
+}
+
+fn sweep_tx(tx: &rusqlite::Transaction<'_>, now: EpochMs, max: usize) -> Result<SweepReport, StoreError> {
+    let batch = i64::try_from(max).unwrap_or(i64::MAX);
+    let queued = tx
+        .execute(
+            SWEEP_QUEUED,
+            rusqlite::named_params! {":now": now, ":batch": batch},
+        )
+        .map_err(io)?;
+    let claimed = tx
+        .execute(
+            SWEEP_CLAIMED,
+            rusqlite::named_params! {":now": now, ":batch": batch},
+        )
+        .map_err(io)?;
+    Ok(SweepReport {
+        queued_timed_out: queued as u64,
+        claimed_timed_out: claimed as u64,
+    })
+}
+
+fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
+    tx.query_row("SELECT * FROM contracts WHERE contract_id = ?1", [id], decode)
+        .optional()
+        .map_err(io)
+}
+
+fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<Sql> = Vec::new();
+    let mut push = |clause: &str, v: Sql| {
+        values.push(v);
+        clauses.push(clause.replace('?', &format!("?{}", values.len())));
+    };
+    if let Some(a) = &query.target_agent {
+        push("target_agent = ?", Sql::Text(a.as_str().to_owned()));
+    }
+    if let Some(a) = &query.requester_agent {
+        push("requester_agent = ?", Sql::Text(a.as_str().to_owned()));
+    }
+    if let Some(id) = &query.contract_id {
+        push("contract_id = ?", Sql::Text(id.clone()));
+    }
+    if with_status {
+        if let Some(b) = query.before_seq {
+            push("seq < ?", Sql::Integer(b));
+        }
+        if let Some(statuses) = &query.statuses {
+            let list: Vec<String> = statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
+            clauses.push(format!("status IN ({})", list.join(",")));
+        }
+    }
+    let sql = if clauses.is_empty() {
+        String::from("1")
+    } else {
+        clauses.join(" AND ")
+    };
+    (sql, values)
+}
+
+impl Store for SqliteStore {
+    fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
+        self.write(|tx, now| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let seq: i64 = tx
+                .query_row(
+                    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(io)?;
+            let record = build(now, seq);
+            if let Some(key) = &record.idempotency_key {
+                let existing = tx
+                    .query_row(
+                        "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
+                        params![record.requester_agent.as_str(), key],
+                        decode,
+                    )
+                    .optional()
+                    .map_err(io)?;
+                if let Some(existing) = existing {
+                    return Ok(InsertOutcome::KeyTaken(existing));
+                }
+            }
+            let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
+            tx.execute(
+                &format!("INSERT INTO contracts VALUES ({})", placeholders.join(",")),
+                rusqlite::params_from_iter(encode(&record)),
+            )
+            .map_err(io)?;
+            #[cfg(feature = "test-failpoints")]
+            crate::failpoints::hit("insert-before-commit");
+            Ok(InsertOutcome::Inserted(record))
+        })
+    }
+
+    fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
+        self.write(|tx, now| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            tx.query_row(
+                CLAIM,
+                rusqlite::named_params! {":now": now, ":agent": agent.as_str()},
+                decode,
+            )
+            .optional()
+            .map_err(io)
+        })
+    }
+
+    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+        self.write(|tx, now| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let Some(record) = by_id(tx, contract_id)? else {
+                return Ok(None);
+            };
+            let out = step(&record, now);
+            if let Some(next) = &out.next {
+                let sets: Vec<String> = COLUMNS
+                    .iter()
+                    .enumerate()
+                    .skip(1)
+                    .map(|(i, c)| format!("{c} = ?{}", i + 1))
+                    .collect();
+                let mut values = encode(next);
+                values[0] = Sql::Integer(record.seq);
+                tx.execute(
+                    &format!("UPDATE contracts SET {} WHERE seq = ?1", sets.join(", ")),
+                    rusqlite::params_from_iter(values),
+                )
+                .map_err(io)?;
+            }
+            Ok(Some(out.reply))
+        })
+    }
+
+    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+        self.read(|tx| by_id(tx, contract_id))
+    }
+
+    fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
+        self.read(|tx| {
+            tx.query_row(
+                "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
+                params![requester.as_str(), key],
+                decode,
+            )
+            .optional()
+            .map_err(io)
+        })
+    }
+
+    fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
+        self.read(|tx| {
+            let mut counts = Counts::default();
+            let (where_counts, values) = filters(query, false);
+            let n = values.len();
+            let sql = format!(
+                "SELECT status, count(*),
+                        sum(CASE WHEN (status = 'SUBMITTED' AND queue_expires_at <= ?{a})
+                                   OR (status = 'CLAIMED' AND expires_at <= ?{a}) THEN 1 ELSE 0 END)
+                   FROM contracts WHERE {where_counts} GROUP BY status",
+                a = n + 1
+            );
+            let mut params = values;
+            params.push(Sql::Integer(now));
+            let mut stmt = tx.prepare(&sql).map_err(io)?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                })
+                .map_err(io)?;
+            for row in rows {
+                let (status, count, expired) = row.map_err(io)?;
+                let status = Status::parse(&status)
+                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status}")))?;
+                counts.add_status(status, u64::try_from(count).unwrap_or(0));
+                counts.logically_expired += u64::try_from(expired).unwrap_or(0);
+            }
+            drop(stmt);
+            let (where_page, mut values) = filters(query, true);
+            values.push(Sql::Integer(i64::try_from(query.limit).unwrap_or(i64::MAX)));
+            let sql = format!(
+                "SELECT * FROM contracts WHERE {where_page} ORDER BY seq DESC LIMIT ?{}",
+                values.len()
+            );
+            let mut stmt = tx.prepare(&sql).map_err(io)?;
+            let records = stmt
+                .query_map(rusqlite::params_from_iter(values), decode)
+                .map_err(io)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(io)?;
+            Ok(ListPage { records, counts })
+        })
+    }
+
+    fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
+        let mut lease = self.lease()?;
+        let Some(conn) = lease.conn.as_mut() else {
+            return Err(StoreError::Io(String::from("no connection")));
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(io)?;
+        let report = sweep_tx(&tx, now, max_per_kind)?;
+        tx.commit().map_err(io)?;
+        Ok(report)
+    }
+
+    fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
+        self.write(|tx, _now| {
+            let n = tx
+                .execute(
+                    "DELETE FROM contracts WHERE seq IN (
+                        SELECT seq FROM contracts
+                         WHERE completed_at IS NOT NULL AND completed_at < ?1
+                           AND status NOT IN ('SUBMITTED', 'CLAIMED')
+                         ORDER BY completed_at, seq LIMIT ?2)
+                       AND status NOT IN ('SUBMITTED', 'CLAIMED') AND completed_at < ?1",
+                    params![completed_before, i64::try_from(max).unwrap_or(i64::MAX)],
+                )
+                .map_err(io)?;
+            Ok(n as u64)
+        })
+    }
+
+    fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {
+        self.read(|tx| {
+            let mut report = IntegrityReport::default();
+            let mut stmt = tx.prepare("PRAGMA integrity_check").map_err(io)?;
+            let lines = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(io)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(io)?;
+            if lines != ["ok"] {
+                for l in lines {
+                    report.push(format!("integrity_check: {l}"));
+                }
+            }
+            drop(stmt);
+            let mut stmt = tx.prepare("SELECT * FROM contracts ORDER BY seq").map_err(io)?;
+            let mut rows = stmt.query([]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                report.records += 1;
+                match decode(row) {
+                    Ok(c) => {
+                        for v in integrity::violations(&c) {
+                            report.push(v);
+                        }
+                    }
+                    Err(e) => report.push(format!("a record cannot be read: {e}")),
+                }
+            }
+            Ok(report)
+        })
+    }
+}

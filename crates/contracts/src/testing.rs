@@ -1,0 +1,47 @@
+//! Fixtures shared by the crate's doc examples, tests and benches. Not part of the stable API.
+
+use crate::model::{AgentId, Contract, EpochMs, Status};
+
+/// A `SUBMITTED` contract from `alice` to `bob`, dispatched at `now` with the default TTLs and no
+/// pointers.
+pub fn sample_contract(now: EpochMs) -> Contract {
+    let agent =
+        |s: &str| AgentId::parse(s).unwrap_or_else(|| unreachable!("the fixture names are valid agent ids"));
+    Contract {
+        seq: 1,
+        contract_id: String::from("0196f3a0-0000-7000-8000-000000000001"),
+        requester_agent: agent("alice"),
+        target_agent: agent("bob"),
+        idempotency_key: None,
+        payload_sha256: String::from("0").repeat(64),
+        task_type: String::from("review"),
+        title: String::from("Review add()"),
+        context_summary: String::new(),
+        workspace_root: String::from("/w"),
+        pointers: Vec::new(),
+        contract_schema: None,
+        exec_ttl_sec: 1800,
+        queue_ttl_sec: 14_400,
+        status: Status::Submitted,
+        created_at: now,
+        queued_at: now,
+        queue_expires_at: now + 14_400_000,
+        lifetime_ends_at: now + 57_600_000,
+        claimed_at: None,
+        expires_at: None,
+        completed_at: None,
+        claim_epoch: 0,
+        extend_count: 0,
+        release_count: 0,
+        retry_count: 0,
+        toctou_strikes: 0,
+        end_reason: None,
+        dirty_files: None,
+        error_reason: None,
+        fail_reason: None,
+        result_summary: None,
+        structured_output: None,
+        artifacts_pointers: None,
+        salvaged_result: None,
+    }
+}

@@ -1,0 +1,627 @@
+//! The pure transition functions of spec §5 (CT-49, CT-60): no I/O, no clock.
+//!
+//! Every store calls these, so every store judges identically. The instant `now` is an argument; the
+//! verification result and the schema verdict are inputs of the fulfil command.
+//!
+//! ```
+//! use contracts::transition::{self, Command, Holder, Policy, Reply};
+//! # use contracts::{AgentId, Contract};
+//! # fn contract() -> Contract { contracts::testing::sample_contract(0) }
+//! let bob = AgentId::parse("bob").unwrap();
+//! let submitted = contract(); // SUBMITTED for bob, dispatched at 0 with the default TTLs
+//! let claimed = transition::claim(&submitted, &bob, 60_000).unwrap();
+//! assert_eq!(claimed.claim_epoch, 1);
+//! assert_eq!(claimed.expires_at, Some(60_000 + 1_800_000));
+//! let step = transition::apply(
+//!     &claimed,
+//!     &Command::Extend { holder: Holder { agent_id: bob, claim_epoch: Some(1) } },
+//!     120_000,
+//!     &Policy::default(),
+//! );
+//! assert!(matches!(step.reply, Reply::Done(ref c) if c.extend_count == 1));
+//! ```
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::{Refusal, RefusalCode};
+use crate::limits::{
+    MAX_ERROR_REASON_CHARS, MAX_EXTENDS_PER_CLAIM, MAX_RELEASES, SCHEMA_INVALID_LIMIT, TOCTOU_STRIKES,
+};
+use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status};
+
+/// The caller of a holder operation (CT-48), as far as the record is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// The caller's identity.
+    pub agent_id: AgentId,
+    /// The caller's epoch, if given.
+    pub claim_epoch: Option<u64>,
+}
+
+/// Settings that change judgements (CT-125).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Refuse holder operations without an epoch (`EPOCH_REQUIRED`).
+    pub require_claim_epoch: bool,
+}
+
+/// One schema validation error (CT-70).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+pub struct ValidationError {
+    /// JSON Pointer of the failing value (`""` for the root).
+    pub instance_path: String,
+    /// The validator's message.
+    pub message: String,
+}
+
+/// What a fulfil delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// The summary.
+    pub result_summary: String,
+    /// The structured result.
+    pub structured_output: Option<Map<String, Value>>,
+    /// Fingerprints of the files the holder produced.
+    pub artifacts_pointers: Vec<Pointer>,
+}
+
+/// The outcome of the checks a fulfil runs outside the store (CT-68 steps 4–5).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The baseline drifted (non-empty list); the output was not validated.
+    Drift(Vec<Drift>),
+    /// The baseline holds and the output is valid.
+    Valid,
+    /// The baseline holds and the output is invalid (sorted errors, at most 10, at least 1).
+    Invalid(Vec<ValidationError>),
+}
+
+/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfil pre-check).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// C2: the poll's verification found drift in the claim of `epoch`.
+    StaleAtClaim {
+        /// The epoch the claim gave.
+        epoch: u64,
+        /// The drift found (non-empty).
+        drift: Vec<Drift>,
+    },
+    /// C3: the poll's verification could not run for the claim of `epoch`.
+    RevertClaim {
+        /// The epoch the claim gave.
+        epoch: u64,
+    },
+    /// X1.
+    Extend {
+        /// The caller.
+        holder: Holder,
+    },
+    /// R1.
+    Release {
+        /// The caller.
+        holder: Holder,
+        /// The caller's reason, if any.
+        reason: Option<String>,
+    },
+    /// F1 / F2.
+    Fail {
+        /// The caller.
+        holder: Holder,
+        /// The caller's reason.
+        reason: String,
+    },
+    /// The fulfil pre-check: expiry step, holder check and status matrix only.
+    FulfilCheck {
+        /// The caller.
+        holder: Holder,
+    },
+    /// U1–U5.
+    Fulfil {
+        /// The caller.
+        holder: Holder,
+        /// What was delivered.
+        delivery: Delivery,
+        /// What verification and validation found.
+        verdict: Verdict,
+    },
+}
+
+/// The reply of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The operation succeeded; the record as it stands afterwards.
+    Done(Box<Contract>),
+    /// The operation was refused (the record may still have changed: E1/E2 before a refusal, U2–U5).
+    Refused(Refusal),
+    /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
+    /// own was written.
+    GuardFailed,
+}
+
+/// What [`apply`] decided: the record to write (if any) and the reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The successor to persist, or `None` when nothing changes.
+    pub next: Option<Contract>,
+    /// The reply.
+    pub reply: Reply,
+}
+
+/// E1 / E2: the successor of a record that is logically expired at `now`, or `None` (CT-45, CT-49).
+pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
+    if !c.is_logically_expired(now) {
+        return None;
+    }
+    let mut next = c.clone();
+    match c.status {
+        Status::Submitted => {
+            next.end_reason = Some(EndReason::QueueTtlExpired);
+            next.completed_at = Some(c.queue_expires_at);
+        }
+        Status::Claimed => {
+            next.end_reason = Some(EndReason::ExecTtlExpired);
+            next.completed_at = c.expires_at;
+        }
+        _ => return None,
+    }
+    next.status = Status::TimedOut;
+    Some(next)
+}
+
+/// C1: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
+/// queue deadline). The "oldest first" part of the guard is the store's.
+pub fn claim(c: &Contract, agent: &AgentId, now: EpochMs) -> Option<Contract> {
+    if c.status != Status::Submitted || &c.target_agent != agent || now >= c.queue_expires_at {
+        return None;
+    }
+    let mut next = c.clone();
+    next.status = Status::Claimed;
+    next.claim_epoch += 1;
+    next.claimed_at = Some(now);
+    next.expires_at = Some(lease_end(c, now));
+    next.extend_count = 0;
+    next.toctou_strikes = 0;
+    next.dirty_files = None;
+    Some(next)
+}
+
+fn lease_end(c: &Contract, now: EpochMs) -> EpochMs {
+    now.saturating_add(i64::from(c.exec_ttl_sec) * 1000)
+        .min(c.lifetime_ends_at)
+}
+
+/// Applies `command` to `c` at `now`: first the expiry step (CT-46), then the command's guards and
+/// effects (CT-48, CT-49, CT-56).
+pub fn apply(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step {
+    let expired = expire(c, now);
+    let current = expired.as_ref().unwrap_or(c);
+    let step = judge(current, command, now, policy);
+    match (step.next, expired) {
+        (Some(next), _) => Step {
+            next: Some(next),
+            reply: step.reply,
+        },
+        (None, expired) => Step {
+            next: expired,
+            reply: step.reply,
+        },
+    }
+}
+
+fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step {
+    match command {
+        Command::StaleAtClaim { epoch, drift } => {
+            if c.status != Status::Claimed || c.claim_epoch != *epoch {
+                return unchanged(Reply::GuardFailed);
+            }
+            let mut next = c.clone();
+            next.status = Status::PointerStale;
+            next.end_reason = Some(EndReason::PointerDriftAtClaim);
+            next.dirty_files = Some(drift.clone());
+            next.completed_at = Some(now);
+            record(
+                &mut next,
+                &format!("POINTER_STALE_AT_CLAIM: {}", drift_list(drift)),
+            );
+            done(next)
+        }
+        Command::RevertClaim { epoch } => {
+            if c.status != Status::Claimed || c.claim_epoch != *epoch {
+                return unchanged(Reply::GuardFailed);
+            }
+            let mut next = c.clone();
+            next.status = Status::Submitted;
+            next.claimed_at = None;
+            next.expires_at = None;
+            record(&mut next, "CLAIM_REVERTED: pointer check could not run");
+            done(next)
+        }
+        Command::Extend { holder } => holder_op(c, holder, policy, |c| {
+            if c.extend_count >= MAX_EXTENDS_PER_CLAIM {
+                return refused(refusal_extend_limit(c));
+            }
+            let new_end = now.saturating_add(i64::from(c.exec_ttl_sec) * 1000);
+            if new_end > c.lifetime_ends_at {
+                return refused(refusal_ceiling(c));
+            }
+            let mut next = c.clone();
+            next.claimed_at = Some(now);
+            next.expires_at = Some(new_end);
+            next.extend_count += 1;
+            done(next)
+        }),
+        Command::Release { holder, reason } => holder_op(c, holder, policy, |c| {
+            if c.release_count >= MAX_RELEASES {
+                return refused(refusal_release_limit(c));
+            }
+            let mut next = c.clone();
+            next.status = Status::Submitted;
+            next.queued_at = now;
+            next.queue_expires_at = now
+                .saturating_add(i64::from(c.queue_ttl_sec) * 1000)
+                .min(c.lifetime_ends_at);
+            next.claimed_at = None;
+            next.expires_at = None;
+            next.extend_count = 0;
+            next.toctou_strikes = 0;
+            next.release_count += 1;
+            let entry = match reason.as_deref().filter(|r| !r.is_empty()) {
+                Some(r) => format!("RELEASED_BY_HOLDER: {}", one_line(r)),
+                None => String::from("RELEASED_BY_HOLDER"),
+            };
+            record(&mut next, &entry);
+            done(next)
+        }),
+        Command::Fail { holder, reason } => {
+            if let Some(refusal) = holder_check(c, holder, policy) {
+                return refused(refusal);
+            }
+            match (c.status, c.end_reason) {
+                (Status::Claimed, _) => {
+                    let mut next = c.clone();
+                    next.status = Status::Failed;
+                    next.fail_reason = Some(reason.clone());
+                    next.end_reason = Some(EndReason::WorkerFailed);
+                    next.completed_at = Some(now);
+                    record(&mut next, &format!("WORKER_FAILED: {}", one_line(reason)));
+                    done(next)
+                }
+                (Status::TimedOut, Some(EndReason::ExecTtlExpired)) if c.fail_reason.is_none() => {
+                    let mut next = c.clone();
+                    next.fail_reason = Some(reason.clone());
+                    record(&mut next, &format!("WORKER_FAILED: {}", one_line(reason)));
+                    done(next)
+                }
+                (Status::Submitted, _) => refused(refusal_status(RefusalCode::NotClaimed, c)),
+                _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
+            }
+        }
+        Command::FulfilCheck { holder } => {
+            holder_op(c, holder, policy, |c| unchanged(Reply::Done(Box::new(c.clone()))))
+        }
+        Command::Fulfil {
+            holder,
+            delivery,
+            verdict,
+        } => holder_op(c, holder, policy, |c| fulfil(c, delivery, verdict, now)),
+    }
+}
+
+/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfil, then `claimed`
+/// for a `CLAIMED` record.
+fn holder_op(
+    c: &Contract,
+    holder: &Holder,
+    policy: &Policy,
+    claimed: impl FnOnce(&Contract) -> Step,
+) -> Step {
+    if let Some(refusal) = holder_check(c, holder, policy) {
+        return refused(refusal);
+    }
+    match (c.status, c.end_reason) {
+        (Status::Claimed, _) => claimed(c),
+        (Status::Submitted, _) => refused(refusal_status(RefusalCode::NotClaimed, c)),
+        (Status::TimedOut, Some(EndReason::ExecTtlExpired)) => {
+            refused(refusal_status(RefusalCode::LeaseExpired, c))
+        }
+        _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
+    }
+}
+
+/// Steps 2–4 of CT-48 (step 1, not found, is the store's).
+fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<Refusal> {
+    if holder.agent_id != c.target_agent {
+        return Some(Refusal::new(
+            RefusalCode::NotTargetAgent,
+            format!(
+                "Contract {} is addressed to agent \"{}\", not to \"{}\".",
+                c.contract_id, c.target_agent, holder.agent_id
+            ),
+            vec![
+                ("contract_id", json!(c.contract_id)),
+                ("target_agent", json!(c.target_agent)),
+            ],
+        ));
+    }
+    match holder.claim_epoch {
+        None if policy.require_claim_epoch => Some(Refusal::new(
+            RefusalCode::EpochRequired,
+            format!(
+                "A claim_epoch is required for contract {} (require_claim_epoch is on); pass the claim_epoch from poll_next_task.",
+                c.contract_id
+            ),
+            vec![("contract_id", json!(c.contract_id))],
+        )),
+        Some(epoch) if epoch != c.claim_epoch => Some(Refusal::new(
+            RefusalCode::StaleEpoch,
+            format!(
+                "claim_epoch {epoch} is not the current epoch {} of contract {}; a newer claim supersedes it.",
+                c.claim_epoch, c.contract_id
+            ),
+            vec![
+                ("contract_id", json!(c.contract_id)),
+                ("claim_epoch", json!(c.claim_epoch)),
+                ("status", json!(c.status)),
+            ],
+        )),
+        _ => None,
+    }
+}
+
+fn fulfil(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -> Step {
+    let salvage = || SalvagedResult {
+        result_summary: delivery.result_summary.clone(),
+        structured_output: delivery.structured_output.clone(),
+        artifacts_pointers: delivery.artifacts_pointers.clone(),
+    };
+    let mut next = c.clone();
+    match verdict {
+        Verdict::Drift(drift) if c.toctou_strikes < TOCTOU_STRIKES => {
+            next.toctou_strikes = TOCTOU_STRIKES;
+            next.claimed_at = Some(now);
+            next.expires_at = Some(lease_end(c, now));
+            next.dirty_files = Some(drift.clone());
+            record(&mut next, &format!("TOCTOU_STRIKE: {}", drift_list(drift)));
+            let refusal = Refusal::new(
+                RefusalCode::RetryNeeded,
+                format!(
+                    "The pointer files of contract {} no longer match their baseline ({}); restore them and deliver again before the renewed lease ends. The next dirty delivery closes the contract.",
+                    c.contract_id,
+                    drift_list(drift)
+                ),
+                vec![
+                    ("contract_id", json!(c.contract_id)),
+                    ("status", json!(next.status)),
+                    ("claim_epoch", json!(next.claim_epoch)),
+                    ("expires_at", json!(next.expires_at)),
+                    ("dirty_files", json!(drift)),
+                ],
+            );
+            changed(next, refusal)
+        }
+        Verdict::Drift(drift) => {
+            next.toctou_strikes = TOCTOU_STRIKES + 1;
+            next.salvaged_result = Some(salvage());
+            next.dirty_files = Some(drift.clone());
+            next.end_reason = Some(EndReason::PointerDriftAtFulfill);
+            next.completed_at = Some(now);
+            next.status = Status::PointerStale;
+            record(
+                &mut next,
+                &format!("POINTER_STALE_AT_FULFILL: {}", drift_list(drift)),
+            );
+            let refusal = Refusal::new(
+                RefusalCode::PointerStale,
+                format!(
+                    "The pointer files of contract {} changed again ({}); the contract is closed POINTER_STALE and the delivery is kept as salvaged_result.",
+                    c.contract_id,
+                    drift_list(drift)
+                ),
+                vec![
+                    ("contract_id", json!(c.contract_id)),
+                    ("status", json!(next.status)),
+                    ("dirty_files", json!(drift)),
+                ],
+            );
+            changed(next, refusal)
+        }
+        Verdict::Valid => {
+            next.status = Status::Completed;
+            next.result_summary = Some(delivery.result_summary.clone());
+            next.structured_output = delivery.structured_output.clone();
+            next.artifacts_pointers = Some(delivery.artifacts_pointers.clone());
+            next.end_reason = Some(EndReason::Fulfilled);
+            next.completed_at = Some(now);
+            done(next)
+        }
+        Verdict::Invalid(errors) => {
+            next.retry_count += 1;
+            let first = errors.first().cloned().unwrap_or(ValidationError {
+                instance_path: String::new(),
+                message: String::from("the output does not match contract_schema"),
+            });
+            let path = if first.instance_path.is_empty() {
+                "(root)"
+            } else {
+                first.instance_path.as_str()
+            };
+            let entry = format!(
+                "SCHEMA_INVALID {}/{SCHEMA_INVALID_LIMIT}: {path}: {}",
+                next.retry_count,
+                one_line(&first.message)
+            );
+            record(&mut next, &entry);
+            if next.retry_count >= SCHEMA_INVALID_LIMIT {
+                next.salvaged_result = Some(salvage());
+                next.end_reason = Some(EndReason::SchemaRetriesExhausted);
+                next.completed_at = Some(now);
+                next.status = Status::Failed;
+                let refusal = Refusal::new(
+                    RefusalCode::SchemaRetriesExhausted,
+                    format!(
+                        "structured_output does not match the contract_schema of contract {} for the {SCHEMA_INVALID_LIMIT}rd time; the contract is closed FAILED and the delivery is kept as salvaged_result.",
+                        c.contract_id
+                    ),
+                    vec![
+                        ("contract_id", json!(c.contract_id)),
+                        ("status", json!(next.status)),
+                        ("retry_count", json!(next.retry_count)),
+                        ("validation_errors", json!(errors)),
+                    ],
+                );
+                changed(next, refusal)
+            } else {
+                let left = SCHEMA_INVALID_LIMIT - next.retry_count;
+                let refusal = Refusal::new(
+                    RefusalCode::OutputSchemaInvalid,
+                    format!(
+                        "structured_output does not match the contract_schema of contract {}; {left} schema attempt(s) left.",
+                        c.contract_id
+                    ),
+                    vec![
+                        ("contract_id", json!(c.contract_id)),
+                        ("status", json!(next.status)),
+                        ("retry_count", json!(next.retry_count)),
+                        ("schema_attempts_left", json!(left)),
+                        ("validation_errors", json!(errors)),
+                    ],
+                );
+                changed(next, refusal)
+            }
+        }
+    }
+}
+
+fn done(next: Contract) -> Step {
+    Step {
+        reply: Reply::Done(Box::new(next.clone())),
+        next: Some(next),
+    }
+}
+
+fn changed(next: Contract, refusal: Refusal) -> Step {
+    Step {
+        next: Some(next),
+        reply: Reply::Refused(refusal),
+    }
+}
+
+fn refused(refusal: Refusal) -> Step {
+    unchanged(Reply::Refused(refusal))
+}
+
+fn unchanged(reply: Reply) -> Step {
+    Step { next: None, reply }
+}
+
+fn refusal_status(code: RefusalCode, c: &Contract) -> Refusal {
+    let message = match code {
+        RefusalCode::NotClaimed => format!(
+            "Contract {} is waiting in the queue, not claimed; poll_next_task claims it.",
+            c.contract_id
+        ),
+        RefusalCode::LeaseExpired => format!(
+            "The lease on contract {} ran out; the contract is TIMED_OUT.",
+            c.contract_id
+        ),
+        _ => format!(
+            "Contract {} has ended with status {}.",
+            c.contract_id,
+            c.status.as_str()
+        ),
+    };
+    Refusal::new(
+        code,
+        message,
+        vec![
+            ("contract_id", json!(c.contract_id)),
+            ("status", json!(c.status)),
+            ("end_reason", json!(c.end_reason)),
+        ],
+    )
+}
+
+fn refusal_extend_limit(c: &Contract) -> Refusal {
+    Refusal::new(
+        RefusalCode::ExtendLimit,
+        format!(
+            "Contract {} has used its {MAX_EXTENDS_PER_CLAIM} renewals for this claim.",
+            c.contract_id
+        ),
+        vec![
+            ("contract_id", json!(c.contract_id)),
+            ("extend_count", json!(c.extend_count)),
+        ],
+    )
+}
+
+fn refusal_ceiling(c: &Contract) -> Refusal {
+    Refusal::new(
+        RefusalCode::LifetimeCeiling,
+        format!(
+            "Renewing contract {} would pass its lifetime ceiling lifetime_ends_at {}.",
+            c.contract_id, c.lifetime_ends_at
+        ),
+        vec![
+            ("contract_id", json!(c.contract_id)),
+            ("lifetime_ends_at", json!(c.lifetime_ends_at)),
+            ("expires_at", json!(c.expires_at)),
+        ],
+    )
+}
+
+fn refusal_release_limit(c: &Contract) -> Refusal {
+    Refusal::new(
+        RefusalCode::ReleaseLimit,
+        format!("Contract {} has used its {MAX_RELEASES} releases.", c.contract_id),
+        vec![
+            ("contract_id", json!(c.contract_id)),
+            ("release_count", json!(c.release_count)),
+        ],
+    )
+}
+
+/// Replaces each CR, LF and TAB by one space (CT-26).
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|ch| if matches!(ch, '\r' | '\n' | '\t') { ' ' } else { ch })
+        .collect()
+}
+
+/// Records a history entry in `error_reason` (CT-26): `<entry> | prev: <previous>`, cut to 2,000
+/// characters.
+pub fn push_entry(previous: Option<&str>, entry: &str) -> String {
+    let full = match previous {
+        None => entry.to_owned(),
+        Some(prev) => format!("{entry} | prev: {prev}"),
+    };
+    cut_chars(&full, MAX_ERROR_REASON_CHARS)
+}
+
+/// `text` cut to `max` characters: the first `max − 1` followed by `…` when longer.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn record(next: &mut Contract, entry: &str) {
+    next.error_reason = Some(push_entry(next.error_reason.as_deref(), entry));
+}
+
+/// The `<drift list>` of CT-26: up to five `<path> (<reason>)`, then `, +<k> more`.
+pub fn drift_list(drift: &[Drift]) -> String {
+    let mut parts: Vec<String> = drift
+        .iter()
+        .take(5)
+        .map(|d| format!("{} ({})", d.path, d.reason.as_str()))
+        .collect();
+    if drift.len() > 5 {
+        parts.push(format!("+{} more", drift.len() - 5));
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,15 @@
+//! Integration tests of the `contracts` crate, one binary with modules by area:
+//! `acceptance` (the §11 scenarios on every store), `model` (the model-based property test),
+//! `concurrency` (threads and processes claiming from one file), `crash` (kill -9), `fencing`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod acceptance;
+mod concurrency;
+mod crash;
+mod fencing;
+mod model;
+mod postgres;
+mod rules;
+pub mod scenarios;
+pub mod support;

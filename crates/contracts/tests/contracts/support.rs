@@ -1,0 +1,197 @@
+//! Shared set-up: stores to run against, and the library surface of the scenarios.
+
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+
+use contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store};
+use seams::{Clock, ManualClock, MemFs, OsFs};
+use serde_json::Value;
+
+use crate::scenarios::{CallOpts, Surface};
+
+/// A store under test and what keeps it alive.
+pub struct TestStore {
+    pub name: &'static str,
+    pub store: Arc<dyn Store>,
+    _dir: Option<tempfile::TempDir>,
+    #[cfg(feature = "postgres")]
+    pg: Option<Arc<contracts::PgStore>>,
+    #[cfg(feature = "postgres")]
+    _gate: Option<std::sync::RwLockReadGuard<'static, ()>>,
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = self.pg.take() {
+            let _ = pg.drop_schema();
+        }
+    }
+}
+
+/// The kinds of store every shared suite runs against (CT-164, CT-176): memory, SQLite, and
+/// PostgreSQL when `SHIFTWORK_TEST_POSTGRES_URL` names a server (CT-154).
+pub fn store_kinds() -> Vec<&'static str> {
+    let mut kinds = vec!["memory", "sqlite"];
+    if postgres_url().is_some() {
+        kinds.push("postgres");
+    }
+    kinds
+}
+
+/// The PostgreSQL server of the tests, if any. Without one the PostgreSQL runs are skipped (and say
+/// so once); with `SHIFTWORK_REQUIRE_POSTGRES=1` (set by CI) a missing server or a build without the
+/// `postgres` feature fails the tests instead.
+pub fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let required = std::env::var("SHIFTWORK_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+    if !cfg!(feature = "postgres") {
+        assert!(
+            !required,
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but the contracts crate was built without the postgres feature"
+        );
+        return None;
+    }
+    if url.is_none() {
+        assert!(
+            !required,
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("PostgreSQL tests skipped: SHIFTWORK_TEST_POSTGRES_URL is not set"));
+    }
+    url
+}
+
+/// PostgreSQL runs share one server; the restart test must have it to itself. Every test using the
+/// server holds a read guard, the restart test the write guard.
+pub static PG_GATE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A read guard of [`PG_GATE`].
+pub fn pg_shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    PG_GATE.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A schema name no other test uses.
+pub fn fresh_schema() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("t{}_{n}", std::process::id())
+}
+
+/// A new `PgStore` in its own schema, reading `clock`.
+#[cfg(feature = "postgres")]
+pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> contracts::PgStore {
+    let url = postgres_url().expect("a PostgreSQL server");
+    let options = contracts::PgOptions {
+        schema: Some(schema.to_owned()),
+        clock: Some(clock),
+        ..contracts::PgOptions::default()
+    };
+    contracts::PgStore::connect(&url, options).unwrap()
+}
+
+/// A new, empty store of `kind` reading `clock` (SQLite: a file in a fresh temporary directory).
+pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
+    let clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    match kind {
+        "memory" => TestStore {
+            name: kind,
+            store: Arc::new(MemoryStore::new(clock)),
+            _dir: None,
+            #[cfg(feature = "postgres")]
+            pg: None,
+            #[cfg(feature = "postgres")]
+            _gate: None,
+        },
+        #[cfg(feature = "postgres")]
+        "postgres" => {
+            let gate = pg_shared();
+            let pg = Arc::new(pg_store(clock, &fresh_schema()));
+            TestStore {
+                name: kind,
+                store: pg.clone(),
+                _dir: None,
+                pg: Some(pg),
+                _gate: Some(gate),
+            }
+        }
+        _ => {
+            let dir = tempfile::tempdir().unwrap();
+            let sqlite = SqliteStore::open(
+                &dir.path().join("contracts.db"),
+                SqliteOptions::default(),
+                clock,
+                &OsFs,
+            )
+            .unwrap();
+            TestStore {
+                name: kind,
+                store: Arc::new(sqlite),
+                _dir: Some(dir),
+                #[cfg(feature = "postgres")]
+                pg: None,
+                #[cfg(feature = "postgres")]
+                _gate: None,
+            }
+        }
+    }
+}
+
+/// A facade over `store` with the fixture's clock and workspace.
+pub fn facade(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: bool) -> Contracts {
+    Contracts::new(
+        store.clone(),
+        Arc::new(clock.clone()),
+        Arc::new(fs.clone()),
+        Arc::new(SeededIdSource::new(1)),
+        ContractsConfig {
+            require_claim_epoch: strict,
+            ..ContractsConfig::default()
+        },
+    )
+}
+
+/// The scenarios' library surface: `contracts::args::call` over a facade.
+pub struct Library {
+    pub normal: Contracts,
+    pub strict: Contracts,
+}
+
+impl Library {
+    pub fn new(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs) -> Self {
+        // One id source for both facades: ids follow the order of dispatches, whichever facade runs them.
+        let ids = Arc::new(SeededIdSource::new(1));
+        let make = |strict| {
+            Contracts::new(
+                store.clone(),
+                Arc::new(clock.clone()),
+                Arc::new(fs.clone()),
+                ids.clone(),
+                ContractsConfig {
+                    require_claim_epoch: strict,
+                    ..ContractsConfig::default()
+                },
+            )
+        };
+        Library {
+            normal: make(false),
+            strict: make(true),
+        }
+    }
+}
+
+impl Surface for Library {
+    fn call_with(&mut self, opts: &CallOpts<'_>, tool: &str, args: Value) -> Value {
+        let c = if opts.strict { &self.strict } else { &self.normal };
+        contracts::args::call(c, tool, args.as_object().unwrap(), opts.agent)
+    }
+
+    fn sweep(&mut self, now: i64) -> (u64, u64) {
+        let r = self.normal.sweep(now).unwrap();
+        (r.queued_timed_out, r.claimed_timed_out)
+    }
+}

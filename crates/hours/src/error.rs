@@ -1,0 +1,159 @@
+//! The crate's errors: why an expression does not parse (§3), why a zone name is unknown (HR-32), and why
+//! a shutdown mode is not one of the two (HR-53).
+//!
+//! Each error renders the exact sentence of the specification and exposes a kind, so callers decide by
+//! kind and never by parsing text. (`thiserror` is not used: the crate's normal dependencies are chrono
+//! and chrono-tz only, HR-5.)
+
+use std::fmt;
+
+/// What kind of parse error an expression has: one variant per row of the error table (HR-20, HR-23).
+///
+/// ```
+/// use hours::{Expr, ParseErrorKind};
+/// let err = Expr::parse("Mon 09:00-09:00").unwrap_err();
+/// assert_eq!(err.kind(), ParseErrorKind::EqualStartEnd);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// The input is empty or only whitespace.
+    Blank,
+    /// A `TZ=` / `CRON_TZ=` prefix names no zone.
+    MissingZoneName,
+    /// The prefix names a zone the bundled database does not know.
+    UnknownZone,
+    /// A prefix is followed by no window.
+    NoWindow,
+    /// A `;`-separated segment is empty (a stray `;`).
+    EmptyWindow,
+    /// A segment is not `[days] HH:MM-HH:MM`.
+    MalformedWindow,
+    /// A day name is not one of Mon … Sun.
+    UnknownDay,
+    /// A day list has an empty item (a stray `,`).
+    EmptyDay,
+    /// The time range does not contain exactly one `-`.
+    MalformedRange,
+    /// A time has no `:`.
+    MalformedTime,
+    /// A time's hour is not two ASCII digits.
+    MalformedHour,
+    /// A time's minute is not two ASCII digits.
+    MalformedMinute,
+    /// `24:00` given as a window's start.
+    TwentyFourAsStart,
+    /// An hour above 23 or a minute above 59 (other than an end of `24:00`).
+    OutOfRange,
+    /// A window's start equals its end.
+    EqualStartEnd,
+}
+
+/// Why [`Expr::parse`](crate::Expr::parse) refused an input. Its `Display` is the exact text of HR-20,
+/// wrapped as HR-21 says; [`kind`](ParseError::kind) tells which row it is.
+///
+/// ```
+/// use hours::Expr;
+/// let err = Expr::parse("9:00-13:00").unwrap_err();
+/// assert_eq!(err.to_string(), r#"window "9:00-13:00": start time "9:00": malformed hour"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    kind: ParseErrorKind,
+    text: String,
+}
+
+impl ParseError {
+    pub(crate) fn new(kind: ParseErrorKind, text: String) -> Self {
+        ParseError { kind, text }
+    }
+
+    /// Which error this is.
+    pub fn kind(&self) -> ParseErrorKind {
+        self.kind
+    }
+
+    /// Prefixes the text with `prefix` (the wrapping of HR-21), keeping the kind.
+    pub(crate) fn wrapped(mut self, prefix: &str) -> Self {
+        self.text.insert_str(0, prefix);
+        self
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Why [`parse_zone`](crate::parse_zone) refused a zone name (HR-32).
+///
+/// ```
+/// use hours::parse_zone;
+/// let err = parse_zone("Mars/Olympus").unwrap_err();
+/// assert_eq!(err.to_string(), r#"unknown time zone "Mars/Olympus": unknown time zone Mars/Olympus"#);
+/// assert_eq!(parse_zone("  ").unwrap_err().to_string(), "zone must not be blank");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ZoneError {
+    /// The name is empty or only whitespace.
+    Blank,
+    /// The bundled database has no zone of this name (exact, case-sensitive lookup).
+    Unknown {
+        /// The name as given.
+        name: String,
+    },
+}
+
+impl fmt::Display for ZoneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ZoneError::Blank => f.write_str("zone must not be blank"),
+            ZoneError::Unknown { name } => write!(f, "{}", unknown_zone_text(name)),
+        }
+    }
+}
+
+impl std::error::Error for ZoneError {}
+
+/// The unknown-zone sentence, shared by the expression error and [`ZoneError`] so both read alike.
+pub(crate) fn unknown_zone_text(name: &str) -> String {
+    format!("unknown time zone {name:?}: unknown time zone {name}")
+}
+
+/// Why a text is not a [`ShutdownMode`](crate::ShutdownMode) (HR-53).
+///
+/// ```
+/// use hours::ShutdownMode;
+/// let err = "soft".parse::<ShutdownMode>().unwrap_err();
+/// assert_eq!(err.to_string(), "hours_shutdown must be graceful or immediate");
+/// assert_eq!(err.given(), "soft");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeError {
+    given: String,
+}
+
+impl ModeError {
+    pub(crate) fn new(given: &str) -> Self {
+        ModeError {
+            given: given.to_owned(),
+        }
+    }
+
+    /// The text that was given.
+    pub fn given(&self) -> &str {
+        &self.given
+    }
+}
+
+impl fmt::Display for ModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("hours_shutdown must be graceful or immediate")
+    }
+}
+
+impl std::error::Error for ModeError {}

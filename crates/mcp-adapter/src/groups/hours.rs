@@ -1,0 +1,295 @@
+//! The `hours` tool group: `hours_check` (hours.md §11), a thin adapter over the `hours` crate.
+//!
+//! The adapter decides the two things the crate never does: "now" (from the clock seam) and the server's
+//! default zone (`--zone`, else `TZ`, else the operating system's zone, else UTC — resolved once at
+//! start-up, HR-79). Everything else — parsing, evaluation, the summary text — is the crate's.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use chrono_tz::Tz;
+use hours::{Expr, next_text, parse_zone};
+use seams::{Clock, SystemClock};
+use serde_json::{Map, Value, json};
+
+use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
+use crate::settings::{Setting, Settings};
+
+/// The tool's name.
+pub const TOOL: &str = "hours_check";
+
+/// `--zone IANA` / `TZ`: the zone of expressions without a `TZ=` prefix (HR-79).
+pub static ZONE: Setting = Setting {
+    flag: "--zone",
+    env: Some("TZ"),
+    takes_value: true,
+    help: "hours: zone for expressions without TZ= (default: TZ, else the system zone, else UTC)",
+};
+
+/// The `hours` group.
+pub static GROUP: Group = Group {
+    name: "hours",
+    instructions: "hours: `hours_check` evaluates an operating-hours expression such as \
+                   `TZ=Europe/London Mon-Fri 09:00-17:30` at an instant — in hours or not, the next \
+                   change, when hours last ended.",
+    settings: &[ZONE],
+    build,
+    demo_settings,
+    demo,
+    try_next: &[
+        r#"shiftwork-mcp call hours_check '{"expression":"Mon-Fri 09:00-17:00"}'   # now, in your zone (--zone or TZ)"#,
+        r#"shiftwork-mcp call hours_check '{"expression":"TZ=Australia/Lord_Howe 02:00-03:00","at":"2026-10-03T15:00:00Z"}'"#,
+    ],
+    command: None,
+};
+
+const DESCRIPTION: &str = "Evaluate an operating-hours expression at an instant (default: now). Grammar: \
+[TZ=zone] [days] HH:MM-HH:MM; … — days like Mon-Fri or Sat,Sun (default every day), 24:00 ends a day, \
+22:00-02:00 runs overnight. Answers whether the instant is in hours, the next change, when hours last \
+ended (previous_end) and the canonical form; exact across DST. Changes nothing. Call it before starting \
+work that must happen inside (or outside) given hours.";
+
+/// Builds the group's tool: the server zone is resolved here, once (HR-79). An unknown `--zone` is a
+/// start-up usage error; an unknown `TZ` is a warning on stderr, and UTC is used.
+fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
+    let flag_only = Setting { env: None, ..ZONE };
+    let flag = settings.value(&flag_only);
+    let env = if flag.is_none() {
+        settings.value(&ZONE)
+    } else {
+        None
+    };
+    let os_zone = || iana_time_zone::get_timezone().ok();
+    let resolved = resolve_server_zone(flag, env, os_zone)?;
+    if let Some(warning) = &resolved.warning {
+        eprintln!("shiftwork-mcp: warning: {warning}");
+    }
+    Ok(vec![tool(Arc::new(SystemClock::new()), resolved.zone)])
+}
+
+/// The server zone and, when `TZ` named no known zone, the warning to print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerZone {
+    /// The zone for expressions without a prefix.
+    pub zone: Tz,
+    /// A warning for stderr.
+    pub warning: Option<String>,
+}
+
+/// Resolves the server zone (HR-79) from the `--zone` value, the `TZ` value (when the flag is absent)
+/// and the operating system's zone name (asked only when both are absent).
+pub fn resolve_server_zone(
+    flag: Option<&str>,
+    tz_env: Option<&str>,
+    os_zone: impl FnOnce() -> Option<String>,
+) -> Result<ServerZone, String> {
+    let quiet = |zone| ServerZone { zone, warning: None };
+    if let Some(name) = flag {
+        return parse_zone(name).map(quiet).map_err(|e| format!("--zone: {e}"));
+    }
+    if let Some(value) = tz_env.filter(|v| !v.trim().is_empty()) {
+        let name = value.strip_prefix(':').unwrap_or(value);
+        return Ok(match parse_zone(name) {
+            Ok(zone) => quiet(zone),
+            Err(e) => ServerZone {
+                zone: Tz::UTC,
+                warning: Some(format!(
+                    "TZ={value:?} is not a known time zone ({e}); hours_check uses UTC"
+                )),
+            },
+        });
+    }
+    Ok(quiet(
+        os_zone()
+            .and_then(|name| parse_zone(&name).ok())
+            .unwrap_or(Tz::UTC),
+    ))
+}
+
+/// The `hours_check` tool with an injected clock and server zone (tests inject both).
+pub fn tool(clock: Arc<dyn Clock>, server_zone: Tz) -> ToolDef {
+    ToolDef {
+        name: TOOL,
+        title: "Check operating hours",
+        description: DESCRIPTION,
+        input_schema: input_schema(),
+        output_schema: output_schema(),
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
+        unknown_argument: refuse_unknown_argument,
+        handler: Arc::new(move |args| check(args, clock.now(), server_zone)),
+    }
+}
+
+/// The closed input schema, properties in argument order (HR-77).
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "expression": {
+                "type": "string",
+                "description": "Operating hours, e.g. \"TZ=America/New_York Mon-Fri 09:00-17:00; Sat 10:00-14:00\"."
+            },
+            "at": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Instant to evaluate, RFC 3339 (default: now)."
+            },
+            "zone": {
+                "type": "string",
+                "description": "IANA zone for an expression without TZ= (default: the server's zone)."
+            }
+        },
+        "required": ["expression"],
+        "additionalProperties": false
+    })
+}
+
+/// The output schema (HR-83): an object admitting exactly the result shape and the refusal shape.
+fn output_schema() -> Value {
+    let instant = json!({"type": ["string", "null"]});
+    json!({
+        "type": "object",
+        "properties": {"result": {"type": "string", "enum": ["hours", "error"]}},
+        "required": ["result"],
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "result": {"const": "hours"},
+                    "in_hours": {"type": "boolean"},
+                    "next_change": instant,
+                    "previous_end": instant,
+                    "canonical": {"type": "string"},
+                    "zone": {"type": "string"},
+                    "summary": {"type": "string"}
+                },
+                "required": ["result", "in_hours", "next_change", "previous_end", "canonical", "zone", "summary"],
+                "additionalProperties": false
+            },
+            {
+                "type": "object",
+                "properties": {"result": {"const": "error"}, "reason": {"type": "string"}},
+                "required": ["result", "reason"],
+                "additionalProperties": false
+            }
+        ]
+    })
+}
+
+/// A refusal (HR-83): a normal result, never an MCP tool error.
+fn refusal(reason: impl Into<String>) -> Outcome {
+    Outcome::Answer(
+        json!({"result": "error", "reason": reason.into()}),
+        TextStyle::Compact,
+    )
+}
+
+/// MC-9 in this group's frame (HR-78 check 1).
+fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
+    refusal(unknown_argument_sentence(key, known))
+}
+
+/// An optional string argument: absent and `null` are `None` (HR-77).
+fn optional_string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("argument '{key}' must be a string")),
+    }
+}
+
+/// The handler: the checks of HR-78 in order, then the evaluation of HR-80.
+fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Outcome {
+    let expression = match args.get("expression") {
+        None => return refusal("missing argument 'expression'"),
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return refusal("argument 'expression' must be a string"),
+    };
+    let (at, zone) = match (optional_string(args, "at"), optional_string(args, "zone")) {
+        (Err(e), _) | (_, Err(e)) => return refusal(e),
+        (Ok(at), Ok(zone)) => (at, zone),
+    };
+    let expr = match Expr::parse(expression) {
+        Ok(expr) => expr,
+        Err(e) => return refusal(e.to_string()),
+    };
+    let default_zone = match zone.map(parse_zone).transpose() {
+        Ok(z) => z.unwrap_or(server_zone),
+        Err(e) => return refusal(e.to_string()),
+    };
+    let t = match at {
+        None => now,
+        Some(text) => match DateTime::parse_from_rfc3339(text) {
+            Ok(t) => t.with_timezone(&Utc),
+            Err(_) => {
+                return refusal(format!(
+                    "argument 'at' must be an RFC 3339 timestamp, got {text:?}"
+                ));
+            }
+        },
+    };
+    let hours = expr.bind(default_zone);
+    let zone_name = match (expr.zone_text(), zone) {
+        (Some(prefix), _) => prefix,
+        (None, Some(given)) => given,
+        (None, None) => hours.zone_name(),
+    };
+    let check = hours.check(t);
+    let previous_end = hours.prev_end(t);
+    let summary = next_text(
+        !check.in_hours,
+        false,
+        None,
+        None,
+        check.next_change,
+        hours.zone(),
+    );
+    Outcome::Answer(
+        json!({
+            "result": "hours",
+            "in_hours": check.in_hours,
+            "next_change": check.next_change.map(stamp),
+            "previous_end": previous_end.map(stamp),
+            "canonical": expr.to_string(),
+            "zone": zone_name,
+            "summary": summary,
+        }),
+        TextStyle::Compact,
+    )
+}
+
+/// RFC 3339 in UTC, whole seconds, `Z` (HR-84).
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn demo_settings(_root: &Path) -> Vec<(&'static Setting, String)> {
+    vec![(&ZONE, String::from("UTC"))]
+}
+
+fn demo(_root: &Path) -> Vec<DemoStep> {
+    vec![
+        DemoStep::Say(String::from(
+            "Operating hours: is an instant in hours, when does that change, when did hours last end?",
+        )),
+        DemoStep::Call(
+            TOOL,
+            json!({"expression": "TZ=America/Los_Angeles Mon-Fri 09:00-13:00", "at": "2026-09-26T03:00:00Z"}),
+        ),
+        DemoStep::Say(String::from(
+            "Exact across DST: New York falls back at 06:00Z on 2026-11-01, so 01:00-02:00 runs twice.",
+        )),
+        DemoStep::Call(
+            TOOL,
+            json!({"expression": "TZ=America/New_York 01:00-02:00", "at": "2026-11-01T05:30:00Z"}),
+        ),
+        DemoStep::Say(String::from("A mistake is answered with a reason, not an error:")),
+        DemoStep::Call(TOOL, json!({"expression": "Mon-Fri 9:00-17:00"})),
+    ]
+}

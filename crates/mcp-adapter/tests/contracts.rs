@@ -1,0 +1,662 @@
+//! The contracts group through the MCP surface (CT-170): every §11 scenario replayed through an
+//! in-process rmcp client with `structuredContent` validated against the advertised `outputSchema`,
+//! the text block equal to it and `isError` false (MC-10); the descriptors of §7 (CT-81, CT-84,
+//! CT-85, CT-93, CT-94); the settings (CT-91) and the lazy store (CT-90); the blocking handlers run
+//! off the async workers (CT-89: every scenario call goes through the server's `spawn_blocking`); `call`
+//! (CT-92); and two real `serve`
+//! processes handing a contract from one agent to the other on one database (S29).
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, dead_code)]
+
+mod support;
+
+#[path = "../../contracts/tests/contracts/scenarios.rs"]
+mod scenarios;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store};
+use rmcp::RoleClient;
+use rmcp::model::Tool;
+use rmcp::service::RunningService;
+use scenarios::{CallOpts, Ctx, Surface};
+use seams::{ManualClock, MemFs, OsFs};
+use serde_json::{Value, json};
+use shiftwork_mcp::groups::contracts::{self as group, Lazy};
+use shiftwork_mcp::registry::Registry;
+use shiftwork_mcp::settings::Settings;
+use shiftwork_mcp::{Server, groups};
+
+/// A connected client, the tools it listed, and the facade behind its server.
+type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
+
+/// The scenarios' MCP surface: one in-process server and client per (agent, strict) pair, all over
+/// one store, clock and workspace.
+struct Mcp {
+    rt: tokio::runtime::Runtime,
+    store: Arc<dyn Store>,
+    clock: ManualClock,
+    fs: MemFs,
+    ids: Arc<SeededIdSource>,
+    clients: HashMap<(Option<String>, bool), Connected>,
+    checked: usize,
+}
+
+impl Mcp {
+    fn new(store: Arc<dyn Store>, fx: &scenarios::Fixture) -> Self {
+        Mcp {
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap(),
+            store,
+            clock: fx.clock.clone(),
+            fs: fx.fs.clone(),
+            ids: Arc::new(SeededIdSource::new(1)),
+            clients: HashMap::new(),
+            checked: 0,
+        }
+    }
+
+    fn facade(&self, strict: bool) -> Arc<Contracts> {
+        Arc::new(Contracts::new(
+            self.store.clone(),
+            Arc::new(self.clock.clone()),
+            Arc::new(self.fs.clone()),
+            self.ids.clone(),
+            ContractsConfig {
+                require_claim_epoch: strict,
+                ..ContractsConfig::default()
+            },
+        ))
+    }
+
+    fn client(&mut self, agent: Option<&str>, strict: bool) -> (Option<String>, bool) {
+        let key = (agent.map(str::to_owned), strict);
+        if !self.clients.contains_key(&key) {
+            let facade = self.facade(strict);
+            let tools = group::tools(Arc::new(Lazy::ready(facade.clone(), agent.map(str::to_owned))));
+            let server = Server::new(Registry::from_tools(tools), String::from("contracts"));
+            let client = self.rt.block_on(support::connect(server));
+            let listed = self.rt.block_on(client.list_all_tools()).unwrap();
+            self.clients.insert(key.clone(), (client, listed, facade));
+        }
+        key
+    }
+}
+
+impl Surface for Mcp {
+    fn call_with(&mut self, opts: &CallOpts<'_>, tool: &str, args: Value) -> Value {
+        let key = self.client(opts.agent, opts.strict);
+        let (client, listed, _) = &self.clients[&key];
+        let def = listed.iter().find(|t| t.name == tool).unwrap().clone();
+        let result = self.rt.block_on(support::call(client, tool, args));
+        assert_eq!(
+            result.is_error,
+            Some(false),
+            "{tool}: isError must be false (MC-10)"
+        );
+        let structured = support::assert_valid_answer(&def, &result);
+        self.checked += 1;
+        structured
+    }
+
+    fn sweep(&mut self, now: i64) -> (u64, u64) {
+        let key = self.client(None, false);
+        let facade = self.clients[&key].2.clone();
+        let r = facade.sweep(now).unwrap();
+        (r.queued_timed_out, r.claimed_timed_out)
+    }
+}
+
+/// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        assert!(
+            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
+    }
+    url
+}
+
+fn kinds() -> Vec<&'static str> {
+    let mut k = vec!["memory", "sqlite"];
+    if cfg!(feature = "postgres") && postgres_url().is_some() {
+        k.push("postgres");
+    }
+    k
+}
+
+fn schema_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "mcp{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
+/// A store of `kind` and what removes it afterwards (a PostgreSQL run drops its own schema).
+fn store(kind: &str, clock: &ManualClock, dir: &std::path::Path) -> (Arc<dyn Store>, Box<dyn FnOnce()>) {
+    match kind {
+        "memory" => (
+            Arc::new(MemoryStore::new(Arc::new(clock.clone()))),
+            Box::new(|| ()),
+        ),
+        #[cfg(feature = "postgres")]
+        "postgres" => {
+            let options = contracts::PgOptions {
+                schema: Some(schema_name()),
+                clock: Some(Arc::new(clock.clone())),
+                ..Default::default()
+            };
+            let pg = Arc::new(contracts::PgStore::connect(&postgres_url().unwrap(), options).unwrap());
+            let keep = pg.clone();
+            (pg, Box::new(move || keep.drop_schema().unwrap()))
+        }
+        _ => {
+            let path = dir.join("contracts.db");
+            let sqlite =
+                SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap();
+            (Arc::new(sqlite), Box::new(|| ()))
+        }
+    }
+}
+
+#[test]
+fn ct170_ct176_every_scenario_through_mcp_on_every_store() {
+    for (name, scenario) in scenarios::all() {
+        for kind in kinds() {
+            let fx = scenarios::fixture();
+            let dir = tempfile::tempdir().unwrap();
+            let (opened, cleanup) = store(kind, &fx.clock, dir.path());
+            let mut mcp = Mcp::new(opened, &fx);
+            {
+                let mut ctx = Ctx::new(&mut mcp, &fx);
+                scenario(&mut ctx);
+                assert!(!ctx.answers.is_empty(), "{name}");
+            }
+            assert!(mcp.checked > 0, "{name} on {kind}: no answer was validated");
+            assert!(
+                mcp.store.check_integrity().unwrap().is_clean(),
+                "{name} on {kind}"
+            );
+            drop(mcp);
+            cleanup();
+        }
+    }
+}
+
+fn registry(flags: Vec<(&'static str, String)>, env: Vec<(&str, &str)>) -> Result<Registry, String> {
+    let settings = Settings::new(flags, env.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
+    Registry::build(&groups::all(), &["contracts"], &settings)
+}
+
+#[test]
+fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", dir.path().join("c.db").display().to_string())],
+        vec![],
+    )
+    .unwrap();
+    let names: Vec<&str> = r.tools().iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "dispatch_contract",
+            "poll_next_task",
+            "extend_ttl",
+            "release_contract",
+            "fail_contract",
+            "fulfill_contract",
+            "verify_contract",
+            "inspect_mesh_state"
+        ]
+    );
+    let expected = [
+        ("Dispatch contract", false, false, false),
+        ("Poll next task", false, false, false),
+        ("Extend lease", false, false, false),
+        ("Release contract", false, false, false),
+        ("Fail contract", false, true, false),
+        ("Fulfil contract", false, false, false),
+        ("Verify contract files", true, false, true),
+        ("Inspect contracts", true, false, true),
+    ];
+    for (tool, (title, ro, destructive, idempotent)) in r.tools().iter().zip(expected) {
+        assert_eq!(tool.title, title);
+        assert_eq!(
+            (
+                tool.hints.read_only,
+                tool.hints.destructive,
+                tool.hints.idempotent,
+                tool.hints.open_world
+            ),
+            (ro, destructive, idempotent, false),
+            "{}",
+            tool.name
+        );
+    }
+    let dispatch = &r.tools()[0];
+    assert!(
+        dispatch
+            .description
+            .starts_with("Queue a contract for another agent. Each pointer")
+    );
+    assert!(
+        dispatch
+            .description
+            .ends_with("Follow it with inspect_mesh_state.")
+    );
+    assert!(
+        r.tools()[5]
+            .description
+            .ends_with("put proposed changes in structured_output, e.g. under fixes.")
+    );
+}
+
+#[test]
+fn ct85_input_schemas_are_closed_with_arguments_in_table_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", dir.path().join("c.db").display().to_string())],
+        vec![],
+    )
+    .unwrap();
+    for tool in r.tools() {
+        let known = contracts::args::known_arguments(tool.name).unwrap();
+        assert_eq!(tool.known_arguments(), known, "{}", tool.name);
+        assert_eq!(tool.input_schema["additionalProperties"], false);
+    }
+    let dispatch = &r.tools()[0].input_schema;
+    assert_eq!(
+        dispatch["required"],
+        json!(["target_agent", "title", "workspace_root"])
+    );
+    assert_eq!(
+        dispatch["properties"]["exec_ttl_sec"],
+        json!({"type": "integer", "minimum": 60, "maximum": 86400, "default": 1800})
+    );
+    assert_eq!(dispatch["properties"]["queue_ttl_sec"]["maximum"], 604800);
+    assert_eq!(
+        r.tools()[4].input_schema["required"],
+        json!(["contract_id", "reason"])
+    );
+    assert_eq!(r.tools()[7].input_schema["properties"]["limit"]["maximum"], 50);
+}
+
+#[test]
+fn ct84_output_schemas_are_one_of_closed_branches() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", dir.path().join("c.db").display().to_string())],
+        vec![],
+    )
+    .unwrap();
+    for tool in r.tools() {
+        let s = &tool.output_schema;
+        assert_eq!(s["type"], "object");
+        let branches = s["oneOf"].as_array().unwrap();
+        let expected = if tool.name == "poll_next_task" { 3 } else { 2 };
+        assert_eq!(branches.len(), expected, "{}", tool.name);
+        for b in branches {
+            assert_eq!(b["additionalProperties"], false, "{}", tool.name);
+        }
+        // A refusal validates against the last branch only.
+        let refusal = contracts::args::unknown_argument("x", &[]).to_json();
+        support::validate(s, &refusal).unwrap();
+    }
+}
+
+#[test]
+fn ct86_unknown_argument_frame_through_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", dir.path().join("c.db").display().to_string())],
+        vec![],
+    )
+    .unwrap();
+    let out = r
+        .get("extend_ttl")
+        .unwrap()
+        .call(json!({"contract_id": "x", "epoch": 1}).as_object().unwrap());
+    let shiftwork_mcp::Outcome::Answer(v, style) = out else {
+        panic!("an answer")
+    };
+    assert_eq!(
+        style,
+        shiftwork_mcp::registry::TextStyle::Compact,
+        "CT-82: compact text block"
+    );
+    assert_eq!(
+        v,
+        json!({"ok": false, "error": {"code": "UNKNOWN_ARGUMENT",
+               "message": "unknown argument 'epoch'; known: contract_id, claim_epoch, agent_id",
+               "details": {"argument": "epoch", "known": ["contract_id", "claim_epoch", "agent_id"]}}})
+    );
+    assert!(
+        !dir.path().join("c.db").exists(),
+        "CT-90: an argument refusal opens no store"
+    );
+}
+
+#[test]
+fn ct91_invalid_settings_are_start_up_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db").display().to_string();
+    let e = registry(
+        vec![
+            ("--contracts-db", db.clone()),
+            ("--contracts-sync", "fast".into()),
+        ],
+        vec![],
+    )
+    .unwrap_err();
+    assert!(e.contains("--contracts-sync"), "{e}");
+    assert!(
+        registry(
+            vec![("--contracts-db", db.clone())],
+            vec![("SHIFTWORK_CONTRACTS_SYNC", "FULL")]
+        )
+        .is_ok()
+    );
+    let e = registry(
+        vec![("--contracts-db", db.clone())],
+        vec![("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH", "yes")],
+    )
+    .unwrap_err();
+    assert!(e.contains("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH"), "{e}");
+    let e = registry(
+        vec![("--contracts-db", db.clone()), ("--agent", "bad name".into())],
+        vec![],
+    )
+    .unwrap_err();
+    assert!(e.contains("--agent"), "{e}");
+    // AGENT_NAME is answered per call (CT-88, S29), so the server still starts.
+    assert!(registry(vec![("--contracts-db", db)], vec![("AGENT_NAME", "bad name")]).is_ok());
+}
+
+#[test]
+fn ct90_ct135_store_opened_on_first_call_with_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("deep").join("er").join("contracts.db");
+    let r = registry(
+        vec![("--contracts-db", db.display().to_string())],
+        vec![("AGENT_NAME", "bob")],
+    )
+    .unwrap();
+    assert!(!db.exists(), "nothing is created at start-up");
+    let out = r.get("poll_next_task").unwrap().call(&serde_json::Map::new());
+    assert_eq!(
+        out.text(),
+        r#"{"ok":true,"has_task":false,"message":"No pending contracts for agent \"bob\"","skipped_stale":[]}"#
+    );
+    assert!(db.exists());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(mode(db.parent().unwrap()), 0o700);
+    assert_eq!(mode(&dir.path().join("deep")), 0o700);
+    // The default location is under HOME.
+    let home = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![],
+        vec![("HOME", home.path().to_str().unwrap()), ("AGENT_NAME", "bob")],
+    )
+    .unwrap();
+    r.get("poll_next_task").unwrap().call(&serde_json::Map::new());
+    assert!(home.path().join(".shiftwork/contracts.db").exists());
+}
+
+#[test]
+fn ct90_ct132_unavailable_store_answers_store_unavailable_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let foreign = dir.path().join("foreign.db");
+    {
+        let c = rusqlite_free_foreign_db(&foreign);
+        assert!(c);
+    }
+    let r = registry(
+        vec![("--contracts-db", foreign.display().to_string())],
+        vec![("AGENT_NAME", "bob")],
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let shiftwork_mcp::Outcome::Answer(v, _) =
+            r.get("poll_next_task").unwrap().call(&serde_json::Map::new())
+        else {
+            panic!()
+        };
+        assert_eq!(v["error"]["code"], "STORE_UNAVAILABLE", "{v}");
+        assert_eq!(v["error"]["details"], json!({}));
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("--contracts-db / SHIFTWORK_CONTRACTS_DB"),
+            "{message}"
+        );
+        assert!(
+            !message.contains(dir.path().to_str().unwrap()),
+            "no path in the message: {message}"
+        );
+    }
+    let r = registry(
+        vec![("--contracts-db", "postgres://localhost/x".into())],
+        vec![("AGENT_NAME", "bob")],
+    )
+    .unwrap();
+    let out = r.get("inspect_mesh_state").unwrap().call(&serde_json::Map::new());
+    if cfg!(feature = "postgres") {
+        assert!(out.text().contains("STORE_UNAVAILABLE"), "{}", out.text());
+    } else {
+        assert!(
+            out.text().contains("built without PostgreSQL support"),
+            "{}",
+            out.text()
+        );
+    }
+}
+
+/// Writes a file that is not a contracts database (a text file SQLite refuses, or another product's).
+fn rusqlite_free_foreign_db(path: &std::path::Path) -> bool {
+    std::fs::write(
+        path,
+        b"this is not a database, it is someone's notes\n".repeat(200),
+    )
+    .is_ok()
+}
+
+/// S29 and the issue's "as a user would": two `serve` processes with different AGENT_NAMEs on one
+/// database hand a contract from alice to bob; alice edits the file, bob's fulfil answers the one
+/// recoverable retry naming the drifted file; after the restore the fulfil completes.
+#[test]
+fn s29_two_servers_hand_a_contract_over_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), scenarios::LIB).unwrap();
+    let db = dir.path().join("db").join("contracts.db");
+    let db = db.to_str().unwrap();
+    let mut alice = support::Binary::serve(
+        &["--tools", "contracts"],
+        &[("AGENT_NAME", "alice"), ("SHIFTWORK_CONTRACTS_DB", db)],
+    );
+    let mut bob = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", db],
+        &[("AGENT_NAME", "bob")],
+    );
+    alice.initialize();
+    bob.initialize();
+    let call = |b: &mut support::Binary, tool: &str, args: Value| -> Value {
+        let r = b.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        r["result"]["structuredContent"].clone()
+    };
+    let sent = call(
+        &mut alice,
+        "dispatch_contract",
+        json!({"target_agent": "bob", "title": "Review add()", "workspace_root": ws.to_str().unwrap(), "pointers": ["src/lib.rs"]}),
+    );
+    assert_eq!(sent["requester_agent"], "alice");
+    let id = sent["contract_id"].as_str().unwrap().to_owned();
+    let held = call(&mut bob, "poll_next_task", json!({}));
+    assert_eq!(held["contract"]["contract_id"], id.as_str());
+    let epoch = held["contract"]["claim_epoch"].clone();
+    assert_eq!(
+        call(
+            &mut bob,
+            "extend_ttl",
+            json!({"contract_id": id, "claim_epoch": epoch})
+        )["ok"],
+        true
+    );
+    std::fs::write(ws.join("src/lib.rs"), scenarios::LIB_CHANGED).unwrap();
+    let retry = call(
+        &mut bob,
+        "fulfill_contract",
+        json!({"contract_id": id, "claim_epoch": epoch, "result_summary": "LGTM"}),
+    );
+    assert_eq!(retry["error"]["code"], "RETRY_NEEDED", "{retry}");
+    assert_eq!(retry["error"]["details"]["dirty_files"][0]["path"], "src/lib.rs");
+    std::fs::write(ws.join("src/lib.rs"), scenarios::LIB).unwrap();
+    let done = call(
+        &mut bob,
+        "fulfill_contract",
+        json!({"contract_id": id, "claim_epoch": epoch, "result_summary": "LGTM"}),
+    );
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    let seen = call(&mut alice, "inspect_mesh_state", json!({"contract_id": id}));
+    assert_eq!(seen["contracts"][0]["result_summary"], "LGTM");
+    let (status, _, _) = alice.close();
+    assert!(status.success());
+    let (status, _, _) = bob.close();
+    assert!(status.success());
+    // A server without AGENT_NAME refuses identity-less calls; one with an invalid AGENT_NAME names it.
+    let mut nobody = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", db],
+        &[("AGENT_NAME", "")],
+    );
+    nobody.initialize();
+    assert_eq!(
+        call(&mut nobody, "poll_next_task", json!({}))["error"]["code"],
+        "AGENT_ID_REQUIRED"
+    );
+    nobody.close();
+    let mut bad = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", db],
+        &[("AGENT_NAME", "bad name")],
+    );
+    bad.initialize();
+    let r = call(&mut bad, "poll_next_task", json!({}));
+    assert_eq!(r["error"]["details"], json!({"argument": "AGENT_NAME"}));
+    bad.close();
+}
+
+#[test]
+fn ct90_serve_without_the_contracts_group_never_creates_a_database() {
+    let home = tempfile::tempdir().unwrap();
+    let mut b = support::Binary::serve(
+        &["--tools", "hours,worklog"],
+        &[("HOME", home.path().to_str().unwrap())],
+    );
+    b.initialize();
+    b.request("tools/list", json!({}));
+    b.close();
+    assert!(!home.path().join(".shiftwork").exists());
+}
+
+/// CT-92: `shiftwork-mcp call` runs the same handler and prints the structuredContent object; a
+/// refusal is a result (exit 0).
+#[test]
+fn ct92_call_prints_the_same_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let db = db.to_str().unwrap();
+    let out = support::run(
+        &["call", "poll_next_task", "{}", "--contracts-db", db],
+        &[("AGENT_NAME", "bob")],
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        json!({"ok": true, "has_task": false, "message": "No pending contracts for agent \"bob\"", "skipped_stale": []})
+    );
+    let out = support::run(
+        &[
+            "call",
+            "extend_ttl",
+            r#"{"contract_id": "nope"}"#,
+            "--contracts-db",
+            db,
+        ],
+        &[("AGENT_NAME", "bob")],
+    );
+    assert!(out.status.success(), "a refusal is a result");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "CONTRACT_NOT_FOUND");
+}
+
+/// Issue 8, as a user would: two `serve` processes with different AGENT_NAMEs and one
+/// `--contracts-db postgres://…` hand a contract from one to the other.
+#[cfg(feature = "postgres")]
+#[test]
+fn issue8_two_servers_hand_a_contract_over_postgres() {
+    let Some(url) = postgres_url() else { return };
+    let schema = schema_name();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE SCHEMA \"{schema}\""))
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let db = format!("{url}{sep}options=-c%20search_path%3D{schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.md"), "# Plan\n").unwrap();
+    let mut alice = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", &db],
+        &[("AGENT_NAME", "alice")],
+    );
+    let mut bob = support::Binary::serve(
+        &["--tools", "contracts"],
+        &[("AGENT_NAME", "bob"), ("SHIFTWORK_CONTRACTS_DB", &db)],
+    );
+    alice.initialize();
+    bob.initialize();
+    let call = |b: &mut support::Binary, tool: &str, args: Value| -> Value {
+        let r = b.request("tools/call", json!({"name": tool, "arguments": args}));
+        r["result"]["structuredContent"].clone()
+    };
+    let sent = call(
+        &mut alice,
+        "dispatch_contract",
+        json!({"target_agent": "bob", "title": "Read the plan", "workspace_root": ws.to_str().unwrap(), "pointers": ["notes.md"]}),
+    );
+    assert_eq!(sent["ok"], true, "{sent}");
+    let held = call(&mut bob, "poll_next_task", json!({}));
+    assert_eq!(held["contract"]["contract_id"], sent["contract_id"], "{held}");
+    let done = call(
+        &mut bob,
+        "fulfill_contract",
+        json!({"contract_id": sent["contract_id"], "claim_epoch": held["contract"]["claim_epoch"], "result_summary": "read"}),
+    );
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    let seen = call(
+        &mut alice,
+        "inspect_mesh_state",
+        json!({"contract_id": sent["contract_id"]}),
+    );
+    assert_eq!(seen["contracts"][0]["result_summary"], "read");
+    alice.close();
+    bob.close();
+    admin
+        .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+        .unwrap();
+}
