@@ -564,3 +564,37 @@ fn a_twelve_unit_job_driven_through_call_issue4() {
     assert_eq!(shiftwork_core::checkpoint::units(&doc).len(), 13);
     assert_eq!(result_of(&plan()), "plan");
 }
+
+/// SW-43: argument objects keep the key order they arrive in and their number tokens (integer vs
+/// float, `-0.0`, integers up to 64 bits) into the checkpoint and the ledger line. (Integers beyond
+/// 64 bits are exact through the library; the MCP SDK decodes arguments with serde_json, which holds
+/// them as doubles.)
+#[test]
+fn arguments_keep_key_order_and_number_tokens_sw43() {
+    let tools = tools(true);
+    let (_dir, cp) = repo(EX);
+    let args: Value = serde_json::from_str(&format!(
+        r#"{{"checkpoint": "{cp}", "unit_id": "U3", "status": "done", "handoff_patch": {{"notes": "n", "next_action": "Go."}}, "history_entry": {{"outcome": "d", "unit": "U3", "x": {{"b": 1.50, "a": 2}}}}, "accounting": {{"tokens": 1234.0, "duration_ms": -0.0, "big": 18446744073709551615, "small": -9223372036854775808}}}}"#
+    ))
+    .unwrap();
+    let out = text(&call(&tools, "shiftwork_clock_out", args));
+    assert!(out.contains("\"result\": \"ok\""), "{out}");
+    let doc = sjson::parse(&std::fs::read_to_string(&cp).unwrap()).unwrap();
+    assert_eq!(
+        sjson::to_compact_text(&doc.get("history").unwrap().as_array().unwrap()[1]),
+        r#"{"outcome": "d", "unit": "U3", "x": {"b": 1.5, "a": 2}}"#
+    );
+    assert_eq!(
+        sjson::to_compact_text(doc.get("handoff").unwrap()),
+        r#"{"next_action": "Go.", "open_questions": [], "do_not": ["do not touch vendor/"], "notes": "n"}"#
+    );
+    let ledger = std::fs::read_to_string(format!("{cp}.log.jsonl")).unwrap();
+    for part in [
+        r#""tokens": 1234.0"#,
+        r#""duration_ms": -0.0"#,
+        r#""big": 18446744073709551615"#,
+        r#""small": -9223372036854775808"#,
+    ] {
+        assert!(ledger.contains(part), "{ledger} lacks {part}");
+    }
+}
