@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use divan::Bencher;
+use shiftwork_core::Env;
 use shiftwork_core::budget::Budget;
 use shiftwork_core::json::{self, Json};
 use shiftwork_core::planner::{PlanNode, Priority, plan};
-use shiftwork_core::{ClockOut, Env};
 
 mod common;
-use common::checkpoint;
+use common::{checkpoint, p4_clock_out};
 
 fn main() {
     divan::main();
@@ -81,18 +81,7 @@ fn p3_plan_checkpoint_1000_units(bencher: Bencher<'_, '_>) {
 #[divan::bench(sample_count = 60)]
 fn p4_clock_out_1000_units(bencher: Bencher<'_, '_>) {
     let (_dir, cp, env) = os_fixture(1000);
-    let args = ClockOut {
-        checkpoint: cp,
-        unit_id: String::from("U0"),
-        status: String::from("blocked"),
-        history_entry: json::parse(r#"{"unit": "U0", "outcome": "blocked"}"#)
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone(),
-        accounting: Some(json::parse(r#"{"tokens": 1234, "duration_ms": 5}"#).unwrap()),
-        ..ClockOut::default()
-    };
+    let args = p4_clock_out(cp);
     bencher.bench(|| {
         let answer = shiftwork_core::clock_out(&env, &args);
         assert_eq!(answer.get("result").and_then(Json::as_str), Some("ok"));

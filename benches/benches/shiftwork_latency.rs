@@ -16,8 +16,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use shiftwork_core::Env;
 use shiftwork_core::json::{self, Json};
-use shiftwork_core::{ClockOut, Env};
 
 /// Samples of P4 after the warm-up.
 const P4_SAMPLES: usize = 400;
@@ -26,7 +26,7 @@ const MCP_CALLS: usize = 60;
 const WARM_UP: usize = 10;
 
 mod common;
-use common::checkpoint;
+use common::{checkpoint, p4_clock_out};
 
 fn main() {
     // `cargo bench` passes `--bench`; a further argument filters by name, as divan's do.
@@ -96,18 +96,7 @@ fn ms(d: Duration) -> f64 {
 fn p4_clock_out_1000_units() {
     let (_dir, cp) = repo();
     let env = Env::os();
-    let args = ClockOut {
-        checkpoint: cp.to_string_lossy().into_owned(),
-        unit_id: String::from("U0"),
-        status: String::from("blocked"),
-        history_entry: json::parse(r#"{"unit": "U0", "outcome": "blocked"}"#)
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone(),
-        accounting: Some(json::parse(r#"{"tokens": 1234, "duration_ms": 5}"#).unwrap()),
-        ..ClockOut::default()
-    };
+    let args = p4_clock_out(cp.to_string_lossy().into_owned());
     let mut wall = Vec::with_capacity(P4_SAMPLES);
     let mut cpu = Vec::with_capacity(P4_SAMPLES);
     for i in 0..WARM_UP + P4_SAMPLES {

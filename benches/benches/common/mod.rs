@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use shiftwork_core::ClockOut;
 use shiftwork_core::json::{self, Json};
 
 /// A checkpoint of `n` units: waves of ten, each unit after two of the previous wave; `U0` the cursor.
@@ -26,6 +27,25 @@ pub fn checkpoint(n: usize) -> Json {
         units.join(", ")
     ))
     .expect("the bench checkpoint parses")
+}
+
+/// P4's call: the cursor unit `U0` clocked out `blocked` with its accounting, so it stays the cursor and
+/// the call can repeat on one checkpoint.
+pub fn p4_clock_out(checkpoint: String) -> ClockOut {
+    ClockOut {
+        checkpoint,
+        unit_id: String::from("U0"),
+        status: String::from("blocked"),
+        history_entry: json::parse(r#"{"unit": "U0", "outcome": "blocked"}"#)
+            .expect("the history entry parses")
+            .as_object()
+            .expect("the history entry is an object")
+            .clone(),
+        accounting: Some(
+            json::parse(r#"{"tokens": 1234, "duration_ms": 5}"#).expect("the accounting parses"),
+        ),
+        ..ClockOut::default()
+    }
 }
 
 /// `target/release/shiftwork-mcp`, built with `cargo build --release -p shiftwork-mcp` when missing.

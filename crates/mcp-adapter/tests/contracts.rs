@@ -660,3 +660,68 @@ fn issue8_two_servers_hand_a_contract_over_postgres() {
         .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
         .unwrap();
 }
+
+/// Issue 7/8 as a user runs it: two `shiftwork-mcp serve` processes, `AGENT_NAME=alice` and
+/// `AGENT_NAME=bob`, on one store (the SQLite file, and PostgreSQL when a server is set up) hand a
+/// contract from one to the other (CT-146), and both end cleanly when their client closes stdin — the
+/// store's connections are closed outside the server's async runtime.
+#[test]
+fn ct146_two_serve_processes_hand_a_contract_over_one_store_and_exit_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(workspace.join("src")).unwrap();
+    std::fs::write(
+        workspace.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+    )
+    .unwrap();
+    let mut dbs = vec![dir.path().join("contracts.db").to_string_lossy().into_owned()];
+    if cfg!(feature = "postgres") {
+        dbs.extend(postgres_url());
+    }
+    for (n, db) in dbs.iter().enumerate() {
+        // Agent names of their own, so a shared PostgreSQL database holds nothing else for them.
+        let alice_name = format!("alice-{}-{n}", std::process::id());
+        let bob_name = format!("bob-{}-{n}", std::process::id());
+        let start = |agent: &str| {
+            let mut server = support::Binary::serve(
+                &["--tools", "contracts", "--contracts-db", db],
+                &[("AGENT_NAME", agent), ("RUST_LOG", "warn")],
+            );
+            server.initialize();
+            server
+        };
+        let (mut alice, mut bob) = (start(&alice_name), start(&bob_name));
+        let call = |server: &mut support::Binary, tool: &str, arguments: Value| -> Value {
+            let response = server.request("tools/call", json!({"name": tool, "arguments": arguments}));
+            response["result"]["structuredContent"].clone()
+        };
+        let sent = call(
+            &mut alice,
+            "dispatch_contract",
+            json!({"target_agent": bob_name, "title": "Review add()", "workspace_root": workspace, "pointers": ["src/lib.rs"]}),
+        );
+        assert_eq!(sent["status"], "SUBMITTED", "{db}: {sent}");
+        let task = call(&mut bob, "poll_next_task", json!({}));
+        assert_eq!(task["has_task"], true, "{db}: {task}");
+        assert_eq!(task["contract"]["contract_id"], sent["contract_id"], "{db}");
+        assert_eq!(task["contract"]["requester_agent"], alice_name.as_str(), "{db}");
+        let done = call(
+            &mut bob,
+            "fulfill_contract",
+            json!({"contract_id": sent["contract_id"], "claim_epoch": task["contract"]["claim_epoch"], "result_summary": "add() is right."}),
+        );
+        assert_eq!(done["status"], "COMPLETED", "{db}: {done}");
+        let seen = call(
+            &mut alice,
+            "inspect_mesh_state",
+            json!({"contract_id": sent["contract_id"]}),
+        );
+        assert_eq!(seen["contracts"][0]["status"], "COMPLETED", "{db}: {seen}");
+        for (who, server) in [("alice", alice), ("bob", bob)] {
+            let (status, _, stderr) = server.close();
+            assert!(status.success(), "{db}: {who} exited with {status:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{db}: {who}: {stderr}");
+        }
+    }
+}

@@ -86,6 +86,18 @@ struct Pool {
     open: usize,
 }
 
+impl Drop for Pool {
+    /// Closes the idle connections on a thread of their own: closing a synchronous `postgres::Client`
+    /// blocks on the driver's runtime, which panics when the store is dropped inside an async runtime
+    /// (as when an MCP server ends its session). The join waits for the connections to close.
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut self.idle);
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
+    }
+}
+
 /// A pooled connection; a connection that failed is not given back (the pool reconnects).
 struct Lease<'a> {
     shared: &'a Shared,
