@@ -472,17 +472,14 @@ fn rusqlite_free_foreign_db(path: &std::path::Path) -> bool {
     .is_ok()
 }
 
-/// S29 and the issue's "as a user would": two `serve` processes with different AGENT_NAMEs on one
-/// database hand a contract from alice to bob; alice edits the file, bob's fulfil answers the one
-/// recoverable retry naming the drifted file; after the restore the fulfil completes.
-#[test]
-fn s29_two_servers_hand_a_contract_over_one_database() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+/// The flow of S29 between two `serve` processes on the store `db` (`--contracts-db` for one,
+/// `SHIFTWORK_CONTRACTS_DB` for the other), with the workspace under `dir`; both must exit 0 without a
+/// panic when their client closes stdin (a PostgreSQL store closes its connections outside the
+/// server's async runtime).
+fn two_servers_hand_a_contract(dir: &std::path::Path, db: &str) {
+    let ws = dir.join("ws");
     std::fs::create_dir_all(ws.join("src")).unwrap();
     std::fs::write(ws.join("src/lib.rs"), scenarios::LIB).unwrap();
-    let db = dir.path().join("db").join("contracts.db");
-    let db = db.to_str().unwrap();
     let mut alice = support::Binary::serve(
         &["--tools", "contracts"],
         &[("AGENT_NAME", "alice"), ("SHIFTWORK_CONTRACTS_DB", db)],
@@ -533,10 +530,27 @@ fn s29_two_servers_hand_a_contract_over_one_database() {
     assert_eq!(done["status"], "COMPLETED", "{done}");
     let seen = call(&mut alice, "inspect_mesh_state", json!({"contract_id": id}));
     assert_eq!(seen["contracts"][0]["result_summary"], "LGTM");
-    let (status, _, _) = alice.close();
-    assert!(status.success());
-    let (status, _, _) = bob.close();
-    assert!(status.success());
+    for (who, server) in [("alice", alice), ("bob", bob)] {
+        let (status, _, stderr) = server.close();
+        assert!(status.success(), "{who} exited with {status:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{who}: {stderr}");
+    }
+}
+
+/// S29 and the issue's "as a user would": two `serve` processes with different AGENT_NAMEs on one
+/// database hand a contract from alice to bob; alice edits the file, bob's fulfil answers the one
+/// recoverable retry naming the drifted file; after the restore the fulfil completes.
+#[test]
+fn s29_two_servers_hand_a_contract_over_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").join("contracts.db");
+    let db = db.to_str().unwrap();
+    two_servers_hand_a_contract(dir.path(), db);
+    let call = |b: &mut support::Binary, tool: &str, args: Value| -> Value {
+        let r = b.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        r["result"]["structuredContent"].clone()
+    };
     // A server without AGENT_NAME refuses identity-less calls; one with an invalid AGENT_NAME names it.
     let mut nobody = support::Binary::serve(
         &["--tools", "contracts", "--contracts-db", db],
@@ -604,7 +618,7 @@ fn ct92_call_prints_the_same_object() {
 }
 
 /// Issue 8, as a user would: two `serve` processes with different AGENT_NAMEs and one
-/// `--contracts-db postgres://…` hand a contract from one to the other.
+/// `--contracts-db postgres://…` hand a contract from one to the other (the flow of S29).
 #[cfg(feature = "postgres")]
 #[test]
 fn issue8_two_servers_hand_a_contract_over_postgres() {
@@ -615,113 +629,12 @@ fn issue8_two_servers_hand_a_contract_over_postgres() {
         .batch_execute(&format!("CREATE SCHEMA \"{schema}\""))
         .unwrap();
     let sep = if url.contains('?') { '&' } else { '?' };
-    let db = format!("{url}{sep}options=-c%20search_path%3D{schema}");
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("notes.md"), "# Plan\n").unwrap();
-    let mut alice = support::Binary::serve(
-        &["--tools", "contracts", "--contracts-db", &db],
-        &[("AGENT_NAME", "alice")],
+    two_servers_hand_a_contract(
+        dir.path(),
+        &format!("{url}{sep}options=-c%20search_path%3D{schema}"),
     );
-    let mut bob = support::Binary::serve(
-        &["--tools", "contracts"],
-        &[("AGENT_NAME", "bob"), ("SHIFTWORK_CONTRACTS_DB", &db)],
-    );
-    alice.initialize();
-    bob.initialize();
-    let call = |b: &mut support::Binary, tool: &str, args: Value| -> Value {
-        let r = b.request("tools/call", json!({"name": tool, "arguments": args}));
-        r["result"]["structuredContent"].clone()
-    };
-    let sent = call(
-        &mut alice,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "Read the plan", "workspace_root": ws.to_str().unwrap(), "pointers": ["notes.md"]}),
-    );
-    assert_eq!(sent["ok"], true, "{sent}");
-    let held = call(&mut bob, "poll_next_task", json!({}));
-    assert_eq!(held["contract"]["contract_id"], sent["contract_id"], "{held}");
-    let done = call(
-        &mut bob,
-        "fulfill_contract",
-        json!({"contract_id": sent["contract_id"], "claim_epoch": held["contract"]["claim_epoch"], "result_summary": "read"}),
-    );
-    assert_eq!(done["status"], "COMPLETED", "{done}");
-    let seen = call(
-        &mut alice,
-        "inspect_mesh_state",
-        json!({"contract_id": sent["contract_id"]}),
-    );
-    assert_eq!(seen["contracts"][0]["result_summary"], "read");
-    alice.close();
-    bob.close();
     admin
         .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
         .unwrap();
-}
-
-/// Issue 7/8 as a user runs it: two `shiftwork-mcp serve` processes, `AGENT_NAME=alice` and
-/// `AGENT_NAME=bob`, on one store (the SQLite file, and PostgreSQL when a server is set up) hand a
-/// contract from one to the other (CT-146), and both end cleanly when their client closes stdin — the
-/// store's connections are closed outside the server's async runtime.
-#[test]
-fn ct146_two_serve_processes_hand_a_contract_over_one_store_and_exit_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir_all(workspace.join("src")).unwrap();
-    std::fs::write(
-        workspace.join("src/lib.rs"),
-        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
-    )
-    .unwrap();
-    let mut dbs = vec![dir.path().join("contracts.db").to_string_lossy().into_owned()];
-    if cfg!(feature = "postgres") {
-        dbs.extend(postgres_url());
-    }
-    for (n, db) in dbs.iter().enumerate() {
-        // Agent names of their own, so a shared PostgreSQL database holds nothing else for them.
-        let alice_name = format!("alice-{}-{n}", std::process::id());
-        let bob_name = format!("bob-{}-{n}", std::process::id());
-        let start = |agent: &str| {
-            let mut server = support::Binary::serve(
-                &["--tools", "contracts", "--contracts-db", db],
-                &[("AGENT_NAME", agent), ("RUST_LOG", "warn")],
-            );
-            server.initialize();
-            server
-        };
-        let (mut alice, mut bob) = (start(&alice_name), start(&bob_name));
-        let call = |server: &mut support::Binary, tool: &str, arguments: Value| -> Value {
-            let response = server.request("tools/call", json!({"name": tool, "arguments": arguments}));
-            response["result"]["structuredContent"].clone()
-        };
-        let sent = call(
-            &mut alice,
-            "dispatch_contract",
-            json!({"target_agent": bob_name, "title": "Review add()", "workspace_root": workspace, "pointers": ["src/lib.rs"]}),
-        );
-        assert_eq!(sent["status"], "SUBMITTED", "{db}: {sent}");
-        let task = call(&mut bob, "poll_next_task", json!({}));
-        assert_eq!(task["has_task"], true, "{db}: {task}");
-        assert_eq!(task["contract"]["contract_id"], sent["contract_id"], "{db}");
-        assert_eq!(task["contract"]["requester_agent"], alice_name.as_str(), "{db}");
-        let done = call(
-            &mut bob,
-            "fulfill_contract",
-            json!({"contract_id": sent["contract_id"], "claim_epoch": task["contract"]["claim_epoch"], "result_summary": "add() is right."}),
-        );
-        assert_eq!(done["status"], "COMPLETED", "{db}: {done}");
-        let seen = call(
-            &mut alice,
-            "inspect_mesh_state",
-            json!({"contract_id": sent["contract_id"]}),
-        );
-        assert_eq!(seen["contracts"][0]["status"], "COMPLETED", "{db}: {seen}");
-        for (who, server) in [("alice", alice), ("bob", bob)] {
-            let (status, _, stderr) = server.close();
-            assert!(status.success(), "{db}: {who} exited with {status:?}: {stderr}");
-            assert!(!stderr.contains("panicked"), "{db}: {who}: {stderr}");
-        }
-    }
 }
