@@ -166,6 +166,15 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
             pattern,
         })
     };
+    // A file that vanished or cannot be read is the caller's refusal; any other failure is I/O.
+    let failed = |raw: &str, rel: String, error: io::Error| match classify(&error) {
+        Class::Missing => refuse(raw, PathReason::FileMissing, None),
+        Class::Denied => refuse(raw, PathReason::Unreadable, None),
+        Class::Other => Accepted::Io(CouldNotRun {
+            path: Some(rel),
+            error,
+        }),
+    };
     let root = PathBuf::from(canonical_root);
     let mut seen: Vec<String> = Vec::new();
     let mut pointers = Vec::new();
@@ -185,16 +194,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
         let full = root.join(&rel);
         let resolved = match fs.canonicalize(&full) {
             Ok(p) => p,
-            Err(e) => {
-                return match classify(&e) {
-                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
-                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
-                    Class::Other => Accepted::Io(CouldNotRun {
-                        path: Some(rel),
-                        error: e,
-                    }),
-                };
-            }
+            Err(e) => return failed(raw, rel, e),
         };
         let Some(inner) = inside(&resolved, &root) else {
             return refuse(raw, PathReason::SymlinkEscape, None);
@@ -204,16 +204,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
         }
         let meta = match fs.metadata(&resolved) {
             Ok(m) => m,
-            Err(e) => {
-                return match classify(&e) {
-                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
-                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
-                    Class::Other => Accepted::Io(CouldNotRun {
-                        path: Some(rel),
-                        error: e,
-                    }),
-                };
-            }
+            Err(e) => return failed(raw, rel, e),
         };
         if meta.kind != FileKind::File {
             return refuse(raw, PathReason::NotAFile, None);
@@ -224,16 +215,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
         }
         match fingerprint(fs, &resolved, &rel) {
             Ok(p) => pointers.push(p),
-            Err(e) => {
-                return match classify(&e) {
-                    Class::Denied => refuse(raw, PathReason::Unreadable, None),
-                    Class::Missing => refuse(raw, PathReason::FileMissing, None),
-                    Class::Other => Accepted::Io(CouldNotRun {
-                        path: Some(rel),
-                        error: e,
-                    }),
-                };
-            }
+            Err(e) => return failed(raw, rel, e),
         }
     }
     Accepted::Pointers(pointers)

@@ -10,6 +10,46 @@ use crate::integrity::IntegrityReport;
 use crate::model::{AgentId, Contract, EpochMs, Status};
 use crate::transition::{Reply, Step};
 
+/// The columns of the `contracts` table, in the order both SQL stores write and read them (CT-147:
+/// one schema with each engine's types).
+pub(crate) const COLUMNS: [&str; 35] = [
+    "seq",
+    "contract_id",
+    "requester_agent",
+    "target_agent",
+    "idempotency_key",
+    "payload_sha256",
+    "task_type",
+    "title",
+    "context_summary",
+    "workspace_root",
+    "pointers",
+    "contract_schema",
+    "exec_ttl_sec",
+    "queue_ttl_sec",
+    "status",
+    "created_at",
+    "queued_at",
+    "queue_expires_at",
+    "lifetime_ends_at",
+    "claimed_at",
+    "expires_at",
+    "completed_at",
+    "claim_epoch",
+    "extend_count",
+    "release_count",
+    "retry_count",
+    "toctou_strikes",
+    "end_reason",
+    "dirty_files",
+    "error_reason",
+    "fail_reason",
+    "result_summary",
+    "structured_output",
+    "artifacts_pointers",
+    "salvaged_result",
+];
+
 mod memory;
 pub use memory::MemoryStore;
 

@@ -15,7 +15,7 @@ use postgres::{Client, Config, NoTls, Row, Transaction};
 use seams::Clock;
 use serde_json::Value;
 
-use super::{Build, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
+use super::{Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::SWEEP_BATCH_PER_CALL;
@@ -318,44 +318,6 @@ CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_
 CREATE TABLE contracts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '1');
 ";
-
-const COLUMNS: [&str; 35] = [
-    "seq",
-    "contract_id",
-    "requester_agent",
-    "target_agent",
-    "idempotency_key",
-    "payload_sha256",
-    "task_type",
-    "title",
-    "context_summary",
-    "workspace_root",
-    "pointers",
-    "contract_schema",
-    "exec_ttl_sec",
-    "queue_ttl_sec",
-    "status",
-    "created_at",
-    "queued_at",
-    "queue_expires_at",
-    "lifetime_ends_at",
-    "claimed_at",
-    "expires_at",
-    "completed_at",
-    "claim_epoch",
-    "extend_count",
-    "release_count",
-    "retry_count",
-    "toctou_strikes",
-    "end_reason",
-    "dirty_files",
-    "error_reason",
-    "fail_reason",
-    "result_summary",
-    "structured_output",
-    "artifacts_pointers",
-    "salvaged_result",
-];
 
 const CLAIM: &str = "
 WITH next AS MATERIALIZED (

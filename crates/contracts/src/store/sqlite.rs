@@ -8,7 +8,9 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 use seams::{Clock, Fs};
 
-use super::{Build, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
+use super::{
+    Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
+};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
@@ -117,44 +119,6 @@ CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
 CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
 CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
 ";
-
-const COLUMNS: [&str; 35] = [
-    "seq",
-    "contract_id",
-    "requester_agent",
-    "target_agent",
-    "idempotency_key",
-    "payload_sha256",
-    "task_type",
-    "title",
-    "context_summary",
-    "workspace_root",
-    "pointers",
-    "contract_schema",
-    "exec_ttl_sec",
-    "queue_ttl_sec",
-    "status",
-    "created_at",
-    "queued_at",
-    "queue_expires_at",
-    "lifetime_ends_at",
-    "claimed_at",
-    "expires_at",
-    "completed_at",
-    "claim_epoch",
-    "extend_count",
-    "release_count",
-    "retry_count",
-    "toctou_strikes",
-    "end_reason",
-    "dirty_files",
-    "error_reason",
-    "fail_reason",
-    "result_summary",
-    "structured_output",
-    "artifacts_pointers",
-    "salvaged_result",
-];
 
 const CLAIM: &str = "
 UPDATE contracts
@@ -366,30 +330,29 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut lease = self.lease()?;
-        let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::Io(String::from("no connection")));
-        };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
-        let now = epoch_ms(self.clock.as_ref());
-        let out = f(&tx, now)?;
-        tx.commit().map_err(io)?;
-        Ok(out)
+        self.transaction(TransactionBehavior::Immediate, |tx| {
+            f(tx, epoch_ms(self.clock.as_ref()))
+        })
     }
 
     fn read<T>(
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.transaction(TransactionBehavior::Deferred, f)
+    }
+
+    /// Runs `f` in one transaction on a pooled connection; any error rolls back.
+    fn transaction<T>(
+        &self,
+        behavior: TransactionBehavior,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));
         };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(io)?;
+        let tx = conn.transaction_with_behavior(behavior).map_err(io)?;
         let out = f(&tx)?;
         tx.commit().map_err(io)?;
         Ok(out)
