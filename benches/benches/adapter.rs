@@ -19,7 +19,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 /// its stdin (not measured).
 #[divan::bench(sample_count = 30)]
 fn cold_start_to_initialize(bencher: divan::Bencher<'_, '_>) {
-    let exe = common::release_binary();
+    let exe = common::server_binary();
     bencher.bench_local(|| {
         let mut child = Command::new(&exe)
             .arg("serve")

@@ -19,11 +19,17 @@ use serde_json::{Value, json};
 use shiftwork_core::Env;
 use shiftwork_core::json::{self, Json};
 
-/// Samples of P4 after the warm-up.
-const P4_SAMPLES: usize = 400;
+/// Samples of P4 after the warm-up (a test run, without `--bench`, takes a few to check the path).
+fn p4_samples() -> usize {
+    if common::benching() { 400 } else { 3 }
+}
 /// Calls of each tool through the MCP server after the warm-up.
-const MCP_CALLS: usize = 60;
-const WARM_UP: usize = 10;
+fn mcp_calls() -> usize {
+    if common::benching() { 60 } else { 3 }
+}
+fn warm_up() -> usize {
+    if common::benching() { 10 } else { 1 }
+}
 
 mod common;
 use common::{checkpoint, p4_clock_out};
@@ -97,14 +103,14 @@ fn p4_clock_out_1000_units() {
     let (_dir, cp) = repo();
     let env = Env::os();
     let args = p4_clock_out(cp.to_string_lossy().into_owned());
-    let mut wall = Vec::with_capacity(P4_SAMPLES);
-    let mut cpu = Vec::with_capacity(P4_SAMPLES);
-    for i in 0..WARM_UP + P4_SAMPLES {
+    let mut wall = Vec::with_capacity(p4_samples());
+    let mut cpu = Vec::with_capacity(p4_samples());
+    for i in 0..warm_up() + p4_samples() {
         let (c0, t0) = (thread_cpu(), Instant::now());
         let answer = shiftwork_core::clock_out(&env, &args);
         let (t, c) = (t0.elapsed(), thread_cpu() - c0);
         assert_eq!(answer.get("result").and_then(Json::as_str), Some("ok"));
-        if i >= WARM_UP {
+        if i >= warm_up() {
             wall.push(t);
             cpu.push(c);
         }
@@ -178,7 +184,7 @@ impl Drop for Server {
 /// `shiftwork_plan` and `shiftwork_clock_out` through `shiftwork-mcp serve` (the relative checkpoint
 /// path a client would pass; the server's working directory is the repository).
 fn mcp_1000_units() {
-    let exe = common::release_binary();
+    let exe = common::server_binary();
     let (dir, _cp) = repo();
     let mut server = Server::start(&exe, dir.path());
     let plan = json!({"checkpoint": ".shiftwork/cp.json"});
@@ -190,18 +196,23 @@ fn mcp_1000_units() {
         "history_entry": {"unit": "U0", "outcome": "blocked"},
         "accounting": {"tokens": 1234, "duration_ms": 5},
     });
-    println!("mcp_1000_units (the release binary over stdio; round trip per call)");
+    let build = if common::benching() {
+        "release"
+    } else {
+        "debug, a test run"
+    };
+    println!("mcp_1000_units (the {build} over stdio; round trip per call)");
     for (tool, arguments, expected) in [
         ("shiftwork_plan", &plan, "plan"),
         ("shiftwork_clock_out", &out, "ok"),
     ] {
-        let mut wall = Vec::with_capacity(MCP_CALLS);
-        for i in 0..WARM_UP + MCP_CALLS {
+        let mut wall = Vec::with_capacity(mcp_calls());
+        for i in 0..warm_up() + mcp_calls() {
             let t0 = Instant::now();
             let answer = server.call(tool, arguments.clone());
             let t = t0.elapsed();
             assert_eq!(answer["result"], expected, "{answer}");
-            if i >= WARM_UP {
+            if i >= warm_up() {
                 wall.push(t);
             }
         }

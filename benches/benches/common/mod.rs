@@ -48,20 +48,33 @@ pub fn p4_clock_out(checkpoint: String) -> ClockOut {
     }
 }
 
-/// `target/release/shiftwork-mcp`, built with `cargo build --release -p shiftwork-mcp` when missing.
-pub fn release_binary() -> PathBuf {
+/// Whether this is a measuring run: `cargo bench` passes `--bench`; `cargo test --all-targets` runs
+/// each bench target once without it, as a smoke test.
+pub fn benching() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// The `shiftwork-mcp` a bench starts: under `cargo bench` the release binary, built with
+/// `cargo build --release -p shiftwork-mcp` when missing; in a test run the debug binary the workspace's
+/// tests already built, so a test run never builds in release.
+pub fn server_binary() -> PathBuf {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"));
-    let exe = target.join("release").join("shiftwork-mcp");
+    let (profile, build): (&str, &[&str]) = if benching() {
+        ("release", &["build", "--release", "-p", "shiftwork-mcp"])
+    } else {
+        ("debug", &["build", "-p", "shiftwork-mcp"])
+    };
+    let exe = target.join(profile).join("shiftwork-mcp");
     if !exe.exists() {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "shiftwork-mcp"])
+            .args(build)
             .current_dir(&workspace)
             .status()
             .expect("cargo runs");
-        assert!(status.success(), "cannot build the release binary");
+        assert!(status.success(), "cannot build {}", exe.display());
     }
     exe
 }
