@@ -12,7 +12,7 @@ use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal};
 use crate::ids::{IdSource, contract_id_from_bits};
 use crate::integrity::IntegrityReport;
 use crate::limits::*;
-use crate::model::{Contract, EpochMs, Status, Warning};
+use crate::model::{Contract, Drift, EpochMs, Status, Warning};
 use crate::request::{self, DispatchRequest, FulfilRequest, HolderRef, Identity};
 use crate::schema;
 use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
@@ -158,6 +158,13 @@ fn store_err(e: StoreError) -> Refusal {
 }
 
 impl Contracts {
+    /// The drift of `record`'s pointers against its baseline (CT-39); a file that cannot be read is
+    /// the I/O refusal naming it.
+    fn drift_of(&self, record: &Contract) -> Result<Vec<Drift>, Refusal> {
+        fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers)
+            .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
+    }
+
     /// A facade over `store`, reading time from `clock` for read-only operations, files through `fs`
     /// and id bits from `ids`.
     pub fn new(
@@ -532,17 +539,7 @@ impl Contracts {
             }
         };
         // Step 4: the baseline.
-        let drift = match fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers) {
-            Ok(d) => d,
-            Err(failed) => {
-                return Err(io_refusal(
-                    Some(&record.contract_id),
-                    Some(&failed.path),
-                    None,
-                    &failed.error,
-                ));
-            }
-        };
+        let drift = self.drift_of(&record)?;
         // Step 5: the output.
         let verdict = if !drift.is_empty() {
             Verdict::Drift(drift)
@@ -601,17 +598,7 @@ impl Contracts {
         let Some(record) = self.store.get(&id).map_err(store_err)? else {
             return Err(Refusal::not_found(&id));
         };
-        let drift = match fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers) {
-            Ok(d) => d,
-            Err(failed) => {
-                return Err(io_refusal(
-                    Some(&record.contract_id),
-                    Some(&failed.path),
-                    None,
-                    &failed.error,
-                ));
-            }
-        };
+        let drift = self.drift_of(&record)?;
         let now = epoch_ms(self.clock.as_ref());
         let valid = drift.is_empty();
         let expired = record.is_logically_expired(now);

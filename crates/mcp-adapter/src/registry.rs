@@ -24,6 +24,21 @@ pub struct Hints {
     pub open_world: bool,
 }
 
+impl Hints {
+    /// A tool that only reads: read-only, not destructive, idempotent, closed world.
+    pub const READ_ONLY: Hints = Hints::local(true, false, true);
+
+    /// Hints of a tool that touches only local state (`openWorldHint` false, as every tool here).
+    pub const fn local(read_only: bool, destructive: bool, idempotent: bool) -> Hints {
+        Hints {
+            read_only,
+            destructive,
+            idempotent,
+            open_world: false,
+        }
+    }
+}
+
 /// How an answer's text block renders its JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextStyle {

@@ -281,15 +281,6 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
     )
 }
 
-fn hints(read_only: bool, destructive: bool, idempotent: bool) -> Hints {
-    Hints {
-        read_only,
-        destructive,
-        idempotent,
-        open_world: false,
-    }
-}
-
 /// The eight tools over `lazy`, in the order of §7.2 (CT-81).
 pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
     let defs: [(&'static str, &'static str, &'static str, Hints); 8] = [
@@ -297,39 +288,49 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
             "dispatch_contract",
             "Dispatch contract",
             DISPATCH,
-            hints(false, false, false),
+            Hints::local(false, false, false),
         ),
         (
             "poll_next_task",
             "Poll next task",
             POLL,
-            hints(false, false, false),
+            Hints::local(false, false, false),
         ),
-        ("extend_ttl", "Extend lease", EXTEND, hints(false, false, false)),
+        (
+            "extend_ttl",
+            "Extend lease",
+            EXTEND,
+            Hints::local(false, false, false),
+        ),
         (
             "release_contract",
             "Release contract",
             RELEASE,
-            hints(false, false, false),
+            Hints::local(false, false, false),
         ),
-        ("fail_contract", "Fail contract", FAIL, hints(false, true, false)),
+        (
+            "fail_contract",
+            "Fail contract",
+            FAIL,
+            Hints::local(false, true, false),
+        ),
         (
             "fulfill_contract",
             "Fulfil contract",
             FULFIL,
-            hints(false, false, false),
+            Hints::local(false, false, false),
         ),
         (
             "verify_contract",
             "Verify contract files",
             VERIFY,
-            hints(true, false, true),
+            Hints::READ_ONLY,
         ),
         (
             "inspect_mesh_state",
             "Inspect contracts",
             INSPECT,
-            hints(true, false, true),
+            Hints::READ_ONLY,
         ),
     ];
     defs.into_iter()

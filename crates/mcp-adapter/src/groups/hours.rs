@@ -115,12 +115,7 @@ pub fn tool(clock: Arc<dyn Clock>, server_zone: Tz) -> ToolDef {
         description: DESCRIPTION,
         input_schema: input_schema(),
         output_schema: output_schema(),
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: Hints::READ_ONLY,
         unknown_argument: refuse_unknown_argument,
         handler: Arc::new(move |args| check(args, clock.now(), server_zone)),
     }

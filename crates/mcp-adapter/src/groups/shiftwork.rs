@@ -59,12 +59,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "result", "batches", "ready", "sequence", "width", "cursor", "held", "budget", "ranking",
                 "winner", "reason",
             ],
-            Hints {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            Hints::READ_ONLY,
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
@@ -95,12 +90,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "open_questions",
                 "probe",
             ],
-            Hints {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: false,
-            },
+            Hints::local(false, false, false),
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
@@ -133,12 +123,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "history_entry",
             ],
             &["result", "reason", "unit", "status", "cursor", "log"],
-            Hints {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-                open_world: false,
-            },
+            Hints::local(false, true, false),
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_out", |a| {
                     let request = ClockOut {
@@ -175,12 +160,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "last_history",
                 "search",
             ],
-            Hints {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            Hints::READ_ONLY,
             Arc::new(move |args| {
                 decode(args, "shiftwork_status", |a| {
                     let checkpoint = a.string("checkpoint")?;
@@ -202,12 +182,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             }),
             &["nodes"],
             &["result", "reason", "batches", "sequence", "width", "held"],
-            Hints {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            Hints::READ_ONLY,
             Arc::new(move |args| {
                 decode(args, "work_plan", |a| {
                     let nodes = a.required("nodes", Kind::Array)?;

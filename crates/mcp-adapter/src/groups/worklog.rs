@@ -125,12 +125,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                 "required": ["status", "file", "line", "message"],
                 "additionalProperties": false
             }),
-            hints: Hints {
-                read_only: false,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            hints: Hints::local(false, false, true),
             unknown_argument,
             handler: Arc::new(move |args| append(&append_log, args)),
         },
@@ -164,12 +159,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                 "required": ["status", "file", "items", "message"],
                 "additionalProperties": false
             }),
-            hints: Hints {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            hints: Hints::READ_ONLY,
             unknown_argument,
             handler: Arc::new(move |_| answer(log.check().map(serde_json::to_value))),
         },

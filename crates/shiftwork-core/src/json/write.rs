@@ -109,12 +109,18 @@ pub fn format_answer_float(f: f64) -> String {
     if !f.is_finite() {
         return format_float(f);
     }
+    shortest_float(f, -5, 0)
+}
+
+/// The shortest round-trip digits of a finite `f`: positional for decimal exponents in
+/// `min_exp..16`, else `d.ddde±X` with the exponent padded to `exp_width` digits.
+fn shortest_float(f: f64, min_exp: i32, exp_width: usize) -> String {
     let (negative, digits, exp) = shortest_digits(f);
-    let mut out = String::new();
+    let mut out = String::with_capacity(digits.len() + 8);
     if negative {
         out.push('-');
     }
-    if (-5..16).contains(&exp) {
+    if (min_exp..16).contains(&exp) {
         positional(&mut out, &digits, exp);
     } else {
         out.push_str(&digits[..1]);
@@ -122,7 +128,8 @@ pub fn format_answer_float(f: f64) -> String {
             out.push('.');
             out.push_str(&digits[1..]);
         }
-        let _ = write!(out, "e{}{}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
+        let sign = if exp < 0 { '-' } else { '+' };
+        let _ = write!(out, "e{sign}{:0exp_width$}", exp.unsigned_abs());
     }
     out
 }
@@ -193,27 +200,7 @@ pub fn python_float_repr(f: f64) -> String {
     if f.is_infinite() {
         return String::from(if f > 0.0 { "inf" } else { "-inf" });
     }
-    let (negative, digits, exp) = shortest_digits(f);
-    let mut out = String::with_capacity(digits.len() + 8);
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        positional(&mut out, &digits, exp);
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
-    }
-    out
+    shortest_float(f, -4, 2)
 }
 
 /// Writes a number token as §3 does (SW-12, SW-13).
