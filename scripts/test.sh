@@ -26,6 +26,6 @@ done
 echo "== cargo test --workspace"
 cargo test --workspace --all-targets "$@"
 echo "== contracts: crash tests at the named failpoints (test-only feature test-failpoints, CT-167)"
-cargo test -p contracts --features test-failpoints --test contracts -- crash::
+cargo test -p shiftwork-contracts --features test-failpoints --test contracts -- crash::
 echo "== doc tests"
 cargo test --workspace --doc

@@ -17,14 +17,14 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use contracts::store::ListQuery;
-use contracts::{
+use divan::Bencher;
+use divan::counter::BytesCount;
+use shiftwork_contracts::store::ListQuery;
+use shiftwork_contracts::{
     Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, RefusalCode, SqliteOptions,
     SqliteStore, Store, Synchronous,
 };
-use divan::Bencher;
-use divan::counter::BytesCount;
-use seams::{MemFs, OsFs, SystemClock};
+use shiftwork_seams::{MemFs, OsFs, SystemClock};
 
 const AGENTS: [&str; 4] = ["a0", "a1", "a2", "a3"];
 
@@ -196,11 +196,11 @@ fn child(role: &str) {
 
 #[cfg(feature = "postgres")]
 fn postgres_store(url: &str) -> Arc<dyn Store> {
-    let options = contracts::PgOptions {
+    let options = shiftwork_contracts::PgOptions {
         schema: std::env::var("SHIFTWORK_BENCH_PG_SCHEMA").ok(),
-        ..contracts::PgOptions::default()
+        ..shiftwork_contracts::PgOptions::default()
     };
-    Arc::new(contracts::PgStore::connect(url, options).unwrap())
+    Arc::new(shiftwork_contracts::PgStore::connect(url, options).unwrap())
 }
 
 #[cfg(not(feature = "postgres"))]
@@ -295,7 +295,9 @@ fn sweep_figure() {
     let q = quick();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
-    let clock = seams::ManualClock::new(chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap());
+    let clock = shiftwork_seams::ManualClock::new(
+        chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap(),
+    );
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap());
     let fs = workspace();
@@ -362,20 +364,25 @@ fn fingerprint_figure() {
         }
     }
     // Warm the page cache.
-    contracts::fingerprint::fingerprint(&OsFs, &path, "big.bin").unwrap();
+    shiftwork_contracts::fingerprint::fingerprint(&OsFs, &path, "big.bin").unwrap();
     let started = Instant::now();
-    let p = contracts::fingerprint::fingerprint(&OsFs, &path, "big.bin").unwrap();
+    let p = shiftwork_contracts::fingerprint::fingerprint(&OsFs, &path, "big.bin").unwrap();
     let fp = size as f64 / started.elapsed().as_secs_f64() / 1e6;
     let started = Instant::now();
-    let drift = contracts::fingerprint::verify(&OsFs, dir.path().to_str().unwrap(), std::slice::from_ref(&p))
-        .unwrap();
+    let drift = shiftwork_contracts::fingerprint::verify(
+        &OsFs,
+        dir.path().to_str().unwrap(),
+        std::slice::from_ref(&p),
+    )
+    .unwrap();
     let vf = size as f64 / started.elapsed().as_secs_f64() / 1e6;
     assert!(drift.is_empty());
     // A size mismatch is found without reading the file.
     let mut wrong = p.clone();
     wrong.size += 1;
     let started = Instant::now();
-    let drift = contracts::fingerprint::verify(&OsFs, dir.path().to_str().unwrap(), &[wrong]).unwrap();
+    let drift =
+        shiftwork_contracts::fingerprint::verify(&OsFs, dir.path().to_str().unwrap(), &[wrong]).unwrap();
     assert_eq!(drift.len(), 1);
     println!(
         "CT-175: fingerprint {fp:.0} MB/s, verify {vf:.0} MB/s of a {} MiB file (target >= 500 MB/s; SHA instructions: {}); SIZE_MISMATCH in {:?} without reading",
@@ -431,11 +438,11 @@ fn postgres_figure() {
         return;
     };
     let schema = format!("bench_{}", std::process::id());
-    let options = contracts::PgOptions {
+    let options = shiftwork_contracts::PgOptions {
         schema: Some(schema.clone()),
-        ..contracts::PgOptions::default()
+        ..shiftwork_contracts::PgOptions::default()
     };
-    let store = Arc::new(contracts::PgStore::connect(&url, options).unwrap());
+    let store = Arc::new(shiftwork_contracts::PgStore::connect(&url, options).unwrap());
     contended(
         &url,
         store.clone(),
@@ -468,20 +475,20 @@ fn poll_claim_sqlite(bencher: Bencher<'_, '_>) {
 
 /// The pure core: one extend judged by `transition::apply`.
 #[divan::bench]
-fn transition_extend() -> contracts::transition::Step {
-    let c = contracts::testing::sample_contract(0);
-    let bob = contracts::AgentId::parse("bob").unwrap();
-    let claimed = contracts::transition::claim(&c, &bob, 1000).unwrap();
-    contracts::transition::apply(
+fn transition_extend() -> shiftwork_contracts::transition::Step {
+    let c = shiftwork_contracts::testing::sample_contract(0);
+    let bob = shiftwork_contracts::AgentId::parse("bob").unwrap();
+    let claimed = shiftwork_contracts::transition::claim(&c, &bob, 1000).unwrap();
+    shiftwork_contracts::transition::apply(
         divan::black_box(&claimed),
-        &contracts::transition::Command::Extend {
-            holder: contracts::transition::Holder {
+        &shiftwork_contracts::transition::Command::Extend {
+            holder: shiftwork_contracts::transition::Holder {
                 agent_id: bob,
                 claim_epoch: Some(1),
             },
         },
         2000,
-        &contracts::transition::Policy::default(),
+        &shiftwork_contracts::transition::Policy::default(),
     )
 }
 
@@ -493,5 +500,5 @@ fn fingerprint_4mib(bencher: Bencher<'_, '_>) {
     std::fs::write(&path, vec![b'x'; 4 << 20]).unwrap();
     bencher
         .counter(BytesCount::new(4usize << 20))
-        .bench_local(|| contracts::fingerprint::fingerprint(&OsFs, &path, "f.bin").unwrap());
+        .bench_local(|| shiftwork_contracts::fingerprint::fingerprint(&OsFs, &path, "f.bin").unwrap());
 }

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use croner::Cron;
 use divan::{Bencher, black_box};
-use hours::Expr;
+use shiftwork_hours::Expr;
 
 fn main() {
     divan::main();

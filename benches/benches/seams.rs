@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use divan::{Bencher, counter::BytesCount};
-use seams::durable::{ReplaceOptions, replace_durably};
-use seams::hash::sha256_file;
-use seams::{MemFs, OsFs};
+use shiftwork_seams::durable::{ReplaceOptions, replace_durably};
+use shiftwork_seams::hash::sha256_file;
+use shiftwork_seams::{MemFs, OsFs};
 
 fn main() {
     divan::main();

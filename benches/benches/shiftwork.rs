@@ -132,7 +132,7 @@ fn p5_ledger_pass_1m_lines_budget_on(bencher: Bencher<'_, '_>) {
     let bytes = ledger_1m_lines();
     bencher.bench(|| {
         let mut pass = shiftwork_core::ledger::LedgerPass::new(&ids, true);
-        for chunk in bytes.chunks(seams::hash::CHUNK_SIZE) {
+        for chunk in bytes.chunks(shiftwork_seams::hash::CHUNK_SIZE) {
             pass.feed(chunk);
         }
         let summary = pass.finish();
@@ -143,7 +143,7 @@ fn p5_ledger_pass_1m_lines_budget_on(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// P5 from the file: the same pass reading a 1,000,000-line ledger through `seams::OsFs` (page cache
+/// P5 from the file: the same pass reading a 1,000,000-line ledger through `shiftwork_seams::OsFs` (page cache
 /// warm), as `shiftwork_plan` does with a budget.
 #[divan::bench(sample_count = 10)]
 fn p5_ledger_pass_1m_lines_budget_on_from_file(bencher: Bencher<'_, '_>) {
@@ -156,7 +156,7 @@ fn p5_ledger_pass_1m_lines_budget_on_from_file(bencher: Bencher<'_, '_>) {
     let path = dir.path().join("cp.json.log.jsonl");
     std::fs::write(&path, ledger_1m_lines()).unwrap();
     bencher.bench(|| {
-        let summary = shiftwork_core::ledger::scan(&seams::OsFs, &path, &ids, true);
+        let summary = shiftwork_core::ledger::scan(&shiftwork_seams::OsFs, &path, &ids, true);
         Budget::compute(&doc, &summary).unwrap().to_json()
     });
 }
@@ -171,15 +171,15 @@ fn p6_write_checkpoint_1000_units(bencher: Bencher<'_, '_>) {
 /// Keeps the in-memory seams linked for embedders comparing both.
 #[divan::bench]
 fn plan_checkpoint_1000_units_memfs(bencher: Bencher<'_, '_>) {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file(
         "/r/.shiftwork/cp.json",
         json::to_checkpoint_text(&checkpoint(1000)).as_bytes(),
     );
     let env = Env::new(
         Arc::new(fs),
-        Arc::new(seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
-        Arc::new(seams::MemHost::new(1, "h")),
+        Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
+        Arc::new(shiftwork_seams::MemHost::new(1, "h")),
     );
     bencher.bench(|| shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json"));
 }

@@ -15,9 +15,9 @@
 use std::cell::Cell;
 
 use divan::{Bencher, counter::BytesCount};
-use seams::OsFs;
-use worklog::core::{Plan, find_checklist, plan_append};
-use worklog::{AppendStatus, Config, Worklog};
+use shiftwork_seams::OsFs;
+use shiftwork_worklog::core::{Plan, find_checklist, plan_append};
+use shiftwork_worklog::{AppendStatus, Config, Worklog};
 
 fn main() {
     divan::main();

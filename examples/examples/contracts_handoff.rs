@@ -10,12 +10,12 @@
 
 use std::sync::Arc;
 
-use contracts::{
+use serde_json::json;
+use shiftwork_contracts::{
     Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest,
     OsIdSource, SqliteOptions, SqliteStore,
 };
-use seams::{OsFs, SystemClock};
-use serde_json::json;
+use shiftwork_seams::{OsFs, SystemClock};
 
 fn agent_facade(db: &std::path::Path) -> Contracts {
     let clock = Arc::new(SystemClock::new());

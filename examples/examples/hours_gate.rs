@@ -11,12 +11,12 @@
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use hours::{
+use shiftwork_hours::{
     BootRoute, Expr, GateAction, GateMemory, GateStatus, HarnessGate, HoldPlan, LeaseState, Observation,
     ProcState, ReleasePlan, ShutdownMode, StartRoute, TurnState, Tz, ZonedExpr, boot_route, close_step,
     hold_plan, next_text_at, release_plan, start_route, state_label, tick,
 };
-use seams::{Clock, ManualClock};
+use shiftwork_seams::{Clock, ManualClock};
 
 /// A real host ticks every second; the example ticks every five to stay quick.
 const TICK: Duration = Duration::from_secs(5);
@@ -60,7 +60,7 @@ impl Harness<'_> {
 
     fn deadline(&self) -> Option<DateTime<Utc>> {
         self.closing
-            .then(|| self.close_at.map(|at| hours::close_deadline(at, None)))
+            .then(|| self.close_at.map(|at| shiftwork_hours::close_deadline(at, None)))
             .flatten()
     }
 
@@ -101,7 +101,7 @@ impl Harness<'_> {
     }
 
     fn tick(&mut self, now: DateTime<Utc>) {
-        let input = hours::TickInput {
+        let input = shiftwork_hours::TickInput {
             now,
             hours: self.hours,
             status: self.status(),

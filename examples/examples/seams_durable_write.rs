@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use seams::durable::{ReplaceOptions, append_line, replace_durably};
-use seams::hash::sha256_file;
-use seams::{Fs, MemFs, Op, OsFs};
+use shiftwork_seams::durable::{ReplaceOptions, append_line, replace_durably};
+use shiftwork_seams::hash::sha256_file;
+use shiftwork_seams::{Fs, MemFs, Op, OsFs};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
@@ -43,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "in memory, the replace failed at {:?} ({}); the file still reads {:?}",
         err.step,
-        seams::os_reason(&err.source),
+        shiftwork_seams::os_reason(&err.source),
         String::from_utf8(fs.file("/notes.md").unwrap())?
     );
     Ok(())

@@ -7,8 +7,8 @@
 //! writes a day's note into a temporary directory first, so the example runs anywhere and leaves
 //! nothing behind.
 
-use seams::OsFs;
-use worklog::{AppendStatus, Config, Worklog, WorklogError};
+use shiftwork_seams::OsFs;
+use shiftwork_worklog::{AppendStatus, Config, Worklog, WorklogError};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -61,7 +61,7 @@ fn check_answer(answer: &Json) {
 
 /// Every tool over the checkpoint and ledger bytes, in a repository on `MemFs`.
 fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.create_dir_all("/r/.git");
     fs.write_file(CP, checkpoint);
     if !ledger.is_empty() {
@@ -69,12 +69,12 @@ fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
     }
     fs.write_file("/r/briefs/F1.md", b"# F1");
     fs.write_file("/r/.shiftwork/archive/a.txt", b"lock timeout U1\nunit U2 done\n");
-    let clock = seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH);
-    let host = seams::MemHost::new(1, "h");
+    let clock = shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH);
+    let host = shiftwork_seams::MemHost::new(1, "h");
     host.answer_probe(
         "true",
-        seams::ProbeOutcome {
-            status: seams::ProbeStatus::Exited(0),
+        shiftwork_seams::ProbeOutcome {
+            status: shiftwork_seams::ProbeStatus::Exited(0),
             stdout: Vec::new(),
             stderr: Vec::new(),
         },

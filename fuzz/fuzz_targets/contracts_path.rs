@@ -4,10 +4,10 @@
 //! pattern, and normalising it again returns it unchanged.
 #![no_main]
 
-use contracts::fingerprint::{Accepted, accept_paths};
-use contracts::paths::{normalise, sensitive};
+use shiftwork_contracts::fingerprint::{Accepted, accept_paths};
+use shiftwork_contracts::paths::{normalise, sensitive};
 use libfuzzer_sys::fuzz_target;
-use seams::MemFs;
+use shiftwork_seams::MemFs;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(p) = normalise(text, "/w/./", "/w") {
         assert!(!p.starts_with('/'), "{p}");
         assert!(!p.split('/').any(|c| c == ".." || c == "." || c.is_empty()), "{p}");
-        assert!(p.len() <= contracts::limits::MAX_PATH_BYTES);
+        assert!(p.len() <= shiftwork_contracts::limits::MAX_PATH_BYTES);
         assert_eq!(normalise(&p, "/w", "/w").as_deref(), Ok(p.as_str()), "normalisation is idempotent");
         if sensitive(&p).is_none() {
             // Accepted by name: it must stay accepted by name whatever case it is written in.

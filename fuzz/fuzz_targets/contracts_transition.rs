@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use contracts::{Contracts, ContractsConfig, MemoryStore, RefusalCode, SeededIdSource};
+use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, RefusalCode, SeededIdSource};
 use libfuzzer_sys::fuzz_target;
-use seams::{ManualClock, MemFs};
+use shiftwork_seams::{ManualClock, MemFs};
 use serde_json::{Map, Value};
 
 const TOOLS: [&str; 8] = [
@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
                 {
                     args.insert("contract_id".into(), Value::String(ids[n % ids.len()].clone()));
                 }
-                let answer = contracts::args::call(&c, tool, &args, Some("bob"));
+                let answer = shiftwork_contracts::args::call(&c, tool, &args, Some("bob"));
                 check(&answer);
                 if let Some(id) = answer.get("contract_id").and_then(Value::as_str) {
                     ids.push(id.to_owned());
@@ -94,6 +94,6 @@ trait NowMs {
 
 impl NowMs for ManualClock {
     fn now_ms(&self) -> i64 {
-        seams::Clock::now(self).timestamp_millis()
+        shiftwork_seams::Clock::now(self).timestamp_millis()
     }
 }

@@ -1,4 +1,4 @@
-//! Arbitrary bytes (lossily decoded) through `hours::Expr::parse` (hours.md HR-86 … HR-88).
+//! Arbitrary bytes (lossily decoded) through `shiftwork_hours::Expr::parse` (hours.md HR-86 … HR-88).
 //! Invariants: nothing panics — parsing, the error text, `Display`, and evaluation at instants drawn
 //! from the input across chrono's whole range; whatever parses reads back equal from its canonical
 //! form, `Display` is idempotent, and the two agree on membership at the 168 hours from
@@ -6,7 +6,7 @@
 #![no_main]
 
 use chrono::{DateTime, TimeDelta, Utc};
-use hours::Expr;
+use shiftwork_hours::Expr;
 use libfuzzer_sys::fuzz_target;
 
 /// An instant from eight bytes, folded into chrono's range.

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use seams::{Fs, MemFs};
+use shiftwork_seams::{Fs, MemFs};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     let probe = Path::new("/w").join(probe);
     let _ = fs.metadata(&probe);
     let _ = fs.symlink_metadata(&probe);
-    let _ = seams::path::resolve_link_chain(&fs, &probe);
+    let _ = shiftwork_seams::path::resolve_link_chain(&fs, &probe);
     if let Ok(canonical) = fs.canonicalize(&probe) {
         assert!(canonical.is_absolute());
         assert_eq!(fs.canonicalize(&canonical).ok().as_deref(), Some(canonical.as_path()));

@@ -3,8 +3,8 @@
 //! adapter is a thin shell over this module; it is also what the fuzz target drives.
 //!
 //! ```
-//! use contracts::{args, Contracts, ContractsConfig, MemoryStore, SeededIdSource};
-//! use seams::{ManualClock, MemFs};
+//! use shiftwork_contracts::{args, Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+//! use shiftwork_seams::{ManualClock, MemFs};
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));

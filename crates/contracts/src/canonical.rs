@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! assert_eq!(contracts::canonical::to_string(&json!({"b": 1, "a": [true, {"d": 1, "c": null}]})),
+//! assert_eq!(shiftwork_contracts::canonical::to_string(&json!({"b": 1, "a": [true, {"d": 1, "c": null}]})),
 //!            r#"{"a":[true,{"c":null,"d":1}],"b":1}"#);
 //! ```
 
@@ -48,7 +48,7 @@ fn write(value: &Value, out: &mut String) {
 
 /// SHA-256 hex of the canonical JSON of `value`.
 pub fn sha256_hex(value: &Value) -> String {
-    seams::hash::hex(&seams::hash::sha256(to_string(value).as_bytes()))
+    shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(to_string(value).as_bytes()))
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

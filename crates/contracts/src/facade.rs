@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use seams::{Clock, Fs};
 use serde_json::{Map, Value, json};
+use shiftwork_seams::{Clock, Fs};
 
 use crate::canonical;
 use crate::error::{Refusal, RefusalCode, StoreError};
@@ -46,7 +46,7 @@ impl ContractsConfig {
     /// A configuration, refused when a default TTL is outside the bounds of §3.
     ///
     /// ```
-    /// use contracts::ContractsConfig;
+    /// use shiftwork_contracts::ContractsConfig;
     /// assert!(ContractsConfig::new(1800, 14400, true).is_ok());
     /// assert!(ContractsConfig::new(59, 14400, false).is_err());
     /// ```
@@ -78,8 +78,8 @@ impl ContractsConfig {
 /// The contract queue: one method per operation (CT-58). `Send + Sync`; call it from many threads.
 ///
 /// ```
-/// use contracts::{Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
-/// use seams::{ManualClock, MemFs};
+/// use shiftwork_contracts::{Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
+/// use shiftwork_seams::{ManualClock, MemFs};
 /// use std::sync::Arc;
 ///
 /// let clock = Arc::new(ManualClock::new(chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap()));
@@ -113,9 +113,9 @@ fn io_refusal(
     let message = match contract_id {
         Some(id) => format!(
             "Checking {what} of contract {id} failed: {}.",
-            seams::os_reason(error)
+            shiftwork_seams::os_reason(error)
         ),
-        None => format!("Reading {what} failed: {}.", seams::os_reason(error)),
+        None => format!("Reading {what} failed: {}.", shiftwork_seams::os_reason(error)),
     };
     Refusal::new(
         RefusalCode::IoError,

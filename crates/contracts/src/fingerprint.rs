@@ -1,11 +1,11 @@
-//! Workspace root, pointers and fingerprints over [`seams::Fs`] (spec §4, CT-29 … CT-43).
+//! Workspace root, pointers and fingerprints over [`shiftwork_seams::Fs`] (spec §4, CT-29 … CT-43).
 //!
 //! Everything here runs with no store transaction open (CT-41): the facade calls it between
 //! transactions.
 //!
 //! ```
-//! use contracts::fingerprint::fingerprint;
-//! use seams::MemFs;
+//! use shiftwork_contracts::fingerprint::fingerprint;
+//! use shiftwork_seams::MemFs;
 //! use std::path::Path;
 //! let fs = MemFs::new();
 //! fs.write_file("/w/a.txt", b"first\r\nmiddle\nlast\n");
@@ -16,7 +16,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seams::{FileKind, Fs};
+use shiftwork_seams::{FileKind, Fs};
 
 use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES};
 use crate::model::{Drift, DriftReason, Pointer};
@@ -223,7 +223,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
 
 /// The `/`-separated path of `resolved` relative to `root` when it lies strictly inside it.
 fn inside(resolved: &Path, root: &Path) -> Option<String> {
-    if !seams::path::strictly_inside(resolved, root) {
+    if !shiftwork_seams::path::strictly_inside(resolved, root) {
         return None;
     }
     let rel = resolved.strip_prefix(root).ok()?;
@@ -319,8 +319,12 @@ pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
 
 /// Streams `path` through SHA-256 (the one hashing path of this crate; the `mid-hash` failpoint of
 /// CT-167 sits in it, after the first chunk).
-fn hash(fs: &dyn Fs, path: &Path, also: &mut dyn FnMut(&[u8])) -> io::Result<seams::hash::FileDigest> {
-    seams::hash::sha256_file(fs, path, &mut |chunk| {
+fn hash(
+    fs: &dyn Fs,
+    path: &Path,
+    also: &mut dyn FnMut(&[u8]),
+) -> io::Result<shiftwork_seams::hash::FileDigest> {
+    shiftwork_seams::hash::sha256_file(fs, path, &mut |chunk| {
         also(chunk);
         #[cfg(feature = "test-failpoints")]
         crate::failpoints::hit("mid-hash");
@@ -434,7 +438,7 @@ pub fn hint(path: &str, reason: DriftReason, size: u64, actual: Option<u64>, sha
 #[cfg(test)]
 mod tests {
     use super::*;
-    use seams::MemFs;
+    use shiftwork_seams::MemFs;
 
     fn lines_of(bytes: &[u8], chunk: usize) -> (String, String) {
         let mut l = Lines::default();

@@ -1,7 +1,7 @@
 //! Contract ids (CT-18, CT-124): UUIDv7 from the dispatch instant and an [`IdSource`].
 //!
 //! ```
-//! use contracts::ids::{new_contract_id, IdSource, SeededIdSource};
+//! use shiftwork_contracts::ids::{new_contract_id, IdSource, SeededIdSource};
 //! let a = new_contract_id(1_767_225_600_000, &SeededIdSource::new(1));
 //! let b = new_contract_id(1_767_225_600_000, &SeededIdSource::new(1));
 //! assert_eq!(a, b); // same seed, same clock reading: same id
@@ -90,7 +90,7 @@ pub fn contract_id_from_bits(now: EpochMs, r: [u8; 10]) -> String {
     b[7] = r[1];
     b[8] = 0x80 | (r[2] & 0x3F);
     b[9..].copy_from_slice(&r[3..10]);
-    let h = seams::hash::hex(&b);
+    let h = shiftwork_seams::hash::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &h[..8],

@@ -1,8 +1,8 @@
 //! The record invariants of CT-27, checked on one record (store-wide uniqueness is the store's).
 //!
 //! ```
-//! let c = contracts::testing::sample_contract(0);
-//! assert!(contracts::integrity::violations(&c).is_empty());
+//! let c = shiftwork_contracts::testing::sample_contract(0);
+//! assert!(shiftwork_contracts::integrity::violations(&c).is_empty());
 //! ```
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! `contracts` — a durable queue of work contracts between agents.
+//! `shiftwork-contracts` — a durable queue of work contracts between agents.
 //!
 //! One agent (the *requester*) dispatches a contract to another (the *target*): a title, a context
 //! summary, a workspace root, a *baseline* of file pointers pinned by size and SHA-256, and an
@@ -11,7 +11,7 @@
 //! * [`model`]: the record and its parts; [`limits`]: the constants of the spec.
 //! * [`transition`]: the pure state machine — every transition with its guards and refusal codes,
 //!   fencing by `claim_epoch`, the expiry step. No I/O, no clock.
-//! * [`paths`] (pure) and [`fingerprint`] (over [`seams::Fs`]): normalisation, refusals of escaping and
+//! * [`paths`] (pure) and [`fingerprint`] (over [`shiftwork_seams::Fs`]): normalisation, refusals of escaping and
 //!   secret-bearing paths, streaming fingerprints, verification.
 //! * [`Store`]: one atomic transaction per operation; [`MemoryStore`] and, with the default `sqlite`
 //!   feature, [`SqliteStore`] (and `PgStore` with the `postgres` feature). Stores call the pure
@@ -22,8 +22,8 @@
 //!
 //! # What this crate never does
 //!
-//! It never reads the system clock (time comes from [`seams::Clock`]), never reads workspace files
-//! except through [`seams::Fs`], never reads the environment, and never names tokio, rmcp or any MCP
+//! It never reads the system clock (time comes from [`shiftwork_seams::Clock`]), never reads workspace files
+//! except through [`shiftwork_seams::Fs`], never reads the environment, and never names tokio, rmcp or any MCP
 //! type. No store transaction is open while a file is read or hashed. A refusal writes nothing except
 //! where the spec says so (the expiry step, U2–U5, C3).
 //!
@@ -64,3 +64,8 @@ pub use store::{MemoryStore, Store};
 pub use store::{PgOptions, PgStore};
 #[cfg(feature = "sqlite")]
 pub use store::{SqliteOptions, SqliteStore, Synchronous};
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

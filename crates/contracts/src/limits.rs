@@ -1,7 +1,7 @@
 //! The limits and defaults of spec §3 (CT-28), as public constants.
 //!
 //! ```
-//! use contracts::limits;
+//! use shiftwork_contracts::limits;
 //! assert_eq!(limits::MAX_EXTENDS_PER_CLAIM, 5);
 //! assert_eq!(limits::MAX_TOTAL_POINTER_BYTES, 1 << 30);
 //! ```

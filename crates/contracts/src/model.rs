@@ -11,7 +11,7 @@ pub type EpochMs = i64;
 /// A self-declared agent name (CT-17): 1–64 characters of `[A-Za-z0-9._@:-]`, starting alphanumeric.
 ///
 /// ```
-/// use contracts::AgentId;
+/// use shiftwork_contracts::AgentId;
 /// assert!(AgentId::parse("claude-main").is_some());
 /// assert!(AgentId::parse("bad name").is_none());
 /// assert!(AgentId::parse("-x").is_none());

@@ -1,7 +1,7 @@
 //! The pure path rules of spec §4: normalisation (CT-31) and the sensitive-file test (CT-32).
 //!
 //! ```
-//! use contracts::paths::{normalise, sensitive, PathReason};
+//! use shiftwork_contracts::paths::{normalise, sensitive, PathReason};
 //! assert_eq!(normalise("./src//lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
 //! assert_eq!(normalise("/w/src/lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
 //! assert_eq!(normalise("src/../README.md", "/w", "/w"), Err(PathReason::PathEscape));

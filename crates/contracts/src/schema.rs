@@ -6,8 +6,8 @@
 //! use serde_json::json;
 //! let schema = json!({"type": "object", "required": ["verdict"]});
 //! let schema = schema.as_object().unwrap();
-//! assert!(contracts::schema::accept(schema).is_ok());
-//! let errors = contracts::schema::validate(schema, None).unwrap_err();
+//! assert!(shiftwork_contracts::schema::accept(schema).is_ok());
+//! let errors = shiftwork_contracts::schema::validate(schema, None).unwrap_err();
 //! assert_eq!(errors[0].instance_path, "");
 //! ```
 

@@ -28,7 +28,7 @@ pub enum HoldPlan {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::{HoldPlan, ProcState, ShutdownMode, hold_plan};
+/// use shiftwork_hours::{HoldPlan, ProcState, ShutdownMode, hold_plan};
 /// let at = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();
 /// let g = ShutdownMode::Graceful;
 /// assert_eq!(hold_plan(g, at, true, ProcState::Running, true, false), HoldPlan::BeginClose { close_at: at });
@@ -119,7 +119,7 @@ pub struct CloseStepOutcome {
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use hours::{Observation, ShutdownMode, StopReason, TurnState, close_step};
+/// use shiftwork_hours::{Observation, ShutdownMode, StopReason, TurnState, close_step};
 /// let close_at = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();
 /// let turn = Observation::Turn(TurnState {
 ///     last_event_at: Some(close_at + TimeDelta::minutes(4)),
@@ -160,7 +160,7 @@ pub fn close_step(
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use hours::close_deadline;
+/// use shiftwork_hours::close_deadline;
 /// let anchor = Utc.with_ymd_and_hms(2026, 11, 1, 5, 30, 0).unwrap(); // 01:30 EDT, first pass of the fold
 /// assert_eq!(close_deadline(anchor, None), Utc.with_ymd_and_hms(2026, 11, 1, 5, 45, 0).unwrap());
 /// assert_eq!(close_deadline(anchor, Some(TimeDelta::zero())), close_deadline(anchor, None));
@@ -189,7 +189,7 @@ pub enum ReleasePlan {
 /// started by hours opening; one still running just stays up.
 ///
 /// ```
-/// use hours::{ProcState, ReleasePlan, release_plan};
+/// use shiftwork_hours::{ProcState, ReleasePlan, release_plan};
 /// assert_eq!(release_plan(true, true, ProcState::Stopped, false), ReleasePlan::ClearAndStart);
 /// assert_eq!(release_plan(true, true, ProcState::Running, true), ReleasePlan::ClearOnly);
 /// assert_eq!(release_plan(false, true, ProcState::Stopped, false), ReleasePlan::NoOp);

@@ -10,7 +10,7 @@ use std::fmt;
 /// What kind of parse error an expression has: one variant per row of the error table (HR-20, HR-23).
 ///
 /// ```
-/// use hours::{Expr, ParseErrorKind};
+/// use shiftwork_hours::{Expr, ParseErrorKind};
 /// let err = Expr::parse("Mon 09:00-09:00").unwrap_err();
 /// assert_eq!(err.kind(), ParseErrorKind::EqualStartEnd);
 /// ```
@@ -53,7 +53,7 @@ pub enum ParseErrorKind {
 /// wrapped as HR-21 says; [`kind`](ParseError::kind) tells which row it is.
 ///
 /// ```
-/// use hours::Expr;
+/// use shiftwork_hours::Expr;
 /// let err = Expr::parse("9:00-13:00").unwrap_err();
 /// assert_eq!(err.to_string(), r#"window "9:00-13:00": start time "9:00": malformed hour"#);
 /// ```
@@ -91,7 +91,7 @@ impl std::error::Error for ParseError {}
 /// Why [`parse_zone`](crate::parse_zone) refused a zone name (HR-32).
 ///
 /// ```
-/// use hours::parse_zone;
+/// use shiftwork_hours::parse_zone;
 /// let err = parse_zone("Mars/Olympus").unwrap_err();
 /// assert_eq!(err.to_string(), r#"unknown time zone "Mars/Olympus": unknown time zone Mars/Olympus"#);
 /// assert_eq!(parse_zone("  ").unwrap_err().to_string(), "zone must not be blank");
@@ -127,7 +127,7 @@ pub(crate) fn unknown_zone_text(name: &str) -> String {
 /// Why a text is not a [`ShutdownMode`](crate::ShutdownMode) (HR-53).
 ///
 /// ```
-/// use hours::ShutdownMode;
+/// use shiftwork_hours::ShutdownMode;
 /// let err = "soft".parse::<ShutdownMode>().unwrap_err();
 /// assert_eq!(err.to_string(), "hours_shutdown must be graceful or immediate");
 /// assert_eq!(err.given(), "soft");

@@ -40,7 +40,7 @@ pub(crate) const SEARCH_DAYS: i64 = 368;
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::Expr;
+/// use shiftwork_hours::Expr;
 /// let e = Expr::parse("TZ=America/New_York 01:30-02:30").unwrap();
 /// let ny = e.bind(chrono_tz::UTC); // the prefix wins over the default zone
 /// let t = Utc.with_ymd_and_hms(2026, 3, 8, 6, 59, 0).unwrap(); // 01:59 EST, spring-forward day
@@ -84,7 +84,7 @@ impl<'a> ZonedExpr<'a> {
     /// `Tz::name()` (HR-31).
     ///
     /// ```
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("TZ=US/Eastern 09:00-17:00").unwrap();
     /// assert_eq!(e.bind(chrono_tz::UTC).zone_name(), "US/Eastern");
     /// ```
@@ -97,7 +97,7 @@ impl<'a> ZonedExpr<'a> {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("TZ=UTC Fri 22:00-02:00").unwrap();
     /// let z = e.bind(chrono_tz::UTC);
     /// assert!(z.is_in(Utc.with_ymd_and_hms(2026, 9, 26, 1, 59, 0).unwrap())); // Saturday, tail
@@ -112,7 +112,7 @@ impl<'a> ZonedExpr<'a> {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
     /// let c = e.bind(chrono_tz::UTC).check(Utc.with_ymd_and_hms(2026, 9, 21, 12, 0, 0).unwrap());
     /// assert!(c.in_hours);
@@ -131,7 +131,7 @@ impl<'a> ZonedExpr<'a> {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// // Friday evening in Los Angeles: the next change is Monday's opening.
     /// let e = Expr::parse("TZ=America/Los_Angeles Mon-Fri 09:00-13:00").unwrap();
     /// let t = Utc.with_ymd_and_hms(2026, 9, 26, 3, 0, 0).unwrap();
@@ -190,7 +190,7 @@ impl<'a> ZonedExpr<'a> {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
     /// let z = e.bind(chrono_tz::UTC);
     /// let closing = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();

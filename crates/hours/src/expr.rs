@@ -15,7 +15,7 @@ use crate::zone;
 /// midnight (HR-18).
 ///
 /// ```
-/// use hours::Expr;
+/// use shiftwork_hours::Expr;
 /// let expr = Expr::parse("Fri 22:00-02:00").unwrap();
 /// let w = expr.windows()[0];
 /// assert_eq!((w.day, w.start, w.end), (chrono::Weekday::Fri, 79_200, 7_200));
@@ -36,7 +36,7 @@ impl Window {
     /// at `24:00` is never overnight (HR-36).
     ///
     /// ```
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("Mon 22:00-00:00; Mon 22:00-24:00").unwrap();
     /// assert!(e.windows()[0].is_overnight());
     /// assert!(!e.windows()[1].is_overnight());
@@ -51,7 +51,7 @@ impl Window {
 /// `Display` gives the canonical form (HR-24 … HR-27), which parses back to an equal `Expr`.
 ///
 /// ```
-/// use hours::Expr;
+/// use shiftwork_hours::Expr;
 /// let e: Expr = "CRON_TZ=UTC Fri-Mon 10:00-11:00".parse().unwrap();
 /// assert_eq!(e.to_string(), "TZ=UTC Mon 10:00-11:00; Fri 10:00-11:00; Sat 10:00-11:00; Sun 10:00-11:00");
 /// assert_eq!(e.zone_text(), Some("UTC"));
@@ -69,7 +69,7 @@ impl Expr {
     /// Parses an expression (§2). Accepts any `&str`; never panics (HR-7).
     ///
     /// ```
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// assert!(Expr::parse("Mon, Wed 09:00-10:00").is_ok());
     /// assert_eq!(Expr::parse("   ").unwrap_err().to_string(), "must not be blank");
     /// ```
@@ -151,7 +151,7 @@ impl Expr {
     /// alone. Such an expression is in hours at every instant in every zone.
     ///
     /// ```
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// assert!(Expr::parse("Mon-Sun 12:00-12:01; Mon-Sun 12:01-12:00").unwrap().covers_whole_week());
     /// assert!(!Expr::parse("Mon-Sat 00:00-24:00").unwrap().covers_whole_week());
     /// ```
@@ -164,7 +164,7 @@ impl Expr {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use hours::Expr;
+    /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("Mon-Fri 09:00-17:30").unwrap();
     /// let kolkata = e.bind(chrono_tz::Asia::Kolkata);
     /// assert_eq!(kolkata.zone_name(), "Asia/Kolkata");

@@ -24,7 +24,7 @@ pub const DEFAULT_LEASE: TimeDelta = TimeDelta::hours(1);
 /// How a harness is shut down when its hours end (HR-53).
 ///
 /// ```
-/// use hours::ShutdownMode;
+/// use shiftwork_hours::ShutdownMode;
 /// assert_eq!("immediate".parse::<ShutdownMode>(), Ok(ShutdownMode::Immediate));
 /// assert_eq!(ShutdownMode::default(), ShutdownMode::Graceful);
 /// assert!("Graceful".parse::<ShutdownMode>().is_err());
@@ -81,7 +81,7 @@ impl ProcState {
     /// Whether the harness is **up**: starting, running, degraded or restarting (HR-54).
     ///
     /// ```
-    /// use hours::ProcState;
+    /// use shiftwork_hours::ProcState;
     /// assert!(ProcState::Restarting.is_up());
     /// assert!(!ProcState::Failed.is_up());
     /// ```
@@ -159,7 +159,7 @@ pub struct LeaseJudgement {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::{LeaseChange, LeaseState, judge_lease};
+/// use shiftwork_hours::{LeaseChange, LeaseState, judge_lease};
 /// let until = Utc.with_ymd_and_hms(2026, 9, 21, 21, 0, 0).unwrap();
 /// let lease = LeaseState { until: Some(until), expired_end: None };
 /// let spent = judge_lease(&lease, until, true, false);
@@ -206,7 +206,7 @@ pub fn judge_lease(state: &LeaseState, now: DateTime<Utc>, gated: bool, in_hours
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::close_anchor;
+/// use shiftwork_hours::close_anchor;
 /// let at = |h| Utc.with_ymd_and_hms(2026, 9, 21, h, 0, 0).unwrap();
 /// assert_eq!(close_anchor(Some(at(21)), Some(at(13)), at(21)), (at(21), true));
 /// assert_eq!(close_anchor(None, Some(at(13)), at(15)), (at(13), true));
@@ -313,7 +313,7 @@ pub struct TickOutcome {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::{Expr, GateAction, GateMemory, GateStatus, LeaseState, ShutdownMode, TickInput, tick};
+/// use shiftwork_hours::{Expr, GateAction, GateMemory, GateStatus, LeaseState, ShutdownMode, TickInput, tick};
 /// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();
 /// let out = tick(
@@ -435,7 +435,7 @@ pub fn tick(input: TickInput<'_>, memory: GateMemory) -> TickOutcome {
 /// forget the gate's memory and drop any lease. The host runs this once and stops ticking the harness.
 ///
 /// ```
-/// use hours::{GateAction, GateMemory, GateStatus, LeaseState, ungate};
+/// use shiftwork_hours::{GateAction, GateMemory, GateStatus, LeaseState, ungate};
 /// let (action, memory, lease, change) =
 ///     ungate(GateStatus { held: true, ..GateStatus::default() }, LeaseState::default());
 /// assert_eq!(action, Some(GateAction::Release { ungated: true }));

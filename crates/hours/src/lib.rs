@@ -1,4 +1,4 @@
-//! `hours` — operating-hours expressions with time zones, exact across DST, and the pure hours gate.
+//! `shiftwork-hours` — operating-hours expressions with time zones, exact across DST, and the pure hours gate.
 //!
 //! An expression such as `TZ=Europe/London Mon-Fri 09:00-17:30; Sat 10:00-14:00` says when a resident
 //! agent may work. This crate parses it (with exact error sentences), prints its canonical form, and
@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use chrono::{TimeZone, Utc};
-//! use hours::Expr;
+//! use shiftwork_hours::Expr;
 //!
 //! let expr = Expr::parse("TZ=America/New_York Mon-Fri 09:00-17:00").unwrap();
 //! let hours = expr.bind(chrono_tz::UTC); // the default zone matters only without a prefix
@@ -73,3 +73,8 @@ pub use zone::parse_zone;
 /// Re-exported so callers name zones and weekdays with the same types the crate uses.
 pub use chrono::Weekday;
 pub use chrono_tz::Tz;
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -14,7 +14,7 @@ const DAY_NAMES: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 /// otherwise the host's state word unchanged.
 ///
 /// ```
-/// use hours::state_label;
+/// use shiftwork_hours::state_label;
 /// assert_eq!(state_label("running", true, true), "closing");
 /// assert_eq!(state_label("stopped", true, false), "off-hours");
 /// assert_eq!(state_label("running", true, false), "running");
@@ -35,7 +35,7 @@ pub fn state_label(state: &str, held: bool, closing: bool) -> &str {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::next_text;
+/// use shiftwork_hours::next_text;
 /// let next = Utc.with_ymd_and_hms(2026, 9, 28, 16, 0, 0).unwrap();
 /// let la = chrono_tz::America::Los_Angeles;
 /// assert_eq!(next_text(true, false, None, None, Some(next), la), "opens Mon 09:00");
@@ -77,7 +77,7 @@ pub fn next_text(
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::{Expr, GateStatus, next_text_at};
+/// use shiftwork_hours::{Expr, GateStatus, next_text_at};
 /// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 10, 0, 0).unwrap();
 /// let text = next_text_at(now, expr.bind(chrono_tz::UTC), GateStatus::default(), None, None, chrono_tz::UTC);
@@ -105,7 +105,7 @@ pub fn next_text_at(
 /// zone is exactly the prefix's zone; otherwise the expression unchanged.
 ///
 /// ```
-/// use hours::schedule_label;
+/// use shiftwork_hours::schedule_label;
 /// let raw = "TZ=America/Los_Angeles Mon-Fri 09:00-13:00";
 /// assert_eq!(schedule_label(raw, Some("America/Los_Angeles")), "Mon-Fri 09:00-13:00");
 /// assert_eq!(schedule_label(raw, Some("UTC")), raw);

@@ -48,7 +48,7 @@ impl LeaseRefusal {
     /// True for the three `no lease applies: …` refusals, false for `unknown harness`.
     ///
     /// ```
-    /// use hours::LeaseRefusal;
+    /// use shiftwork_hours::LeaseRefusal;
     /// assert!(LeaseRefusal::NonPositive.is_no_lease());
     /// assert!(!LeaseRefusal::UnknownHarness.is_no_lease());
     /// ```
@@ -75,7 +75,7 @@ impl std::error::Error for LeaseRefusal {}
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use hours::{Expr, HarnessGate, StartRoute, start_route};
+/// use shiftwork_hours::{Expr, HarnessGate, StartRoute, start_route};
 /// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 20, 0, 0).unwrap();
 /// let day = HarnessGate::Gated(expr.bind(chrono_tz::UTC));
@@ -129,7 +129,7 @@ pub enum BootRoute {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use hours::{BootRoute, boot_route};
+/// use shiftwork_hours::{BootRoute, boot_route};
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 20, 30, 0).unwrap();
 /// let until = Utc.with_ymd_and_hms(2026, 9, 21, 21, 0, 0).unwrap();
 /// assert_eq!(boot_route(true, true, Some(until), now), BootRoute::Start);

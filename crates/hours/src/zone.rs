@@ -17,7 +17,7 @@ pub(crate) const DAY: i64 = 86_400;
 /// this crate for the host's zone.
 ///
 /// ```
-/// use hours::parse_zone;
+/// use shiftwork_hours::parse_zone;
 /// assert_eq!(parse_zone("US/Eastern").unwrap().name(), "US/Eastern");
 /// assert!(parse_zone("america/new_york").is_err());
 /// assert!(parse_zone("Local").is_err());

@@ -21,6 +21,7 @@ pub mod cli;
 pub mod demo;
 pub mod groups;
 pub mod registry;
+pub mod schema_lint;
 pub mod server;
 pub mod settings;
 
@@ -42,3 +43,8 @@ pub fn instructions(groups: &[&Group], selected: &[&str]) -> String {
     }
     text
 }
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 use shiftwork_mcp::cli::{self, Command};
-use shiftwork_mcp::registry::{Outcome, Registry};
+use shiftwork_mcp::registry::{Arguments, Outcome, Registry};
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups, instructions};
 
@@ -71,12 +71,12 @@ fn main() -> ExitCode {
                 };
                 return usage_error(&format!("unknown tool '{tool}'; tools: {names}"));
             };
-            let arguments: Map<String, Value> = match serde_json::from_str::<Value>(&arguments) {
+            let map: Map<String, Value> = match serde_json::from_str::<Value>(&arguments) {
                 Ok(Value::Object(map)) => map,
                 Ok(_) => return usage_error("the arguments must be a JSON object"),
                 Err(e) => return usage_error(&format!("the arguments are not valid JSON: {e}")),
             };
-            let outcome = def.call(&arguments);
+            let outcome = def.invoke(&Arguments::with_raw(map, arguments));
             match &outcome {
                 Outcome::Answer(value, _) | Outcome::Rendered(value, _) => {
                     let text = match (&outcome, pretty) {

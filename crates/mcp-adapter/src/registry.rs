@@ -74,9 +74,42 @@ impl Outcome {
     }
 }
 
-/// A tool's handler: decoded arguments in arrival order in, outcome out. Handlers block; the server
-/// runs them on a blocking thread.
-pub type Handler = Arc<dyn Fn(&Map<String, Value>) -> Outcome + Send + Sync>;
+/// A tool call's arguments as they reached the server: the decoded object (keys in arrival order) and,
+/// when the way in kept it, the JSON text of the `arguments` object exactly as the client sent it.
+///
+/// A group whose answers must keep the client's number tokens (shift work, SW-43) reads [`Arguments::raw`]
+/// with its own JSON reader; every other group reads [`Arguments::map`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arguments {
+    map: Map<String, Value>,
+    raw: Option<String>,
+}
+
+impl Arguments {
+    /// Arguments known only as a decoded object (tests, the demo).
+    pub fn decoded(map: Map<String, Value>) -> Self {
+        Arguments { map, raw: None }
+    }
+
+    /// Arguments with the exact text of the `arguments` object they were decoded from.
+    pub fn with_raw(map: Map<String, Value>, raw: String) -> Self {
+        Arguments { map, raw: Some(raw) }
+    }
+
+    /// The decoded object, keys in arrival order.
+    pub fn map(&self) -> &Map<String, Value> {
+        &self.map
+    }
+
+    /// The exact JSON text of the `arguments` object, when the way in kept it.
+    pub fn raw(&self) -> Option<&str> {
+        self.raw.as_deref()
+    }
+}
+
+/// A tool's handler: the call's arguments in, outcome out. Handlers block; the server runs them off
+/// its async workers.
+pub type Handler = Arc<dyn Fn(&Arguments) -> Outcome + Send + Sync>;
 
 /// How a group answers an undeclared argument (MC-9): given the tool name, the first unknown key in
 /// arrival order, every undeclared key in arrival order, and the known keys in schema order.
@@ -121,10 +154,16 @@ impl ToolDef {
             .unwrap_or_default()
     }
 
-    /// Runs the tool: the MC-9 key check, then the handler.
+    /// Runs the tool on a decoded arguments object (tests, the demo): see [`ToolDef::invoke`].
     pub fn call(&self, arguments: &Map<String, Value>) -> Outcome {
+        self.invoke(&Arguments::decoded(arguments.clone()))
+    }
+
+    /// Runs the tool: the MC-9 key check, then the handler.
+    pub fn invoke(&self, arguments: &Arguments) -> Outcome {
         let known = self.known_arguments();
         let unknown: Vec<&str> = arguments
+            .map()
             .keys()
             .map(String::as_str)
             .filter(|k| !known.contains(k))

@@ -57,7 +57,7 @@ fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
             },
             unknown_argument: refuse_as_result,
             handler: Arc::new(move |args| {
-                let text = args.get("zeta").and_then(Value::as_str).unwrap_or("");
+                let text = args.map().get("zeta").and_then(Value::as_str).unwrap_or("");
                 Outcome::Answer(
                     json!({"result": "ok", "text": format!("{prefix}{text}")}),
                     TextStyle::Pretty,

@@ -30,6 +30,28 @@ fn every_group_is_a_known_group_listed_in_order() {
     assert_eq!(names, expected);
 }
 
+/// Issue 16: every tool's `inputSchema` loads in every major client (OpenAI: arrays need `items`;
+/// Gemini: no type arrays; all: an object root), and stays closed (MC-7).
+#[test]
+fn every_input_schema_passes_the_client_lint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = demo_settings(tmp.path());
+    let all = groups::all();
+    let registry = Registry::build(&all, &KNOWN_GROUPS, &settings).unwrap();
+    let mut broken = Vec::new();
+    for tool in registry.tools() {
+        let descriptor = serde_json::to_value(shiftwork_mcp::server::descriptor(tool)).unwrap();
+        for violation in shiftwork_mcp::schema_lint::lint(&descriptor["inputSchema"]) {
+            broken.push(format!("{}: {violation}", tool.name));
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "input schemas that some client rejects:\n{}",
+        broken.join("\n")
+    );
+}
+
 #[test]
 fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_small() {
     let tmp = tempfile::tempdir().unwrap();

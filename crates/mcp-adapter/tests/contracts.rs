@@ -15,17 +15,19 @@ mod scenarios;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store};
 use rmcp::RoleClient;
 use rmcp::model::Tool;
 use rmcp::service::RunningService;
 use scenarios::{CallOpts, Ctx, Surface};
-use seams::{ManualClock, MemFs, OsFs};
 use serde_json::{Value, json};
+use shiftwork_contracts::{
+    Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store,
+};
 use shiftwork_mcp::groups::contracts::{self as group, Lazy};
 use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups};
+use shiftwork_seams::{ManualClock, MemFs, OsFs};
 
 /// A connected client, the tools it listed, and the facade behind its server.
 type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
@@ -151,12 +153,13 @@ fn store(kind: &str, clock: &ManualClock, dir: &std::path::Path) -> (Arc<dyn Sto
         ),
         #[cfg(feature = "postgres")]
         "postgres" => {
-            let options = contracts::PgOptions {
+            let options = shiftwork_contracts::PgOptions {
                 schema: Some(schema_name()),
                 clock: Some(Arc::new(clock.clone())),
                 ..Default::default()
             };
-            let pg = Arc::new(contracts::PgStore::connect(&postgres_url().unwrap(), options).unwrap());
+            let pg =
+                Arc::new(shiftwork_contracts::PgStore::connect(&postgres_url().unwrap(), options).unwrap());
             let keep = pg.clone();
             (pg, Box::new(move || keep.drop_schema().unwrap()))
         }
@@ -271,7 +274,7 @@ fn ct85_input_schemas_are_closed_with_arguments_in_table_order() {
     )
     .unwrap();
     for tool in r.tools() {
-        let known = contracts::args::known_arguments(tool.name).unwrap();
+        let known = shiftwork_contracts::args::known_arguments(tool.name).unwrap();
         assert_eq!(tool.known_arguments(), known, "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
     }
@@ -310,7 +313,7 @@ fn ct84_output_schemas_are_one_of_closed_branches() {
             assert_eq!(b["additionalProperties"], false, "{}", tool.name);
         }
         // A refusal validates against the last branch only.
-        let refusal = contracts::args::unknown_argument("x", &[]).to_json();
+        let refusal = shiftwork_contracts::args::unknown_argument("x", &[]).to_json();
         support::validate(s, &refusal).unwrap();
     }
 }

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use rmcp::model::Tool;
-use seams::ManualClock;
 use serde_json::{Value, json};
 use shiftwork_mcp::groups::hours::{self, ServerZone, resolve_server_zone};
 use shiftwork_mcp::registry::{Outcome, Registry, TextStyle, ToolDef};
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups, instructions};
+use shiftwork_seams::ManualClock;
 
 fn utc(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)

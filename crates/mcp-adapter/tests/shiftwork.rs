@@ -250,7 +250,7 @@ fn ended(pid: u32) -> bool {
 }
 
 /// SW-135 (E6, issue 4): a probe that runs past its timeout is terminated with its whole process group
-/// — SIGTERM, then SIGKILL `seams::PROBE_KILL_GRACE` later for a probe that ignores SIGTERM — and its
+/// — SIGTERM, then SIGKILL `shiftwork_seams::PROBE_KILL_GRACE` later for a probe that ignores SIGTERM — and its
 /// relay escalates with `exit: null`. The call returns within the timeout plus the grace plus a
 /// generous margin: the behaviour under test is that the probe ends (its sleeping child included),
 /// not how fast.
@@ -278,7 +278,7 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
             "{probe}"
         );
         assert!(
-            elapsed < env.probe_timeout + seams::PROBE_KILL_GRACE + margin,
+            elapsed < env.probe_timeout + shiftwork_seams::PROBE_KILL_GRACE + margin,
             "{probe}: the call took {elapsed:?}"
         );
         // The probe ran from the repo root, and its child was ended with it.

@@ -602,10 +602,10 @@ fn as44_privacy_through_the_binary() {
 /// the lock, an append waits and a check is answered.
 #[tokio::test]
 async fn wl65_waiting_append_does_not_stall_the_server() {
-    use seams::Fs;
+    use shiftwork_seams::Fs;
     let dir = log_dir(b"- [x] a\n");
     let client = client(dir_flag(dir.path())).await;
-    let guard = seams::OsFs
+    let guard = shiftwork_seams::OsFs
         .lock(
             &dir.path().join(".worklog.lock"),
             std::time::Duration::from_secs(1),

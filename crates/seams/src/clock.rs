@@ -49,7 +49,7 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 /// The operating system's clock.
 ///
 /// ```
-/// use seams::{Clock, SystemClock};
+/// use shiftwork_seams::{Clock, SystemClock};
 /// let clock = SystemClock::new();
 /// let before = clock.monotonic();
 /// assert!(clock.now().timestamp() > 1_700_000_000);
@@ -92,7 +92,7 @@ impl Clock for SystemClock {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use seams::{Clock, ManualClock};
+/// use shiftwork_seams::{Clock, ManualClock};
 /// use std::time::Duration;
 ///
 /// let clock = ManualClock::new(Utc.with_ymd_and_hms(2026, 3, 29, 0, 59, 0).unwrap());

@@ -71,7 +71,7 @@ impl ReplaceOptions {
     /// Options with an alphanumeric random part of ten characters, owner kept, `0o644` for a new file.
     ///
     /// ```
-    /// let opts = seams::durable::ReplaceOptions::hidden(".worklog-", ".tmp");
+    /// let opts = shiftwork_seams::durable::ReplaceOptions::hidden(".worklog-", ".tmp");
     /// let name = opts.temp.draw();
     /// assert!(name.starts_with(".worklog-") && name.ends_with(".tmp") && name.len() == 9 + 10 + 4);
     /// ```
@@ -146,7 +146,7 @@ pub struct PreparedReplace {
 /// exactly as it was and the temporary file is removed.
 ///
 /// ```
-/// use seams::{Fs, MemFs, durable::{replace_durably, ReplaceOptions}};
+/// use shiftwork_seams::{Fs, MemFs, durable::{replace_durably, ReplaceOptions}};
 /// use std::path::Path;
 ///
 /// let fs = MemFs::new();
@@ -307,7 +307,7 @@ pub fn create_temp<F: Fs + ?Sized>(
 /// is set and it is missing).
 ///
 /// ```
-/// use seams::{MemFs, durable::append_line};
+/// use shiftwork_seams::{MemFs, durable::append_line};
 /// use std::path::Path;
 /// let fs = MemFs::new();
 /// fs.create_dir_all("/log");

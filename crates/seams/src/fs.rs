@@ -86,17 +86,47 @@ pub trait LockGuard: Send {}
 /// number where there is one, so callers can classify them (`NotFound`, `PermissionDenied`) and print the
 /// OS's text without a path ([`crate::os_reason`]).
 pub trait Fs: Send + Sync {
-    /// Reads a whole file.
+    /// Reads a whole file. The file is opened without blocking and must be a regular file: a FIFO, a
+    /// socket or a device is refused with [`crate::not_regular_file`] (a directory with `EISDIR`). For
+    /// a file whose size a caller does not control, use [`Fs::read_limited`].
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
 
     /// Reads a file in chunks of at most `chunk_size` bytes, calling `sink` with each, and returns the
-    /// number of bytes read. Memory use does not depend on the file's size.
+    /// number of bytes read. Memory use does not depend on the file's size. The file is opened as by
+    /// [`Fs::read`] (never blocking; regular files only); a sink error stops the read and is returned.
     fn read_chunks(
         &self,
         path: &Path,
         chunk_size: usize,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<u64>;
+
+    /// Reads a whole file of at most `limit` bytes; a longer file is refused with
+    /// [`crate::file_too_large`] after reading at most `limit + 1` bytes of it, so memory use is bounded
+    /// by `limit` whatever the file. Like [`Fs::read`], it refuses a path that leads to anything but a
+    /// regular file ([`crate::not_regular_file`]; a directory gives `EISDIR`) without blocking.
+    ///
+    /// ```
+    /// use shiftwork_seams::{Fs, MemFs};
+    /// use std::path::Path;
+    /// let fs = MemFs::new();
+    /// fs.write_file("/a", b"12345");
+    /// assert_eq!(fs.read_limited(Path::new("/a"), 5).unwrap(), b"12345");
+    /// assert!(shiftwork_seams::is_file_too_large(&fs.read_limited(Path::new("/a"), 4).unwrap_err()));
+    /// fs.create_special("/fifo");
+    /// assert!(shiftwork_seams::is_not_regular_file(&fs.read_limited(Path::new("/fifo"), 4).unwrap_err()));
+    /// ```
+    fn read_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_chunks(path, 64 * 1024, &mut |chunk| {
+            if out.len() as u64 + chunk.len() as u64 > limit {
+                return Err(crate::file_too_large());
+            }
+            out.extend_from_slice(chunk);
+            Ok(())
+        })?;
+        Ok(out)
+    }
 
     /// Metadata of `path`, following symbolic links.
     fn metadata(&self, path: &Path) -> io::Result<Metadata>;
@@ -142,7 +172,7 @@ pub trait Fs: Send + Sync {
     /// [`crate::MemFs`] counts it as [`crate::Op::Create`].
     ///
     /// ```
-    /// use seams::{Fs, MemFs, OsFs, Op};
+    /// use shiftwork_seams::{Fs, MemFs, OsFs, Op};
     /// use std::path::Path;
     /// let fs = MemFs::new();
     /// fs.create_dir_all("/a");
@@ -154,7 +184,7 @@ pub trait Fs: Send + Sync {
     /// assert!(fs.create_dir(Path::new("/a/c"), 0o700).is_err());
     /// let tmp = tempfile::tempdir().unwrap();
     /// OsFs.create_dir(&tmp.path().join("d"), 0o700).unwrap();
-    /// assert_eq!(OsFs.metadata(&tmp.path().join("d")).unwrap().kind, seams::FileKind::Dir);
+    /// assert_eq!(OsFs.metadata(&tmp.path().join("d")).unwrap().kind, shiftwork_seams::FileKind::Dir);
     /// ```
     ///
     /// The default implementation answers `Unsupported`, so that wrappers written before this method
@@ -175,6 +205,7 @@ macro_rules! forward_fs {
             fn read_chunks(&self, path: &Path, chunk_size: usize, sink: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<u64> {
                 (**self).read_chunks(path, chunk_size, sink)
             }
+            fn read_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> { (**self).read_limited(path, limit) }
             fn metadata(&self, path: &Path) -> io::Result<Metadata> { (**self).metadata(path) }
             fn symlink_metadata(&self, path: &Path) -> io::Result<Metadata> { (**self).symlink_metadata(path) }
             fn list_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> { (**self).list_dir(path) }

@@ -46,7 +46,7 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 /// too (so a caller can compute more in the same pass).
 ///
 /// ```
-/// use seams::{MemFs, hash::sha256_file};
+/// use shiftwork_seams::{MemFs, hash::sha256_file};
 /// use std::path::Path;
 /// let fs = MemFs::new();
 /// fs.write_file("/f", b"abc");

@@ -61,7 +61,7 @@ pub trait Host: Send + Sync {
 /// The real host (POSIX).
 ///
 /// ```
-/// use seams::{Host, OsHost};
+/// use shiftwork_seams::{Host, OsHost};
 /// use std::time::Duration;
 /// let host = OsHost;
 /// assert!(host.is_pid_alive(host.pid()));
@@ -198,7 +198,7 @@ type ProbeScript = Arc<dyn Fn(&str, &Path, Duration) -> ProbeOutcome + Send + Sy
 /// A scripted host for tests. Clones share state.
 ///
 /// ```
-/// use seams::{Host, MemHost, ProbeOutcome, ProbeStatus};
+/// use shiftwork_seams::{Host, MemHost, ProbeOutcome, ProbeStatus};
 /// use std::time::Duration;
 /// let host = MemHost::new(4242, "build-1");
 /// host.set_alive(7, true);

@@ -1,4 +1,4 @@
-//! `seams` — the I/O boundary of the shiftwork workspace.
+//! `shiftwork-seams` — the I/O boundary of the shiftwork workspace.
 //!
 //! The core crates (`shiftwork-core`, `worklog`, `contracts`) decide; this crate does. It holds the
 //! three seam traits through which every core reads time, touches files and asks about its host, a
@@ -27,6 +27,7 @@
 
 mod clock;
 pub mod durable;
+pub mod echo;
 mod fs;
 pub mod hash;
 mod host;
@@ -46,12 +47,54 @@ pub use os_fs::{OsFs, network_filesystem};
 ///
 /// ```
 /// let e = std::io::Error::from_raw_os_error(libc::EACCES);
-/// assert_eq!(seams::os_reason(&e), "Permission denied");
-/// assert_eq!(seams::os_reason(&std::io::Error::other("/secret/path")), "Input/output error");
+/// assert_eq!(shiftwork_seams::os_reason(&e), "Permission denied");
+/// assert_eq!(shiftwork_seams::os_reason(&std::io::Error::other("/secret/path")), "Input/output error");
 /// ```
 pub fn os_reason(error: &std::io::Error) -> String {
+    if is_not_regular_file(error) {
+        return NotRegularFile.to_string();
+    }
     let code = error.raw_os_error().unwrap_or(libc::EIO);
     let text = std::io::Error::from_raw_os_error(code).to_string();
     let suffix = format!(" (os error {code})");
     text.strip_suffix(&suffix).unwrap_or(&text).to_owned()
 }
+
+/// The error of a read whose path leads to something other than a regular file or a directory (a FIFO,
+/// a socket, a device): [`Fs::read`], [`Fs::read_chunks`] and [`Fs::read_limited`] open without
+/// blocking and refuse such a file after opening, so a FIFO never blocks a reader and `/dev/zero` is
+/// never read. Its kind is [`std::io::ErrorKind::InvalidInput`]; [`os_reason`] reads `Not a regular file`.
+///
+/// ```
+/// let e = shiftwork_seams::not_regular_file();
+/// assert!(shiftwork_seams::is_not_regular_file(&e));
+/// assert_eq!(shiftwork_seams::os_reason(&e), "Not a regular file");
+/// ```
+pub fn not_regular_file() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, NotRegularFile)
+}
+
+/// True for the error of [`not_regular_file`].
+pub fn is_not_regular_file(error: &std::io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<NotRegularFile>())
+}
+
+/// The error of a bounded read ([`Fs::read_limited`]) of a file longer than its bound: `EFBIG`, which
+/// [`os_reason`] reads as `File too large`.
+pub fn file_too_large() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::EFBIG)
+}
+
+/// True for the error of [`file_too_large`].
+pub fn is_file_too_large(error: &std::io::Error) -> bool {
+    error.raw_os_error() == Some(libc::EFBIG)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("Not a regular file")]
+struct NotRegularFile;
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -147,7 +147,7 @@ struct Shared {
 /// An in-memory filesystem with fault injection. Clones share one filesystem.
 ///
 /// ```
-/// use seams::{Fs, MemFs, Op, durable::{replace_durably, ReplaceOptions}};
+/// use shiftwork_seams::{Fs, MemFs, Op, durable::{replace_durably, ReplaceOptions}};
 /// use std::path::Path;
 ///
 /// let fs = MemFs::new();
@@ -584,7 +584,7 @@ impl MemFs {
         match &st.inode(ino)?.data {
             Data::File(bytes) => Ok(bytes.clone()),
             Data::Dir => Err(err(libc::EISDIR)),
-            _ => Err(err(libc::EINVAL)),
+            _ => Err(crate::not_regular_file()),
         }
     }
 }

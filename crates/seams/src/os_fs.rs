@@ -11,15 +11,35 @@ use crate::fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 /// The real filesystem (POSIX).
 ///
 /// ```
-/// use seams::{Fs, OsFs};
+/// use shiftwork_seams::{Fs, OsFs};
 /// let dir = std::env::temp_dir();
-/// assert!(OsFs.metadata(&dir).unwrap().kind == seams::FileKind::Dir);
+/// assert!(OsFs.metadata(&dir).unwrap().kind == shiftwork_seams::FileKind::Dir);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OsFs;
 
 /// How often a waiting [`OsFs::lock`] tries again.
 const LOCK_POLL: Duration = Duration::from_millis(2);
+
+/// Opens `path` for reading without blocking (a FIFO without a writer would block a plain open) and
+/// without becoming its controlling terminal, then checks what was opened: a regular file is returned
+/// with its size; a directory is refused with `EISDIR`, anything else with [`crate::not_regular_file`].
+/// `O_NONBLOCK` has no effect on reads of a regular file, so it stays set.
+fn open_regular(path: &Path) -> io::Result<(File, u64)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !ft.is_file() {
+        return Err(crate::not_regular_file());
+    }
+    Ok((file, meta.len()))
+}
 
 fn convert(meta: &fs::Metadata) -> Metadata {
     let ft = meta.file_type();
@@ -94,7 +114,21 @@ fn try_flock(file: &File) -> io::Result<bool> {
 
 impl Fs for OsFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        fs::read(path)
+        self.read_limited(path, u64::MAX)
+    }
+
+    fn read_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let (file, len) = open_regular(path)?;
+        if len > limit {
+            return Err(crate::file_too_large());
+        }
+        // The size can change after the stat: read at most one byte past the bound to tell.
+        let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        file.take(limit.saturating_add(1)).read_to_end(&mut out)?;
+        if out.len() as u64 > limit {
+            return Err(crate::file_too_large());
+        }
+        Ok(out)
     }
 
     fn read_chunks(
@@ -103,7 +137,7 @@ impl Fs for OsFs {
         chunk_size: usize,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<u64> {
-        let mut file = File::open(path)?;
+        let (mut file, _) = open_regular(path)?;
         let mut buf = vec![0u8; chunk_size.max(1)];
         let mut total = 0u64;
         loop {
@@ -215,7 +249,7 @@ impl Fs for OsFs {
 /// for example, need every user on one host when the file is on such a filesystem.
 ///
 /// ```
-/// assert_eq!(seams::network_filesystem(&std::env::temp_dir()), None);
+/// assert_eq!(shiftwork_seams::network_filesystem(&std::env::temp_dir()), None);
 /// ```
 pub fn network_filesystem(path: &Path) -> Option<&'static str> {
     #[cfg(target_os = "linux")]

@@ -13,7 +13,7 @@ pub const MAX_LINK_HOPS: usize = 40;
 /// final component is followed. A path that is not a link is returned as is.
 ///
 /// ```
-/// use seams::{MemFs, path::resolve_link_chain};
+/// use shiftwork_seams::{MemFs, path::resolve_link_chain};
 /// use std::path::Path;
 /// let fs = MemFs::new();
 /// fs.write_file("/a/real.md", b"x");
@@ -44,7 +44,7 @@ pub fn resolve_link_chain<F: Fs + ?Sized>(fs: &F, path: &Path) -> io::Result<Pat
 /// True when `inner` lies strictly inside `root`, comparing whole components.
 ///
 /// ```
-/// use seams::path::strictly_inside;
+/// use shiftwork_seams::path::strictly_inside;
 /// use std::path::Path;
 /// assert!(strictly_inside(Path::new("/w/src/a.rs"), Path::new("/w")));
 /// assert!(!strictly_inside(Path::new("/w"), Path::new("/w")));

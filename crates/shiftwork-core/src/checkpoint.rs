@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use seams::Fs;
+use shiftwork_seams::Fs;
 
 use crate::error::Error;
 use crate::json::{self, Json};

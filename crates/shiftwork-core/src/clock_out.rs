@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use seams::FileKind;
+use shiftwork_seams::FileKind;
 
 use crate::answer::{self, refusal};
 use crate::checkpoint::{self, is_terminal, str_of, strs_of, units};

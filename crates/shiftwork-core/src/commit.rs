@@ -4,8 +4,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seams::FileWriter;
-use seams::durable::{Alphabet, ReplaceOptions, TempName, prepare_replace};
+use shiftwork_seams::FileWriter;
+use shiftwork_seams::durable::{Alphabet, ReplaceOptions, TempName, prepare_replace};
 
 use crate::env::Env;
 use crate::json::{self, Json};
@@ -130,7 +130,7 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
             ("len", crate::budget::int(bytes.len() as i128)),
             (
                 "sha256",
-                Json::String(seams::hash::hex(&seams::hash::sha256(&bytes))),
+                Json::String(shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&bytes))),
             ),
         ])),
     )])));
@@ -161,7 +161,7 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
             drop(ledger);
             let (role, ts, unit) = c.marker;
             let marker = format!("{}\n", crate::ledger::uncommitted_line(role, ts, unit));
-            let _ = seams::durable::append_line(fs, &c.paths.ledger, marker.as_bytes(), false);
+            let _ = shiftwork_seams::durable::append_line(fs, &c.paths.ledger, marker.as_bytes(), false);
         }
         return Err(checkpoint_unwritable(&e.source));
     }
@@ -191,8 +191,8 @@ pub(crate) fn without_lock(env: &Env, c: &Commit<'_>, lock_error: &io::Error) ->
     };
     drop(ledger);
     let options = temp_options(c.target, env.host.pid());
-    let dir = seams::durable::parent_dir(c.target);
-    let result = match seams::durable::create_temp(fs, &dir, &options.temp) {
+    let dir = shiftwork_seams::durable::parent_dir(c.target);
+    let result = match shiftwork_seams::durable::create_temp(fs, &dir, &options.temp) {
         Ok((temp, file)) => {
             drop(file);
             let _ = fs.remove_file(&temp);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use seams::{Clock, Fs, Host};
+use shiftwork_seams::{Clock, Fs, Host};
 
 /// The probe timeout of SW-135.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -17,7 +17,7 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// are serialized in process as well as between processes (SW-102).
 ///
 /// ```
-/// use seams::{MemFs, ManualClock, MemHost};
+/// use shiftwork_seams::{MemFs, ManualClock, MemHost};
 /// use std::sync::Arc;
 /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
 /// let env = shiftwork_core::Env::new(Arc::new(MemFs::new()), Arc::new(clock), Arc::new(MemHost::new(7, "h")));
@@ -58,12 +58,12 @@ impl Env {
         }
     }
 
-    /// The real seams: [`seams::OsFs`], [`seams::SystemClock`], [`seams::OsHost`].
+    /// The real seams: [`shiftwork_seams::OsFs`], [`shiftwork_seams::SystemClock`], [`shiftwork_seams::OsHost`].
     pub fn os() -> Self {
         Env::new(
-            Arc::new(seams::OsFs),
-            Arc::new(seams::SystemClock::new()),
-            Arc::new(seams::OsHost),
+            Arc::new(shiftwork_seams::OsFs),
+            Arc::new(shiftwork_seams::SystemClock::new()),
+            Arc::new(shiftwork_seams::OsHost),
         )
     }
 

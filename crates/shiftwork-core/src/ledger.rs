@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use foldhash::fast::RandomState;
-use seams::Fs;
+use shiftwork_seams::Fs;
 
 use crate::json::{Json, to_ledger_text};
 use crate::ledger_line::{self, Event, LineView};
@@ -164,7 +164,7 @@ impl<'u> LedgerPass<'u> {
 /// unreadable ledger reads as empty (SW-94).
 pub fn scan<F: Fs + ?Sized>(fs: &F, path: &Path, unit_ids: &[&str], keep_tokens: bool) -> LedgerSummary {
     let mut pass = LedgerPass::new(unit_ids, keep_tokens);
-    let read = fs.read_chunks(path, seams::hash::CHUNK_SIZE, &mut |chunk| {
+    let read = fs.read_chunks(path, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {
         pass.feed(chunk);
         Ok(())
     });

@@ -8,7 +8,7 @@
 //! # What this crate never does
 //!
 //! It calls no `std::fs`, reads no clock, spawns no process and reads no environment: files go through
-//! [`seams::Fs`], time through [`seams::Clock`], process identity and probes through [`seams::Host`].
+//! [`shiftwork_seams::Fs`], time through [`shiftwork_seams::Clock`], process identity and probes through [`shiftwork_seams::Host`].
 //! It names no MCP type and no async runtime. No public operation panics on any input: every refusal
 //! is an answer value (SW-47, SW-150).
 
@@ -41,3 +41,8 @@ pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;
 pub use tools::{clock_in, plan_checkpoint, status};
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

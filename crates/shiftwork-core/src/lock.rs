@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use seams::{FileWriter, Metadata};
+use shiftwork_seams::{FileWriter, Metadata};
 
 use crate::env::Env;
 use crate::recovery;

@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use seams::{FileKind, Fs};
+use shiftwork_seams::{FileKind, Fs};
 
 use crate::json::python_string_literal;
 
@@ -111,7 +111,7 @@ fn normalize_os(path: &Path) -> OsString {
 /// ```
 pub fn os_error_tail(error: &io::Error, shown_path: &str) -> String {
     let code = error.raw_os_error().unwrap_or(5);
-    let text = seams::os_reason(&io::Error::from_raw_os_error(code));
+    let text = shiftwork_seams::os_reason(&io::Error::from_raw_os_error(code));
     format!("[Errno {code}] {text}: {}", python_string_literal(shown_path))
 }
 
@@ -120,7 +120,7 @@ pub fn os_error_tail(error: &io::Error, shown_path: &str) -> String {
 /// lexically. When resolution fails (a link loop), the path as given.
 ///
 /// ```
-/// use seams::MemFs;
+/// use shiftwork_seams::MemFs;
 /// use std::path::Path;
 /// let fs = MemFs::new();
 /// fs.write_file("/r/real/cp.json", b"{}");
@@ -229,7 +229,7 @@ pub fn shiftwork_dir<F: Fs + ?Sized>(fs: &F, checkpoint: &Path) -> PathBuf {
 /// entry `.git`; without one, the parent of the shiftwork directory.
 ///
 /// ```
-/// use seams::MemFs;
+/// use shiftwork_seams::MemFs;
 /// use std::path::Path;
 /// let fs = MemFs::new();
 /// fs.create_dir_all("/w/repo/.git");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use seams::Fs;
+use shiftwork_seams::Fs;
 
 use crate::json::{self, Json};
 
@@ -12,7 +12,7 @@ pub fn recover(fs: &dyn Fs, target: &Path, contents: &str) {
     let mut lines = contents.split('\n');
     let holder = lines.next().unwrap_or("").trim().to_owned();
     let is_ours = lines.next().is_some_and(|l| l.starts_with("host "));
-    let dir = seams::durable::parent_dir(target);
+    let dir = shiftwork_seams::durable::parent_dir(target);
     if is_ours {
         let intents: Vec<Json> = lines.filter_map(|l| json::parse(l).ok()).collect();
         let mut committed = false;
@@ -61,7 +61,8 @@ fn replay_commit(fs: &dyn Fs, target: &Path, dir: &Path, commit: &Json) -> bool 
     let (Ok(start), Ok(end)) = (usize::try_from(pre), usize::try_from(pre + len)) else {
         return false;
     };
-    let line_present = size >= pre + len && seams::hash::hex(&seams::hash::sha256(&bytes[start..end])) == sha;
+    let line_present = size >= pre + len
+        && shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&bytes[start..end])) == sha;
     if line_present {
         if fs.symlink_metadata(&temp_path).is_ok() && fs.rename(&temp_path, target).is_ok() {
             let _ = fs.sync_dir(dir);

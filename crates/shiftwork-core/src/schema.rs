@@ -92,13 +92,7 @@ impl SchemaViolation {
 /// assert_eq!(shiftwork_core::schema::clip("abc", 4), "abc");
 /// ```
 pub fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let more = text[cut..].chars().count();
-            format!("{}…({more} more)", &text[..cut])
-        }
-    }
+    shiftwork_seams::echo::clip(text, max)
 }
 
 /// The clock-out argument shapes validated on their own (gates 5 and 8).

@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use seams::{FileKind, Fs};
+use shiftwork_seams::{FileKind, Fs};
 
 use crate::json::{self, Json};
 use crate::lines::LineBuffer;
@@ -25,7 +25,7 @@ const MAX_DEPTH: usize = 64;
 /// Searches the regular files below `archive` for lines holding every word of `query`.
 ///
 /// ```
-/// let fs = seams::MemFs::new();
+/// let fs = shiftwork_seams::MemFs::new();
 /// fs.write_file("/a/archive/x.log", b"Lock timeout\nother\n");
 /// let found = shiftwork_core::search::search(&fs, std::path::Path::new("/a/archive"), "lock TIMEOUT");
 /// assert_eq!(
@@ -52,7 +52,9 @@ pub fn search(fs: &dyn Fs, archive: &Path, query: &str) -> Json {
                 line: 0,
                 truncated: false,
             };
-            let read = fs.read_chunks(&path, seams::hash::CHUNK_SIZE, &mut |chunk| scan.feed(chunk));
+            let read = fs.read_chunks(&path, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {
+                scan.feed(chunk)
+            });
             if scan.truncated {
                 matches.append(&mut scan.found);
                 truncated = true;

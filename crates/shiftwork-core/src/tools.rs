@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use seams::ProbeStatus;
+use shiftwork_seams::ProbeStatus;
 
 use crate::answer::{self, refusal, with_reason};
 use crate::budget::{self, Budget};
@@ -167,7 +167,7 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Json {
     line.push_str(&ledger::brief_line(role, &ts, selected));
     line.push('\n');
     // Best-effort (SW-93): the brief is answered even when its record cannot be written.
-    let _ = seams::durable::append_line(env.fs.as_ref(), &paths.ledger, line.as_bytes(), true);
+    let _ = shiftwork_seams::durable::append_line(env.fs.as_ref(), &paths.ledger, line.as_bytes(), true);
     drop(held);
     brief(&doc, unit)
 }

@@ -23,7 +23,7 @@ impl Config {
     ///
     /// ```
     /// use std::path::PathBuf;
-    /// use worklog::Config;
+    /// use shiftwork_worklog::Config;
     /// let c = Config::from_values(Some("~/notes"), Some(" "), Some("/home/me"));
     /// assert_eq!(c.dir, Some(PathBuf::from("/home/me/notes")));
     /// assert_eq!(c.pattern, None);

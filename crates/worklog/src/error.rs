@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 /// Why a call failed. `Display` is exactly the §14 text; `file` is the log file's name without any
-/// directory, `reason` the operating system's text for the error number ([`seams::os_reason`]).
+/// directory, `reason` the operating system's text for the error number ([`shiftwork_seams::os_reason`]).
 /// No variant carries a path (WL-70).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WorklogError {

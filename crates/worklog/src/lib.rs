@@ -1,4 +1,4 @@
-//! `worklog` — records one finished piece of work as a checked item (`- [x] …`) in the first checklist
+//! `shiftwork-worklog` — records one finished piece of work as a checked item (`- [x] …`) in the first checklist
 //! of the newest file of one configured directory, and tells whether such a checklist can be found.
 //!
 //! People keep a Markdown work log, one file per day; their agents tick off what they finished in it.
@@ -7,12 +7,12 @@
 //! * [`core`] — the pure core: the checklist grammar, the description's normal form, the duplicate
 //!   rule and the byte splice that inserts the new line. Text in, decision out.
 //! * [`Worklog`] — the service: the choice of the log file, the decision orders of `append` and
-//!   `check`, the append lock and the durable write, over the [`seams::Fs`] seam, with the exact
+//!   `check`, the append lock and the durable write, over the [`shiftwork_seams::Fs`] seam, with the exact
 //!   results and messages of the specification.
 //!
 //! ```
-//! use seams::MemFs;
-//! use worklog::{AppendStatus, Config, Worklog};
+//! use shiftwork_seams::MemFs;
+//! use shiftwork_worklog::{AppendStatus, Config, Worklog};
 //!
 //! let fs = MemFs::new();
 //! fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n");
@@ -31,7 +31,7 @@
 //!   `.worklog.lock` in the log directory, created by the first append.
 //! * It never reveals where the log lives: no result, message or error holds a path, a directory's
 //!   name, a link's target or any content of the file but the one line of the call (WL-70).
-//! * It touches the filesystem only through [`seams::Fs`], reads no environment variable and no clock,
+//! * It touches the filesystem only through [`shiftwork_seams::Fs`], reads no environment variable and no clock,
 //!   and writes no log output (WL-3).
 //!
 //! # Design notes
@@ -56,3 +56,8 @@ pub use config::Config;
 pub use error::WorklogError;
 pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus};
 pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
+
+/// The crate's README, run as a doc test so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

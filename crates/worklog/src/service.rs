@@ -1,5 +1,5 @@
 //! The service (WL-2, layer 2): the decision orders of `append` (§8) and `check` (§10) over
-//! `seams::Fs`, with the choice of the log file (§3), the strict UTF-8 read (§4), the append lock
+//! `shiftwork_seams::Fs`, with the choice of the log file (§3), the strict UTF-8 read (§4), the append lock
 //! (§12) and the durable write (§11).
 
 use std::io;
@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use regex::Regex;
-use seams::durable::{ReplaceOptions, replace_durably_as};
-use seams::{FileKind, Fs, LockGuard, Metadata, os_reason};
+use shiftwork_seams::durable::{ReplaceOptions, replace_durably_as};
+use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, os_reason};
 
 use crate::config::Config;
 use crate::core::{self, Plan};
@@ -34,8 +34,8 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 /// appends, from this process or others, are serialised by the append lock (§12).
 ///
 /// ```
-/// use seams::MemFs;
-/// use worklog::{AppendStatus, CheckStatus, Config, Worklog};
+/// use shiftwork_seams::MemFs;
+/// use shiftwork_worklog::{AppendStatus, CheckStatus, Config, Worklog};
 ///
 /// let fs = MemFs::new();
 /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use seams::Clock;
+use shiftwork_seams::Clock;
 
 use super::{Build, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
 use crate::error::StoreError;
@@ -17,8 +17,8 @@ use crate::transition::{self, Reply};
 /// `BTreeMap` keyed by `seq`.
 ///
 /// ```
-/// use contracts::{MemoryStore, Store};
-/// use seams::ManualClock;
+/// use shiftwork_contracts::{MemoryStore, Store};
+/// use shiftwork_seams::ManualClock;
 /// use std::sync::Arc;
 /// let store = MemoryStore::new(Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH)));
 /// assert!(store.check_integrity().unwrap().is_clean());

@@ -211,6 +211,6 @@ pub trait Store: Send + Sync {
 }
 
 /// The clock reading of CT-3: milliseconds, truncated.
-pub fn epoch_ms(clock: &dyn seams::Clock) -> EpochMs {
+pub fn epoch_ms(clock: &dyn shiftwork_seams::Clock) -> EpochMs {
     clock.now().timestamp_millis()
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls, Row, Transaction};
-use seams::Clock;
 use serde_json::Value;
+use shiftwork_seams::Clock;
 
 use super::{Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
 use crate::error::StoreError;
@@ -66,7 +66,7 @@ impl std::fmt::Debug for PgOptions {
 /// The PostgreSQL store.
 ///
 /// ```no_run
-/// use contracts::{PgOptions, PgStore, Store};
+/// use shiftwork_contracts::{PgOptions, PgStore, Store};
 /// let store = PgStore::connect("postgres://agents@db.internal/contracts", PgOptions::default()).unwrap();
 /// assert!(store.check_integrity().unwrap().is_clean());
 /// ```
@@ -642,14 +642,14 @@ impl Clock for ServerClock {
         });
         match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
             Some(t) => t,
-            None => seams::SystemClock::new().now(),
+            None => shiftwork_seams::SystemClock::new().now(),
         }
     }
     fn monotonic(&self) -> Duration {
-        seams::SystemClock::new().monotonic()
+        shiftwork_seams::SystemClock::new().monotonic()
     }
     fn sleep(&self, duration: Duration) {
-        seams::SystemClock::new().sleep(duration)
+        shiftwork_seams::SystemClock::new().sleep(duration)
     }
 }
 

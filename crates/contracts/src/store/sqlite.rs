@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
-use seams::{Clock, Fs};
+use shiftwork_seams::{Clock, Fs};
 
 use super::{
     Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
@@ -151,8 +151,8 @@ UPDATE contracts
 /// The embedded store: one SQLite file in WAL mode shared by any number of processes of one host.
 ///
 /// ```
-/// use contracts::{SqliteOptions, SqliteStore, Store};
-/// use seams::{OsFs, SystemClock};
+/// use shiftwork_contracts::{SqliteOptions, SqliteStore, Store};
+/// use shiftwork_seams::{OsFs, SystemClock};
 /// use std::sync::Arc;
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("sub/contracts.db");
@@ -224,9 +224,9 @@ impl SqliteStore {
         clock: Arc<dyn Clock>,
         fs: &dyn Fs,
     ) -> Result<SqliteStore, StoreError> {
-        let dir = seams::durable::parent_dir(path);
+        let dir = shiftwork_seams::durable::parent_dir(path);
         create_dirs(fs, &dir)?;
-        if let Some(kind) = seams::network_filesystem(&dir) {
+        if let Some(kind) = shiftwork_seams::network_filesystem(&dir) {
             eprintln!(
                 "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
             );
@@ -239,7 +239,7 @@ impl SqliteStore {
             Err(e) => {
                 return Err(StoreError::Unavailable(format!(
                     "the database file cannot be created: {}",
-                    seams::os_reason(&e)
+                    shiftwork_seams::os_reason(&e)
                 )));
             }
         }
@@ -374,7 +374,7 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(StoreError::Unavailable(format!(
             "the database directory cannot be created: {}",
-            seams::os_reason(&e)
+            shiftwork_seams::os_reason(&e)
         ))),
     }
 }

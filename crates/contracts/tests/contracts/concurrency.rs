@@ -10,12 +10,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use contracts::store::ListQuery;
-use contracts::{
+use shiftwork_contracts::store::ListQuery;
+use shiftwork_contracts::{
     Contracts, ContractsConfig, DispatchRequest, Identity, RefusalCode, SeededIdSource, SqliteOptions,
     SqliteStore, Status, Store,
 };
-use seams::{ManualClock, MemFs, OsFs};
+use shiftwork_seams::{ManualClock, MemFs, OsFs};
 
 use crate::scenarios::T0;
 
@@ -35,7 +35,7 @@ pub fn open(path: &Path, clock: &ManualClock, busy_ms: u32, pool: usize) -> Arc<
     loop {
         match SqliteStore::open(path, options, Arc::new(clock.clone()), &OsFs) {
             Ok(s) => return Arc::new(s),
-            Err(contracts::StoreError::Busy(_)) => std::thread::yield_now(),
+            Err(shiftwork_contracts::StoreError::Busy(_)) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }
@@ -78,7 +78,7 @@ pub fn check_history(store: &dyn Store, dispatched: &HashSet<String>, claims: &[
         )
         .unwrap()
         .records;
-    let by_id: HashMap<&str, &contracts::Contract> =
+    let by_id: HashMap<&str, &shiftwork_contracts::Contract> =
         records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
     // CT-156: none lost, none duplicated, none unexpected; counts sum to the records.
     assert_eq!(by_id.len(), records.len(), "duplicated contract ids");

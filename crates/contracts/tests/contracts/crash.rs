@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use contracts::store::ListQuery;
-use contracts::{
+use shiftwork_contracts::store::ListQuery;
+use shiftwork_contracts::{
     Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, SeededIdSource, Status,
     Store,
 };
-use seams::{ManualClock, OsFs};
+use shiftwork_seams::{ManualClock, OsFs};
 
 use crate::concurrency::{AGENTS, clock_at, open, spawn_child};
 use crate::scenarios::T0;
@@ -221,7 +221,7 @@ fn ct162_ct167_killed_at_random_instants() {
         )
         .unwrap()
         .records;
-    let by_id: HashMap<&str, &contracts::Contract> =
+    let by_id: HashMap<&str, &shiftwork_contracts::Contract> =
         records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
     // CT-156: none lost; unexpected ones only for dispatches whose process died before replying.
     for id in &dispatched {
@@ -312,7 +312,7 @@ mod failpoints {
         };
         let clock = clock_at(at.parse().unwrap());
         let c = os_facade(open(Path::new(&db), &clock, 5000, 1), &clock, 77);
-        contracts::failpoints::arm(&point);
+        shiftwork_contracts::failpoints::arm(&point);
         match op.as_str() {
             "poll" => {
                 c.poll_next_task(&Identity::from("bob")).unwrap();
@@ -430,7 +430,10 @@ mod failpoints {
             let r = c.store().get(&c1).unwrap().unwrap();
             assert_eq!(
                 (r.status, r.end_reason),
-                (Status::TimedOut, Some(contracts::EndReason::ExecTtlExpired)),
+                (
+                    Status::TimedOut,
+                    Some(shiftwork_contracts::EndReason::ExecTtlExpired)
+                ),
                 "{point}"
             );
         }

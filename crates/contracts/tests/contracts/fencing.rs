@@ -6,11 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use contracts::{
+use shiftwork_contracts::{
     Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, RefusalCode,
     SeededIdSource, Status, Store,
 };
-use seams::{ManualClock, MemFs};
+use shiftwork_seams::{ManualClock, MemFs};
 
 use crate::scenarios::{self, T0};
 use crate::support::{store, store_kinds};
@@ -282,11 +282,11 @@ fn ct168_sqlite_sweep_holding_the_lock_serialises_a_concurrent_extend() {
     let path = dir.path().join("c.db");
     let fx = scenarios::fixture();
     let s: Arc<dyn Store> = Arc::new(
-        contracts::SqliteStore::open(
+        shiftwork_contracts::SqliteStore::open(
             &path,
-            contracts::SqliteOptions::default(),
+            shiftwork_contracts::SqliteOptions::default(),
             Arc::new(fx.clock.clone()),
-            &seams::OsFs,
+            &shiftwork_seams::OsFs,
         )
         .unwrap(),
     );

@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use contracts::integrity::{self, IntegrityReport};
-use contracts::store::{Build, Counts, InsertOutcome, ListPage, ListQuery, SweepReport, Update};
-use contracts::transition::{self, Reply};
-use contracts::{AgentId, Contract, EpochMs, Status, Store, StoreError};
 use proptest::prelude::*;
-use seams::{Clock, Fs, ManualClock, MemFs};
 use serde_json::{Value, json};
+use shiftwork_contracts::integrity::{self, IntegrityReport};
+use shiftwork_contracts::store::{Build, Counts, InsertOutcome, ListPage, ListQuery, SweepReport, Update};
+use shiftwork_contracts::transition::{self, Reply};
+use shiftwork_contracts::{AgentId, Contract, EpochMs, Status, Store, StoreError};
+use shiftwork_seams::{Clock, Fs, ManualClock, MemFs};
 
 use crate::support::{Library, TestStore, store, store_kinds};
 

@@ -22,10 +22,10 @@ mod with_server {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use contracts::store::ListQuery;
-    use contracts::{PgOptions, PgStore, RefusalCode, Status, Store, StoreError};
     use postgres::{Client, NoTls};
-    use seams::{Clock, ManualClock};
+    use shiftwork_contracts::store::ListQuery;
+    use shiftwork_contracts::{PgOptions, PgStore, RefusalCode, Status, Store, StoreError};
+    use shiftwork_seams::{Clock, ManualClock};
 
     use crate::concurrency::{AGENTS, check_history, clock_at, dispatch, facade};
     use crate::scenarios::T0;
@@ -106,7 +106,7 @@ mod with_server {
         // While the lock is held (a blocked claim would end in the 5 s lock timeout, STORE_BUSY):
         let claimed = p
             .store
-            .claim_next(&contracts::AgentId::parse("bob").unwrap())
+            .claim_next(&shiftwork_contracts::AgentId::parse("bob").unwrap())
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -117,7 +117,7 @@ mod with_server {
         // Sequentially, the order is exactly CT-50's.
         let next = p
             .store
-            .claim_next(&contracts::AgentId::parse("bob").unwrap())
+            .claim_next(&shiftwork_contracts::AgentId::parse("bob").unwrap())
             .unwrap()
             .unwrap();
         assert_eq!(next.contract_id, first);
@@ -141,7 +141,7 @@ mod with_server {
         )
         .unwrap();
         let r = c
-            .extend_ttl(&contracts::HolderRef {
+            .extend_ttl(&shiftwork_contracts::HolderRef {
                 contract_id: id.clone(),
                 agent_id: "bob".into(),
                 claim_epoch: Some(1),
@@ -152,7 +152,7 @@ mod with_server {
         tx.rollback().unwrap();
         assert_eq!(p.store.get(&id).unwrap(), before);
         assert!(
-            c.extend_ttl(&contracts::HolderRef {
+            c.extend_ttl(&shiftwork_contracts::HolderRef {
                 contract_id: id,
                 agent_id: "bob".into(),
                 claim_epoch: Some(1)
@@ -225,18 +225,18 @@ mod with_server {
         };
         let store = Arc::new(PgStore::connect(&postgres_url().unwrap(), options).unwrap());
         let server = store.server_clock();
-        let local = seams::SystemClock::new().now();
+        let local = shiftwork_seams::SystemClock::new().now();
         let seen = server.now();
         // Same host in the tests: the server's reading is the wall clock, not the manual T0.
         assert!((seen - local).num_seconds().abs() < 3600, "{seen} vs {local}");
-        let fs_root = seams::MemFs::new();
+        let fs_root = shiftwork_seams::MemFs::new();
         fs_root.create_dir_all("/w");
-        let c = contracts::Contracts::new(
+        let c = shiftwork_contracts::Contracts::new(
             store.clone(),
             store.server_clock(),
             Arc::new(fs_root),
-            Arc::new(contracts::OsIdSource),
-            contracts::ContractsConfig::default(),
+            Arc::new(shiftwork_contracts::OsIdSource),
+            shiftwork_contracts::ContractsConfig::default(),
         );
         let id = dispatch(&c, "bob", 1);
         let rec = store.get(&id).unwrap().unwrap();

@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource};
-use seams::{MemFs, Op};
 use serde_json::{Value, json};
+use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+use shiftwork_seams::{MemFs, Op};
 
 use crate::scenarios::{self, T0};
 
@@ -26,7 +26,7 @@ fn world() -> (scenarios::Fixture, Contracts) {
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
-    contracts::args::call(c, tool, args.as_object().unwrap(), None)
+    shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), None)
 }
 
 fn invalid(answer: &Value) -> String {
@@ -156,7 +156,7 @@ pub fn check_refusal(tool: &str, answer: &Value) {
     if answer["ok"] == false {
         let code = answer["error"]["code"].as_str().unwrap();
         assert!(allowed(tool).contains(&code), "{tool} may not answer {code}");
-        let known = contracts::RefusalCode::ALL
+        let known = shiftwork_contracts::RefusalCode::ALL
             .iter()
             .find(|c| c.as_str() == code)
             .unwrap();
@@ -451,7 +451,7 @@ fn ct30_ct33_ct35_roots_and_symlinks_at_verification() {
     assert_eq!(a["pointers"][0]["path"], "link_in");
     let id = a["contract_id"].as_str().unwrap().to_owned();
     // The link now points at a secret: PATH_REFUSED (CT-40).
-    use seams::Fs;
+    use shiftwork_seams::Fs;
     fx.fs.remove_file(Path::new("/w/link_in")).unwrap();
     fx.fs.symlink(".env", "/w/link_in");
     let v = call(
@@ -608,7 +608,7 @@ fn ct75_detail_bounded_to_64_kib() {
     assert_eq!(item["structured_output"], Value::Null);
     assert_eq!(item["contract_schema"]["type"], "object");
     let full = c
-        .inspect(&contracts::InspectRequest {
+        .inspect(&shiftwork_contracts::InspectRequest {
             contract_id: Some(id.clone()),
             unbounded: true,
             ..Default::default()
@@ -721,9 +721,9 @@ fn ct74_ct75_list_pages_are_bounded_stable_and_skip_purged() {
     assert!(!titles.contains(&"late"));
     assert_eq!(p2["contracts"][0]["contract_id"], ids[49 - shown].as_str());
     // Cursors decode to `v1.<seq>.<tag>`; anything else is INVALID_CURSOR.
-    let text = String::from_utf8(contracts::canonical::base64url_decode(&cursor).unwrap()).unwrap();
+    let text = String::from_utf8(shiftwork_contracts::canonical::base64url_decode(&cursor).unwrap()).unwrap();
     assert!(text.starts_with("v1."), "{text}");
-    let forged = contracts::canonical::base64url(b"v1.5.0000000000000000");
+    let forged = shiftwork_contracts::canonical::base64url(b"v1.5.0000000000000000");
     assert_eq!(
         call(&c, "inspect_mesh_state", json!({"cursor": forged}))["error"]["code"],
         "INVALID_CURSOR"
@@ -828,11 +828,19 @@ fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
 /// application id or a newer version is refused with STORE_UNAVAILABLE and left untouched.
 #[test]
 fn ct136_ct137_sqlite_header_and_refused_files() {
-    use contracts::{SqliteOptions, SqliteStore, StoreError};
+    use shiftwork_contracts::{SqliteOptions, SqliteStore, StoreError};
     let dir = tempfile::tempdir().unwrap();
-    let clock: Arc<dyn seams::Clock> = Arc::new(seams::SystemClock::new());
+    let clock: Arc<dyn shiftwork_seams::Clock> = Arc::new(shiftwork_seams::SystemClock::new());
     let path = dir.path().join("ok.db");
-    drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &seams::OsFs).unwrap());
+    drop(
+        SqliteStore::open(
+            &path,
+            SqliteOptions::default(),
+            clock.clone(),
+            &shiftwork_seams::OsFs,
+        )
+        .unwrap(),
+    );
     let raw = rusqlite::Connection::open(&path).unwrap();
     let header: (i64, i64, String) = raw
         .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version), (SELECT journal_mode FROM pragma_journal_mode)", [], |r| {
@@ -854,7 +862,12 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
             .execute_batch(setup)
             .unwrap();
         let before = std::fs::read(&p).unwrap();
-        match SqliteStore::open(&p, SqliteOptions::default(), clock.clone(), &seams::OsFs) {
+        match SqliteStore::open(
+            &p,
+            SqliteOptions::default(),
+            clock.clone(),
+            &shiftwork_seams::OsFs,
+        ) {
             Err(StoreError::Unavailable(why)) => {
                 assert!(!why.contains(dir.path().to_str().unwrap()), "no path: {why}")
             }
@@ -869,8 +882,8 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
 fn ct58_facade_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Contracts>();
-    assert_send_sync::<contracts::MemoryStore>();
-    assert_send_sync::<contracts::SqliteStore>();
+    assert_send_sync::<shiftwork_contracts::MemoryStore>();
+    assert_send_sync::<shiftwork_contracts::SqliteStore>();
 }
 
 /// CT-65, CT-99: one poll closes at most 8 stale contracts, then stops with the exact message; the
@@ -888,7 +901,7 @@ fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
         );
         assert_eq!(d["ok"], true);
     }
-    use seams::Fs;
+    use shiftwork_seams::Fs;
     for i in 0..9 {
         fx.fs.remove_file(Path::new(&format!("/w/f{i}.rs"))).unwrap();
     }

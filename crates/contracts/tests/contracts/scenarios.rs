@@ -1,5 +1,5 @@
 //! The acceptance scenarios of spec §11 (CT-176), written once against a [`Surface`] so that the same
-//! code runs through the library (`contracts::args::call` over the facade) and through the MCP
+//! code runs through the library (`shiftwork_contracts::args::call` over the facade) and through the MCP
 //! adapter (`crates/mcp-adapter/tests/contracts.rs` includes this file).
 //!
 //! Only the fields a scenario shows are asserted ([`expect`] checks a subset); "unchanged" compares
@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use seams::{ManualClock, MemFs, Op};
 use serde_json::{Map, Value, json};
+use shiftwork_seams::{ManualClock, MemFs, Op};
 
 /// `T0` of the fixture: 2026-01-01T00:00:00Z.
 pub const T0: i64 = 1_767_225_600_000;
@@ -1202,7 +1202,7 @@ pub trait MemFsExt {
 
 impl MemFsExt for MemFs {
     fn remove_file_for_test(&self, path: &str) {
-        use seams::Fs;
+        use shiftwork_seams::Fs;
         let n = self.count(Op::Remove);
         self.remove_file(Path::new(path)).unwrap();
         let _ = n;

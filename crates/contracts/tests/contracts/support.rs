@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
-use contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store};
-use seams::{Clock, ManualClock, MemFs, OsFs};
 use serde_json::Value;
+use shiftwork_contracts::{
+    Contracts, ContractsConfig, MemoryStore, SeededIdSource, SqliteOptions, SqliteStore, Store,
+};
+use shiftwork_seams::{Clock, ManualClock, MemFs, OsFs};
 
 use crate::scenarios::{CallOpts, Surface};
 
@@ -16,7 +18,7 @@ pub struct TestStore {
     pub store: Arc<dyn Store>,
     _dir: Option<tempfile::TempDir>,
     #[cfg(feature = "postgres")]
-    pg: Option<Arc<contracts::PgStore>>,
+    pg: Option<Arc<shiftwork_contracts::PgStore>>,
     #[cfg(feature = "postgres")]
     _gate: Option<std::sync::RwLockReadGuard<'static, ()>>,
 }
@@ -84,14 +86,14 @@ pub fn fresh_schema() -> String {
 
 /// A new `PgStore` in its own schema, reading `clock`.
 #[cfg(feature = "postgres")]
-pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> contracts::PgStore {
+pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> shiftwork_contracts::PgStore {
     let url = postgres_url().expect("a PostgreSQL server");
-    let options = contracts::PgOptions {
+    let options = shiftwork_contracts::PgOptions {
         schema: Some(schema.to_owned()),
         clock: Some(clock),
-        ..contracts::PgOptions::default()
+        ..shiftwork_contracts::PgOptions::default()
     };
-    contracts::PgStore::connect(&url, options).unwrap()
+    shiftwork_contracts::PgStore::connect(&url, options).unwrap()
 }
 
 /// A new, empty store of `kind` reading `clock` (SQLite: a file in a fresh temporary directory).
@@ -155,7 +157,7 @@ pub fn facade(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: b
     )
 }
 
-/// The scenarios' library surface: `contracts::args::call` over a facade.
+/// The scenarios' library surface: `shiftwork_contracts::args::call` over a facade.
 pub struct Library {
     pub normal: Contracts,
     pub strict: Contracts,
@@ -187,7 +189,7 @@ impl Library {
 impl Surface for Library {
     fn call_with(&mut self, opts: &CallOpts<'_>, tool: &str, args: Value) -> Value {
         let c = if opts.strict { &self.strict } else { &self.normal };
-        contracts::args::call(c, tool, args.as_object().unwrap(), opts.agent)
+        shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), opts.agent)
     }
 
     fn sweep(&mut self, now: i64) -> (u64, u64) {

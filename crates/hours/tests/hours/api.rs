@@ -1,7 +1,7 @@
 //! Crate-level properties of the public API (§1): thread safety, the derives callers rely on, and
 //! determinism.
 
-use hours::{
+use shiftwork_hours::{
     Check, Expr, GateAction, GateEvent, GateMemory, GateStatus, HoldPlan, LeaseRefusal, LeaseState,
     ModeError, Observation, ParseError, ReleasePlan, StartRoute, TickOutcome, Window, ZoneError, ZonedExpr,
 };

@@ -2,7 +2,7 @@
 //! action as HR-59 says, and table tests of every decision function.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use hours::{
+use shiftwork_hours::{
     ARM_LEAD, BootRoute, CLOSE_QUIET, CLOSE_SETTLE, CloseStepOutcome, DEFAULT_LEASE,
     DEFAULT_SHUTDOWN_TIMEOUT, Expr, GateAction, GateEvent, GateMemory, GateStatus, HarnessGate, HoldPlan,
     LeaseChange, LeaseRefusal, LeaseState, Observation, ProcState, ReleasePlan, ShutdownMode, StartRoute,

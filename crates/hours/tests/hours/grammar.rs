@@ -1,7 +1,7 @@
 //! The grammar (§2), the parse errors (§3), the canonical form (§4) and zone names (§5), table-driven
 //! (HR-92).
 
-use hours::{Expr, ParseErrorKind, Window, ZoneError, parse_zone};
+use shiftwork_hours::{Expr, ParseErrorKind, Window, ZoneError, parse_zone};
 
 /// Parses `input` and checks its canonical form (HR-24).
 fn check_canonical(input: &str, canonical: &str) {

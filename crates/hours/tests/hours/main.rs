@@ -28,5 +28,5 @@ pub fn opt_utc(text: &str) -> Option<DateTime<Utc>> {
 
 /// A zone by name.
 pub fn tz(name: &str) -> chrono_tz::Tz {
-    hours::parse_zone(name).unwrap_or_else(|e| panic!("bad test zone {name:?}: {e}"))
+    shiftwork_hours::parse_zone(name).unwrap_or_else(|e| panic!("bad test zone {name:?}: {e}"))
 }

@@ -6,15 +6,15 @@
 //! the parsed window list.
 //!
 //! The default run checks 500 random cases (`HOURS_ORACLE_CASES` changes that); the extended run,
-//! `cargo test --release -p hours --test hours -- --ignored`, checks 20 000.
+//! `cargo test --release -p shiftwork-hours --test hours -- --ignored`, checks 20 000.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Datelike, TimeDelta, Timelike, Utc};
 use chrono_tz::Tz;
-use hours::{Expr, Window};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use shiftwork_hours::{Expr, Window};
 
 use crate::tz;
 
@@ -245,7 +245,7 @@ fn hr89_hr90_oracle_agreement() {
 }
 
 /// HR-89: the extended run, at least 20 000 cases
-/// (`cargo test --release -p hours --test hours -- --ignored`).
+/// (`cargo test --release -p shiftwork-hours --test hours -- --ignored`).
 #[test]
 #[ignore = "extended run: 20 000 oracle cases, run in release"]
 fn hr89_oracle_agreement_extended() {

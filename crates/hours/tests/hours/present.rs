@@ -1,7 +1,7 @@
 //! Presentation texts (§9), table-driven from the exact examples.
 
 use chrono::{DateTime, Utc};
-use hours::{Expr, GateStatus, next_text, next_text_at, schedule_label, state_label};
+use shiftwork_hours::{Expr, GateStatus, next_text, next_text_at, schedule_label, state_label};
 
 use crate::{tz, utc};
 

@@ -2,8 +2,8 @@
 //! the crate panic" (HR-7, HR-88). Expressions are generated from the grammar of §2.1.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use hours::Expr;
 use proptest::prelude::*;
+use shiftwork_hours::Expr;
 
 use crate::{tz, utc};
 

@@ -1,6 +1,6 @@
 //! The acceptance vectors of §14 (HR-98, HR-99), table-driven. They assume tzdata 2025b (HR-3).
 
-use hours::Expr;
+use shiftwork_hours::Expr;
 
 use crate::{opt_utc, tz, utc};
 

@@ -1,15 +1,15 @@
-//! The `contracts` tool group (contracts.md §7): the eight tools over `contracts::Contracts`.
+//! The `contracts` tool group (contracts.md §7): the eight tools over `shiftwork_contracts::Contracts`.
 //!
-//! The handlers are thin: they hand the argument object to `contracts::args::call`, which decodes it
+//! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which decodes it
 //! in the tool's argument order, runs the operation and returns the answer object (CT-82, CT-83). The
 //! store is opened on the first contracts call, never at start-up (CT-90).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use contracts::{Contracts, ContractsConfig, OsIdSource, Store, StoreError};
-use seams::{Clock, OsFs, SystemClock};
 use serde_json::{Map, Value, json};
+use shiftwork_contracts::{Contracts, ContractsConfig, OsIdSource, Store, StoreError};
+use shiftwork_seams::{Clock, OsFs, SystemClock};
 
 use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
@@ -82,7 +82,7 @@ pub struct Config {
     /// The store's location.
     pub location: Location,
     /// SQLite `synchronous`.
-    pub sync: contracts::Synchronous,
+    pub sync: shiftwork_contracts::Synchronous,
     /// `require_claim_epoch`.
     pub require_epoch: bool,
     /// The default identity, as given (validated per call, CT-88).
@@ -104,8 +104,8 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
         },
     };
     let sync = match settings.value(&CONTRACTS_SYNC) {
-        None => contracts::Synchronous::Normal,
-        Some(v) => contracts::Synchronous::parse(v).ok_or_else(|| {
+        None => shiftwork_contracts::Synchronous::Normal,
+        Some(v) => shiftwork_contracts::Synchronous::parse(v).ok_or_else(|| {
             format!("--contracts-sync / SHIFTWORK_CONTRACTS_SYNC must be normal or full, not '{v}'")
         })?,
     };
@@ -128,7 +128,7 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
     let agent = settings.value(&AGENT).map(str::to_owned);
     if let Some(a) = &agent
         && settings.flag(&AGENT).is_some()
-        && contracts::AgentId::parse(a).is_none()
+        && shiftwork_contracts::AgentId::parse(a).is_none()
     {
         return Err(format!(
             "--agent must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit, not '{a}'"
@@ -167,17 +167,17 @@ pub type Opened = (Arc<dyn Store>, Arc<dyn Clock>);
 /// Opens the store of `location` (the first contracts call does this, CT-90).
 pub fn open_store(
     location: &Location,
-    sync: contracts::Synchronous,
+    sync: shiftwork_contracts::Synchronous,
     clock: Arc<dyn Clock>,
 ) -> Result<Opened, StoreError> {
     match location {
         Location::Unknown(why) => Err(StoreError::Unavailable(why.clone())),
         Location::File(path) => {
-            let options = contracts::SqliteOptions {
+            let options = shiftwork_contracts::SqliteOptions {
                 synchronous: sync,
-                ..contracts::SqliteOptions::default()
+                ..shiftwork_contracts::SqliteOptions::default()
             };
-            let store = contracts::SqliteStore::open(path, options, clock.clone(), &OsFs)?;
+            let store = shiftwork_contracts::SqliteStore::open(path, options, clock.clone(), &OsFs)?;
             Ok((Arc::new(store), clock))
         }
         Location::Postgres(url) => open_postgres(url),
@@ -186,7 +186,7 @@ pub fn open_store(
 
 #[cfg(feature = "postgres")]
 fn open_postgres(url: &str) -> Result<Opened, StoreError> {
-    let store = contracts::PgStore::connect(url, contracts::PgOptions::default())?;
+    let store = shiftwork_contracts::PgStore::connect(url, shiftwork_contracts::PgOptions::default())?;
     let clock = store.server_clock();
     Ok((Arc::new(store), clock))
 }
@@ -218,7 +218,7 @@ impl Lazy {
         Lazy {
             config: Config {
                 location: Location::Unknown(String::from("opened by the caller")),
-                sync: contracts::Synchronous::Normal,
+                sync: shiftwork_contracts::Synchronous::Normal,
                 require_epoch: contracts.config().require_claim_epoch,
                 agent,
             },
@@ -262,7 +262,7 @@ impl Lazy {
     /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
         match self.get() {
-            Ok(c) => contracts::args::call(&c, tool, args, self.config.agent.as_deref()),
+            Ok(c) => shiftwork_contracts::args::call(&c, tool, args, self.config.agent.as_deref()),
             Err(e) => e.to_refusal().to_json(),
         }
     }
@@ -276,7 +276,7 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
 fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
     let _ = tool;
     Outcome::Answer(
-        contracts::args::unknown_argument(key, known).to_json(),
+        shiftwork_contracts::args::unknown_argument(key, known).to_json(),
         TextStyle::Compact,
     )
 }
@@ -344,7 +344,9 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 output_schema: schema::output(name),
                 hints,
                 unknown_argument,
-                handler: Arc::new(move |args| Outcome::Answer(lazy.call(name, args), TextStyle::Compact)),
+                handler: Arc::new(move |args| {
+                    Outcome::Answer(lazy.call(name, args.map()), TextStyle::Compact)
+                }),
             }
         })
         .collect()

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use chrono_tz::Tz;
-use hours::{Expr, next_text, parse_zone};
-use seams::{Clock, SystemClock};
 use serde_json::{Map, Value, json};
+use shiftwork_hours::{Expr, next_text, parse_zone};
+use shiftwork_seams::{Clock, SystemClock};
 
 use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
 use crate::settings::{Setting, Settings};
@@ -117,7 +117,7 @@ pub fn tool(clock: Arc<dyn Clock>, server_zone: Tz) -> ToolDef {
         output_schema: output_schema(),
         hints: Hints::READ_ONLY,
         unknown_argument: refuse_unknown_argument,
-        handler: Arc::new(move |args| check(args, clock.now(), server_zone)),
+        handler: Arc::new(move |args| check(args.map(), clock.now(), server_zone)),
     }
 }
 

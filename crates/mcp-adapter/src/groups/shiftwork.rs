@@ -73,7 +73,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             CLOCK_IN_DESCRIPTION,
             json!({
                 "checkpoint": checkpoint_arg(),
-                "unit_id": {"type": ["string", "null"], "description": "The unit to brief; default: plan.cursor. Must be in ready."},
+                "unit_id": {"type": "string", "description": "The unit to brief; default: plan.cursor. Must be in ready."},
             }),
             &["checkpoint"],
             &[
@@ -107,13 +107,13 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "checkpoint": checkpoint_arg(),
                 "unit_id": {"type": "string", "description": "plan.cursor, or a unit briefed since its last clock-out."},
                 "status": {"type": "string", "description": "The unit's new status: todo, in_progress, done, blocked or dropped."},
-                "handoff_patch": {"type": "object", "description": "Shallow-merged into handoff (next_action, open_questions, do_not, notes); {} for none."},
-                "history_entry": {"type": "object", "description": "Pushed onto the 5-entry history ring: {unit, outcome, notes?, produced?: [{kind, ref}]}."},
-                "accounting": {"type": ["object", "null"], "description": "Cost line: {tokens, duration_ms, model?, cache_read_tokens?, tool_uses?, note?, estimate?, …}."},
-                "agent_id": {"type": ["string", "null"], "description": "1-64 of A-Z a-z 0-9 _ -; written on the ledger line only."},
-                "agreements": {"type": ["object", "null"], "description": "{adopt?: [text], retire?: [text]} applied to job.agreements."},
-                "conclusion": {"type": ["object", "null"], "description": "{outcome: resolved|inconclusive|stopped, evidence: [text], supported?}; only from a unit with concludes: true."},
-                "follow_ups": {"type": ["array", "null"], "description": "New units appended to the plan: [{id, title, role, brief_path, depends_on?, touches?, verify?}]."},
+                "handoff_patch": {"type": "object", "description": "Shallow-merged into handoff; {} for none.", "properties": {"next_action": {"type": "string"}, "open_questions": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"q": {"type": "string"}, "kind": {"enum": ["relay", "decision"]}, "probe": {"type": "string"}}}]}}, "do_not": {"type": "array", "items": {"type": "string"}}, "notes": {"type": "string"}}},
+                "history_entry": {"type": "object", "description": "Pushed onto the 5-entry history ring.", "properties": {"unit": {"type": "string"}, "outcome": {"type": "string"}, "notes": {"type": "string"}, "produced": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string"}, "ref": {"type": "string"}}}}}},
+                "accounting": {"type": "object", "description": "Cost line: {tokens, duration_ms, model?, cache_read_tokens?, tool_uses?, note?, estimate?, …}."},
+                "agent_id": {"type": "string", "description": "1-64 of A-Z a-z 0-9 _ -; written on the ledger line only."},
+                "agreements": {"type": "object", "description": "Applied to job.agreements.", "properties": {"adopt": {"type": "array", "items": {"type": "string"}}, "retire": {"type": "array", "items": {"type": "string"}}}},
+                "conclusion": {"type": "object", "description": "{outcome: resolved|inconclusive|stopped, evidence: [text], supported?}; only from a unit with concludes: true."},
+                "follow_ups": {"type": "array", "description": "New units appended to the plan (id, title, role and brief_path required).", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "role": {"enum": ["planner", "implementer", "reviewer"]}, "brief_path": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "touches": {"type": "array", "items": {"type": "string"}}, "verify": {"type": "string"}}}},
             }),
             &[
                 "checkpoint",
@@ -148,7 +148,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             STATUS_DESCRIPTION,
             json!({
                 "checkpoint": checkpoint_arg(),
-                "search": {"type": ["string", "null"], "description": "Words to find (all, any case) in the lines of .shiftwork/archive/ files; at most 50 matches."},
+                "search": {"type": "string", "description": "Words to find (all, any case) in the lines of .shiftwork/archive/ files; at most 50 matches."},
             }),
             &["checkpoint"],
             &[
@@ -178,7 +178,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             "Work plan: batch a dependency graph",
             WORK_PLAN_DESCRIPTION,
             json!({
-                "nodes": {"type": "array", "description": "[{id, depends_on?: [id], priority?: integer, touches?: [repo-relative path]}]"},
+                "nodes": {"type": "array", "description": "The graph: each node an id, optional depends_on ids, an integer priority and the repo-relative paths it touches.", "items": {"type": "object", "properties": {"id": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "priority": {"type": "integer"}, "touches": {"type": "array", "items": {"type": "string"}}}}},
             }),
             &["nodes"],
             &["result", "reason", "batches", "sequence", "width", "held"],
@@ -249,11 +249,11 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
 
 /// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
 fn decode(
-    args: &Map<String, Value>,
+    args: &crate::registry::Arguments,
     tool: &str,
     f: impl FnOnce(&Args<'_>) -> Result<Json, String>,
 ) -> Outcome {
-    match f(&Args { raw: args }) {
+    match f(&Args { raw: args.map() }) {
         Ok(answer) => Outcome::Rendered(answer.to_serde(), sjson::to_answer_text(&answer)),
         Err(detail) => Outcome::ToolError(format!("Error executing tool {tool}: {detail}")),
     }

@@ -2,16 +2,16 @@
 //! and the probe `shiftwork-mcp worklog check`.
 //!
 //! Everything about the work log is decided by the `worklog` crate; this module only reads the two
-//! settings, decodes the tools' arguments (WL-82), wires `seams::OsFs`, and presents results: as MCP
+//! settings, decodes the tools' arguments (WL-82), wires `shiftwork_seams::OsFs`, and presents results: as MCP
 //! answers and tool errors (WL-79 … WL-81) or as the probe's output and exit status (WL-84, WL-85).
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use seams::{Fs, OsFs};
 use serde_json::{Map, Value, json};
-use worklog::{CheckStatus, Config, Worklog};
+use shiftwork_seams::{Fs, OsFs};
+use shiftwork_worklog::{CheckStatus, Config, Worklog};
 
 use crate::cli::{UsageError, parse_flags};
 use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
@@ -127,7 +127,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
             }),
             hints: Hints::local(false, false, true),
             unknown_argument,
-            handler: Arc::new(move |args| append(&append_log, args)),
+            handler: Arc::new(move |args| append(&append_log, args.map())),
         },
         ToolDef {
             name: "worklog_check",
@@ -193,7 +193,7 @@ fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Outcome {
 }
 
 /// WL-79 … WL-81: a result is `structuredContent` plus its pretty JSON; an error is its §14 text.
-fn answer(result: Result<serde_json::Result<Value>, worklog::WorklogError>) -> Outcome {
+fn answer(result: Result<serde_json::Result<Value>, shiftwork_worklog::WorklogError>) -> Outcome {
     match result {
         Ok(Ok(value)) => Outcome::Answer(value, TextStyle::Pretty),
         // The results are plain structs of strings, numbers and enums: encoding them cannot fail.

@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use seams::{MemFs, Op};
 use serde_json::{Value, json};
-use worklog::{Config, Worklog};
+use shiftwork_seams::{MemFs, Op};
+use shiftwork_worklog::{Config, Worklog};
 
 use super::{EXIT_USAGE, probe, tools};
 use crate::registry::{Outcome, ToolDef};
@@ -357,7 +357,7 @@ fn wl101_as44_privacy_through_the_adapter() {
         both(&fs, &tools, json!({"description": format!("w {op:?}")}), &env);
         fs.clear_faults();
     }
-    fs.lock_times_out(Path::new(DIR).join(worklog::LOCK_FILE_NAME));
+    fs.lock_times_out(Path::new(DIR).join(shiftwork_worklog::LOCK_FILE_NAME));
     both(&fs, &tools, json!({"description": "locked out"}), &env);
     fs.write_file("/srv/hidden-target-9c1d/real.md", b"\xFF");
     both(&fs, &tools, json!({"description": "x"}), &env);

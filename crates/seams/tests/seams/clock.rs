@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
-use seams::{Clock, ManualClock, SystemClock};
+use shiftwork_seams::{Clock, ManualClock, SystemClock};
 
 #[test]
 fn manual_clock_set_advance_and_sleep_move_time_for_every_clone() {

@@ -5,10 +5,10 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use seams::durable::{
+use shiftwork_seams::durable::{
     Alphabet, ReplaceOptions, ReplaceStep, TempName, append_line, prepare_replace, replace_durably,
 };
-use seams::{Fs, MemFs, Op, OsFs};
+use shiftwork_seams::{Fs, MemFs, Op, OsFs};
 
 const OLD: &[u8] = b"# Today\n- [x] first\n";
 const NEW: &[&[u8]] = &[b"# Today\n", b"- [x] first\n", b"- [x] second\n"];
@@ -259,10 +259,10 @@ fn os_append_and_hash_agree_with_std() {
     let bytes = std::fs::read(&log).unwrap();
     assert_eq!(bytes, b"{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
     let mut seen = Vec::new();
-    let digest = seams::hash::sha256_file(&OsFs, &log, &mut |c| seen.extend_from_slice(c)).unwrap();
+    let digest = shiftwork_seams::hash::sha256_file(&OsFs, &log, &mut |c| seen.extend_from_slice(c)).unwrap();
     assert_eq!(seen, bytes);
     assert_eq!(digest.len, bytes.len() as u64);
-    assert_eq!(digest.sha256, seams::hash::sha256(&bytes));
+    assert_eq!(digest.sha256, shiftwork_seams::hash::sha256(&bytes));
 }
 
 fn unsafe_free_is_root() -> bool {

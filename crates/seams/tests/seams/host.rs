@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use seams::{Host, OsHost, ProbeStatus};
+use shiftwork_seams::{Host, OsHost, ProbeStatus};
 
 #[test]
 fn os_host_knows_itself_and_the_dead() {
@@ -72,7 +72,7 @@ fn a_timed_out_probe_gets_sigterm_first_and_sigkill_after_the_grace() {
     );
     assert_eq!(stubborn.status, ProbeStatus::TimedOut);
     assert!(
-        start.elapsed() >= seams::PROBE_KILL_GRACE,
+        start.elapsed() >= shiftwork_seams::PROBE_KILL_GRACE,
         "SIGKILL came before the grace: {:?}",
         start.elapsed()
     );
@@ -86,7 +86,7 @@ fn probe_output_is_capped() {
         Duration::from_secs(20),
     );
     assert!(out.succeeded());
-    assert_eq!(out.stdout.len(), seams::PROBE_OUTPUT_CAP);
+    assert_eq!(out.stdout.len(), shiftwork_seams::PROBE_OUTPUT_CAP);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use seams::{Fs, MemFs, OsFs};
+use shiftwork_seams::{Fs, MemFs, OsFs};
 
 fn child(mode: &str, path: &Path) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());

@@ -8,3 +8,4 @@ mod host;
 mod lock;
 mod memfs;
 mod model;
+mod regular;

@@ -4,7 +4,7 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use seams::{FileKind, Fs, MemFs, Op};
+use shiftwork_seams::{FileKind, Fs, MemFs, Op};
 
 fn p(s: &str) -> &Path {
     Path::new(s)

@@ -7,7 +7,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use seams::{FileKind, Fs, MemFs, OsFs};
+use shiftwork_seams::{FileKind, Fs, MemFs, OsFs};
 
 const NAMES: [&str; 6] = ["a", "b", "d/a", "d/b", "l", "d/l"];
 
@@ -59,7 +59,7 @@ fn err(e: std::io::Error) -> Seen {
 
 fn run(fs: &dyn Fs, root: &Path, s: &Step) -> Seen {
     let at = |i: usize| root.join(NAMES[i]);
-    let kind = |r: std::io::Result<seams::Metadata>| match r {
+    let kind = |r: std::io::Result<shiftwork_seams::Metadata>| match r {
         // Directory sizes differ between filesystems; only files report their length.
         Ok(m) => Seen::Kind(m.kind, if m.kind == FileKind::File { m.len } else { 0 }),
         Err(e) => err(e),

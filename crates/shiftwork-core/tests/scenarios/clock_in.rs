@@ -1,7 +1,7 @@
 //! S-D and S-E: status search and `shiftwork_clock_in` (§8, §9, §12; SW-65..SW-75, SW-92, SW-93).
 
-use seams::{ProbeOutcome, ProbeStatus};
 use shiftwork_core::json::Json;
+use shiftwork_seams::{ProbeOutcome, ProbeStatus};
 
 use super::support::*;
 
@@ -472,18 +472,18 @@ fn plan_checks_cover_every_unit_terminal_ones_included_sw60_sw61() {
 fn plan_reads_the_ledger_only_with_a_budget_sw63() {
     let fx = Fx::new(&ex());
     fx.fs.write_file(LEDGER, BRIEF_U3.as_bytes());
-    let reads = fx.fs.count(seams::Op::Read);
+    let reads = fx.fs.count(shiftwork_seams::Op::Read);
     fx.plan();
     assert_eq!(
-        fx.fs.count(seams::Op::Read) - reads,
+        fx.fs.count(shiftwork_seams::Op::Read) - reads,
         1,
         "plan read more than the checkpoint"
     );
     let fx = Fx::new(&ex_with(|d| set(d, "job/budget", parse(r#"{"units": 5}"#))));
     fx.fs.write_file(LEDGER, format!("{BRIEF_U3}\n").as_bytes());
-    let reads = fx.fs.count(seams::Op::Read);
+    let reads = fx.fs.count(shiftwork_seams::Op::Read);
     let plan = fx.plan();
-    assert_eq!(fx.fs.count(seams::Op::Read) - reads, 2);
+    assert_eq!(fx.fs.count(shiftwork_seams::Op::Read) - reads, 2);
     assert!(plan.contains(r#""in_flight": ["U3"]"#), "{plan}");
 }
 
@@ -534,7 +534,7 @@ fn status_search_files_lines_words_and_bounds_sw139() {
         b"failed \xc3\xa9chec unreadable\n",
     );
     fx.fs
-        .fail_path(seams::Op::Read, format!("{archive}/locked.txt"), 13);
+        .fail_path(shiftwork_seams::Op::Read, format!("{archive}/locked.txt"), 13);
     assert_eq!(
         search(&fx, CP, "  échec\tFAILED "),
         concat!(

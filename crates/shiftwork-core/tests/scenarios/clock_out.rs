@@ -33,7 +33,10 @@ fn f1_clock_out_writes_line_and_bytes_sw83_sw84_sw85_sw115_sw116() {
     );
     let cp = fx.cp();
     assert_eq!(cp.len(), 1955);
-    assert_eq!(seams::hash::hex(&seams::hash::sha256(&cp)), F1_SHA);
+    assert_eq!(
+        shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&cp)),
+        F1_SHA
+    );
     assert!(fx.clock_in(None).contains(r#""unit": {"id": "U4""#));
     assert_eq!(fx.out("U4", "done"), ok("U4", "done", "U4"));
     assert_eq!(

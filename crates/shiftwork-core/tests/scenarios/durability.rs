@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use seams::{MemHost, Op};
 use shiftwork_core::Env;
+use shiftwork_seams::{MemHost, Op};
 
 use super::support::*;
 
@@ -22,9 +22,9 @@ trait NowSystem {
     fn now_system(&self) -> SystemTime;
 }
 
-impl NowSystem for seams::ManualClock {
+impl NowSystem for shiftwork_seams::ManualClock {
     fn now_system(&self) -> SystemTime {
-        seams::Clock::now(self).into()
+        shiftwork_seams::Clock::now(self).into()
     }
 }
 
@@ -35,7 +35,7 @@ fn check_lock(contents: &str, age_secs: u64, alive: Option<u32>, taken_over: boo
     }
     fx.fs.write_file(LOCK, contents.as_bytes());
     fx.fs.set_mtime(LOCK, ago(&fx, age_secs));
-    let start = seams::Clock::monotonic(&fx.clock);
+    let start = shiftwork_seams::Clock::monotonic(&fx.clock);
     let answer = fx.out("U3", "done");
     if taken_over {
         assert!(
@@ -45,7 +45,7 @@ fn check_lock(contents: &str, age_secs: u64, alive: Option<u32>, taken_over: boo
         assert!(fx.fs.file(LOCK).is_none(), "lock left behind");
     } else {
         assert_eq!(answer, LOCKED, "{contents:?} {age_secs}");
-        assert!(seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
+        assert!(shiftwork_seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
         assert_eq!(fx.fs.file(LOCK).unwrap(), contents.as_bytes());
         assert_eq!(fx.ledger(), None);
     }
@@ -244,12 +244,12 @@ fn g4_symlinked_checkpoint_sw91_sw99_sw106() {
     fx.fs.symlink("../real/cp.json", CP_ABS);
     assert!(fx.out("U3", "done").starts_with(r#"{"result": "ok""#));
     assert_eq!(
-        seams::Fs::read_link(&fx.fs, Path::new(CP_ABS)).unwrap(),
+        shiftwork_seams::Fs::read_link(&fx.fs, Path::new(CP_ABS)).unwrap(),
         Path::new("../real/cp.json")
     );
     assert!(String::from_utf8(fx.fs.file("/real/cp.json").unwrap()).unwrap().contains("\"status\": \"done\",\n        \"role\": \"implementer\",\n        \"depends_on\": [\n          \"U1\""));
     assert_eq!(
-        seams::Fs::metadata(&fx.fs, Path::new("/real/cp.json"))
+        shiftwork_seams::Fs::metadata(&fx.fs, Path::new("/real/cp.json"))
             .unwrap()
             .mode,
         0o600
@@ -365,7 +365,7 @@ fn clock_ins_judge_the_budget_under_the_lock_sw73() {
     fx.fs.write_file(LEDGER, b"");
     let env = Arc::new(Env::new(
         Arc::new(fx.fs.clone()),
-        Arc::new(seams::SystemClock::new()),
+        Arc::new(shiftwork_seams::SystemClock::new()),
         Arc::new(fx.host.clone()),
     ));
     let hold = fx.fs.hold_reads(LEDGER);
@@ -402,9 +402,9 @@ fn clock_in_without_the_lock_is_best_effort_and_probes_run_outside_it_sw73() {
     let fx = Fx::new(&ex());
     fx.host.set_alive(777, true);
     fx.fs.write_file(LOCK, format!("777\nhost {HOST}\n").as_bytes());
-    let start = seams::Clock::monotonic(&fx.clock);
+    let start = shiftwork_seams::Clock::monotonic(&fx.clock);
     assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
-    assert!(seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
+    assert!(shiftwork_seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
     assert_eq!(fx.ledger_lines().len(), 1);
     assert_eq!(
         fx.fs.file(LOCK).unwrap(),
@@ -414,15 +414,16 @@ fn clock_in_without_the_lock_is_best_effort_and_probes_run_outside_it_sw73() {
     let relay = parse(r#"[{"q": "CI?", "kind": "relay", "probe": "check"}]"#);
     let fx = Fx::new(&ex_with(|d| set(d, "handoff/open_questions", relay)));
     let fs = fx.fs.clone();
-    fx.host.script_probes(move |_, _, _| seams::ProbeOutcome {
-        status: if fs.paths().iter().any(|p| p.to_string_lossy().ends_with(".lock")) {
-            seams::ProbeStatus::Exited(99)
-        } else {
-            seams::ProbeStatus::Exited(0)
-        },
-        stdout: vec![],
-        stderr: vec![],
-    });
+    fx.host
+        .script_probes(move |_, _, _| shiftwork_seams::ProbeOutcome {
+            status: if fs.paths().iter().any(|p| p.to_string_lossy().ends_with(".lock")) {
+                shiftwork_seams::ProbeStatus::Exited(99)
+            } else {
+                shiftwork_seams::ProbeStatus::Exited(0)
+            },
+            stdout: vec![],
+            stderr: vec![],
+        });
     assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
     assert_eq!(fx.host.probes_run(), ["check"]);
 }

@@ -10,7 +10,10 @@ const EX_SHA: &str = "42e7c80dc067525d179a156ac4f5117458c455978f869e9288f065953a
 fn ex_is_written_in_the_section_3_form_sw9_sw11() {
     let text = json::to_checkpoint_text(&ex());
     assert_eq!(text.len(), 1780);
-    assert_eq!(seams::hash::hex(&seams::hash::sha256(text.as_bytes())), EX_SHA);
+    assert_eq!(
+        shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(text.as_bytes())),
+        EX_SHA
+    );
 }
 
 fn check_status(doc: &Json, expected: &str) {

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
-use seams::{ManualClock, MemFs, MemHost};
 use shiftwork_core::json::{self, Json, Object};
 use shiftwork_core::{ClockOut, Env};
+use shiftwork_seams::{ManualClock, MemFs, MemHost};
 
 pub const CP: &str = ".shiftwork/cp.json";
 pub const CP_ABS: &str = "/.shiftwork/cp.json";

@@ -36,7 +36,7 @@ pub struct Checklist {
 /// The checklist of a whole file text (mark included, WL-22), or `None` when it has none.
 ///
 /// ```
-/// use worklog::core::find_checklist;
+/// use shiftwork_worklog::core::find_checklist;
 /// let text = "# 2026-09-06\n\nIntro paragraph.\n- [ ] first\n  - [x] nested\n    more words\n\n\
 ///             - plain bullet\n1. ordered\n\nClosing paragraph.\n";
 /// let list = find_checklist(text).unwrap();

@@ -10,7 +10,7 @@ const BOXES: [&str; 3] = ["[ ]", "[x]", "[X]"];
 /// removed; then the ends are trimmed again. Nothing else changes.
 ///
 /// ```
-/// use worklog::core::normalize;
+/// use shiftwork_worklog::core::normalize;
 /// assert_eq!(normalize("  - [ ] Fixed   the\nbug.  "), "Fixed the bug.");
 /// assert_eq!(normalize("* [ ] - [x] y"), "- [x] y");
 /// assert_eq!(normalize("- "), "-");

@@ -42,7 +42,7 @@ pub enum Plan {
 ///   added after it is CRLF whatever *E* is, so the CR stays content (WL-24).
 ///
 /// ```
-/// use worklog::core::{plan_append, Plan};
+/// use shiftwork_worklog::core::{plan_append, Plan};
 /// let text = "# 2026-09-06\n\n- [x] a\n- [ ] b\n\nNotes here\n";
 /// let Plan::Insert { created, line, offset, insertion } = plan_append(text, "Fixed the bug") else {
 ///     panic!("not a duplicate");

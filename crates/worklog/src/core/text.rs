@@ -13,7 +13,7 @@ pub(crate) const BOM: &str = "\u{FEFF}";
 /// True for exactly the 29 characters of W: Rust's `char::is_whitespace` plus U+001C–U+001F.
 ///
 /// ```
-/// use worklog::core::is_ws;
+/// use shiftwork_worklog::core::is_ws;
 /// assert!(is_ws(' ') && is_ws('\t') && is_ws('\u{1C}') && is_ws('\u{3000}'));
 /// assert!(!is_ws('\u{200B}') && !is_ws('\u{FEFF}') && !is_ws('a'));
 /// ```

@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
-use worklog::core::{Plan, normalize, plan_append};
-use worklog::{AppendResult, AppendStatus, CheckResult, CheckStatus, Config, Worklog, WorklogError};
+use shiftwork_worklog::core::{Plan, normalize, plan_append};
+use shiftwork_worklog::{
+    AppendResult, AppendStatus, CheckResult, CheckStatus, Config, Worklog, WorklogError,
+};
 
 use crate::support::{
     DIR, M_NO_DIR, M_NO_FILE, M_NO_MATCH, Msg, NAME, at, file_path, has_lock_file, log, log_with, memfs_with,
@@ -560,7 +562,7 @@ fn check_service(r: &Row) {
             // "Unchanged": bytes and modification time; and nothing else in the directory changed
             // either, apart from the lock file that a non-dry-run append may create (WL-42).
             let mut now = snapshot(&fs);
-            now.retain(|e| !e.path.ends_with(worklog::LOCK_FILE_NAME));
+            now.retain(|e| !e.path.ends_with(shiftwork_worklog::LOCK_FILE_NAME));
             assert_eq!(now, before, "{}", r.id);
         }
     }
@@ -587,13 +589,16 @@ fn as01_to_as32_through_the_service_on_memfs() {
 /// AS-28: `empty` also when the log directory is unset (WL-41 step 1 before step 2).
 #[test]
 fn as28_empty_wins_over_no_dir() {
-    let log = Worklog::new(Config::from_values(None, None, None), seams::MemFs::new());
+    let log = Worklog::new(
+        Config::from_values(None, None, None),
+        shiftwork_seams::MemFs::new(),
+    );
     for d in ["   ", "- [ ]", "[x]", "\t\n", ""] {
         assert_eq!(log.append(d, false).unwrap().status, Empty);
     }
 }
 
-fn no_dir_both_tools(log: &Worklog<seams::MemFs>) {
+fn no_dir_both_tools(log: &Worklog<shiftwork_seams::MemFs>) {
     assert_eq!(
         log.append("x", false).unwrap(),
         AppendResult {
@@ -632,7 +637,7 @@ fn as33_no_directory() {
     assert_eq!(snapshot(&fs), before);
 }
 
-fn no_file_both_tools(log: &Worklog<seams::MemFs>, message: &str) {
+fn no_file_both_tools(log: &Worklog<shiftwork_seams::MemFs>, message: &str) {
     let append = log.append("x", false).unwrap();
     assert_eq!(
         (append.status, append.file, append.line),
@@ -651,7 +656,7 @@ fn no_file_both_tools(log: &Worklog<seams::MemFs>, message: &str) {
 /// link; (c) a pattern that matches nothing. Nothing is written, not even the lock file (WL-62).
 #[test]
 fn as34_no_file() {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.create_dir_all(DIR);
     no_file_both_tools(&log(&fs), M_NO_FILE);
 
@@ -662,7 +667,7 @@ fn as34_no_file() {
     no_file_both_tools(&log(&fs), M_NO_FILE);
     assert_eq!(snapshot(&fs), before);
 
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/notes.txt", b"hi\n");
     no_file_both_tools(&log_with(&fs, Some(r"\.md$")), M_NO_MATCH);
     assert!(!has_lock_file(&fs));
@@ -671,7 +676,7 @@ fn as34_no_file() {
 /// AS-35: the newest candidate, with and without a pattern (WL-17, WL-11).
 #[test]
 fn as35_newest_file_and_pattern() {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/2026-09-06.md", b"- [x] old\n");
     fs.write_file("/log/2026-09-07.md", b"- [x] new\n");
     fs.write_file("/log/notes.txt", b"hi\n");
@@ -702,7 +707,7 @@ fn as35_newest_file_and_pattern() {
 /// the greater name whatever the creation order (WL-17, WL-20).
 #[test]
 fn as36_ties_and_backups() {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/2026-09-06.md", b"- [x] a\n");
     fs.write_file("/log/2026-09-06.md~", b"- [x] a\n");
     fs.set_mtime("/log/2026-09-06.md", at(0));
@@ -710,7 +715,7 @@ fn as36_ties_and_backups() {
     assert_eq!(log(&fs).check().unwrap().file.as_deref(), Some("2026-09-06.md~"));
 
     for order in [["a.md", "b.md"], ["b.md", "a.md"]] {
-        let fs = seams::MemFs::new();
+        let fs = shiftwork_seams::MemFs::new();
         for name in order {
             fs.write_file(Path::new(DIR).join(name), b"- [x] a\n");
         }
@@ -795,7 +800,7 @@ fn as39_not_utf8() {
         assert_eq!(log(&fs).append("x", true).unwrap_err(), expected);
         assert_eq!(expected.to_string(), "\"2026-09-06.md\" is not valid UTF-8");
         let mut now = snapshot(&fs);
-        now.retain(|e| !e.path.ends_with(worklog::LOCK_FILE_NAME));
+        now.retain(|e| !e.path.ends_with(shiftwork_worklog::LOCK_FILE_NAME));
         assert_eq!(now, before);
     }
 }
@@ -805,7 +810,7 @@ fn as39_not_utf8() {
 /// fail the call (WL-54, WL-55).
 #[test]
 fn as40_failed_write() {
-    use seams::Op;
+    use shiftwork_seams::Op;
     let steps = [
         ("a) create", Op::Create),
         ("b) write", Op::Write),
@@ -814,7 +819,7 @@ fn as40_failed_write() {
         ("e) rename", Op::Rename),
     ];
     for (what, op) in steps {
-        let fs = seams::MemFs::new();
+        let fs = shiftwork_seams::MemFs::new();
         fs.write_file("/log/a.md", b"- [x] a\n");
         fs.set_owner("/log/a.md", 1234, 5678); // a user other than the writer (uid 0 in MemFs)
         let before = fs.file("/log/a.md");
@@ -828,7 +833,7 @@ fn as40_failed_write() {
         assert_eq!(fs.file("/log/a.md"), before, "{what}");
         assert!(temp_files(&fs).is_empty(), "{what}");
     }
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/a.md", b"- [x] a\n");
     fs.fail_nth(Op::SyncDir, 1, libc::EACCES);
     assert_eq!(
@@ -845,8 +850,8 @@ fn as40_failed_write() {
 /// WL-64).
 #[test]
 fn as41_failed_read_listing_lock() {
-    use seams::Op;
-    let fs = seams::MemFs::new();
+    use shiftwork_seams::Op;
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/a.md", b"- [x] a\n");
     fs.fail_path(Op::Read, "/log/a.md", libc::EACCES);
     let read = "cannot read \"a.md\": Permission denied";
@@ -854,7 +859,7 @@ fn as41_failed_read_listing_lock() {
     assert_eq!(log(&fs).append("x", false).unwrap_err().to_string(), read);
     assert_eq!(log(&fs).append("x", true).unwrap_err().to_string(), read);
 
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/a.md", b"- [x] a\n");
     fs.fail_path(Op::List, DIR, libc::EACCES);
     let list = "cannot list the worklog directory: Permission denied";
@@ -865,9 +870,9 @@ fn as41_failed_read_listing_lock() {
         "WL-62: a listing failure never touches the lock"
     );
 
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/a.md", b"- [x] a\n");
-    fs.lock_times_out(Path::new(DIR).join(worklog::LOCK_FILE_NAME));
+    fs.lock_times_out(Path::new(DIR).join(shiftwork_worklog::LOCK_FILE_NAME));
     let err = log(&fs).append("x", false).unwrap_err();
     assert_eq!(err, WorklogError::LockTimeout { file: "a.md".into() });
     assert_eq!(
@@ -887,11 +892,11 @@ fn as42_identity_kept() {
     fs.set_mode(file_path(), 0o644);
     fs.set_owner(file_path(), 1234, 5678);
     assert_eq!(log(&fs).append("b", false).unwrap().status, Written);
-    let meta = seams::Fs::metadata(&fs, &file_path()).unwrap();
+    let meta = shiftwork_seams::Fs::metadata(&fs, &file_path()).unwrap();
     assert_eq!((meta.mode, meta.uid, meta.gid), (0o644, 1234, 5678));
     assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n- [x] b\n");
 
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/archive/2026-09-06.md", b"- [x] a\n");
     fs.symlink("archive/2026-09-06.md", "/log/today.md");
     fs.set_mtime("/log/archive/2026-09-06.md", at(10));
@@ -903,7 +908,7 @@ fn as42_identity_kept() {
         "one item was appended to the checklist in \"today.md\""
     );
     assert_eq!(
-        seams::Fs::read_link(&fs, Path::new("/log/today.md")).unwrap(),
+        shiftwork_seams::Fs::read_link(&fs, Path::new("/log/today.md")).unwrap(),
         Path::new("archive/2026-09-06.md")
     );
     assert_eq!(
@@ -917,7 +922,7 @@ fn as42_identity_kept() {
 /// first; (b) a blank pattern is unset, so the no-pattern message applies (WL-8, WL-12, DV-17, DV-18).
 #[test]
 fn as45_pattern_configuration() {
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.write_file("/log/a.md", b"- [x] a\n");
     let log = log_with(&fs, Some("("));
     assert_eq!(log.append("x", false).unwrap_err(), WorklogError::Pattern);
@@ -932,7 +937,7 @@ fn as45_pattern_configuration() {
     ));
     assert!(!has_lock_file(&fs));
 
-    let fs = seams::MemFs::new();
+    let fs = shiftwork_seams::MemFs::new();
     fs.create_dir_all(DIR);
     no_file_both_tools(&log_with(&fs, Some(" ")), M_NO_FILE);
 }

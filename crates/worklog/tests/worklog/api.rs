@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use worklog::core::{Checklist, Plan, find_checklist, plan_append};
-use worklog::{
+use shiftwork_worklog::core::{Checklist, Plan, find_checklist, plan_append};
+use shiftwork_worklog::{
     AppendResult, AppendStatus, CheckResult, CheckStatus, Config, LOCK_FILE_NAME, LOCK_TIMEOUT, Worklog,
     WorklogError,
 };
@@ -29,7 +29,7 @@ fn wl87_api_names() {
         dir: Some("/x".into()),
         pattern: None,
     };
-    let log: Worklog<seams::MemFs> = Worklog::new(config.clone(), seams::MemFs::new());
+    let log: Worklog<shiftwork_seams::MemFs> = Worklog::new(config.clone(), shiftwork_seams::MemFs::new());
     assert_eq!(log.config(), &config);
 }
 
@@ -148,8 +148,8 @@ fn wl89_serialization_and_display() {
 #[test]
 fn wl90_send_sync_and_shared() {
     fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<Worklog<seams::OsFs>>();
-    assert_send_sync::<Worklog<seams::MemFs>>();
+    assert_send_sync::<Worklog<shiftwork_seams::OsFs>>();
+    assert_send_sync::<Worklog<shiftwork_seams::MemFs>>();
     let fs = crate::support::memfs_with(b"- [x] a\n");
     let log = crate::support::log(&fs);
     std::thread::scope(|s| {

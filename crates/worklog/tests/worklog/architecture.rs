@@ -1,5 +1,5 @@
 //! The crate's shape (WL-2, WL-3), checked on its own sources: the core does no I/O and reads no
-//! clock or environment; the whole crate touches files only through `seams::Fs`, reads no environment
+//! clock or environment; the whole crate touches files only through `shiftwork_seams::Fs`, reads no environment
 //! variable and no clock, and writes no log output.
 
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ fn assert_absent(files: &[(PathBuf, String)], forbidden: &[&str]) {
     }
 }
 
-/// WL-3: the crate touches the filesystem only through `seams::Fs`, reads no environment variable and
+/// WL-3: the crate touches the filesystem only through `shiftwork_seams::Fs`, reads no environment variable and
 /// no clock, and logs nothing (no `log`/`tracing`, nothing on stdout or stderr).
 #[test]
 fn wl3_no_io_but_the_fs_seam() {

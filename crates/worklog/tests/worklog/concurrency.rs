@@ -7,8 +7,8 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 use std::sync::Barrier;
 
-use seams::{Fs, OsFs};
-use worklog::{AppendStatus, Config, LOCK_FILE_NAME, Worklog};
+use shiftwork_seams::{Fs, OsFs};
+use shiftwork_worklog::{AppendStatus, Config, LOCK_FILE_NAME, Worklog};
 
 use crate::support::{child_role, read_marked_line, spawn_child};
 
@@ -35,7 +35,7 @@ fn assert_all_present(path: &Path, expected: &BTreeSet<String>) {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(temps.is_empty(), "{temps:?}");
-    let list = worklog::core::find_checklist(&text).unwrap();
+    let list = shiftwork_worklog::core::find_checklist(&text).unwrap();
     assert_eq!(
         list.items,
         expected.len() + 1,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use worklog::Config;
+use shiftwork_worklog::Config;
 
 /// WL-8 (DV-17): a blank value — empty or W only, including U+001C–U+001F, which Rust's `trim` keeps —
 /// is unset for both settings.

@@ -1,7 +1,7 @@
 //! The example tables of §4, §5, §6 and §9 as tests of the pure core (WL-97). The line-by-line
 //! classifiers are also tested one line at a time in the crate's unit tests (`core/grammar.rs`).
 
-use worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
+use shiftwork_worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
 
 /// Appends `description` through the core and returns the new text (panics on a duplicate).
 fn appended(text: &str, description: &str) -> (bool, String) {

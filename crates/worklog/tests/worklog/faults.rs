@@ -1,8 +1,8 @@
 //! Fault injection at every step of an append on `MemFs` (WL-55, WL-56, WL-91): every operation the
 //! append performs is failed in turn, and then the process is "killed" at every mutating step.
 
-use seams::{Fs, MemFs, Op};
-use worklog::{AppendStatus, WorklogError};
+use shiftwork_seams::{Fs, MemFs, Op};
+use shiftwork_worklog::{AppendStatus, WorklogError};
 
 use crate::support::{DIR, NAME, file_path, log, temp_files};
 
@@ -164,7 +164,7 @@ fn wl91_each_capability_fails_on_demand() {
         assert!(e.to_string().starts_with(text), "{op:?}: {e}");
     }
     let fs = fixture();
-    fs.lock_times_out(std::path::Path::new(DIR).join(worklog::LOCK_FILE_NAME));
+    fs.lock_times_out(std::path::Path::new(DIR).join(shiftwork_worklog::LOCK_FILE_NAME));
     assert!(matches!(
         log(&fs).append("b", false),
         Err(WorklogError::LockTimeout { .. })

@@ -4,8 +4,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
-use seams::{MemFs, Op};
-use worklog::{AppendStatus, CheckStatus, WorklogError};
+use shiftwork_seams::{MemFs, Op};
+use shiftwork_worklog::{AppendStatus, CheckStatus, WorklogError};
 
 use crate::support::{DIR, M_NO_DIR, M_NO_FILE, NAME, at, file_path, log, log_with, memfs_with};
 
@@ -19,8 +19,8 @@ fn chosen(fs: &MemFs, pattern: Option<&str>) -> Option<String> {
 fn wl14_directory_presence() {
     let fs = memfs_with(b"- [x] a\n");
     fs.symlink(DIR, "/via-link");
-    let linked = worklog::Worklog::new(
-        worklog::Config::from_values(Some("/via-link"), None, None),
+    let linked = shiftwork_worklog::Worklog::new(
+        shiftwork_worklog::Config::from_values(Some("/via-link"), None, None),
         fs.clone(),
     );
     assert_eq!(linked.check().unwrap().file.as_deref(), Some(NAME));

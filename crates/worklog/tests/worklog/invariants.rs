@@ -1,7 +1,7 @@
 //! The properties of WL-98, checked on one text and one description. Used by the proptest in
 //! `properties.rs` and, compiled in with `#[path]`, by the fuzz target `worklog_core` (WL-99).
 
-use worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
+use shiftwork_worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
 
 use crate::model;
 

@@ -1,11 +1,11 @@
 //! A naive reference model of §4 and §5, written straight from the specification's sentences with
-//! `char`s and `str` methods and no attention to speed. The byte scanner of `worklog::core` is checked
+//! `char`s and `str` methods and no attention to speed. The byte scanner of `shiftwork_worklog::core` is checked
 //! against it (a differential oracle), and the invariants use it to tell whether a text ends inside
 //! an unclosed fenced block.
 //!
 //! This file is also compiled into the fuzz target `worklog_core` (fuzz/fuzz_targets/worklog_core.rs).
 
-use worklog::core::is_ws;
+use shiftwork_worklog::core::is_ws;
 
 /// A line of the body (WL-23).
 #[derive(Debug, Clone, Copy)]

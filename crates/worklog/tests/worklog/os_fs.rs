@@ -7,8 +7,8 @@ use std::io::{BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
-use seams::OsFs;
-use worklog::{AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog};
+use shiftwork_seams::OsFs;
+use shiftwork_worklog::{AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog};
 
 use crate::support::{child_role, read_marked_line, set_mtime, spawn_child};
 

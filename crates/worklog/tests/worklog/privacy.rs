@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use seams::{MemFs, Op, OsFs};
-use worklog::{AppendResult, CheckResult, Config, Worklog, WorklogError};
+use shiftwork_seams::{MemFs, Op, OsFs};
+use shiftwork_worklog::{AppendResult, CheckResult, Config, Worklog, WorklogError};
 
 const SECRET_DIR: &str = "/srv/secret-notes-7f3a";
 const HIDDEN_TARGET: &str = "/srv/hidden-target-9c1d/real-2026-09-06.md";
@@ -28,12 +28,16 @@ fn texts(outcome: Result<serde_json::Value, WorklogError>) -> Vec<String> {
     }
 }
 
-fn append(log: &Worklog<impl seams::Fs>, d: &str, dry: bool) -> Result<serde_json::Value, WorklogError> {
+fn append(
+    log: &Worklog<impl shiftwork_seams::Fs>,
+    d: &str,
+    dry: bool,
+) -> Result<serde_json::Value, WorklogError> {
     log.append(d, dry)
         .map(|r: AppendResult| serde_json::to_value(r).unwrap())
 }
 
-fn check(log: &Worklog<impl seams::Fs>) -> Result<serde_json::Value, WorklogError> {
+fn check(log: &Worklog<impl shiftwork_seams::Fs>) -> Result<serde_json::Value, WorklogError> {
     log.check().map(|r: CheckResult| serde_json::to_value(r).unwrap())
 }
 
@@ -115,7 +119,7 @@ fn wl101_as44_every_status_and_error_on_memfs() {
     }
     fs.fail_nth(Op::Lock, 1, libc::EACCES);
     run("E-write (lock)", append(&log, "w", false));
-    fs.lock_times_out(Path::new(SECRET_DIR).join(worklog::LOCK_FILE_NAME));
+    fs.lock_times_out(Path::new(SECRET_DIR).join(shiftwork_worklog::LOCK_FILE_NAME));
     run("E-lock", append(&log, "w", false));
     fs.write_file(HIDDEN_TARGET, b"- [x] private-content \xFF\n");
     run("E-utf8", check(&log));

@@ -3,7 +3,7 @@
 //! target `worklog_core` (WL-99).
 
 use proptest::prelude::*;
-use worklog::core::{find_checklist, is_ws, normalize};
+use shiftwork_worklog::core::{find_checklist, is_ws, normalize};
 
 use crate::invariants::check_append;
 
@@ -63,8 +63,8 @@ proptest! {
             if normalized.is_empty() {
                 continue;
             }
-            if let worklog::core::Plan::Insert { offset, insertion, .. } =
-                worklog::core::plan_append(&current, &normalized)
+            if let shiftwork_worklog::core::Plan::Insert { offset, insertion, .. } =
+                shiftwork_worklog::core::plan_append(&current, &normalized)
             {
                 current.insert_str(offset, &insertion);
             }

@@ -5,8 +5,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use seams::{DirEntry, FileKind, FileWriter, Fs, LockGuard, MemFs, Metadata, Op};
-use worklog::{AppendResult, AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog, WorklogError};
+use shiftwork_seams::{DirEntry, FileKind, FileWriter, Fs, LockGuard, MemFs, Metadata, Op};
+use shiftwork_worklog::{
+    AppendResult, AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog, WorklogError,
+};
 
 use crate::support::{
     DIR, Msg, NAME, file_path, has_lock_file, log, log_with, memfs_with, snapshot, temp_files,

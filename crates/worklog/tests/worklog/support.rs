@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use seams::{FileKind, Fs, MemFs};
-use worklog::{Config, Worklog};
+use shiftwork_seams::{FileKind, Fs, MemFs};
+use shiftwork_worklog::{Config, Worklog};
 
 /// The log directory of the `MemFs` tests.
 pub const DIR: &str = "/log";
@@ -89,7 +89,8 @@ pub fn temp_files(fs: &MemFs) -> Vec<PathBuf> {
 
 /// Whether the lock file exists in `DIR`.
 pub fn has_lock_file(fs: &MemFs) -> bool {
-    fs.paths().contains(&Path::new(DIR).join(worklog::LOCK_FILE_NAME))
+    fs.paths()
+        .contains(&Path::new(DIR).join(shiftwork_worklog::LOCK_FILE_NAME))
 }
 
 /// The §21 message texts with `{name}` = `2026-09-06.md`, copied from the specification's key table.

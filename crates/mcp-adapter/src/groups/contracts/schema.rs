@@ -140,8 +140,10 @@ pub fn input(tool: &str) -> Value {
 /// string form, `items` and the counts to the array form).
 fn statuses_or_sets(statuses: &[&str]) -> Value {
     let pattern = format!("^({})$", statuses.join("|"));
-    json!({"type": ["string", "array"], "pattern": pattern,
-           "items": {"type": "string", "pattern": pattern}, "minItems": 1, "maxItems": 6, "uniqueItems": true})
+    json!({"anyOf": [
+        {"type": "string", "pattern": pattern},
+        {"type": "array", "items": {"type": "string", "pattern": pattern}, "minItems": 1, "maxItems": 6, "uniqueItems": true},
+    ]})
 }
 
 /// The schema of an output field: the constants `T`/`F` (true/false) of `has_task` that tell the
