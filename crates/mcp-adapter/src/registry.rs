@@ -79,21 +79,43 @@ impl Outcome {
 ///
 /// A group whose answers must keep the client's number tokens (shift work, SW-43) reads [`Arguments::raw`]
 /// with its own JSON reader; every other group reads [`Arguments::map`].
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// It also carries the call's [`CallContext`]: its cancellation and its progress reports.
+#[derive(Debug, Clone, Default)]
 pub struct Arguments {
     map: Map<String, Value>,
     raw: Option<String>,
+    context: CallContext,
 }
 
 impl Arguments {
     /// Arguments known only as a decoded object (tests, the demo).
     pub fn decoded(map: Map<String, Value>) -> Self {
-        Arguments { map, raw: None }
+        Arguments {
+            map,
+            raw: None,
+            context: CallContext::default(),
+        }
     }
 
     /// Arguments with the exact text of the `arguments` object they were decoded from.
     pub fn with_raw(map: Map<String, Value>, raw: String) -> Self {
-        Arguments { map, raw: Some(raw) }
+        Arguments {
+            map,
+            raw: Some(raw),
+            context: CallContext::default(),
+        }
+    }
+
+    /// The same arguments under `context`.
+    pub fn in_context(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The call's context: cancellation and progress.
+    pub fn context(&self) -> &CallContext {
+        &self.context
     }
 
     /// The decoded object, keys in arrival order.
@@ -104,6 +126,106 @@ impl Arguments {
     /// The exact JSON text of the `arguments` object, when the way in kept it.
     pub fn raw(&self) -> Option<&str> {
         self.raw.as_deref()
+    }
+}
+
+/// Sends one progress report of a call to the client: `(progress, total, message)` (MCP
+/// `notifications/progress`; `progress` increases with every report).
+pub type ProgressFn = Box<dyn Fn(f64, Option<f64>, Option<&str>) + Send + Sync>;
+
+/// What a long-running handler can learn from, and tell, the way in: whether the client cancelled the
+/// call (MCP `notifications/cancelled`), and a channel for progress reports when the client asked for
+/// them (a `progressToken`). The default context is never cancelled and takes no progress.
+///
+/// ```
+/// use shiftwork_mcp::registry::CallContext;
+/// use std::sync::{Arc, atomic::{AtomicBool, Ordering}};
+///
+/// let context = CallContext::new(None);
+/// let woken = Arc::new(AtomicBool::new(false));
+/// let flag = Arc::clone(&woken);
+/// context.on_cancel(move || flag.store(true, Ordering::SeqCst));
+/// assert!(!context.is_cancelled());
+/// context.cancel();
+/// assert!(context.is_cancelled() && woken.load(Ordering::SeqCst));
+/// ```
+#[derive(Clone, Default)]
+pub struct CallContext {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Default)]
+struct ContextInner {
+    cancelled: std::sync::atomic::AtomicBool,
+    on_cancel: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("cancelled", &self.is_cancelled())
+            .field("progress", &self.wants_progress())
+            .finish()
+    }
+}
+
+impl CallContext {
+    /// A context that reports progress through `progress` (when the client sent a `progressToken`).
+    pub fn new(progress: Option<ProgressFn>) -> Self {
+        CallContext {
+            inner: Arc::new(ContextInner {
+                progress,
+                ..ContextInner::default()
+            }),
+        }
+    }
+
+    /// Marks the call cancelled and runs every registered [`CallContext::on_cancel`] callback once.
+    pub fn cancel(&self) {
+        use std::sync::atomic::Ordering;
+        if self.inner.cancelled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let callbacks = std::mem::take(&mut *self.callbacks());
+        for callback in callbacks {
+            callback();
+        }
+    }
+
+    /// True once the client cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Runs `callback` when the call is cancelled (at once when it already is).
+    pub fn on_cancel(&self, callback: impl FnOnce() + Send + 'static) {
+        let mut callbacks = self.callbacks();
+        if self.is_cancelled() {
+            drop(callbacks);
+            callback();
+        } else {
+            callbacks.push(Box::new(callback));
+        }
+    }
+
+    /// True when the client asked for progress reports.
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress.is_some()
+    }
+
+    /// Sends a progress report when the client asked for them; otherwise does nothing.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(report) = &self.inner.progress {
+            report(progress, total, message);
+        }
+    }
+
+    fn callbacks(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn FnOnce() + Send>>> {
+        self.inner
+            .on_cancel
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
