@@ -44,6 +44,10 @@
 //! * The parser scans bytes and stops at the end of the checklist, and the write streams the old bytes
 //!   around the insertion: a 10 MB log costs one read and one write.
 //! * A carriage return inside the first item's indent is copied as a space (see [`core::plan_append`]).
+//! * Hostile input is bounded (our decisions, beyond the specification): a description over
+//!   [`core::MAX_DESCRIPTION_BYTES`] or holding a control character other than whitespace is refused
+//!   before anything is looked at, a log file is read up to [`MAX_LOG_BYTES`] and never blocks on a
+//!   special file, and a file name is always shown through [`quoted_name`].
 
 pub mod core;
 

@@ -317,3 +317,33 @@ fn issue12_item14_names_with_control_characters_are_quoted() {
     );
     assert_eq!(shiftwork_worklog::quoted_name(NAME), "\"2026-09-06.md\"");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Issue 12 item 5, as a property over descriptions biased towards control characters: an append
+    /// either refuses the description (naming the first control character that is not whitespace, or
+    /// its length) and writes nothing, or the file afterwards holds no control character but
+    /// whitespace.
+    #[test]
+    fn issue12_item5_no_control_character_is_ever_written(
+        description in "([\u{0}-\u{20}\u{7F}-\u{A0}]|[a-z ]|\\PC){0,40}",
+    ) {
+        let fs = memfs_with(b"- [x] a\n");
+        match log(&fs).append(&description, false) {
+            Ok(_) => {
+                let after = String::from_utf8(fs.file(file_path()).unwrap()).unwrap();
+                proptest::prop_assert!(
+                    !after.chars().any(|c| c.is_control() && !shiftwork_worklog::core::is_ws(c)),
+                    "{after:?}"
+                );
+            }
+            Err(WorklogError::ControlCharacter { character, position }) => {
+                proptest::prop_assert_eq!(description.chars().nth(position - 1), Some(character));
+                proptest::prop_assert!(description.chars().take(position - 1).all(|c| !c.is_control() || shiftwork_worklog::core::is_ws(c)));
+                proptest::prop_assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n".to_vec());
+            }
+            Err(other) => proptest::prop_assert!(false, "{other}"),
+        }
+    }
+}
