@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use regex::Regex;
 use shiftwork_seams::durable::{ReplaceOptions, replace_durably_as};
-use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, os_reason};
+use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_regular_file, os_reason};
 
 use crate::config::Config;
 use crate::core::{self, Plan};
@@ -74,6 +74,8 @@ enum Located {
         name: String,
         path: PathBuf,
         lock: PathBuf,
+        /// The listing showed `.worklog.lock` as something other than a regular file.
+        lock_special: bool,
     },
 }
 
@@ -114,7 +116,7 @@ impl<F: Fs> Worklog<F> {
         if normalized.is_empty() {
             return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
         }
-        let (name, path, lock) = match self.locate()? {
+        let (name, path, lock, lock_special) = match self.locate()? {
             Located::NoDir => return Ok(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
             Located::NoFile { pattern } => {
                 return Ok(AppendResult::unreached(
@@ -122,7 +124,12 @@ impl<F: Fs> Worklog<F> {
                     no_file_message(pattern),
                 ));
             }
-            Located::File { name, path, lock } => (name, path, lock),
+            Located::File {
+                name,
+                path,
+                lock,
+                lock_special,
+            } => (name, path, lock, lock_special),
         };
         if dry_run {
             let (_, text) = self.read(&name, &path, false)?;
@@ -139,7 +146,7 @@ impl<F: Fs> Worklog<F> {
             });
         }
         // The guard is dropped on every way out of this function, after the write completed or failed.
-        let _lock = self.lock(&lock, &name)?;
+        let _lock = self.lock(&lock, lock_special, &name)?;
         let (meta, text) = self.read(&name, &path, true)?;
         let (created, line, offset, insertion) = match core::plan_append(&text, &normalized) {
             Plan::Duplicate { line } => {
@@ -209,10 +216,14 @@ impl<F: Fs> Worklog<F> {
             reason: os_reason(&e),
         })?;
         let mut newest: Option<(SystemTime, String)> = None;
+        let mut lock_special = false;
         for entry in entries {
             let Ok(name) = entry.name.into_string() else {
                 continue;
             };
+            if name == LOCK_FILE_NAME {
+                lock_special = entry.metadata.as_ref().is_ok_and(|m| m.kind != FileKind::File);
+            }
             if name.starts_with('.') {
                 continue;
             }
@@ -232,6 +243,7 @@ impl<F: Fs> Worklog<F> {
             Some((_, name)) => Located::File {
                 path: dir.join(&name),
                 lock: dir.join(LOCK_FILE_NAME),
+                lock_special,
                 name,
             },
             None => Located::NoFile {
@@ -253,15 +265,24 @@ impl<F: Fs> Worklog<F> {
     }
 
     /// WL-58 … WL-61: the append lock in the log directory.
-    fn lock(&self, lock: &Path, name: &str) -> Result<Box<dyn LockGuard>, WorklogError> {
+    ///
+    /// Our decision (issue 12): a lock file that the listing showed as anything but a regular file
+    /// (`special`: a FIFO, a socket, a device, or a link to one) is refused before it is opened ("Not
+    /// a regular file"), because opening a FIFO for reading waits for a writer that never comes. The
+    /// listing already holds the entry's kind, so this costs no call of its own.
+    fn lock(&self, lock: &Path, special: bool, name: &str) -> Result<Box<dyn LockGuard>, WorklogError> {
+        let write_error = |e: &io::Error| WorklogError::Write {
+            file: name.to_owned(),
+            reason: os_reason(e),
+        };
+        if special {
+            return Err(write_error(&not_regular_file()));
+        }
         self.fs.lock(lock, LOCK_TIMEOUT).map_err(|e| match e.kind() {
             io::ErrorKind::TimedOut => WorklogError::LockTimeout {
                 file: name.to_owned(),
             },
-            _ => WorklogError::Write {
-                file: name.to_owned(),
-                reason: os_reason(&e),
-            },
+            _ => write_error(&e),
         })
     }
 

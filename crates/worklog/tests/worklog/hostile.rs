@@ -291,6 +291,42 @@ fn issue12_item7_special_file_swapped_in_never_blocks() {
     assert_eq!(log(&fs).append("b", false).unwrap().status, AppendStatus::Written);
 }
 
+/// Issue 12 item 7 (class: a special file where the lock file belongs): a FIFO (or a link to one) as
+/// `.worklog.lock` would block the open for a writer that never comes; the append is refused with
+/// `cannot write …: Not a regular file` at once, writes nothing, and `check` and a dry run (which never
+/// touch the lock, WL-62) still answer.
+#[test]
+fn issue12_item7_special_lock_file_never_blocks() {
+    for through_link in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(NAME), "- [x] a\n").unwrap();
+        let lock = dir.path().join(LOCK_FILE_NAME);
+        if through_link {
+            make_fifo(&dir.path().join("fifo"));
+            std::os::unix::fs::symlink(dir.path().join("fifo"), &lock).unwrap();
+        } else {
+            make_fifo(&lock);
+        }
+        let log = Worklog::new(Config::from_values(dir.path().to_str(), None, None), OsFs);
+        let (done, answer) = mpsc::channel();
+        std::thread::spawn(move || {
+            done.send((log.append("b", false), log.append("b", true), log.check()))
+                .unwrap()
+        });
+        // A guard against a hang, not a speed assertion.
+        let (append, dry_run, check) = answer
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the append blocked");
+        assert_eq!(
+            append.unwrap_err().to_string(),
+            "cannot write \"2026-09-06.md\": Not a regular file"
+        );
+        assert_eq!(dry_run.unwrap().status, AppendStatus::DryRun);
+        assert_eq!(check.unwrap().status, CheckStatus::Ok);
+        assert_eq!(fs::read(dir.path().join(NAME)).unwrap(), b"- [x] a\n");
+    }
+}
+
 /// Issue 12 item 14 (class: a file name holding control characters): every message quotes the name
 /// with control characters escaped, so a line feed or an ESC in a name never reaches a terminal raw;
 /// the `file` field keeps the name itself. A plain name reads exactly as §14 writes it.
