@@ -75,8 +75,9 @@ pub enum WorklogError {
     /// The log file is larger than [`MAX_LOG_BYTES`] (our decision, issue 12): it is refused after
     /// reading at most that much of it, and left as it is. Read as E-read with its own reason.
     #[error(
-        "cannot read {}: the file is larger than {MAX_LOG_BYTES} bytes (64 MiB), the most a log file may hold",
-        q(.file)
+        "cannot read {}: the file is larger than {MAX_LOG_BYTES} bytes ({} MiB), the most a log file may hold",
+        q(.file),
+        MAX_LOG_BYTES >> 20
     )]
     TooLarge {
         /// The log file's name.
