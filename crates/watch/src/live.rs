@@ -94,7 +94,14 @@ pub fn run(options: &WatchOptions) -> Result<(), WatchError> {
     let requests = spawn_reader(sources, tx.clone());
     let signals = spawn_signals(tx.clone())?;
     spawn_keyboard(tx, stop.clone());
-    let mut terminal = ratatui::try_init().map_err(WatchError::Terminal)?;
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            // Raw mode may be on already; leave the terminal as it was.
+            let _ = ratatui::try_restore();
+            return Err(WatchError::Terminal(e));
+        }
+    };
     let session = Session {
         rx,
         requests,

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::display_text::{cut, fit, width};
+use crate::display_text::{cut, fit};
 use crate::snapshot::{Job, Tone, Unit};
 
 /// The longest title shown in a node, in terminal columns.
@@ -202,31 +202,21 @@ pub fn text(job: &Job) -> String {
         let _ = writeln!(out, "plan refused: {refusal}");
     }
     let groups = groups(job);
-    let all: Vec<&Unit> = groups.iter().flat_map(|(_, _, units)| units.iter()).collect();
-    let id_width = all.iter().map(|u| width(&u.id)).max().unwrap_or(0);
-    let status_width = all.iter().map(|u| width(&u.status)).max().unwrap_or(0);
-    let role_width = all.iter().map(|u| width(&u.role)).max().unwrap_or(0);
+    let w = crate::report::Widths::of(groups.iter().flat_map(|(_, _, units)| units.iter()));
     for (_, title, units) in &groups {
         let _ = writeln!(out, "{title}");
         for u in *units {
-            let cursor = if u.is_cursor { '>' } else { ' ' };
-            let mark = if u.in_flight {
-                '*'
-            } else if u.is_held {
-                '~'
-            } else {
-                ' '
-            };
             let deps = if u.depends_on.is_empty() {
                 String::new()
             } else {
                 format!("  ← {}", u.depends_on.join(", "))
             };
             let line = format!(
-                "  {cursor}{mark}{} {} {} {}{deps}",
-                fit(&u.id, id_width),
-                fit(&u.status, status_width),
-                fit(&u.role, role_width),
+                "  {}{} {} {} {}{deps}",
+                crate::report::ascii_marks(u),
+                fit(&u.id, w.id),
+                fit(&u.status, w.status),
+                fit(&u.role, w.role),
                 cut(&u.title, TITLE_COLUMNS)
             );
             let _ = writeln!(out, "{}", line.trim_end());

@@ -145,15 +145,15 @@ fn job(out: &mut Report, pane: &JobPane) {
 }
 
 /// The column widths of the unit tables of one job, so every wave lines up.
-struct Widths {
-    id: usize,
-    status: usize,
-    role: usize,
-    agent: usize,
+pub(crate) struct Widths {
+    pub(crate) id: usize,
+    pub(crate) status: usize,
+    pub(crate) role: usize,
+    pub(crate) agent: usize,
 }
 
 impl Widths {
-    fn of<'a>(units: impl Iterator<Item = &'a Unit>) -> Widths {
+    pub(crate) fn of<'a>(units: impl Iterator<Item = &'a Unit>) -> Widths {
         let mut w = Widths {
             id: 0,
             status: 0,
@@ -170,21 +170,28 @@ impl Widths {
     }
 }
 
+/// A unit's two marks in ASCII: `>` the cursor (else a space), then `*` in flight or `~` held (else a
+/// space).
+pub(crate) fn ascii_marks(u: &Unit) -> String {
+    let cursor = if u.is_cursor { '>' } else { ' ' };
+    let mark = if u.in_flight {
+        '*'
+    } else if u.is_held {
+        '~'
+    } else {
+        ' '
+    };
+    format!("{cursor}{mark}")
+}
+
 /// A wave: `>` marks the cursor, `*` a unit in flight, `~` a held unit.
 fn units(out: &mut Report, name: &str, list: &[Unit], w: &Widths) {
     out.line(&format!("  {name}"));
     for u in list {
-        let cursor = if u.is_cursor { '>' } else { ' ' };
-        let mark = if u.in_flight {
-            '*'
-        } else if u.is_held {
-            '~'
-        } else {
-            ' '
-        };
         let status = out.paint(&fit(&u.status, w.status), u.tone);
         out.line(&format!(
-            "   {cursor}{mark}{} {status} {} {} {}",
+            "   {}{} {status} {} {} {}",
+            ascii_marks(u),
             fit(&u.id, w.id),
             fit(&u.role, w.role),
             fit(u.agent.as_deref().unwrap_or("-"), w.agent),

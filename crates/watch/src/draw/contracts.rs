@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 
 use super::style;
 use crate::display_text::{fit, width};
@@ -28,20 +28,8 @@ pub(super) fn draw(
     if let Some(agent) = &pane.agent {
         title.push_str(&format!("· agent {agent} "));
     }
-    let block = Block::bordered()
-        .title(Span::styled(title, style::label()))
-        .border_style(style::border(focused));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let contracts = match &pane.body {
-        Ok(c) => c,
-        Err(sentence) => {
-            let text = Paragraph::new(sentence.clone())
-                .style(style::warn())
-                .wrap(Wrap { trim: true });
-            frame.render_widget(text, inner);
-            return (0, 0);
-        }
+    let Some((inner, contracts)) = super::pane(frame, area, title, focused, &pane.body, style::warn()) else {
+        return (0, 0);
     };
     let lines = lines(contracts, snapshot, inner.width);
     let limit = lines.len().saturating_sub(usize::from(inner.height));

@@ -5,12 +5,12 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::style;
 use crate::display_text::{cut, fit, width};
 use crate::figures::compact;
-use crate::snapshot::{Budget, BudgetDimension, Job, JobPane, Snapshot, Unit};
+use crate::snapshot::{Budget, BudgetDimension, Job, JobPane, Unit};
 
 /// The narrowest wave column.
 const MIN_COLUMN: u16 = 24;
@@ -26,7 +26,6 @@ pub(super) fn draw(
     frame: &mut Frame<'_>,
     area: Rect,
     pane: &JobPane,
-    _snapshot: &Snapshot,
     focused: bool,
     (rows, columns): (u16, u16),
 ) -> (u16, u16) {
@@ -34,20 +33,8 @@ pub(super) fn draw(
         Ok(job) => format!(" job {} · {} ", job.id, pane.checkpoint),
         Err(_) => format!(" {} ", pane.checkpoint),
     };
-    let block = Block::bordered()
-        .title(Span::styled(title, style::label()))
-        .border_style(style::border(focused));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let job = match &pane.body {
-        Ok(job) => job,
-        Err(sentence) => {
-            let text = Paragraph::new(sentence.clone())
-                .style(style::bad())
-                .wrap(Wrap { trim: true });
-            frame.render_widget(text, inner);
-            return (0, 0);
-        }
+    let Some((inner, job)) = super::pane(frame, area, title, focused, &pane.body, style::bad()) else {
+        return (0, 0);
     };
     if inner.height == 0 || inner.width == 0 {
         return (0, 0);

@@ -53,7 +53,7 @@ pub fn draw(frame: &mut Frame<'_>, snapshot: &Snapshot, view: &mut ViewState) {
             view.columns.get(i).copied().unwrap_or(0),
         );
         let limit = match snapshot.jobs.get(i) {
-            Some(pane) => job::draw(frame, *rect, pane, snapshot, focused, offsets),
+            Some(pane) => job::draw(frame, *rect, pane, focused, offsets),
             None => match &snapshot.contracts {
                 Some(pane) => contracts::draw(frame, *rect, pane, snapshot, focused, offsets.0),
                 None => (0, 0),
@@ -101,6 +101,33 @@ fn pane_areas(snapshot: &Snapshot, body: Rect) -> Vec<Rect> {
     }
     out.extend(contracts_area);
     out
+}
+
+/// Draws a pane's border and title; when `body` is an error, its sentence in `sentence_style` inside.
+/// Returns the inner area and the body to draw there, or `None` when the sentence was drawn.
+fn pane<'b, T>(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    title: String,
+    focused: bool,
+    body: &'b Result<T, String>,
+    sentence_style: ratatui::style::Style,
+) -> Option<(Rect, &'b T)> {
+    let block = ratatui::widgets::Block::bordered()
+        .title(Span::styled(title, style::label()))
+        .border_style(style::border(focused));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    match body {
+        Ok(value) => Some((inner, value)),
+        Err(sentence) => {
+            let text = Paragraph::new(sentence.clone())
+                .style(sentence_style)
+                .wrap(Wrap { trim: true });
+            frame.render_widget(text, inner);
+            None
+        }
+    }
 }
 
 fn header_line(snapshot: &Snapshot, view: &ViewState) -> Line<'static> {

@@ -76,6 +76,13 @@ fn mid_flight_at_80x24() {
     let buffer = render(&snapshot, &mut view, 80, 24);
     check_screen("mid_flight_80x24.txt", &buffer);
     expiring_lease_is_red(&buffer);
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{}```", text(&buffer))),
+        "the README shows this capture of the view"
+    );
 }
 
 /// Issue 15: the mid-flight job at 160×48 (side by side).
