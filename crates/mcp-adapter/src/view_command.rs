@@ -30,7 +30,7 @@ const HOURS: Setting = Setting {
 
 /// `--agent NAME` as `watch` reads it.
 const AGENT: Setting = Setting {
-    help: "show only the contracts this agent sent or holds (default: all)",
+    help: "show only the contracts sent by or to this agent (default: all)",
     ..contracts::AGENT
 };
 

@@ -34,8 +34,13 @@ pub fn draw(frame: &mut Frame<'_>, snapshot: &Snapshot, view: &mut ViewState) {
         too_small(frame, area);
         return;
     }
-    let filtered = snapshot.filtered(view.active_filter());
-    let snapshot = &filtered;
+    let filtered;
+    let snapshot = if view.active_filter().trim().is_empty() {
+        snapshot
+    } else {
+        filtered = snapshot.filtered(view.active_filter());
+        &filtered
+    };
     let footer = if snapshot.hours.is_some() { 2 } else { 1 };
     let [header, body, bottom] = Layout::vertical([
         Constraint::Length(1),
