@@ -1,5 +1,7 @@
 //! The `shiftwork-mcp` binary: see the crate documentation of the `shiftwork_mcp` library.
 
+mod view_command;
+
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -106,6 +108,8 @@ fn main() -> ExitCode {
                 Err(e) => fail(&format!("the demo failed: {e}")),
             }
         }
+        Command::Watch { args } => view_command::watch(&args),
+        Command::Plan { args } => view_command::plan(&args),
         Command::Group { group, args } => {
             let code = groups
                 .iter()
