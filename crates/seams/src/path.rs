@@ -1,7 +1,7 @@
 //! Path resolution over [`Fs`].
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::fs::{FileKind, Fs};
 
@@ -52,4 +52,43 @@ pub fn resolve_link_chain<F: Fs + ?Sized>(fs: &F, path: &Path) -> io::Result<Pat
 /// ```
 pub fn strictly_inside(inner: &Path, root: &Path) -> bool {
     inner != root && inner.starts_with(root)
+}
+
+/// True when `dir` lies strictly inside `root` and is a real directory there: every component from
+/// `root` down to `dir` is a directory itself, none a symbolic link (checked without following links),
+/// and none is `.` or `..`. A caller that must not be led out of `root` by a link (a search over a
+/// directory a client may have replaced) checks this before listing `dir`.
+///
+/// ```
+/// use shiftwork_seams::{MemFs, path::is_real_dir_inside};
+/// use std::path::Path;
+/// let fs = MemFs::new();
+/// fs.create_dir_all("/repo/.shiftwork/archive");
+/// fs.create_dir_all("/etc");
+/// fs.symlink("/etc", "/repo/.shiftwork/linked");
+/// let root = Path::new("/repo");
+/// assert!(is_real_dir_inside(&fs, root, Path::new("/repo/.shiftwork/archive")));
+/// assert!(!is_real_dir_inside(&fs, root, Path::new("/repo/.shiftwork/linked")));
+/// assert!(!is_real_dir_inside(&fs, root, Path::new("/repo/.shiftwork/missing")));
+/// assert!(!is_real_dir_inside(&fs, root, Path::new("/repo/../etc")));
+/// assert!(!is_real_dir_inside(&fs, root, root));
+/// ```
+pub fn is_real_dir_inside<F: Fs + ?Sized>(fs: &F, root: &Path, dir: &Path) -> bool {
+    let Ok(rest) = dir.strip_prefix(root) else {
+        return false;
+    };
+    let mut current = root.to_path_buf();
+    let mut depth = 0;
+    for component in rest.components() {
+        let Component::Normal(name) = component else {
+            return false;
+        };
+        current.push(name);
+        depth += 1;
+        match fs.symlink_metadata(&current) {
+            Ok(meta) if meta.kind == FileKind::Dir => {}
+            _ => return false,
+        }
+    }
+    depth > 0
 }

@@ -110,9 +110,14 @@ fn normalize_os(path: &Path) -> OsString {
 /// assert_eq!(shiftwork_core::paths::os_error_tail(&e, "adir"), "[Errno 21] Is a directory: 'adir'");
 /// ```
 pub fn os_error_tail(error: &io::Error, shown_path: &str) -> String {
+    let shown = python_string_literal(&shiftwork_seams::echo::clip_echo(shown_path));
+    if shiftwork_seams::is_not_regular_file(error) {
+        // No OS error number exists for "not a regular file": the reason alone, then the path.
+        return format!("{}: {shown}", shiftwork_seams::os_reason(error));
+    }
     let code = error.raw_os_error().unwrap_or(5);
     let text = shiftwork_seams::os_reason(&io::Error::from_raw_os_error(code));
-    format!("[Errno {code}] {text}: {}", python_string_literal(shown_path))
+    format!("[Errno {code}] {text}: {shown}")
 }
 
 /// The lock target `T` (SW-99): `path` made absolute against the working directory, every symbolic

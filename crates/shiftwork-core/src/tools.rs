@@ -99,9 +99,10 @@ pub fn status(env: &Env, checkpoint: &str, search: Option<&str>) -> Json {
     out.insert(String::from("last_history"), last);
     if let Some(query) = search {
         let archive = paths::shiftwork_dir(env.fs.as_ref(), Path::new(checkpoint)).join("archive");
+        let root = paths::repo_root(env.fs.as_ref(), Path::new(checkpoint));
         out.insert(
             String::from("search"),
-            crate::search::search(env.fs.as_ref(), &archive, query),
+            crate::search::search(env.fs.as_ref(), &root, &archive, query),
         );
     }
     Json::Object(out)

@@ -10,6 +10,7 @@ mod clock_out;
 mod crate_rules;
 mod durability;
 mod features;
+mod hardening;
 mod planner;
 mod properties;
 mod reading;
