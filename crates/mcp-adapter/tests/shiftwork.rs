@@ -41,7 +41,8 @@ fn text(outcome: &Outcome) -> String {
 
 #[test]
 fn registration_titles_hints_descriptions_schemas_sw36_sw37_sw38() {
-    let tools = tools(true);
+    // The server as it starts by default: probes off (issue 12 item 3).
+    let tools = tools(false);
     let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     assert_eq!(
         names,
@@ -264,7 +265,7 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
     ] {
         let relay = format!(r#""open_questions": [{{"q": "Slow?", "kind": "relay", "probe": "{probe}"}}]"#);
         let (dir, cp) = repo(&EX.replace(r#""open_questions": []"#, &relay));
-        let mut env = Env::os();
+        let mut env = Env::os().with_probes(true);
         env.probe_timeout = Duration::from_millis(500);
         let start = Instant::now();
         let answer = shiftwork_core::clock_in(&env, &cp, None);
@@ -295,6 +296,84 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
         // Nothing was written: an escalation appends no ledger line.
         assert!(!Path::new(&format!("{cp}.log.jsonl")).exists());
     }
+}
+
+/// Issue 12 item 3: probes are opt-in. Started without `--probes` (or with `--no-probes`, or
+/// `SHIFTWORK_NO_PROBES`, which now mean the default) the server runs no relay probe: the relay
+/// escalates like a decision question. With `--probes` or `SHIFTWORK_PROBES=1` it runs them, and
+/// `shiftwork_clock_in` says so: `openWorldHint` true and a description that says it runs commands.
+#[test]
+fn relay_probes_run_only_in_a_server_started_with_probes_issue12_item3() {
+    let relay =
+        r#""open_questions": [{"q": "Is CI green?", "kind": "relay", "probe": "touch probe-ran; exit 3"}]"#;
+    let (dir, _) = repo(&EX.replace(r#""open_questions": []"#, relay));
+    let root = dir.path();
+    let args = json!({"checkpoint": ".shiftwork/cp.json"});
+    let escalate_unrun = r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"touch probe-ran; exit 3"}]}"#;
+    let ran = r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"touch probe-ran; exit 3"}],"probe":{"q":"Is CI green?","exit":3}}"#;
+    let call_env = |flags: &[&str], env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+            .arg("call")
+            .arg("shiftwork_clock_in")
+            .arg(args.to_string())
+            .args(flags)
+            .env_remove("SHIFTWORK_PROBES")
+            .env_remove("SHIFTWORK_NO_PROBES")
+            .envs(env.iter().copied())
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flags:?} {env:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+    };
+    for (flags, env) in [
+        (&[][..], &[][..]),
+        (&["--no-probes"][..], &[][..]),
+        (&[][..], &[("SHIFTWORK_NO_PROBES", "1")][..]),
+        (&["--probes", "--no-probes"][..], &[][..]),
+    ] {
+        assert_eq!(call_env(flags, env), escalate_unrun, "{flags:?} {env:?}");
+        assert!(
+            !root.join("probe-ran").exists(),
+            "{flags:?} {env:?}: the probe ran"
+        );
+    }
+    for (flags, env) in [
+        (&["--probes"][..], &[][..]),
+        (&[][..], &[("SHIFTWORK_PROBES", "1")][..]),
+    ] {
+        assert_eq!(call_env(flags, env), ran, "{flags:?} {env:?}");
+        std::fs::remove_file(root.join("probe-ran")).unwrap();
+    }
+    // What the tool says of itself follows the switch.
+    let off = tools(false);
+    let on = tools(true);
+    let clock_in = |tools: &[ToolDef]| {
+        tools
+            .iter()
+            .find(|t| t.name == "shiftwork_clock_in")
+            .unwrap()
+            .clone()
+    };
+    assert!(!clock_in(&off).hints.open_world);
+    assert!(clock_in(&off).description.contains("run only under --probes"));
+    assert!(clock_in(&on).hints.open_world);
+    assert!(
+        clock_in(&on)
+            .description
+            .contains("Runs commands: relay probes are shell commands")
+    );
+    for tools in [&off, &on] {
+        assert!(
+            clock_in(tools)
+                .description
+                .contains("shell commands from the repo root")
+        );
+    }
+    let settings =
+        shiftwork_mcp::settings::Settings::new(vec![(shiftwork::PROBES.flag, String::new())], vec![]);
+    assert!(settings.switch(&shiftwork::PROBES));
+    const { assert!(!shiftwork::PROBES.takes_value) };
 }
 
 #[test]
@@ -448,12 +527,13 @@ fn a_twelve_unit_job_driven_through_call_issue4() {
         std::fs::write(root.join(format!("briefs/{id}.md")), id).unwrap();
     }
     let plan = || call_binary(root, "shiftwork_plan", json!({"checkpoint": cp}), &[]);
+    // The job's relay question is answered by its probe: the server runs with probes on.
     let clock_in = |unit: Option<&str>| {
         call_binary(
             root,
             "shiftwork_clock_in",
             json!({"checkpoint": cp, "unit_id": unit}),
-            &[],
+            &["--probes"],
         )
     };
     let clock_out = |unit: &str, extra: Value| {

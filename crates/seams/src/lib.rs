@@ -34,6 +34,8 @@ mod host;
 mod mem_fs;
 mod os_fs;
 pub mod path;
+#[cfg(target_os = "linux")]
+mod probe_supervisor;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};

@@ -203,15 +203,22 @@ fn open_questions(env: &Env, doc: &Json, checkpoint: &str) -> Option<Json> {
         return Some(escalate(q, None));
     }
     let root = paths::repo_root(env.fs.as_ref(), Path::new(checkpoint));
+    // One budget for every probe of this clock-in (issue 12 item 4): each gets what is left of it.
+    let start = env.clock.monotonic();
     for relay in items {
         let q = str_of(relay, "q");
-        let outcome = env
-            .host
-            .run_probe(str_of(relay, "probe"), &root, env.probe_timeout);
-        if outcome.succeeded() {
+        let left = env
+            .probe_timeout
+            .saturating_sub(env.clock.monotonic().saturating_sub(start));
+        let status = if left.is_zero() {
+            ProbeStatus::TimedOut
+        } else {
+            env.host.run_probe(str_of(relay, "probe"), &root, left).status
+        };
+        if status == ProbeStatus::Exited(0) {
             continue;
         }
-        let exit = match outcome.status {
+        let exit = match status {
             ProbeStatus::Exited(code) => Json::int(i64::from(code)),
             _ => Json::Null,
         };

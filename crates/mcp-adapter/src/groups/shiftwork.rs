@@ -14,19 +14,30 @@ use shiftwork_core::{ClockOut, Env};
 use crate::registry::{DemoStep, Group, Handler, Hints, Outcome, ToolDef, unknown_argument_sentence};
 use crate::settings::{Setting, Settings};
 
-/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs.
+/// `--probes` (SW-137, issue 12 item 3): run relay probes. Off by default: a probe is a shell command
+/// taken from the checkpoint, which any client can write through `handoff_patch`, and it runs with the
+/// server's environment and rights.
+pub const PROBES: Setting = Setting {
+    flag: "--probes",
+    env: Some("SHIFTWORK_PROBES"),
+    takes_value: false,
+    help: "shiftwork: run relay probes (shell commands from the checkpoint) at clock-in; off by default",
+};
+
+/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs. This is
+/// the default; the switch stays accepted, and wins over `--probes`.
 pub const NO_PROBES: Setting = Setting {
     flag: "--no-probes",
     env: Some("SHIFTWORK_NO_PROBES"),
     takes_value: false,
-    help: "shiftwork: never run relay probes; relay questions escalate like decision questions",
+    help: "shiftwork: never run relay probes (the default); wins over --probes",
 };
 
 /// The group.
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[NO_PROBES],
+    settings: &[PROBES, NO_PROBES],
     build,
     demo_settings,
     demo,
@@ -38,12 +49,24 @@ pub static GROUP: Group = Group {
 };
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
-    let env = Arc::new(Env::os().with_probes(!settings.switch(&NO_PROBES)));
-    Ok(tools(env))
+    let probes = settings.switch(&PROBES) && !settings.switch(&NO_PROBES);
+    Ok(tools(Arc::new(Env::os().with_probes(probes))))
 }
 
-/// The five tools over `env` (tests pass an environment of in-memory seams).
+/// The five tools over `env` (tests pass an environment of in-memory seams). With `env.probes`,
+/// `shiftwork_clock_in` says it runs commands: `openWorldHint` true and a description that says so.
 pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
+    let (clock_in_description, clock_in_hints) = if env.probes {
+        (
+            CLOCK_IN_WITH_PROBES,
+            Hints {
+                open_world: true,
+                ..Hints::local(false, false, false)
+            },
+        )
+    } else {
+        (CLOCK_IN_DESCRIPTION, Hints::local(false, false, false))
+    };
     let plan_env = Arc::clone(&env);
     let status_env = Arc::clone(&env);
     let in_env = Arc::clone(&env);
@@ -70,7 +93,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
         tool(
             "shiftwork_clock_in",
             "Shift work: clock in",
-            CLOCK_IN_DESCRIPTION,
+            clock_in_description,
             json!({
                 "checkpoint": checkpoint_arg(),
                 "unit_id": {"type": "string", "description": "The unit to brief; default: plan.cursor. Must be in ready."},
@@ -90,7 +113,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "open_questions",
                 "probe",
             ],
-            Hints::local(false, false, false),
+            clock_in_hints,
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
@@ -199,7 +222,9 @@ fn checkpoint_arg() -> Value {
 
 const PLAN_DESCRIPTION: &str = "Read a shift-work checkpoint (JSON; conventionally .shiftwork/checkpoint.json) and answer which units may run now: result \"plan\" with batches (waves of unit ids), ready (the first wave), sequence, width, the cursor, plus held (units kept apart because they touch the same file), budget and ranking when the checkpoint uses them. Writes nothing. A ready unit other than plan.cursor can be clocked out only after shiftwork_clock_in has briefed it. Refusals are answers with result \"error\" and a reason, not protocol errors. To batch an arbitrary graph without a file, use work_plan.";
 
-const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relay questions are answered by running their probe shell commands from the repo root (30 s timeout). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relays escalate like decisions: their probe shell commands from the repo root run only under --probes. Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+
+const CLOCK_IN_WITH_PROBES: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Runs commands: relay probes are shell commands from the repo root, with the server's rights (30 s total). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
 
 const CLOCK_OUT_DESCRIPTION: &str = "Record the end of a unit of a shift-work checkpoint: sets its status, merges handoff_patch, pushes history_entry, moves plan.cursor to the next ready unit and appends the accounting line to <checkpoint>.log.jsonl. Result \"ok\" with the new cursor and the ledger path, or \"error\" with a reason (unit not the cursor nor briefed, a model job.roles forbids, a malformed accounting line, a document the schema refuses, the file locked by another clock-out…). A refusal or a failure writes nothing: checkpoint and ledger stay as they were. Refusals are answers, not protocol errors.";
 

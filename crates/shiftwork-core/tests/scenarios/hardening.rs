@@ -165,3 +165,69 @@ fn status_search_over_an_archive_of_too_many_entries_stops_at_its_bound_issue12_
     }
     assert!(search_of(&fx.env, CP, "needle").ends_with(r#""truncated": true}"#));
 }
+
+/// Item 3: probes are opt-in. An environment built without asking for them runs no probe: relay
+/// questions escalate like decision questions (SW-72's no-probe path), naming the first relay.
+#[test]
+fn relay_questions_in_an_environment_without_probes_escalate_unrun_issue12_item3() {
+    let relays = parse(
+        r#"[{"q": "Built?", "kind": "relay", "probe": "touch /pwned"}, {"q": "Green?", "kind": "relay", "probe": "true"}]"#,
+    );
+    let fx = Fx::new(&ex_with(|d| set(d, "handoff/open_questions", relays)));
+    let default = Env::new(
+        std::sync::Arc::new(fx.fs.clone()),
+        std::sync::Arc::new(fx.clock.clone()),
+        std::sync::Arc::new(fx.host.clone()),
+    );
+    assert!(!default.probes);
+    assert_eq!(
+        compact(&shiftwork_core::clock_in(&default, CP, None)),
+        r#"{"result": "escalate", "reason": "open question: Built?", "open_questions": [{"q": "Built?", "kind": "relay", "probe": "touch /pwned"}, {"q": "Green?", "kind": "relay", "probe": "true"}]}"#
+    );
+    assert!(fx.host.probes_run().is_empty());
+    assert!(!shiftwork_core::Env::os().probes);
+}
+
+/// Item 4: the relay probes of one clock-in share one 30 s budget — each gets what is left, and a
+/// relay reached with nothing left counts as timed out without running — so several slow relays never
+/// add up their timeouts.
+#[test]
+fn slow_relays_of_one_clock_in_share_one_probe_budget_issue12_item4() {
+    let relays = parse(
+        r#"[{"q": "A?", "kind": "relay", "probe": "a"}, {"q": "B?", "kind": "relay", "probe": "b"}, {"q": "C?", "kind": "relay", "probe": "c"}]"#,
+    );
+    let check = |takes: u64, expected: &str, timeouts: &[u64]| {
+        let fx = Fx::new(&ex_with(|d| set(d, "handoff/open_questions", relays.clone())));
+        let clock = fx.clock.clone();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = std::sync::Arc::clone(&seen);
+        // Each probe takes `takes` seconds and succeeds, or is killed at its timeout.
+        fx.host.script_probes(move |_, _, timeout| {
+            record.lock().unwrap().push(timeout.as_secs());
+            let needed = Duration::from_secs(takes);
+            let status = if needed <= timeout {
+                clock.advance(needed);
+                shiftwork_seams::ProbeStatus::Exited(0)
+            } else {
+                clock.advance(timeout);
+                shiftwork_seams::ProbeStatus::TimedOut
+            };
+            shiftwork_seams::ProbeOutcome {
+                status,
+                stdout: vec![],
+                stderr: vec![],
+            }
+        });
+        let start = shiftwork_seams::Clock::monotonic(&fx.clock);
+        let answer = fx.clock_in(None);
+        assert!(answer.contains(expected), "{takes}: {answer}");
+        assert_eq!(*seen.lock().unwrap(), timeouts, "{takes}");
+        assert!(shiftwork_seams::Clock::monotonic(&fx.clock) - start <= shiftwork_core::PROBE_TIMEOUT);
+    };
+    // 20 s each: the second gets the 10 s left and is killed there.
+    check(20, r#""probe": {"q": "B?", "exit": null}}"#, &[30, 10]);
+    // 15 s each: two fit exactly; the third is reached with nothing left and does not run.
+    check(15, r#""probe": {"q": "C?", "exit": null}}"#, &[30, 15]);
+    // 5 s each: all three answer within the budget.
+    check(5, r#"{"result": "brief""#, &[30, 25, 20]);
+}

@@ -47,11 +47,13 @@ impl Fx {
             Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::milliseconds(750),
         );
         let host = MemHost::new(PID, HOST);
+        // The scenarios of relay questions are written for a server with probes on (SW-137).
         let env = Env::new(
             Arc::new(fs.clone()),
             Arc::new(clock.clone()),
             Arc::new(host.clone()),
-        );
+        )
+        .with_probes(true);
         Fx { fs, clock, host, env }
     }
 
