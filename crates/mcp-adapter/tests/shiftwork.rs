@@ -678,3 +678,61 @@ fn arguments_keep_key_order_and_number_tokens_sw43() {
         assert!(ledger.contains(part), "{ledger} lacks {part}");
     }
 }
+
+/// Issue 12 item 6 (SW-43): arguments keep their number tokens through MCP and `call` — an integer
+/// wider than 64 bits in a `history_entry` is written as its digits, `5.0` stays a float, and two
+/// `work_plan` priorities of 21 digits do not tie. Without the request's text, a number the decoded
+/// map holds only as a float is refused, never written changed.
+#[test]
+fn numbers_wider_than_64_bits_in_arguments_keep_their_tokens_issue12_item6() {
+    let (dir, _) = repo(EX);
+    let root = dir.path();
+    let args = r#"{"checkpoint": ".shiftwork/cp.json", "unit_id": "U3", "status": "done", "handoff_patch": {}, "history_entry": {"unit": "U3", "outcome": "done", "x": 18446744073709551616, "y": 5.0, "z": -123456789012345678901234567890}}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .args(["call", "shiftwork_clock_out", args])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with(r#"{"result":"ok""#),
+        "{out:?}"
+    );
+    let written = std::fs::read_to_string(root.join(".shiftwork/cp.json")).unwrap();
+    assert!(
+        written.contains(
+            "\"x\": 18446744073709551616,\n      \"y\": 5.0,\n      \"z\": -123456789012345678901234567890\n"
+        ),
+        "{written}"
+    );
+    let nodes = r#"{"nodes": [{"id": "a", "priority": 100000000000000000001}, {"id": "b", "priority": 100000000000000000002}]}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .args(["call", "work_plan", nodes])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        r#"{"result":"plan","batches":[["b","a"]],"sequence":["b","a"],"width":2}"#
+    );
+    // In process, with the request's text (as `serve` passes it).
+    let tools = tools(false);
+    let work_plan = tools.iter().find(|t| t.name == "work_plan").unwrap();
+    let map = serde_json::from_str::<Map<String, Value>>(nodes).unwrap();
+    let answer = work_plan.invoke(&shiftwork_mcp::registry::Arguments::with_raw(
+        map.clone(),
+        nodes.to_owned(),
+    ));
+    assert!(
+        answer
+            .text()
+            .contains("\"sequence\": [\n    \"b\",\n    \"a\"\n  ]"),
+        "{}",
+        answer.text()
+    );
+    // Without it, the map's float is refused, naming the argument.
+    assert_eq!(
+        work_plan.call(&map),
+        Outcome::ToolError(String::from(
+            "Error executing tool work_plan: argument 'nodes': the number 1e+20 arrived as a 64-bit float, so its exact digits are unknown; it is not written changed"
+        ))
+    );
+}

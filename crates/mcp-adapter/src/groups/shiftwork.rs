@@ -273,15 +273,63 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
 }
 
 /// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
+///
+/// The arguments are read once, from the exact text the client sent ([`Arguments::raw`]) with the
+/// core's own JSON reader (SW-43, issue 12 item 6): number tokens survive as written — integers wider
+/// than 64 bits, `5` against `5.0` — and key order is the client's. Only when the way in kept no text
+/// are they taken from the decoded map, and then a number the map can no longer hold exactly (an
+/// integer beyond 64 bits, which arrives there as a float) is refused rather than written changed.
 fn decode(
     args: &crate::registry::Arguments,
     tool: &str,
-    f: impl FnOnce(&Args<'_>) -> Result<Json, String>,
+    f: impl FnOnce(&mut Args) -> Result<Json, String>,
 ) -> Outcome {
-    match f(&Args { raw: args.map() }) {
+    let refuse = |detail: String| Outcome::ToolError(format!("Error executing tool {tool}: {detail}"));
+    let decoded = match args.raw() {
+        Some(raw) => match sjson::parse(raw) {
+            Ok(Json::Object(members)) => members,
+            Ok(Json::Null) => Object::new(),
+            Ok(_) => return refuse(String::from("the arguments must be an object")),
+            Err(e) => return refuse(format!("the arguments are not JSON this server reads: {e}")),
+        },
+        None => match from_map(args.map()) {
+            Ok(members) => members,
+            Err(detail) => return refuse(detail),
+        },
+    };
+    match f(&mut Args { members: decoded }) {
         Ok(answer) => Outcome::Rendered(answer.to_serde(), sjson::to_answer_text(&answer)),
-        Err(detail) => Outcome::ToolError(format!("Error executing tool {tool}: {detail}")),
+        Err(detail) => refuse(detail),
     }
+}
+
+/// The arguments of a decoded map (no raw text kept), refusing a number the map holds only
+/// approximately: an integer token beyond 64 bits, which `serde_json` keeps as its nearest double.
+fn from_map(map: &Map<String, Value>) -> Result<Object, String> {
+    fn exact(value: &Value) -> Result<(), String> {
+        match value {
+            Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // A whole double at or past 2^63 in magnitude is what an integer too wide for 64 bits
+                // becomes; its digits are gone.
+                if f.is_finite() && f.fract() == 0.0 && f.abs() >= 9_223_372_036_854_775_808.0 {
+                    return Err(format!(
+                        "the number {n} arrived as a 64-bit float, so its exact digits are unknown; it is not written changed"
+                    ));
+                }
+                Ok(())
+            }
+            Value::Array(items) => items.iter().try_for_each(exact),
+            Value::Object(members) => members.values().try_for_each(exact),
+            _ => Ok(()),
+        }
+    }
+    map.iter()
+        .map(|(key, value)| {
+            exact(value).map_err(|why| format!("argument '{key}': {why}"))?;
+            Ok((key.clone(), Json::from_serde(value)))
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -308,15 +356,16 @@ impl Kind {
     }
 }
 
-struct Args<'a> {
-    raw: &'a Map<String, Value>,
+struct Args {
+    members: Object,
 }
 
-impl Args<'_> {
-    /// The argument as our JSON value; a string holding JSON text of an array, object, boolean or
-    /// null is replaced by that value for arguments that are not plain strings (SW-42).
-    fn value(&self, key: &str, plain_string: bool) -> Option<Json> {
-        let v = Json::from_serde(self.raw.get(key)?);
+impl Args {
+    /// The argument as our JSON value, taken out of the arguments (each is read once); a string
+    /// holding JSON text of an array, object, boolean or null is replaced by that value for arguments
+    /// that are not plain strings (SW-42).
+    fn value(&mut self, key: &str, plain_string: bool) -> Option<Json> {
+        let v = self.members.swap_remove(key)?;
         if !plain_string
             && let Json::String(text) = &v
             && let Ok(parsed) = sjson::parse(text)
@@ -330,7 +379,7 @@ impl Args<'_> {
         Some(v)
     }
 
-    fn required(&self, key: &str, kind: Kind) -> Result<Json, String> {
+    fn required(&mut self, key: &str, kind: Kind) -> Result<Json, String> {
         let plain = kind == Kind::String && matches!(key, "checkpoint" | "unit_id" | "status");
         match self.value(key, plain) {
             None => Err(format!("missing required argument '{key}'")),
@@ -339,21 +388,21 @@ impl Args<'_> {
         }
     }
 
-    fn string(&self, key: &str) -> Result<String, String> {
+    fn string(&mut self, key: &str) -> Result<String, String> {
         match self.required(key, Kind::String)? {
             Json::String(s) => Ok(s),
             _ => Err(format!("argument '{key}' must be a string")),
         }
     }
 
-    fn object(&self, key: &str) -> Result<Object, String> {
+    fn object(&mut self, key: &str) -> Result<Object, String> {
         match self.required(key, Kind::Object)? {
             Json::Object(o) => Ok(o),
             _ => Err(format!("argument '{key}' must be an object")),
         }
     }
 
-    fn optional(&self, key: &str, kind: Kind) -> Result<Option<Json>, String> {
+    fn optional(&mut self, key: &str, kind: Kind) -> Result<Option<Json>, String> {
         match self.value(key, false) {
             None | Some(Json::Null) => Ok(None),
             Some(v) if kind.matches(&v) => Ok(Some(v)),
@@ -361,7 +410,7 @@ impl Args<'_> {
         }
     }
 
-    fn optional_string(&self, key: &str) -> Result<Option<String>, String> {
+    fn optional_string(&mut self, key: &str) -> Result<Option<String>, String> {
         Ok(match self.optional(key, Kind::String)? {
             Some(Json::String(s)) => Some(s),
             _ => None,
