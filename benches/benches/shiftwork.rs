@@ -183,3 +183,50 @@ fn plan_checkpoint_1000_units_memfs(bencher: Bencher<'_, '_>) {
     );
     bencher.bench(|| shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json"));
 }
+
+/// Issue 12 item 10: 100,000 nodes with `touches` — every node writes two of 1,000 files and every
+/// tenth also `Cargo.lock`, so thousands are held batch after batch (target: under 1 s; the naive
+/// hold rule was quadratic, 12.8 s for 30,000 units on one path).
+#[divan::bench(sample_count = 10)]
+fn planner_100k_nodes_with_touches(bencher: Bencher<'_, '_>) {
+    let (ids, deps, prio) = dag(100_000, 200_000, false);
+    let mut rng = fastrand::Rng::with_seed(7);
+    let touches: Vec<Vec<String>> = (0..ids.len())
+        .map(|i| {
+            let mut t = vec![
+                format!("src/f{}.rs", rng.usize(..1000)),
+                format!("src/f{}.rs", rng.usize(..1000)),
+            ];
+            if i % 10 == 0 {
+                t.push(String::from("Cargo.lock"));
+            }
+            t
+        })
+        .collect();
+    let mut input = nodes(&ids, &deps, &prio);
+    for (node, t) in input.iter_mut().zip(touches) {
+        node.touches = Some(t);
+    }
+    bencher.bench(|| plan(divan::black_box(&input)).unwrap());
+}
+
+/// Issue 12 item 10: `shiftwork_plan` on 100,000 units that all touch one file — read, parse,
+/// validate, batch view and the `held` records (target: under 1 s).
+#[divan::bench(sample_count = 5)]
+fn plan_checkpoint_100k_units_touching_one_file_memfs(bencher: Bencher<'_, '_>) {
+    let text = json::to_checkpoint_text(&checkpoint(100_000)).replace(
+        r#""verify": "make test-"#,
+        r#""touches": ["Cargo.lock"], "verify": "make test-"#,
+    );
+    let fs = shiftwork_seams::MemFs::new();
+    fs.write_file("/r/.shiftwork/cp.json", text.as_bytes());
+    let env = Env::new(
+        Arc::new(fs),
+        Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
+        Arc::new(shiftwork_seams::MemHost::new(1, "h")),
+    );
+    bencher.bench(|| {
+        let answer = shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json");
+        assert_eq!(answer.get("result").and_then(Json::as_str), Some("plan"));
+    });
+}

@@ -56,6 +56,16 @@ pub trait Host: Send + Sync {
     fn hostname(&self) -> String;
     /// Whether a process with this id exists on this host.
     fn is_pid_alive(&self, pid: u32) -> bool;
+    /// When the live process with this id started, as a number that differs between two processes
+    /// that had the same id one after the other (on Linux its start time in clock ticks since boot,
+    /// from `/proc/<pid>/stat`), or `None` when the host cannot tell or no such process lives. A lock
+    /// that records its holder's start time can so tell its holder from a process that reused the pid.
+    ///
+    /// The default answers `None`, so hosts written before this method existed keep compiling.
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        let _ = pid;
+        None
+    }
     /// Runs `command` with `sh -c` in `cwd`, stdin closed, and waits for the shell's exit status — not
     /// for the end of its output — at most `timeout`; past it the probe's process group (and, on
     /// [`OsHost`] under Linux, every other process it started) is sent SIGTERM, then SIGKILL
@@ -110,6 +120,17 @@ impl Host for OsHost {
         // SAFETY: kill with signal 0 only checks for the process's existence.
         let rc = unsafe { libc::kill(pid, 0) };
         rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Field 22 (`starttime`); the command name in field 2 may hold spaces and parentheses, so the
+        // fields are counted after its closing parenthesis, from field 3.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        rest.split_ascii_whitespace().nth(19)?.parse().ok()
     }
 
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
@@ -250,6 +271,7 @@ pub struct MemHost {
 #[derive(Default)]
 struct MemHostState {
     alive: HashSet<u32>,
+    started: HashMap<u32, u64>,
     answers: HashMap<String, ProbeOutcome>,
     script: Option<ProbeScript>,
     runs: Vec<String>,
@@ -290,6 +312,12 @@ impl MemHost {
         }
     }
 
+    /// Records when process `pid` started (see [`Host::process_start`]); a pid never given a start
+    /// answers `None`.
+    pub fn set_started(&self, pid: u32, start: u64) {
+        self.state().started.insert(pid, start);
+    }
+
     /// Answers the probe `command` with `outcome`.
     pub fn answer_probe(&self, command: &str, outcome: ProbeOutcome) {
         self.state().answers.insert(command.to_owned(), outcome);
@@ -318,6 +346,13 @@ impl Host for MemHost {
     }
     fn is_pid_alive(&self, pid: u32) -> bool {
         self.state().alive.contains(&pid)
+    }
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        let st = self.state();
+        st.alive
+            .contains(&pid)
+            .then(|| st.started.get(&pid).copied())
+            .flatten()
     }
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
         let (answer, script) = {

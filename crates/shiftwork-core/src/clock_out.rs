@@ -58,11 +58,8 @@ pub fn clock_out(env: &Env, args: &ClockOut) -> Json {
     let target = paths::lock_target(env.fs.as_ref(), &paths.given);
     // Gate 0.
     let mut acquired = lock::acquire(env, &target);
-    if let Acquired::TimedOut(path) = &acquired {
-        return refusal(&format!(
-            "checkpoint locked by another clock-out, nothing written: {}",
-            path.display()
-        ));
+    if let Acquired::TimedOut(holder) = &acquired {
+        return refusal(&locked_reason(holder));
     }
     let result = judge_and_write(env, args, &paths, &target, &mut acquired);
     if let Acquired::Held(lock) = acquired {
@@ -72,6 +69,27 @@ pub fn clock_out(env: &Env, args: &ClockOut) -> Json {
         Ok(answer) => answer,
         Err(reason) => refusal(&reason),
     }
+}
+
+/// Gate 0's refusal (SW-100), naming who holds the lock, since when, and the file to remove should
+/// that holder be gone (issue 12 item 13): `checkpoint locked by another clock-out, nothing written:
+/// <lock path> (held by process <pid> on host <host> since <ts>; if that holder is gone, the lock is
+/// stale: remove <lock path>)`.
+fn locked_reason(holder: &crate::lock::LockHolder) -> String {
+    let path = shiftwork_seams::echo::clip_echo(&holder.path.to_string_lossy());
+    let mut who = match holder.pid {
+        Some(pid) => format!("process {pid}"),
+        None => String::from("an unknown process"),
+    };
+    if let Some(host) = &holder.host {
+        who.push_str(&format!(" on host {}", shiftwork_seams::echo::clip_echo(host)));
+    }
+    if let Some(since) = holder.since {
+        who.push_str(&format!(" since {}", ledger::timestamp(since)));
+    }
+    format!(
+        "checkpoint locked by another clock-out, nothing written: {path} (held by {who}; if that holder is gone, the lock is stale: remove {path})"
+    )
 }
 
 fn judge_and_write(

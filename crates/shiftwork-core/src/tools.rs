@@ -229,30 +229,32 @@ fn open_questions(env: &Env, doc: &Json, checkpoint: &str) -> Option<Json> {
 }
 
 /// Step 8 (SW-114): a path of the selected unit held by another in-flight unit.
+///
+/// One pass over the in-flight units' paths (a map from path to its first holder in plan order), so
+/// the gate is linear in units × touches however many units are in flight (issue 12 item 10).
 fn touches_hold(doc: &Json, unit: &Json, flight: &[&str]) -> Option<String> {
     let id = str_of(unit, "id");
     let mine = planner::touches_of(unit.get("touches")).ok().flatten()?;
-    let others: Vec<(&str, Vec<String>)> = units(doc)
-        .iter()
-        .filter(|u| {
-            let uid = str_of(u, "id");
-            uid != id && flight.contains(&uid)
-        })
-        .filter_map(|u| {
-            Some((
-                str_of(u, "id"),
-                planner::touches_of(u.get("touches")).ok().flatten()?,
-            ))
-        })
-        .collect();
-    for path in &mine {
-        if let Some((other, _)) = others.iter().find(|(_, paths)| paths.contains(path)) {
-            return Some(format!(
-                "unit {id} touches {path}, which {other} holds until its clock-out"
-            ));
+    let flight: std::collections::HashSet<&str> = flight.iter().copied().collect();
+    let mut holders: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for u in units(doc) {
+        let uid = str_of(u, "id");
+        if uid == id || !flight.contains(uid) {
+            continue;
+        }
+        for path in planner::touches_of(u.get("touches"))
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+        {
+            holders.entry(path).or_insert(uid);
         }
     }
-    None
+    mine.iter().find_map(|path| {
+        holders
+            .get(path)
+            .map(|other| format!("unit {id} touches {path}, which {other} holds until its clock-out"))
+    })
 }
 
 /// The brief answer (SW-74).

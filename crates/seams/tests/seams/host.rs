@@ -109,7 +109,11 @@ fn exists(pid: i32) -> bool {
 }
 
 fn pid_in(dir: &Path, name: &str) -> i32 {
-    std::fs::read_to_string(dir.join(name)).unwrap().trim().parse().unwrap()
+    std::fs::read_to_string(dir.join(name))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// Issue 12 item 4: a probe is over when its shell exits, whatever it left running — a background

@@ -231,3 +231,65 @@ fn slow_relays_of_one_clock_in_share_one_probe_budget_issue12_item4() {
     // 5 s each: all three answer within the budget.
     check(5, r#"{"result": "brief""#, &[30, 25, 20]);
 }
+
+/// Item 13: a lock whose holder's pid was reused by another live process (a container restart) is
+/// stale: the lock records its holder's start time, and a live process with that pid that started at
+/// another time is not its holder. The lock stays readable by 0.36.2 (its first line is the pid), and
+/// the refusal for a live holder says who holds it, since when, and which file to remove.
+#[test]
+fn a_lock_whose_holders_pid_was_reused_is_stale_issue12_item13() {
+    const LOCK: &str = "/.shiftwork/cp.json.lock";
+    let check = |recorded: &str, live_start: Option<u64>, expected_start: &str| {
+        let fx = Fx::new(&ex());
+        fx.host.set_alive(777, true);
+        if let Some(start) = live_start {
+            fx.host.set_started(777, start);
+        }
+        fx.fs
+            .write_file(LOCK, format!("777\nhost {HOST}\n{recorded}").as_bytes());
+        let written: std::time::SystemTime = shiftwork_seams::Clock::now(&fx.clock).into();
+        fx.fs.set_mtime(LOCK, written - Duration::from_secs(60));
+        let answer = fx.out("U3", "done");
+        assert!(
+            answer.starts_with(expected_start),
+            "{recorded:?} {live_start:?}: {answer}"
+        );
+        answer
+    };
+    // The live process 777 started at 200; the lock's holder started at 100: the pid was reused.
+    check("started 100\n", Some(200), r#"{"result": "ok""#);
+    // The same start: the holder lives. So does a holder whose start the host cannot tell, and a lock
+    // that records none (0.36.2's, or an older one of ours).
+    let refused = check("started 100\n", Some(100), r#"{"result": "error""#);
+    assert_eq!(
+        refused,
+        format!(
+            r#"{{"result": "error", "reason": "checkpoint locked by another clock-out, nothing written: {LOCK} (held by process 777 on host {HOST} since 2026-01-02T03:03:05Z; if that holder is gone, the lock is stale: remove {LOCK})"}}"#
+        )
+    );
+    check("started 100\n", None, r#"{"result": "error""#);
+    check("", Some(200), r#"{"result": "error""#);
+
+    // The lock a clock-out takes records the start time when the host can tell it.
+    let fx = Fx::new(&ex());
+    fx.host.set_started(PID, 4321);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let record = std::sync::Arc::clone(&seen);
+    let fs = fx.fs.clone();
+    fx.fs.write_file("/briefs/F1.md", b"# F1");
+    // The lock's bytes as the commit sees them: read while the clock-out holds it (at its ledger write).
+    let hold = fx.fs.hold_reads(CP_ABS);
+    let env = std::sync::Arc::new(fx.env);
+    let worker = {
+        let env = std::sync::Arc::clone(&env);
+        std::thread::spawn(move || compact(&shiftwork_core::clock_out(&env, &out_args("U3", "done"))))
+    };
+    assert!(hold.wait_entered(Duration::from_secs(10)));
+    *record.lock().unwrap() = fs.file(LOCK);
+    drop(hold);
+    assert!(worker.join().unwrap().starts_with(r#"{"result": "ok""#));
+    assert_eq!(
+        seen.lock().unwrap().as_deref(),
+        Some(format!("{PID}\nhost {HOST}\nstarted 4321\n").as_bytes())
+    );
+}
