@@ -40,7 +40,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Json, Error> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::Unreadable {
         tail: utf8_error_tail(bytes, &e),
     })?;
-    let text = json::translate_newlines(text);
+    let text = translate_newlines(text);
     let doc = json::parse(&text).map_err(Error::NotJson)?;
     schema::validate_checkpoint(&doc).map_err(Error::Invalid)?;
     let mut seen = std::collections::HashSet::new();
@@ -51,6 +51,27 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Json, Error> {
         }
     }
     Ok(doc)
+}
+
+/// Translates line ends as step 3 of §4.1 does (Python's universal newlines of a file read as text):
+/// `\r\n` and a lone `\r` become `\n`.
+fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' {
+            if chars.peek() == Some(&'\n') {
+                chars.next();
+            }
+            out.push('\n');
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Python's UTF-8 decode error for `bytes` (SW-33).

@@ -12,8 +12,11 @@
 //! It names no MCP type and no async runtime. No public operation panics on any input: every refusal
 //! is an answer value (SW-47, SW-150).
 
-pub mod json;
+/// The JSON of checkpoints, ledger lines and arguments: [`shiftwork_json`], JSON as Python's `json`
+/// module reads and writes it.
+pub use shiftwork_json as json;
 pub mod schema;
+mod schema_instance;
 
 pub use schema::CHECKPOINT_SCHEMA;
 pub mod answer;

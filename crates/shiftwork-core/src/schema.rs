@@ -7,7 +7,8 @@ use std::sync::LazyLock;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 
-use crate::json::{Json, ShiftJson, python_repr, python_string_literal};
+use crate::json::{Json, python_repr, python_string_literal};
+use crate::schema_instance::ShiftJson;
 
 /// The checkpoint's JSON Schema (draft 2020-12), `$id` `urn:shiftwork:checkpoint:v1`. Its `$defs` also
 /// hold the shapes of the clock-out arguments (`accounting`, `agentId`, `agreementsPatch`,
