@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let parsed = parse(text);
     match &parsed {
-        Err(e) => assert!(e.char_offset <= text.chars().count(), "{e} past the end of {text:?}"),
+        Err(e) => assert!(
+            e.char_offset <= text.chars().count(),
+            "{e} past the end of {text:?}"
+        ),
         Ok(value) => {
             let compact = shiftwork_json::to_compact_text(value);
             let forms: [(fn(&Json) -> String, bool); 4] = [
@@ -65,7 +68,10 @@ fn same(ours: &Json, theirs: &serde_json::Value) -> bool {
         (Json::Number(_), Value::Number(_)) => true,
         (Json::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
         (Json::Object(a), Value::Object(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
         }
         _ => false,
     }

@@ -268,7 +268,7 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
         let mut env = Env::os().with_probes(true);
         env.probe_timeout = Duration::from_millis(500);
         let start = Instant::now();
-        let answer = shiftwork_core::clock_in(&env, &cp, None);
+        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in(&env, &cp, None));
         let elapsed = start.elapsed();
         assert_eq!(
             sjson::to_compact_text(&answer),
@@ -430,9 +430,9 @@ fn eight_processes_clock_out_one_checkpoint_concurrently_sw143() {
         assert!(a.contains("\"result\":\"ok\""), "{a}");
     }
     let doc = sjson::parse(&std::fs::read_to_string(&cp).unwrap()).unwrap();
-    let statuses: Vec<&str> = shiftwork_core::checkpoint::units(&doc)
-        .iter()
-        .map(|u| shiftwork_core::checkpoint::str_of(u, "status"))
+    let statuses: Vec<&str> = shiftwork_core::Checkpoint::new(&doc)
+        .units()
+        .map(|u| u.status())
         .collect();
     assert_eq!(statuses, ["done"; 8]);
     assert_eq!(doc.get("history").unwrap().as_array().unwrap().len(), 5);
@@ -641,7 +641,7 @@ fn a_twelve_unit_job_driven_through_call_issue4() {
         sjson::to_compact_text(doc.get("job").unwrap().get("conclusion").unwrap()),
         r#"{"outcome": "resolved", "evidence": ["logs/r1.txt"], "supported": "H1"}"#
     );
-    assert_eq!(shiftwork_core::checkpoint::units(&doc).len(), 13);
+    assert_eq!(shiftwork_core::Checkpoint::new(&doc).len(), 13);
     assert_eq!(result_of(&plan()), "plan");
 }
 

@@ -1,13 +1,14 @@
 //! The wave planner (§6): level-synchronous Kahn batches with priorities and `touches` holds, in
-//! O(nodes + edges + touched paths) when priorities are equal (SW-55), and the `work_plan` tool.
+//! O(nodes + edges + touched paths) when priorities are equal (SW-55), and `work_plan`.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
 use foldhash::fast::RandomState;
 
-use crate::error::Error;
-use crate::json::{Json, Number, Object};
+use crate::json::{Json, Number};
+use crate::refusal::{NodeField, Refusal};
+use crate::results::{HeldUnit, WorkPlan};
 
 /// A node's priority, compared as an exact integer of any magnitude (SW-55).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,14 +120,35 @@ pub struct Held {
 
 /// The planner's answer: batches of input indices and the holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Plan {
+pub struct Schedule {
     /// The batches, each a list of input indices in run order.
     pub batches: Vec<Vec<usize>>,
     /// One record per node held at least once, in the order first recorded.
     pub held: Vec<Held>,
 }
 
-impl Plan {
+impl Schedule {
+    /// The batches as node ids.
+    pub fn batch_ids(&self, nodes: &[PlanNode<'_>]) -> Vec<Vec<String>> {
+        self.batches
+            .iter()
+            .map(|batch| batch.iter().map(|&i| nodes[i].id.to_owned()).collect())
+            .collect()
+    }
+
+    /// The holds as ids.
+    pub fn held_units(&self, nodes: &[PlanNode<'_>]) -> Vec<HeldUnit> {
+        self.held
+            .iter()
+            .map(|h| HeldUnit {
+                id: nodes[h.node].id.to_owned(),
+                batch: h.batch,
+                by: nodes[h.by].id.to_owned(),
+                path: h.path.clone(),
+            })
+            .collect()
+    }
+
     /// The longest batch's length, 0 when there are none.
     pub fn width(&self) -> usize {
         self.batches.iter().map(Vec::len).max().unwrap_or(0)
@@ -197,12 +219,14 @@ pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouche
 /// ];
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
-pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
+pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
     let mut index: HashMap<&str, usize, RandomState> =
         HashMap::with_capacity_and_hasher(nodes.len(), RandomState::default());
     for (i, node) in nodes.iter().enumerate() {
         if index.insert(node.id, i).is_some() {
-            return Err(Error::DuplicateId(node.id.to_owned()));
+            return Err(Refusal::DuplicateId {
+                id: node.id.to_owned(),
+            });
         }
     }
     let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
@@ -216,7 +240,7 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
             match index.get(dep) {
                 Some(&d) => graph.deps.push(d),
                 None => {
-                    return Err(Error::UnknownDependency {
+                    return Err(Refusal::UnknownDependency {
                         node: node.id.to_owned(),
                         dependency: (*dep).to_owned(),
                     });
@@ -274,7 +298,7 @@ impl Graph {
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
 /// its deepest dependency's — so one Kahn pass in any order finds every batch, and filling the
 /// batches in input order needs no sort (SW-55). Priorities then order each batch.
-fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
+fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
     let n = nodes.len();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
     let mut level = vec![0usize; n];
@@ -295,7 +319,9 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
         for &i in &order {
             emitted[i] = true;
         }
-        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
+        return Err(Refusal::Cycle {
+            walk: cycle(nodes, graph, &emitted),
+        });
     }
     let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
     let mut sizes = vec![0usize; depth];
@@ -311,7 +337,7 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
             batch.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
         }
     }
-    Ok(Plan {
+    Ok(Schedule {
         batches,
         held: Vec::new(),
     })
@@ -329,7 +355,7 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
 /// before everything left on the queue, those nodes are held again without being looked at. So each
 /// batch costs its admissions and moves, not its held nodes, and the batches, their order and the
 /// first hold of each node are exactly those of the naive rule.
-fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
+fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
     let n = nodes.len();
     let touches = Touches::of(nodes);
     let order = rank_order(nodes);
@@ -344,7 +370,7 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
     let mut parked: Vec<BinaryHeap<Reverse<usize>>> = vec![BinaryHeap::new(); touches.paths.len()];
     let mut listed = vec![false; touches.paths.len()];
     let mut with_parked: Vec<usize> = Vec::new();
-    let mut plan = Plan::default();
+    let mut plan = Schedule::default();
     let mut fresh: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
     let mut heap: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
     let mut done = 0;
@@ -423,7 +449,9 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
         plan.batches.push(batch);
     }
     if done < n {
-        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
+        return Err(Refusal::Cycle {
+            walk: cycle(nodes, graph, &emitted),
+        });
     }
     Ok(plan)
 }
@@ -501,29 +529,29 @@ fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String>
     }
 }
 
-/// The `work_plan` tool (§6.4): decodes `nodes`, refusing shapes first (SW-49), runs the planner and
-/// answers `{"result": "plan", "batches", "sequence", "width"}` plus `held` when a node has a
-/// non-null `touches` key, or `{"result": "error", "reason"}`.
+/// `work_plan(nodes)` (§6.4): decodes `nodes`, refusing shapes first (SW-49), and runs the planner.
+/// Its answer has `held` when a node has a non-null `touches` key. Usable without any seam.
 ///
 /// ```
+/// use shiftwork_core::Answer;
 /// let nodes = shiftwork_core::json::parse(r#"[{"id": "a", "priority": 0}, {"id": "b", "priority": 1}, {"id": "c", "depends_on": ["a"], "priority": 99}]"#).unwrap();
-/// let answer = shiftwork_core::work_plan(&nodes);
+/// let plan = shiftwork_core::work_plan(&nodes).unwrap();
+/// assert_eq!(plan.batches, [vec!["b", "a"], vec!["c"]]);
 /// assert_eq!(
-///     shiftwork_core::json::to_compact_text(&answer),
+///     shiftwork_core::json::to_compact_text(&plan.to_answer()),
 ///     r#"{"result": "plan", "batches": [["b", "a"], ["c"]], "sequence": ["b", "a", "c"], "width": 2}"#
 /// );
 /// ```
-pub fn work_plan(nodes: &Json) -> Json {
-    match decode_nodes(nodes).and_then(|(decoded, has_touches)| {
-        let plan = plan(&decoded)?;
-        Ok(plan_answer(&decoded, &plan, has_touches))
-    }) {
-        Ok(answer) => answer,
-        Err(e) => crate::answer::refusal(&e.to_string()),
-    }
+pub fn work_plan(nodes: &Json) -> Result<WorkPlan, Refusal> {
+    let (decoded, has_touches) = decode_nodes(nodes)?;
+    let schedule = plan(&decoded)?;
+    Ok(WorkPlan {
+        batches: schedule.batch_ids(&decoded),
+        held: has_touches.then(|| schedule.held_units(&decoded)),
+    })
 }
 
-fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
+fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {
     let items: &[Json] = match nodes {
         Json::Array(items) => items,
         _ => &[],
@@ -532,30 +560,30 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
     let mut has_touches = false;
     for (i, item) in items.iter().enumerate() {
         let Json::Object(obj) = item else {
-            return Err(Error::NodeShape {
+            return Err(Refusal::NodeShape {
                 index: i,
                 field: None,
             });
         };
-        let shape = |field| Error::NodeShape {
+        let shape = |field| Refusal::NodeShape {
             index: i,
             field: Some(field),
         };
-        let id = obj.get("id").and_then(Json::as_str).ok_or(shape("id"))?;
+        let id = obj.get("id").and_then(Json::as_str).ok_or(shape(NodeField::Id))?;
         let depends_on = match obj.get("depends_on") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(deps)) => deps
                 .iter()
-                .map(|d| d.as_str().ok_or(shape("depends_on")))
+                .map(|d| d.as_str().ok_or(shape(NodeField::DependsOn)))
                 .collect::<Result<Vec<_>, _>>()?,
-            Some(_) => return Err(shape("depends_on")),
+            Some(_) => return Err(shape(NodeField::DependsOn)),
         };
         let priority = match obj.get("priority") {
             None | Some(Json::Null) => Priority::default(),
-            Some(Json::Number(n)) => Priority::from_number(n).ok_or(shape("priority"))?,
-            Some(_) => return Err(shape("priority")),
+            Some(Json::Number(n)) => Priority::from_number(n).ok_or(shape(NodeField::Priority))?,
+            Some(_) => return Err(shape(NodeField::Priority)),
         };
-        let touches = touches_of(obj.get("touches")).map_err(|BadTouches| shape("touches"))?;
+        let touches = touches_of(obj.get("touches")).map_err(|BadTouches| shape(NodeField::Touches))?;
         has_touches |= touches.is_some();
         out.push(PlanNode {
             id,
@@ -565,59 +593,6 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
         });
     }
     Ok((out, has_touches))
-}
-
-/// The planner keys of an answer: `batches`, `sequence`, `width` (and `held` when `with_held`).
-pub(crate) fn plan_members(nodes: &[PlanNode<'_>], plan: &Plan, answer: &mut Object, ready: bool) {
-    let ids = |batch: &Vec<usize>| Json::Array(batch.iter().map(|&i| Json::str(nodes[i].id)).collect());
-    answer.insert(
-        String::from("batches"),
-        Json::Array(plan.batches.iter().map(ids).collect()),
-    );
-    if ready {
-        answer.insert(
-            String::from("ready"),
-            plan.batches.first().map(ids).unwrap_or(Json::Array(Vec::new())),
-        );
-    }
-    answer.insert(
-        String::from("sequence"),
-        Json::Array(
-            plan.batches
-                .iter()
-                .flatten()
-                .map(|&i| Json::str(nodes[i].id))
-                .collect(),
-        ),
-    );
-    answer.insert(String::from("width"), Json::int(plan.width() as i64));
-}
-
-/// The `held` records as JSON (SW-52).
-pub(crate) fn held_json(nodes: &[PlanNode<'_>], plan: &Plan) -> Json {
-    Json::Array(
-        plan.held
-            .iter()
-            .map(|h| {
-                Json::Object(crate::json::object([
-                    ("id", Json::str(nodes[h.node].id)),
-                    ("batch", Json::int(h.batch as i64)),
-                    ("by", Json::str(nodes[h.by].id)),
-                    ("path", Json::str(h.path.as_str())),
-                ]))
-            })
-            .collect(),
-    )
-}
-
-fn plan_answer(nodes: &[PlanNode<'_>], plan: &Plan, has_touches: bool) -> Json {
-    let mut answer = Object::new();
-    answer.insert(String::from("result"), Json::str("plan"));
-    plan_members(nodes, plan, &mut answer, false);
-    if has_touches {
-        answer.insert(String::from("held"), held_json(nodes, plan));
-    }
-    Json::Object(answer)
 }
 
 #[cfg(test)]
@@ -632,7 +607,7 @@ mod tests {
     /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
     /// its candidates — the held ones again — and admits them one by one. The reference for the
     /// parked queues.
-    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
+    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
         let n = nodes.len();
         let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, x)| (x.id, i)).collect();
         let mut indegree: Vec<usize> = nodes.iter().map(|x| x.depends_on.len()).collect();
@@ -643,7 +618,7 @@ mod tests {
             }
         }
         let mut held_once = vec![false; n];
-        let mut plan = Plan::default();
+        let mut plan = Schedule::default();
         let mut candidates: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
         let mut done = 0;
         while !candidates.is_empty() {
@@ -688,7 +663,7 @@ mod tests {
             candidates = next;
         }
         if done < n {
-            return Err(Error::Cycle(Vec::new()));
+            return Err(Refusal::Cycle { walk: Vec::new() });
         }
         Ok(plan)
     }
@@ -742,7 +717,7 @@ mod tests {
                 let naive = naive_holds(input);
                 match (&ours, &naive) {
                     (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
-                    (Err(Error::Cycle(_)), Err(Error::Cycle(_))) => {}
+                    (Err(Refusal::Cycle { .. }), Err(Refusal::Cycle { .. })) => {}
                     _ => proptest::prop_assert!(false, "{ours:?} vs {naive:?}"),
                 }
             }

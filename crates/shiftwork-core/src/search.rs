@@ -18,9 +18,29 @@ use std::path::{Path, PathBuf};
 
 use shiftwork_seams::{FileKind, Fs};
 
-use crate::json::{self, Json};
-use crate::lines::LineBuffer;
-use crate::schema::clip;
+use crate::line_split::LineBuffer;
+
+/// What a search of the archive found (SW-139).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The search as given (the answer echoes at most 2,000 code points of it).
+    pub query: String,
+    /// The matching lines, in file then line order, at most [`MAX_MATCHES`].
+    pub matches: Vec<SearchMatch>,
+    /// Whether the search stopped early: a match past [`MAX_MATCHES`] exists, or a bound was reached.
+    pub truncated: bool,
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchMatch {
+    /// The file's path below the archive, `/`-joined.
+    pub file: String,
+    /// The line's number, from 1.
+    pub line: usize,
+    /// The line, clipped to [`MAX_TEXT`] code points.
+    pub text: String,
+}
 
 /// The most matches returned.
 pub const MAX_MATCHES: usize = 50;
@@ -43,12 +63,10 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// fs.write_file("/a/archive/x.log", b"Lock timeout\nother\n");
 /// let root = std::path::Path::new("/a");
 /// let found = shiftwork_core::search::search(&fs, root, &root.join("archive"), "lock TIMEOUT");
-/// assert_eq!(
-///     shiftwork_core::json::to_compact_text(&found),
-///     r#"{"query": "lock TIMEOUT", "matches": [{"file": "x.log", "line": 1, "text": "Lock timeout"}], "truncated": false}"#
-/// );
+/// assert_eq!((found.matches[0].file.as_str(), found.matches[0].line), ("x.log", 1));
+/// assert_eq!((found.matches[0].text.as_str(), found.truncated), ("Lock timeout", false));
 /// ```
-pub fn search(fs: &dyn Fs, root: &Path, archive: &Path, query: &str) -> Json {
+pub fn search(fs: &dyn Fs, root: &Path, archive: &Path, query: &str) -> SearchResult {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     let mut matches = Vec::new();
     let mut truncated = false;
@@ -94,11 +112,11 @@ pub fn search(fs: &dyn Fs, root: &Path, archive: &Path, query: &str) -> Json {
             }
         }
     }
-    Json::Object(json::object([
-        ("query", Json::str(query)),
-        ("matches", Json::Array(matches)),
-        ("truncated", Json::Bool(truncated)),
-    ]))
+    SearchResult {
+        query: query.to_owned(),
+        matches,
+        truncated,
+    }
 }
 
 /// The lines of one file, matched as they arrive.
@@ -107,7 +125,7 @@ struct FileScan<'a> {
     /// How many more matches fit in the answer.
     room: usize,
     file: &'a str,
-    found: Vec<Json>,
+    found: Vec<SearchMatch>,
     lines: LineBuffer,
     line: usize,
     /// A match past the bound was seen, or the byte budget ran out: the scan stops.
@@ -165,11 +183,11 @@ impl FileScan<'_> {
             self.truncated = true;
             return;
         }
-        self.found.push(Json::Object(json::object([
-            ("file", Json::str(self.file)),
-            ("line", Json::int(i64::try_from(self.line).unwrap_or(i64::MAX))),
-            ("text", Json::String(clip(&text, MAX_TEXT))),
-        ])));
+        self.found.push(SearchMatch {
+            file: self.file.to_owned(),
+            line: self.line,
+            text: shiftwork_seams::echo::clip(&text, MAX_TEXT),
+        });
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
-use shiftwork_core::{ClockOut, Env};
+use shiftwork_core::{Answer, ClockOut, Env};
 
 use crate::registry::{DemoStep, Group, Handler, Hints, Outcome, ToolDef, unknown_argument_sentence};
 use crate::settings::{Setting, Settings};
@@ -86,7 +86,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
-                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint))
+                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint).to_answer())
                 })
             }),
         ),
@@ -118,7 +118,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
-                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()))
+                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()).to_answer())
                 })
             }),
         ),
@@ -161,7 +161,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                         conclusion: a.optional("conclusion", Kind::Object)?,
                         follow_ups: a.optional("follow_ups", Kind::Array)?,
                     };
-                    Ok(shiftwork_core::clock_out(&out_env, &request))
+                    Ok(shiftwork_core::clock_out(&out_env, &request).to_answer())
                 })
             }),
         ),
@@ -188,11 +188,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_status", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
-                    Ok(shiftwork_core::status(
-                        &status_env,
-                        &checkpoint,
-                        search.as_deref(),
-                    ))
+                    Ok(shiftwork_core::status(&status_env, &checkpoint, search.as_deref()).to_answer())
                 })
             }),
         ),
@@ -209,7 +205,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "work_plan", |a| {
                     let nodes = a.required("nodes", Kind::Array)?;
-                    Ok(shiftwork_core::work_plan(&nodes))
+                    Ok(shiftwork_core::work_plan(&nodes).to_answer())
                 })
             }),
         ),

@@ -30,7 +30,7 @@ fn holder(fx: &Fx, contents: &str, age_secs: u64) -> String {
         who.push_str(&format!(" on host {host}"));
     }
     let since = shiftwork_seams::Clock::now(&fx.clock) - chrono::Duration::seconds(age_secs as i64);
-    format!("{who} since {}", shiftwork_core::ledger::timestamp(since))
+    format!("{who} since {}", shiftwork_core::records::timestamp(since))
 }
 
 fn ago(fx: &Fx, secs: u64) -> SystemTime {

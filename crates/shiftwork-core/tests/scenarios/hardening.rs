@@ -95,6 +95,7 @@ fn checkpoint_paths_that_are_not_regular_files_are_refused_without_blocking_issu
 fn search_of(env: &Env, checkpoint: &str, query: &str) -> String {
     compact(
         shiftwork_core::status(env, checkpoint, Some(query))
+            .answer()
             .get("search")
             .unwrap(),
     )
