@@ -394,8 +394,8 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
         }
         let mut batch = Vec::new();
         while let Some(Reverse((r, source))) = heap.pop() {
-            #[cfg(test)]
-            tests::LOOKS.with(|looks| looks.set(looks.get() + 1));
+            #[cfg(debug_assertions)]
+            LOOKS.with(|looks| looks.set(looks.get() + 1));
             if source != NEW {
                 // The head of a parked queue: if its path is claimed already, the whole queue is held.
                 if claimed_in[source] == batch_no || parked[source].peek() != Some(&Reverse(r)) {
@@ -454,6 +454,13 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
         });
     }
     Ok(plan)
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// How many candidates `batch_with_holds` has looked at on this thread (debug builds only: a
+    /// test holds the planner's work to linear).
+    static LOOKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// The source of a heap entry that is a new candidate rather than the head of a parked queue.
@@ -599,11 +606,6 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {
 mod tests {
     use super::*;
 
-    thread_local! {
-        /// How many candidates `batch_with_holds` has looked at on this thread.
-        pub(super) static LOOKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    }
-
     /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
     /// its candidates — the held ones again — and admits them one by one. The reference for the
     /// parked queues.
@@ -726,6 +728,7 @@ mod tests {
 
     /// Issue 12 item 10: 30,000 units touching one path are held one batch after another; each
     /// batch admits one, and the holds are recorded once per unit.
+    #[cfg(debug_assertions)]
     #[test]
     fn many_units_touching_one_path_plan_one_per_batch_issue12_item10() {
         let ids: Vec<String> = (0..30_000).map(|i| format!("u{i}")).collect();
