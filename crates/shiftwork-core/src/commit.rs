@@ -32,6 +32,22 @@ pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     }
 }
 
+/// Gate 15's refusal: the error at the ledger path (SW-32).
+fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
+    Refusal::LedgerUnwritable {
+        path: paths.ledger_shown.clone(),
+        error: FileError::of(e),
+    }
+}
+
+/// Gate 16's refusal: the error at the checkpoint path as given, whatever file failed (SW-32).
+fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
+    Refusal::CheckpointUnwritable {
+        path: paths.shown.clone(),
+        error: FileError::of(e),
+    }
+}
+
 /// Runs W1–W6 under `lock` for the decided `commit` of checkpoint `paths` (lock target `target`),
 /// `last_byte` being the ledger's last byte as the gates read it (SW-16).
 pub(crate) fn run(
@@ -43,14 +59,8 @@ pub(crate) fn run(
     last_byte: Option<u8>,
 ) -> Result<(), Refusal> {
     let fs = env.fs.as_ref();
-    let ledger_unwritable = |e: &io::Error| Refusal::LedgerUnwritable {
-        path: paths.ledger_shown.clone(),
-        error: FileError::of(e),
-    };
-    let checkpoint_unwritable = |e: &io::Error| Refusal::CheckpointUnwritable {
-        path: paths.shown.clone(),
-        error: FileError::of(e),
-    };
+    let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
+    let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
     let ledger_abs = paths.absolute(fs, &paths.ledger);
     let ledger_abs_text = ledger_abs.to_string_lossy().into_owned();
     // W1: open the ledger, creating it (after an intent line) when missing.
@@ -137,14 +147,8 @@ pub(crate) fn without_lock(
     lock_error: &io::Error,
 ) -> Refusal {
     let fs = env.fs.as_ref();
-    let ledger_unwritable = |e: &io::Error| Refusal::LedgerUnwritable {
-        path: paths.ledger_shown.clone(),
-        error: FileError::of(e),
-    };
-    let checkpoint_unwritable = |e: &io::Error| Refusal::CheckpointUnwritable {
-        path: paths.shown.clone(),
-        error: FileError::of(e),
-    };
+    let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
+    let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
     let (ledger, created) = match fs.open_append(&paths.ledger, false) {
         Ok(w) => (w, false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => match fs.create_new(&paths.ledger, 0o644) {

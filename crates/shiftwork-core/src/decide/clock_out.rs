@@ -520,13 +520,7 @@ fn apply_unit_and_job(
     new_units: Vec<Json>,
 ) {
     let unit_id = args.unit_id.as_str();
-    if let Some(Json::Object(unit)) = root
-        .get_mut("plan")
-        .and_then(|p| p.as_object_mut())
-        .and_then(|p| p.get_mut("units"))
-        .and_then(Json::as_array_mut)
-        .and_then(|u| u.get_mut(index))
-    {
+    if let Some(Json::Object(unit)) = units_mut(root).and_then(|u| u.get_mut(index)) {
         unit.insert(String::from("status"), Json::str(args.status.as_str()));
         let mut attempt = Object::new();
         attempt.insert(String::from("status"), Json::str(args.status.as_str()));
@@ -568,13 +562,17 @@ fn apply_unit_and_job(
     {
         job.insert(String::from("conclusion"), c);
     }
-    if let Some(Json::Array(list)) = root
-        .get_mut("plan")
-        .and_then(|p| p.as_object_mut())
-        .and_then(|p| p.get_mut("units"))
-    {
+    if let Some(list) = units_mut(root) {
         list.extend(new_units);
     }
+}
+
+/// `plan.units`, to change.
+fn units_mut(root: &mut Object) -> Option<&mut Vec<Json>> {
+    root.get_mut("plan")?
+        .as_object_mut()?
+        .get_mut("units")?
+        .as_array_mut()
 }
 
 /// The cursor rule (SW-87): `ready[0]`, else the first non-terminal unit, else the unit itself.
