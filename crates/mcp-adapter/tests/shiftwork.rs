@@ -736,3 +736,48 @@ fn numbers_wider_than_64_bits_in_arguments_keep_their_tokens_issue12_item6() {
         ))
     );
 }
+
+/// Issue 16 item 4 on the shift-work tools: a 10 MB value in every string argument of every tool is
+/// answered — a refusal or a result — in under 64 KB: an echoed input value (a checkpoint path, a unit
+/// id, a status, an agent id, the search words, a node id in a refusal) is clipped at 2,000 code
+/// points.
+#[test]
+fn ten_megabyte_string_arguments_get_bounded_answers_issue16() {
+    let (_dir, cp) = repo(EX);
+    let tools = tools(false);
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let out = |unit: &str, status: &str| json!({"checkpoint": cp, "unit_id": unit, "status": status, "handoff_patch": {}, "history_entry": {"unit": "U3", "outcome": "done"}});
+    let calls: Vec<(&str, Value)> = vec![
+        ("shiftwork_plan", json!({"checkpoint": huge})),
+        ("shiftwork_status", json!({"checkpoint": huge})),
+        ("shiftwork_status", json!({"checkpoint": cp, "search": huge})),
+        ("shiftwork_clock_in", json!({"checkpoint": huge})),
+        ("shiftwork_clock_in", json!({"checkpoint": cp, "unit_id": huge})),
+        ("shiftwork_clock_out", {
+            let mut a = out("U3", "done");
+            a["checkpoint"] = json!(huge);
+            a
+        }),
+        ("shiftwork_clock_out", out(&huge, "done")),
+        ("shiftwork_clock_out", out("U3", &huge)),
+        ("shiftwork_clock_out", {
+            let mut a = out("U3", "done");
+            a["agent_id"] = json!(huge);
+            a
+        }),
+        // A refusal naming a huge id (a plan lists its ids verbatim: it is as long as `nodes`).
+        (
+            "work_plan",
+            json!({"nodes": [{"id": huge, "depends_on": ["nobody"]}]}),
+        ),
+    ];
+    for (tool, args) in calls {
+        let answer = text(&call(&tools, tool, args));
+        assert!(answer.len() < 64 * 1024, "{tool}: {} bytes", answer.len());
+        assert!(
+            answer.contains(" more)"),
+            "{tool}: the echo is not clipped: {}",
+            &answer[..200]
+        );
+    }
+}

@@ -10,6 +10,37 @@ use crate::refusal::{FileError, Refusal};
 use crate::schema;
 use crate::view::Checkpoint;
 
+/// A checkpoint document that passed §4.1: parsed with the checkpoint dialect, valid under the
+/// embedded schema, its unit ids unique. Read it through [`Document::view`].
+///
+/// ```
+/// let text = br#"{"version": 1, "job": {"id": "j", "goal": "g", "done_definition": "d", "constraints": []}, "plan": {"cursor": "U1", "units": []}, "state": {"repo": {"branch": "m", "head_sha": "a", "dirty": false}, "artifacts": [], "external": []}, "history": [], "retro": [], "handoff": {"next_action": "n", "open_questions": [], "do_not": []}}"#;
+/// let doc = shiftwork_core::checkpoint::parse_bytes(text).unwrap();
+/// assert_eq!(doc.view().cursor(), "U1");
+/// assert!(doc.view().is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    json: Json,
+}
+
+impl Document {
+    /// The typed read view.
+    pub fn view(&self) -> Checkpoint<'_> {
+        Checkpoint::new(&self.json)
+    }
+
+    /// The document as JSON.
+    pub fn as_json(&self) -> &Json {
+        &self.json
+    }
+
+    /// The document as JSON, to change it.
+    pub fn into_json(self) -> Json {
+        self.json
+    }
+}
+
 /// The largest checkpoint file read (issue 12 item 7): a longer file is refused `checkpoint
 /// unreadable: [Errno 27] File too large: '<path>'` after reading at most one byte past the bound.
 pub const MAX_CHECKPOINT_BYTES: u64 = 256 * 1024 * 1024;
@@ -19,7 +50,7 @@ pub const MAX_CHECKPOINT_BYTES: u64 = 256 * 1024 * 1024;
 /// The file is read through [`Fs::read_limited`]: it is opened without blocking and must be a regular
 /// file of at most [`MAX_CHECKPOINT_BYTES`], so a FIFO, `/dev/zero` or `/dev/stdin` is refused at
 /// once (`checkpoint unreadable: Not a regular file: '<path>'`) and never holds a lock.
-pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Json, Refusal> {
+pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Document, Refusal> {
     let bytes = fs
         .read_limited(&paths.given, MAX_CHECKPOINT_BYTES)
         .map_err(|e| Refusal::Unreadable {
@@ -36,7 +67,7 @@ pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Json, Ref
 /// let e = shiftwork_core::checkpoint::parse_bytes(b"{\"version\": 1, \"x\": \"\xff\"}").unwrap_err();
 /// assert_eq!(e.to_string(), "checkpoint unreadable: 'utf-8' codec can't decode byte 0xff in position 21: invalid start byte");
 /// ```
-pub fn parse_bytes(bytes: &[u8]) -> Result<Json, Refusal> {
+pub fn parse_bytes(bytes: &[u8]) -> Result<Document, Refusal> {
     let text = std::str::from_utf8(bytes).map_err(|e| Refusal::NotUtf8 {
         message: utf8_error_tail(bytes, &e),
     })?;
@@ -51,7 +82,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Json, Refusal> {
             });
         }
     }
-    Ok(doc)
+    Ok(Document { json: doc })
 }
 
 /// Translates line ends as step 3 of §4.1 does (Python's universal newlines of a file read as text):

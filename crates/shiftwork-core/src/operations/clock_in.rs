@@ -19,7 +19,7 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
     let doc = checkpoint::read(fs, &paths)?;
-    let cp = Checkpoint::new(&doc);
+    let cp = doc.view();
     // Step 2: probes never run under the lock (SW-73).
     match decide::questions(&cp, env.probes) {
         Questions::None => {}

@@ -13,7 +13,6 @@ use crate::lock::{self, Acquired, LockHolder};
 use crate::paths::CheckpointPaths;
 use crate::refusal::Refusal;
 use crate::results::ClockedOut;
-use crate::view::Checkpoint;
 
 /// `shiftwork_clock_out` (§10): gates 0–17 in order. Every refusal writes nothing; a success has
 /// appended the accounting line and replaced the checkpoint durably (W1–W6).
@@ -52,7 +51,7 @@ fn judge_and_commit(
     let fs = env.fs.as_ref();
     // Gate 1.
     let doc = checkpoint::read(fs, paths)?;
-    let cp = Checkpoint::new(&doc);
+    let cp = doc.view();
     // The ledger is read for gate 3 only when gate 2 can pass.
     let summary = if cp.unit(&args.unit_id).is_some() {
         ledger::scan(fs, &paths.ledger, &cp.ids(), false)
@@ -64,7 +63,7 @@ fn judge_and_commit(
         brief_files: brief_files(env, paths, args),
     };
     let last_byte = summary.last_byte;
-    let decided = decide::clock_out(doc, &summary, &gathered, args, env.clock.now())?;
+    let decided = decide::clock_out(doc.into_json(), &summary, &gathered, args, env.clock.now())?;
     match acquired {
         Acquired::Held(lock) => commit::run(env, lock, paths, target, &decided, last_byte)?,
         Acquired::Unavailable(e) => return Err(commit::without_lock(env, paths, target, e)),

@@ -7,7 +7,6 @@ use crate::ledger;
 use crate::paths::CheckpointPaths;
 use crate::refusal::Refusal;
 use crate::results::Plan;
-use crate::view::Checkpoint;
 
 /// `shiftwork_plan(checkpoint)` (SW-62): the batch view of the checkpoint, never writing. The ledger is
 /// read only when the checkpoint declares `job.budget` (SW-63).
@@ -28,7 +27,7 @@ pub fn plan_checkpoint(env: &Env, checkpoint: &str) -> Result<Plan, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
     let doc = checkpoint::read(fs, &paths)?;
-    let cp = Checkpoint::new(&doc);
+    let cp = doc.view();
     let view = decide::plan::plan_checks(&cp)?;
     let summary = crate::budget::limits(&cp)
         .is_some()

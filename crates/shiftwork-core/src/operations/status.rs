@@ -6,7 +6,6 @@ use crate::env::Env;
 use crate::paths::CheckpointPaths;
 use crate::refusal::Refusal;
 use crate::results::Status;
-use crate::view::Checkpoint;
 
 /// `shiftwork_status(checkpoint, search?)` (SW-65): counts, never writing, never reading the ledger;
 /// with `search`, the matching lines of the archive (SW-139).
@@ -18,5 +17,5 @@ pub fn status(env: &Env, checkpoint: &str, search: Option<&str>) -> Result<Statu
         let archive = paths.shiftwork_dir(fs).join("archive");
         crate::search::search(fs, &paths.repo_root(fs), &archive, query)
     });
-    Ok(decide::plan::status(&Checkpoint::new(&doc), found))
+    Ok(decide::plan::status(&doc.view(), found))
 }

@@ -85,10 +85,10 @@ fn one_public_operation_per_tool_and_the_parts_for_embedding_sw149() {
     // The reader, the writer and the embedded schema.
     let text = json::to_checkpoint_text(&ex());
     let doc = shiftwork_core::checkpoint::parse_bytes(text.as_bytes()).unwrap();
-    assert!(shiftwork_core::schema::validate_checkpoint(&doc).is_ok());
+    assert!(shiftwork_core::schema::validate_checkpoint(doc.as_json()).is_ok());
     assert!(shiftwork_core::CHECKPOINT_SCHEMA.contains("urn:shiftwork:checkpoint:v1"));
     // The batch view and the ledger reader.
-    let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
+    let view = shiftwork_core::decide::plan::batch_view(&doc.view()).unwrap();
     assert_eq!(view.ready(), ["U3"]);
     let mut pass = shiftwork_core::ledger::LedgerPass::new(&["U3"], false);
     pass.feed(br#"{"event": "brief", "unit": "U3"}"#);
