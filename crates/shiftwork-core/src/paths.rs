@@ -6,11 +6,11 @@
 //! computed when it is made, and what needs the filesystem (the working directory, the lock target,
 //! the repo root) at most once, when first asked for.
 
-use std::cell::OnceCell;
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use shiftwork_seams::Fs;
 
@@ -28,7 +28,7 @@ pub struct CheckpointPaths {
     /// The ledger path as printed.
     pub ledger_shown: String,
     /// The working directory, once asked for (`None` when it cannot be resolved).
-    cwd: OnceCell<Option<PathBuf>>,
+    cwd: OnceLock<Option<PathBuf>>,
 }
 
 impl PartialEq for CheckpointPaths {
@@ -37,6 +37,8 @@ impl PartialEq for CheckpointPaths {
             == (&other.given, &other.shown, &other.ledger, &other.ledger_shown)
     }
 }
+
+impl Eq for CheckpointPaths {}
 
 impl CheckpointPaths {
     /// The paths for a `checkpoint` argument.
@@ -57,7 +59,7 @@ impl CheckpointPaths {
             shown,
             ledger: PathBuf::from(ledger),
             ledger_shown,
-            cwd: OnceCell::new(),
+            cwd: OnceLock::new(),
         }
     }
 
