@@ -16,8 +16,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use shiftwork_core::Env;
 use shiftwork_core::json::{self, Json};
+use shiftwork_core::{Answer, Env};
 
 /// Samples of P4 after the warm-up (a test run, without `--bench`, takes a few to check the path).
 fn p4_samples() -> usize {
@@ -107,7 +107,7 @@ fn p4_clock_out_1000_units() {
     let mut cpu = Vec::with_capacity(p4_samples());
     for i in 0..warm_up() + p4_samples() {
         let (c0, t0) = (thread_cpu(), Instant::now());
-        let answer = shiftwork_core::clock_out(&env, &args);
+        let answer = shiftwork_core::clock_out(&env, &args).to_answer();
         let (t, c) = (t0.elapsed(), thread_cpu() - c0);
         assert_eq!(answer.get("result").and_then(Json::as_str), Some("ok"));
         if i >= warm_up() {

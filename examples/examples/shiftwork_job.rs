@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use shiftwork_core::json::{self, Json};
-use shiftwork_core::{ClockOut, Env};
+use shiftwork_core::{Answer, ClockIn, ClockOut, Env, Refusal};
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,45 +29,58 @@ fn main() {
     let cp = checkpoint.to_str().unwrap();
     let env = Env::os();
 
-    let plan = shiftwork_core::plan_checkpoint(&env, cp);
-    println!("plan: {}", json::to_compact_text(plan.get("batches").unwrap()));
+    let plan = shiftwork_core::plan_checkpoint(&env, cp).expect("the checkpoint plans");
+    println!("plan: {:?} (ready: {:?})", plan.batches, plan.ready());
 
     loop {
-        let brief = shiftwork_core::clock_in(&env, cp, None);
-        match brief.get("result").and_then(Json::as_str) {
-            Some("brief") => {}
-            _ => {
-                println!("{}", json::to_compact_text(&brief));
+        let brief = match shiftwork_core::clock_in(&env, cp, None) {
+            Ok(ClockIn::Brief(brief)) => brief,
+            Ok(ClockIn::AllDone) => {
+                println!("every unit is done");
+                break;
+            }
+            Ok(ClockIn::Escalate(escalation)) => {
+                println!("a human is needed: {escalation}");
+                break;
+            }
+            Err(refusal) => {
+                println!("refused: {refusal}");
+                break;
+            }
+        };
+        let unit = brief
+            .unit
+            .get("id")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        // ... hand the brief to an agent (as JSON: `brief.to_answer()`); when it ends, record the
+        // outcome and its cost.
+        let request = ClockOut {
+            checkpoint: cp.to_owned(),
+            unit_id: unit.clone(),
+            status: String::from("done"),
+            history_entry: json::object([("unit", Json::str(unit.as_str())), ("outcome", Json::str("done"))]),
+            accounting: Some(json::parse(r#"{"tokens": 12000, "duration_ms": 60000}"#).unwrap()),
+            ..ClockOut::default()
+        };
+        match shiftwork_core::clock_out(&env, &request) {
+            Ok(out) => println!("clocked out {unit}; the cursor is now {}", out.cursor),
+            // Refusals are matched by variant; their text is the spec's sentence.
+            Err(Refusal::Locked { path, .. }) => {
+                println!("another clock-out holds {}; try again", path.display());
+                break;
+            }
+            Err(refusal) => {
+                println!("clock-out refused: {refusal}");
                 break;
             }
         }
-        let unit = brief
-            .get("unit")
-            .unwrap()
-            .get("id")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .to_owned();
-        // ... hand the brief to an agent; when it ends, record the outcome and its cost.
-        let out = shiftwork_core::clock_out(
-            &env,
-            &ClockOut {
-                checkpoint: cp.to_owned(),
-                unit_id: unit.clone(),
-                status: String::from("done"),
-                history_entry: json::object([
-                    ("unit", Json::str(unit.as_str())),
-                    ("outcome", Json::str("done")),
-                ]),
-                accounting: Some(json::parse(r#"{"tokens": 12000, "duration_ms": 60000}"#).unwrap()),
-                ..ClockOut::default()
-            },
-        );
-        println!("clocked out {unit}: {}", json::to_compact_text(&out));
     }
-    let status = shiftwork_core::status(&env, cp, None);
-    println!("status: {}", json::to_compact_text(&status));
+    let status = shiftwork_core::status(&env, cp, None).expect("the checkpoint reads");
+    println!("status: {:?}", status.units);
+    // Every result renders as the JSON answer of its MCP tool.
+    println!("as JSON: {}", json::to_compact_text(&status.to_answer()));
     let ledger = std::fs::read_to_string(format!("{cp}.log.jsonl")).unwrap();
     println!("ledger: {} lines", ledger.lines().count());
 }

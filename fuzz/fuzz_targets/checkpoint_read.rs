@@ -46,14 +46,16 @@ fn split(data: &[u8]) -> (&[u8], &[u8]) {
 /// The reader and the writer alone.
 fn raw(data: &[u8]) {
     if let Ok(doc) = shiftwork_core::checkpoint::parse_bytes(data) {
-        let text = json::to_checkpoint_text(&doc);
+        let text = json::to_checkpoint_text(doc.as_json());
         let again = json::to_checkpoint_text(&json::parse(&text).expect("written text parses"));
         assert_eq!(again, text);
     }
-    let _ = json::ledger_facts(&String::from_utf8_lossy(data));
+    let _ = json::pick_members(&String::from_utf8_lossy(data), ["unit", "event", "tokens"]);
 }
 
-fn check_answer(answer: &Json) {
+/// The answer's first key is `result`, with a string value; a refusal's reason is its sentence.
+fn check_answer(result: &impl shiftwork_core::Answer) {
+    let answer = &result.to_answer();
     let first = answer.as_object().and_then(|o| o.keys().next().cloned());
     assert_eq!(first.as_deref(), Some("result"));
     assert!(matches!(answer.get("result"), Some(Json::String(_))));
@@ -93,8 +95,9 @@ fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
         return;
     };
     let before: Vec<_> = fs.paths().into_iter().map(|p| (p.clone(), fs.file(&p))).collect();
-    let answer = shiftwork_core::clock_out(&env, &args);
-    check_answer(&answer);
+    let result = shiftwork_core::clock_out(&env, &args);
+    check_answer(&result);
+    let answer = shiftwork_core::Answer::to_answer(&result);
     if answer.get("result").and_then(Json::as_str) == Some("ok") {
         let written = fs.file(CP).expect("the checkpoint is still there");
         if let Err(e) = shiftwork_core::checkpoint::parse_bytes(&written) {
@@ -178,7 +181,10 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
             unit.insert("tests".into(), Json::str("H1"));
         }
         if u.ratio(1, 6)? {
-            unit.insert("replay_of".into(), Json::String(format!("U{}", u.int_in_range(0..=5u8)?)));
+            unit.insert(
+                "replay_of".into(),
+                Json::String(format!("U{}", u.int_in_range(0..=5u8)?)),
+            );
         }
         if u.ratio(1, 5)? {
             let reviews: Vec<String> = (0..u.int_in_range(1..=2u8)?)
@@ -222,15 +228,17 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
         job.insert("kind".into(), Json::str("experimentation"));
         job.insert(
             "experiment".into(),
-            json::parse(&format!(r#"{{"direction": "{}"}}"#, pick(u, &["max", "min"])?))
-                .unwrap_or_default(),
+            json::parse(&format!(r#"{{"direction": "{}"}}"#, pick(u, &["max", "min"])?)).unwrap_or_default(),
         );
     }
     if u.ratio(1, 4)? {
         job.insert("agreements".into(), Json::strings(["A", "B"]));
     }
     if u.ratio(1, 5)? {
-        job.insert("roles".into(), json::parse(r#"{"implementer": ["m1"], "reviewer": ["m2"]}"#).unwrap_or_default());
+        job.insert(
+            "roles".into(),
+            json::parse(r#"{"implementer": ["m1"], "reviewer": ["m2"]}"#).unwrap_or_default(),
+        );
     }
     let questions = match u.int_in_range(0..=3u8)? {
         0 | 1 => Json::Array(vec![]),
@@ -255,7 +263,10 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
         let line = match u.int_in_range(0..=5u8)? {
             0 | 1 => format!(r#"{{"event": "brief", "role": "implementer", "ts": "t", "unit": "{unit}"}}"#),
             2 => format!(r#"{{"event": "uncommitted", "role": "implementer", "ts": "t", "unit": "{unit}"}}"#),
-            3 => format!(r#"{{"tokens": {}, "unit": "{unit}"}}"#, u.int_in_range(0..=90_000u32)?),
+            3 => format!(
+                r#"{{"tokens": {}, "unit": "{unit}"}}"#,
+                u.int_in_range(0..=90_000u32)?
+            ),
             4 => format!(r#"{{"tokens": 1.5e3, "unit": "{unit}", "x": "\u2028"}}"#),
             _ => String::from("junk"),
         };
@@ -283,8 +294,14 @@ fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOut> {
         status,
         handoff_patch: match u.int_in_range(0..=2u8)? {
             0 => Object::new(),
-            1 => json::parse(r#"{"open_questions": []}"#).ok().and_then(|v| v.as_object().cloned()).unwrap_or_default(),
-            _ => json::parse(r#"{"journal": 1}"#).ok().and_then(|v| v.as_object().cloned()).unwrap_or_default(),
+            1 => json::parse(r#"{"open_questions": []}"#)
+                .ok()
+                .and_then(|v| v.as_object().cloned())
+                .unwrap_or_default(),
+            _ => json::parse(r#"{"journal": 1}"#)
+                .ok()
+                .and_then(|v| v.as_object().cloned())
+                .unwrap_or_default(),
         },
         history_entry: history.as_object().cloned().unwrap_or_default(),
         accounting: match u.int_in_range(0..=3u8)? {
@@ -293,9 +310,20 @@ fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOut> {
             2 => parse(r#"{"tokens": 10, "duration_ms": 1, "model": "m1", "estimate": true}"#),
             _ => parse(r#"{"tokens": "x", "ts": 1}"#),
         },
-        agent_id: if u.ratio(1, 4)? { Some(Json::str(pick(u, &["a-1", "a b"])?)) } else { None },
+        agent_id: if u.ratio(1, 4)? {
+            Some(Json::str(pick(u, &["a-1", "a b"])?))
+        } else {
+            None
+        },
         agreements: if u.ratio(1, 4)? {
-            parse(pick(u, &[r#"{"adopt": ["C"], "retire": ["A"]}"#, r#"{"retire": ["Z"]}"#, "{}"])?)
+            parse(pick(
+                u,
+                &[
+                    r#"{"adopt": ["C"], "retire": ["A"]}"#,
+                    r#"{"retire": ["Z"]}"#,
+                    "{}",
+                ],
+            )?)
         } else {
             None
         },

@@ -41,7 +41,8 @@ fn text(outcome: &Outcome) -> String {
 
 #[test]
 fn registration_titles_hints_descriptions_schemas_sw36_sw37_sw38() {
-    let tools = tools(true);
+    // The server as it starts by default: probes off (issue 12 item 3).
+    let tools = tools(false);
     let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     assert_eq!(
         names,
@@ -264,10 +265,10 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
     ] {
         let relay = format!(r#""open_questions": [{{"q": "Slow?", "kind": "relay", "probe": "{probe}"}}]"#);
         let (dir, cp) = repo(&EX.replace(r#""open_questions": []"#, &relay));
-        let mut env = Env::os();
+        let mut env = Env::os().with_probes(true);
         env.probe_timeout = Duration::from_millis(500);
         let start = Instant::now();
-        let answer = shiftwork_core::clock_in(&env, &cp, None);
+        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in(&env, &cp, None));
         let elapsed = start.elapsed();
         assert_eq!(
             sjson::to_compact_text(&answer),
@@ -295,6 +296,84 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
         // Nothing was written: an escalation appends no ledger line.
         assert!(!Path::new(&format!("{cp}.log.jsonl")).exists());
     }
+}
+
+/// Issue 12 item 3: probes are opt-in. Started without `--probes` (or with `--no-probes`, or
+/// `SHIFTWORK_NO_PROBES`, which now mean the default) the server runs no relay probe: the relay
+/// escalates like a decision question. With `--probes` or `SHIFTWORK_PROBES=1` it runs them, and
+/// `shiftwork_clock_in` says so: `openWorldHint` true and a description that says it runs commands.
+#[test]
+fn relay_probes_run_only_in_a_server_started_with_probes_issue12_item3() {
+    let relay =
+        r#""open_questions": [{"q": "Is CI green?", "kind": "relay", "probe": "touch probe-ran; exit 3"}]"#;
+    let (dir, _) = repo(&EX.replace(r#""open_questions": []"#, relay));
+    let root = dir.path();
+    let args = json!({"checkpoint": ".shiftwork/cp.json"});
+    let escalate_unrun = r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"touch probe-ran; exit 3"}]}"#;
+    let ran = r#"{"result":"escalate","reason":"open question: Is CI green?","open_questions":[{"q":"Is CI green?","kind":"relay","probe":"touch probe-ran; exit 3"}],"probe":{"q":"Is CI green?","exit":3}}"#;
+    let call_env = |flags: &[&str], env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+            .arg("call")
+            .arg("shiftwork_clock_in")
+            .arg(args.to_string())
+            .args(flags)
+            .env_remove("SHIFTWORK_PROBES")
+            .env_remove("SHIFTWORK_NO_PROBES")
+            .envs(env.iter().copied())
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flags:?} {env:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+    };
+    for (flags, env) in [
+        (&[][..], &[][..]),
+        (&["--no-probes"][..], &[][..]),
+        (&[][..], &[("SHIFTWORK_NO_PROBES", "1")][..]),
+        (&["--probes", "--no-probes"][..], &[][..]),
+    ] {
+        assert_eq!(call_env(flags, env), escalate_unrun, "{flags:?} {env:?}");
+        assert!(
+            !root.join("probe-ran").exists(),
+            "{flags:?} {env:?}: the probe ran"
+        );
+    }
+    for (flags, env) in [
+        (&["--probes"][..], &[][..]),
+        (&[][..], &[("SHIFTWORK_PROBES", "1")][..]),
+    ] {
+        assert_eq!(call_env(flags, env), ran, "{flags:?} {env:?}");
+        std::fs::remove_file(root.join("probe-ran")).unwrap();
+    }
+    // What the tool says of itself follows the switch.
+    let off = tools(false);
+    let on = tools(true);
+    let clock_in = |tools: &[ToolDef]| {
+        tools
+            .iter()
+            .find(|t| t.name == "shiftwork_clock_in")
+            .unwrap()
+            .clone()
+    };
+    assert!(!clock_in(&off).hints.open_world);
+    assert!(clock_in(&off).description.contains("run only under --probes"));
+    assert!(clock_in(&on).hints.open_world);
+    assert!(
+        clock_in(&on)
+            .description
+            .contains("Runs commands: relay probes are shell commands")
+    );
+    for tools in [&off, &on] {
+        assert!(
+            clock_in(tools)
+                .description
+                .contains("shell commands from the repo root")
+        );
+    }
+    let settings =
+        shiftwork_mcp::settings::Settings::new(vec![(shiftwork::PROBES.flag, String::new())], vec![]);
+    assert!(settings.switch(&shiftwork::PROBES));
+    const { assert!(!shiftwork::PROBES.takes_value) };
 }
 
 #[test]
@@ -351,9 +430,9 @@ fn eight_processes_clock_out_one_checkpoint_concurrently_sw143() {
         assert!(a.contains("\"result\":\"ok\""), "{a}");
     }
     let doc = sjson::parse(&std::fs::read_to_string(&cp).unwrap()).unwrap();
-    let statuses: Vec<&str> = shiftwork_core::checkpoint::units(&doc)
-        .iter()
-        .map(|u| shiftwork_core::checkpoint::str_of(u, "status"))
+    let statuses: Vec<&str> = shiftwork_core::Checkpoint::new(&doc)
+        .units()
+        .map(|u| u.status())
         .collect();
     assert_eq!(statuses, ["done"; 8]);
     assert_eq!(doc.get("history").unwrap().as_array().unwrap().len(), 5);
@@ -448,12 +527,13 @@ fn a_twelve_unit_job_driven_through_call_issue4() {
         std::fs::write(root.join(format!("briefs/{id}.md")), id).unwrap();
     }
     let plan = || call_binary(root, "shiftwork_plan", json!({"checkpoint": cp}), &[]);
+    // The job's relay question is answered by its probe: the server runs with probes on.
     let clock_in = |unit: Option<&str>| {
         call_binary(
             root,
             "shiftwork_clock_in",
             json!({"checkpoint": cp, "unit_id": unit}),
-            &[],
+            &["--probes"],
         )
     };
     let clock_out = |unit: &str, extra: Value| {
@@ -561,7 +641,7 @@ fn a_twelve_unit_job_driven_through_call_issue4() {
         sjson::to_compact_text(doc.get("job").unwrap().get("conclusion").unwrap()),
         r#"{"outcome": "resolved", "evidence": ["logs/r1.txt"], "supported": "H1"}"#
     );
-    assert_eq!(shiftwork_core::checkpoint::units(&doc).len(), 13);
+    assert_eq!(shiftwork_core::Checkpoint::new(&doc).len(), 13);
     assert_eq!(result_of(&plan()), "plan");
 }
 
@@ -596,5 +676,108 @@ fn arguments_keep_key_order_and_number_tokens_sw43() {
         r#""small": -9223372036854775808"#,
     ] {
         assert!(ledger.contains(part), "{ledger} lacks {part}");
+    }
+}
+
+/// Issue 12 item 6 (SW-43): arguments keep their number tokens through MCP and `call` — an integer
+/// wider than 64 bits in a `history_entry` is written as its digits, `5.0` stays a float, and two
+/// `work_plan` priorities of 21 digits do not tie. Without the request's text, a number the decoded
+/// map holds only as a float is refused, never written changed.
+#[test]
+fn numbers_wider_than_64_bits_in_arguments_keep_their_tokens_issue12_item6() {
+    let (dir, _) = repo(EX);
+    let root = dir.path();
+    let args = r#"{"checkpoint": ".shiftwork/cp.json", "unit_id": "U3", "status": "done", "handoff_patch": {}, "history_entry": {"unit": "U3", "outcome": "done", "x": 18446744073709551616, "y": 5.0, "z": -123456789012345678901234567890}}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .args(["call", "shiftwork_clock_out", args])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with(r#"{"result":"ok""#),
+        "{out:?}"
+    );
+    let written = std::fs::read_to_string(root.join(".shiftwork/cp.json")).unwrap();
+    assert!(
+        written.contains(
+            "\"x\": 18446744073709551616,\n      \"y\": 5.0,\n      \"z\": -123456789012345678901234567890\n"
+        ),
+        "{written}"
+    );
+    let nodes = r#"{"nodes": [{"id": "a", "priority": 100000000000000000001}, {"id": "b", "priority": 100000000000000000002}]}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .args(["call", "work_plan", nodes])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        r#"{"result":"plan","batches":[["b","a"]],"sequence":["b","a"],"width":2}"#
+    );
+    // In process, with the request's text (as `serve` passes it).
+    let tools = tools(false);
+    let work_plan = tools.iter().find(|t| t.name == "work_plan").unwrap();
+    let map = serde_json::from_str::<Map<String, Value>>(nodes).unwrap();
+    let answer = work_plan.invoke(&shiftwork_mcp::registry::Arguments::with_raw(
+        map.clone(),
+        nodes.to_owned(),
+    ));
+    assert!(
+        answer
+            .text()
+            .contains("\"sequence\": [\n    \"b\",\n    \"a\"\n  ]"),
+        "{}",
+        answer.text()
+    );
+    // Without it, the map's float is refused, naming the argument.
+    assert_eq!(
+        work_plan.call(&map),
+        Outcome::ToolError(String::from(
+            "Error executing tool work_plan: argument 'nodes': the number 1e+20 arrived as a 64-bit float, so its exact digits are unknown; it is not written changed"
+        ))
+    );
+}
+
+/// Issue 16 item 4 on the shift-work tools: a 10 MB value in every string argument of every tool is
+/// answered — a refusal or a result — in under 64 KB: an echoed input value (a checkpoint path, a unit
+/// id, a status, an agent id, the search words, a node id in a refusal) is clipped at 2,000 code
+/// points.
+#[test]
+fn ten_megabyte_string_arguments_get_bounded_answers_issue16() {
+    let (_dir, cp) = repo(EX);
+    let tools = tools(false);
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let out = |unit: &str, status: &str| json!({"checkpoint": cp, "unit_id": unit, "status": status, "handoff_patch": {}, "history_entry": {"unit": "U3", "outcome": "done"}});
+    let calls: Vec<(&str, Value)> = vec![
+        ("shiftwork_plan", json!({"checkpoint": huge})),
+        ("shiftwork_status", json!({"checkpoint": huge})),
+        ("shiftwork_status", json!({"checkpoint": cp, "search": huge})),
+        ("shiftwork_clock_in", json!({"checkpoint": huge})),
+        ("shiftwork_clock_in", json!({"checkpoint": cp, "unit_id": huge})),
+        ("shiftwork_clock_out", {
+            let mut a = out("U3", "done");
+            a["checkpoint"] = json!(huge);
+            a
+        }),
+        ("shiftwork_clock_out", out(&huge, "done")),
+        ("shiftwork_clock_out", out("U3", &huge)),
+        ("shiftwork_clock_out", {
+            let mut a = out("U3", "done");
+            a["agent_id"] = json!(huge);
+            a
+        }),
+        // A refusal naming a huge id (a plan lists its ids verbatim: it is as long as `nodes`).
+        (
+            "work_plan",
+            json!({"nodes": [{"id": huge, "depends_on": ["nobody"]}]}),
+        ),
+    ];
+    for (tool, args) in calls {
+        let answer = text(&call(&tools, tool, args));
+        assert!(answer.len() < 64 * 1024, "{tool}: {} bytes", answer.len());
+        assert!(
+            answer.contains(" more)"),
+            "{tool}: the echo is not clipped: {}",
+            &answer[..200]
+        );
     }
 }

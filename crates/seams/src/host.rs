@@ -1,11 +1,15 @@
 //! The `Host` seam: who this process is, whether another process lives, and running a shell probe.
 
 use std::collections::{HashMap, HashSet};
+#[cfg(not(target_os = "linux"))]
 use std::io::Read;
 use std::path::Path;
+#[cfg(not(target_os = "linux"))]
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(target_os = "linux"))]
+use std::time::Instant;
 
 /// The most bytes of a probe's stdout or stderr kept; the rest is read and discarded.
 pub const PROBE_OUTPUT_CAP: usize = 1024 * 1024;
@@ -52,13 +56,31 @@ pub trait Host: Send + Sync {
     fn hostname(&self) -> String;
     /// Whether a process with this id exists on this host.
     fn is_pid_alive(&self, pid: u32) -> bool;
-    /// Runs `command` with `sh -c` in `cwd`, stdin closed, and waits at most `timeout`; past it the
-    /// probe's process group is sent SIGTERM, then SIGKILL [`PROBE_KILL_GRACE`] later if any of it is
-    /// still running, and the outcome is [`ProbeStatus::TimedOut`].
+    /// When the live process with this id started, as a number that differs between two processes
+    /// that had the same id one after the other (on Linux its start time in clock ticks since boot,
+    /// from `/proc/<pid>/stat`), or `None` when the host cannot tell or no such process lives. A lock
+    /// that records its holder's start time can so tell its holder from a process that reused the pid.
+    ///
+    /// The default answers `None`, so hosts written before this method existed keep compiling.
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        let _ = pid;
+        None
+    }
+    /// Runs `command` with `sh -c` in `cwd`, stdin closed, and waits for the shell's exit status — not
+    /// for the end of its output — at most `timeout`; past it the probe's process group (and, on
+    /// [`OsHost`] under Linux, every other process it started) is sent SIGTERM, then SIGKILL
+    /// [`PROBE_KILL_GRACE`] later if any of it is still running, and the outcome is
+    /// [`ProbeStatus::TimedOut`]. Whatever the probe left running when its shell exits is killed, so a
+    /// probe never outlives its call.
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome;
 }
 
 /// The real host (POSIX).
+///
+/// On Linux a probe runs under a supervisor process that is a child subreaper
+/// (`prctl(PR_SET_CHILD_SUBREAPER)`): every process the probe starts stays its descendant, even one
+/// started with `setsid` or in a process group of its own, so at the shell's exit or its deadline each
+/// of them is found and killed. Elsewhere the probe's process group is killed.
 ///
 /// ```
 /// use shiftwork_seams::{Host, OsHost};
@@ -100,63 +122,94 @@ impl Host for OsHost {
         rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
     }
 
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Field 22 (`starttime`); the command name in field 2 may hold spaces and parentheses, so the
+        // fields are counted after its closing parenthesis, from field 3.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        rest.split_ascii_whitespace().nth(19)?.parse().ok()
+    }
+
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
-        use std::os::unix::process::{CommandExt, ExitStatusExt};
-        let spawned = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(e) => {
-                return ProbeOutcome {
-                    status: ProbeStatus::SpawnFailed(crate::os_reason(&e)),
-                    stdout: Vec::new(),
-                    stderr: Vec::new(),
+        #[cfg(target_os = "linux")]
+        {
+            crate::probe_supervisor::run(command, cwd, timeout)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            run_in_group(command, cwd, timeout)
+        }
+    }
+}
+
+/// A probe in a process group of its own (POSIX systems without child subreapers).
+#[cfg(not(target_os = "linux"))]
+fn run_in_group(command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let spawned = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            return ProbeOutcome {
+                status: ProbeStatus::SpawnFailed(crate::os_reason(&e)),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            };
+        }
+    };
+    let stdout = child.stdout.take().map(capped_reader);
+    let stderr = child.stderr.take().map(capped_reader);
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                // What the shell left running in its group goes with it: the readers below must
+                // not wait for a background job's end of output.
+                if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                    // SAFETY: signals the probe's own process group, created by `process_group(0)`.
+                    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                }
+                break match (status.code(), status.signal()) {
+                    (Some(code), _) => ProbeStatus::Exited(code),
+                    (None, Some(sig)) => ProbeStatus::Signaled(sig),
+                    (None, None) => ProbeStatus::Exited(-1),
                 };
             }
-        };
-        let stdout = child.stdout.take().map(capped_reader);
-        let stderr = child.stderr.take().map(capped_reader);
-        let start = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => {
-                    break match (status.code(), status.signal()) {
-                        (Some(code), _) => ProbeStatus::Exited(code),
-                        (None, Some(sig)) => ProbeStatus::Signaled(sig),
-                        (None, None) => ProbeStatus::Exited(-1),
-                    };
+            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                    terminate_group(pgid, &mut child);
                 }
-                Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
-                _ => {
-                    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
-                        terminate_group(pgid, &mut child);
-                    }
-                    let _ = child.wait();
-                    break ProbeStatus::TimedOut;
-                }
+                let _ = child.wait();
+                break ProbeStatus::TimedOut;
             }
-        };
-        // A grandchild that keeps the pipe open past the kill cannot hold us: the readers are joined
-        // only when the status is known, and the whole group was killed on timeout.
-        let collect =
-            |h: Option<std::thread::JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
-        ProbeOutcome {
-            status,
-            stdout: collect(stdout),
-            stderr: collect(stderr),
         }
+    };
+    // A grandchild that keeps the pipe open past the kill cannot hold us: the readers are joined
+    // only when the status is known, and the whole group was killed on timeout.
+    let collect =
+        |h: Option<std::thread::JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+    ProbeOutcome {
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
     }
 }
 
 /// SIGTERM to the probe's process group, then SIGKILL once [`PROBE_KILL_GRACE`] has passed with any
 /// member still alive.
+#[cfg(not(target_os = "linux"))]
 fn terminate_group(pgid: libc::pid_t, child: &mut std::process::Child) {
     let signal_group = |signal| {
         // SAFETY: signals the probe's own process group, created by `process_group(0)`; a negative
@@ -177,6 +230,7 @@ fn terminate_group(pgid: libc::pid_t, child: &mut std::process::Child) {
     signal_group(libc::SIGKILL);
 }
 
+#[cfg(not(target_os = "linux"))]
 fn capped_reader<R: Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -217,6 +271,7 @@ pub struct MemHost {
 #[derive(Default)]
 struct MemHostState {
     alive: HashSet<u32>,
+    started: HashMap<u32, u64>,
     answers: HashMap<String, ProbeOutcome>,
     script: Option<ProbeScript>,
     runs: Vec<String>,
@@ -257,6 +312,12 @@ impl MemHost {
         }
     }
 
+    /// Records when process `pid` started (see [`Host::process_start`]); a pid never given a start
+    /// answers `None`.
+    pub fn set_started(&self, pid: u32, start: u64) {
+        self.state().started.insert(pid, start);
+    }
+
     /// Answers the probe `command` with `outcome`.
     pub fn answer_probe(&self, command: &str, outcome: ProbeOutcome) {
         self.state().answers.insert(command.to_owned(), outcome);
@@ -285,6 +346,13 @@ impl Host for MemHost {
     }
     fn is_pid_alive(&self, pid: u32) -> bool {
         self.state().alive.contains(&pid)
+    }
+    fn process_start(&self, pid: u32) -> Option<u64> {
+        let st = self.state();
+        st.alive
+            .contains(&pid)
+            .then(|| st.started.get(&pid).copied())
+            .flatten()
     }
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
         let (answer, script) = {

@@ -11,9 +11,12 @@
 //! | [`Host`] — own pid and host name, pid liveness, shell probes | [`OsHost`] | [`MemHost`] |
 //!
 //! On top of the [`Fs`] primitives it builds, once for the whole workspace, the mechanisms the cores
-//! share: the durable atomic replace and the line append ([`durable`]), streaming SHA-256 ([`hash`]) and
-//! path resolution ([`path`]). Because they are built from primitives, [`MemFs`] can fail or "crash"
-//! any step of them, and every crate tests that a failure at any step loses nothing.
+//! share: the durable atomic replace and the line append ([`durable`]), streaming SHA-256 ([`hash`]),
+//! path resolution ([`path`]) and the lock-file protocol ([`lock_file`]: a lock that is a file
+//! created exclusively, for interoperation with programs that know nothing of `flock(2)`; the rule
+//! that says when its holder is gone is the caller's). Because they are built from primitives,
+//! [`MemFs`] can fail or "crash" any step of them, and every crate tests that a failure at any step
+//! loses nothing.
 //!
 //! # What this crate never does
 //!
@@ -31,9 +34,12 @@ pub mod echo;
 mod fs;
 pub mod hash;
 mod host;
+pub mod lock_file;
 mod mem_fs;
 mod os_fs;
 pub mod path;
+#[cfg(target_os = "linux")]
+mod probe_supervisor;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};

@@ -1,10 +1,43 @@
-//! Building answers: every answer is an object whose first key is `result` (SW-44, SW-45).
+//! The answers: every typed result rendered as the JSON answer object of its tool, first key
+//! `result`, keys in the spec's order (SW-44, SW-45). This is the one place that knows the shapes of
+//! the answers; the adapter and the tests render through it.
 
+use crate::budget::Budget;
 use crate::json::{Json, Object};
-use crate::schema::clip;
+use crate::refusal::Refusal;
+use crate::results::{Brief, ClockIn, ClockedOut, Escalation, HeldUnit, Plan, Status, WorkPlan};
+use crate::search::SearchResult;
 
 /// The most code points of a `reason` (SW-46).
-pub const MAX_REASON: usize = 2000;
+pub const MAX_REASON: usize = shiftwork_seams::echo::ECHO_LIMIT;
+
+/// A value with a JSON answer object: the result of an operation, or its refusal.
+///
+/// ```
+/// use shiftwork_core::Answer;
+/// let nodes = shiftwork_core::json::parse(r#"[{"id": "a"}, {"id": "a"}]"#).unwrap();
+/// let answer = shiftwork_core::work_plan(&nodes).to_answer();
+/// assert_eq!(shiftwork_core::json::to_compact_text(&answer), r#"{"result": "error", "reason": "duplicate node id a"}"#);
+/// ```
+pub trait Answer {
+    /// The answer object.
+    fn to_answer(&self) -> Json;
+}
+
+impl<T: Answer> Answer for Result<T, Refusal> {
+    fn to_answer(&self) -> Json {
+        match self {
+            Ok(value) => value.to_answer(),
+            Err(refusal) => refusal.to_answer(),
+        }
+    }
+}
+
+impl Answer for Refusal {
+    fn to_answer(&self) -> Json {
+        refusal(&self.to_string())
+    }
+}
 
 /// A refusal `{"result": "error", "reason": <sentence>}`, the sentence clipped per SW-46.
 ///
@@ -17,16 +50,275 @@ pub fn refusal(reason: &str) -> Json {
 }
 
 /// An answer `{"result": <result>, "reason": <sentence>}`.
-pub fn with_reason(result: &str, reason: &str) -> Json {
-    let mut answer = Object::new();
-    answer.insert(String::from("result"), Json::str(result));
-    answer.insert(String::from("reason"), Json::String(clip(reason, MAX_REASON)));
+fn with_reason(result: &str, reason: &str) -> Json {
+    let mut answer = start(result);
+    answer.insert(String::from("reason"), reason_value(reason));
     Json::Object(answer)
 }
 
+fn reason_value(reason: &str) -> Json {
+    Json::String(shiftwork_seams::echo::clip(reason, MAX_REASON))
+}
+
 /// An answer object with `result` as its first key.
-pub fn start(result: &str) -> Object {
+fn start(result: &str) -> Object {
     let mut answer = Object::new();
     answer.insert(String::from("result"), Json::str(result));
     answer
+}
+
+fn ids(batch: &[String]) -> Json {
+    Json::strings(batch)
+}
+
+fn int(n: usize) -> Json {
+    crate::budget::int(n as i128)
+}
+
+/// `batches`, (`ready`,) `sequence`, `width`.
+fn waves(out: &mut Object, batches: &[Vec<String>], with_ready: bool) {
+    out.insert(
+        String::from("batches"),
+        Json::Array(batches.iter().map(|b| ids(b)).collect()),
+    );
+    if with_ready {
+        out.insert(
+            String::from("ready"),
+            batches.first().map_or(Json::Array(Vec::new()), |b| ids(b)),
+        );
+    }
+    out.insert(
+        String::from("sequence"),
+        Json::Array(
+            batches
+                .iter()
+                .flatten()
+                .map(|id| Json::str(id.as_str()))
+                .collect(),
+        ),
+    );
+    out.insert(
+        String::from("width"),
+        int(batches.iter().map(Vec::len).max().unwrap_or(0)),
+    );
+}
+
+fn held(records: &[HeldUnit]) -> Json {
+    Json::Array(
+        records
+            .iter()
+            .map(|h| {
+                Json::Object(crate::json::object([
+                    ("id", Json::str(h.id.as_str())),
+                    ("batch", int(h.batch)),
+                    ("by", Json::str(h.by.as_str())),
+                    ("path", Json::str(h.path.as_str())),
+                ]))
+            })
+            .collect(),
+    )
+}
+
+impl Answer for WorkPlan {
+    /// `{"result": "plan", "batches", "sequence", "width"}` plus `held` (§6.4).
+    fn to_answer(&self) -> Json {
+        let mut out = start("plan");
+        waves(&mut out, &self.batches, false);
+        if let Some(records) = &self.held {
+            out.insert(String::from("held"), held(records));
+        }
+        Json::Object(out)
+    }
+}
+
+impl Answer for Plan {
+    /// `{"result": "plan", "batches", "ready", "sequence", "width", "cursor"}` plus `held`, `budget`,
+    /// `ranking` and `winner` (§7.3).
+    fn to_answer(&self) -> Json {
+        let mut out = start("plan");
+        waves(&mut out, &self.batches, true);
+        out.insert(String::from("cursor"), Json::str(self.cursor.as_str()));
+        if let Some(records) = &self.held {
+            out.insert(String::from("held"), held(records));
+        }
+        if let Some(budget) = &self.budget {
+            out.insert(String::from("budget"), budget.to_answer());
+        }
+        if let Some(ranking) = &self.ranking {
+            let list = ranking
+                .iter()
+                .map(|r| {
+                    Json::Object(crate::json::object([
+                        ("id", Json::str(r.id.as_str())),
+                        ("score", Json::str(r.score.as_str())),
+                        ("sha", Json::str(r.sha.as_str())),
+                    ]))
+                })
+                .collect();
+            out.insert(String::from("ranking"), Json::Array(list));
+            out.insert(
+                String::from("winner"),
+                self.winner().map_or(Json::Null, Json::str),
+            );
+        }
+        Json::Object(out)
+    }
+}
+
+impl Answer for Budget {
+    /// The plan's `budget` object (SW-131).
+    fn to_answer(&self) -> Json {
+        let dims = |f: &dyn Fn(&str, i128) -> i128| {
+            Json::Object(
+                self.limits
+                    .iter()
+                    .map(|(dim, limit)| ((*dim).to_owned(), crate::budget::int(f(dim, *limit))))
+                    .collect::<Object>(),
+            )
+        };
+        Json::Object(crate::json::object([
+            ("limit", dims(&|_, limit| limit)),
+            ("spent", dims(&|dim, _| self.spent(dim))),
+            ("in_flight", Json::strings(&self.in_flight)),
+            ("remaining", dims(&|dim, limit| self.remaining(dim, limit))),
+            ("per_unit", crate::budget::int(self.per_unit)),
+            ("affordable", crate::budget::int(self.affordable())),
+        ]))
+    }
+}
+
+impl Answer for Status {
+    /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search` (§8).
+    fn to_answer(&self) -> Json {
+        let mut out = start("status");
+        out.insert(String::from("cursor"), Json::str(self.cursor.as_str()));
+        out.insert(
+            String::from("units"),
+            Json::Object(
+                self.units
+                    .iter()
+                    .map(|(status, n)| (status.clone(), int(*n)))
+                    .collect(),
+            ),
+        );
+        out.insert(String::from("open_questions"), int(self.open_questions));
+        out.insert(
+            String::from("last_history"),
+            self.last_history.clone().unwrap_or(Json::Null),
+        );
+        if let Some(search) = &self.search {
+            out.insert(String::from("search"), search.to_answer());
+        }
+        Json::Object(out)
+    }
+}
+
+impl Answer for SearchResult {
+    /// `{"query", "matches": [{"file", "line", "text"}], "truncated"}` (SW-139); the query echoed up to
+    /// 2,000 code points.
+    fn to_answer(&self) -> Json {
+        let matches = self
+            .matches
+            .iter()
+            .map(|m| {
+                Json::Object(crate::json::object([
+                    ("file", Json::str(m.file.as_str())),
+                    ("line", int(m.line)),
+                    ("text", Json::str(m.text.as_str())),
+                ]))
+            })
+            .collect();
+        Json::Object(crate::json::object([
+            (
+                "query",
+                Json::String(shiftwork_seams::echo::clip_echo(&self.query)),
+            ),
+            ("matches", Json::Array(matches)),
+            ("truncated", Json::Bool(self.truncated)),
+        ]))
+    }
+}
+
+impl Answer for ClockIn {
+    /// `brief`, `escalate` or `success` (§9).
+    fn to_answer(&self) -> Json {
+        match self {
+            ClockIn::Brief(brief) => brief.to_answer(),
+            ClockIn::Escalate(escalation) => escalation.to_answer(),
+            ClockIn::AllDone => with_reason("success", "all units done or dropped"),
+        }
+    }
+}
+
+impl Answer for Brief {
+    /// `{"result": "brief", "unit", "role", "invariants", "handoff", "do_not", "files"}` plus
+    /// `agreements` and `upstream` (SW-74).
+    fn to_answer(&self) -> Json {
+        let mut out = start("brief");
+        out.insert(String::from("unit"), self.unit.clone());
+        out.insert(String::from("role"), Json::str(self.role.as_str()));
+        out.insert(String::from("invariants"), self.invariants.clone());
+        out.insert(String::from("handoff"), self.handoff.clone());
+        out.insert(String::from("do_not"), self.do_not.clone());
+        out.insert(String::from("files"), self.files.clone());
+        if let Some(agreements) = &self.agreements {
+            out.insert(String::from("agreements"), agreements.clone());
+        }
+        if !self.upstream.is_empty() {
+            let upstream = self
+                .upstream
+                .iter()
+                .map(|u| {
+                    Json::Object(crate::json::object([
+                        ("unit", Json::str(u.unit.as_str())),
+                        ("last", Json::Array(u.last.clone())),
+                    ]))
+                })
+                .collect();
+            out.insert(String::from("upstream"), Json::Array(upstream));
+        }
+        Json::Object(out)
+    }
+}
+
+impl Answer for Escalation {
+    /// `{"result": "escalate", "reason"}`, plus `open_questions` and `probe` for an open question.
+    fn to_answer(&self) -> Json {
+        let mut out = start("escalate");
+        out.insert(String::from("reason"), reason_value(&self.to_string()));
+        if let Escalation::OpenQuestion {
+            open_questions,
+            probe,
+            ..
+        } = self
+        {
+            out.insert(
+                String::from("open_questions"),
+                Json::Array(open_questions.clone()),
+            );
+            if let Some(p) = probe {
+                out.insert(
+                    String::from("probe"),
+                    Json::Object(crate::json::object([
+                        ("q", Json::str(p.question.as_str())),
+                        ("exit", p.exit.map_or(Json::Null, |e| Json::int(i64::from(e)))),
+                    ])),
+                );
+            }
+        }
+        Json::Object(out)
+    }
+}
+
+impl Answer for ClockedOut {
+    /// `{"result": "ok", "unit", "status", "cursor", "log"}` (gate 17).
+    fn to_answer(&self) -> Json {
+        Json::Object(crate::json::object([
+            ("result", Json::str("ok")),
+            ("unit", Json::str(self.unit.as_str())),
+            ("status", Json::str(self.status.as_str())),
+            ("cursor", Json::str(self.cursor.as_str())),
+            ("log", Json::str(self.log.as_str())),
+        ]))
+    }
 }

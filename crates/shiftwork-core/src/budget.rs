@@ -1,9 +1,10 @@
 //! `job.budget` (§14.7): spent, reserved and remaining figures from one ledger pass, the plan's
 //! `budget` report and the clock-in gate.
 
-use crate::checkpoint::{is_terminal, str_of, units};
-use crate::json::{Json, Object};
+use crate::json::Json;
 use crate::ledger::LedgerSummary;
+use crate::refusal::Refusal;
+use crate::view::Checkpoint;
 
 /// The tokens a unit is assumed to cost when no accounting line reports any (SW-130).
 pub const DEFAULT_PER_UNIT: i128 = 60_000;
@@ -27,8 +28,8 @@ pub struct Budget {
 }
 
 /// `job.budget`'s declared limits, or `None` when the checkpoint declares no budget.
-pub fn limits(doc: &Json) -> Option<Vec<(&'static str, i128)>> {
-    let budget = doc.get("job")?.get("budget")?;
+pub fn limits(cp: &Checkpoint<'_>) -> Option<Vec<(&'static str, i128)>> {
+    let budget = cp.budget()?;
     Some(
         DIMENSIONS
             .iter()
@@ -41,19 +42,18 @@ pub fn limits(doc: &Json) -> Option<Vec<(&'static str, i128)>> {
 }
 
 /// The in-flight units (§1.3): non-terminal and briefed, in plan order.
-pub fn in_flight<'d>(doc: &'d Json, ledger: &LedgerSummary) -> Vec<&'d str> {
-    units(doc)
-        .iter()
+pub fn in_flight<'d>(cp: &Checkpoint<'d>, ledger: &LedgerSummary) -> Vec<&'d str> {
+    cp.units()
         .zip(ledger.briefed.iter())
-        .filter(|(u, briefed)| **briefed && !is_terminal(u))
-        .map(|(u, _)| str_of(u, "id"))
+        .filter(|(u, briefed)| **briefed && !u.is_terminal())
+        .map(|(u, _)| u.id())
         .collect()
 }
 
 impl Budget {
-    /// The figures of `doc` (which must declare `job.budget`) over a ledger pass that kept tokens.
-    pub fn compute(doc: &Json, ledger: &LedgerSummary) -> Option<Budget> {
-        let limits = limits(doc)?;
+    /// The figures of `cp` (which must declare `job.budget`) over a ledger pass that kept tokens.
+    pub fn compute(cp: &Checkpoint<'_>, ledger: &LedgerSummary) -> Option<Budget> {
+        let limits = limits(cp)?;
         let mut tokens = ledger.counted_tokens.clone();
         let per_unit = if tokens.is_empty() {
             DEFAULT_PER_UNIT
@@ -66,7 +66,7 @@ impl Budget {
             limits,
             spent_tokens: ledger.spent_tokens,
             spent_units: i128::from(ledger.spent_units),
-            in_flight: in_flight(doc, ledger).into_iter().map(str::to_owned).collect(),
+            in_flight: in_flight(cp, ledger).into_iter().map(str::to_owned).collect(),
             per_unit,
         })
     }
@@ -107,43 +107,25 @@ impl Budget {
             .max(0)
     }
 
-    /// The plan's `budget` object (SW-131).
-    pub fn to_json(&self) -> Json {
-        let dims = |f: &dyn Fn(&str, i128) -> i128| {
-            Json::Object(
-                self.limits
-                    .iter()
-                    .map(|(dim, limit)| ((*dim).to_owned(), int(f(dim, *limit))))
-                    .collect::<Object>(),
-            )
-        };
-        Json::Object(crate::json::object([
-            ("limit", dims(&|_, limit| limit)),
-            ("spent", dims(&|dim, _| self.spent(dim))),
-            ("in_flight", Json::strings(&self.in_flight)),
-            ("remaining", dims(&|dim, limit| self.remaining(dim, limit))),
-            ("per_unit", int(self.per_unit)),
-            ("affordable", int(self.affordable())),
-        ]))
-    }
-
-    /// The clock-in gate (SW-132): the refusal sentence when a new brief does not fit. `relaunch`
-    /// is true when the selected unit is already in flight (it costs nothing new).
-    pub fn refuse_brief(&self, relaunch: bool) -> Option<String> {
+    /// The clock-in gate (SW-132): the refusal when a new brief does not fit. `relaunch` is true
+    /// when the selected unit is already in flight (it costs nothing new).
+    pub fn admit(&self, relaunch: bool) -> Result<(), Refusal> {
         for (dim, limit) in &self.limits {
             let used = self.spent(dim).saturating_add(self.reserved(dim));
             let cost = if relaunch { 0 } else { self.cost(dim) };
             if used.saturating_add(cost) > *limit {
-                return Some(format!(
-                    "budget {dim} spent: {used} of {limit}; raise job.budget or stop the job"
-                ));
+                return Err(Refusal::BudgetSpent {
+                    dimension: dim,
+                    used,
+                    limit: *limit,
+                });
             }
         }
-        None
+        Ok(())
     }
 }
 
-/// An integer answer value of any size.
+/// An integer JSON value of any size.
 pub(crate) fn int(v: i128) -> Json {
     match i64::try_from(v) {
         Ok(i) => Json::int(i),

@@ -2,31 +2,17 @@
 //! file, so every clock-out either fully happens or leaves checkpoint and ledger as they were.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use shiftwork_seams::FileWriter;
 use shiftwork_seams::durable::{Alphabet, ReplaceOptions, TempName, prepare_replace};
 
+use crate::decide::clock_out::Commit;
 use crate::env::Env;
-use crate::json::{self, Json};
 use crate::lock::CheckpointLock;
-use crate::paths::{CheckpointPaths, os_error_tail};
-
-/// What the write sequence needs.
-pub(crate) struct Commit<'a> {
-    /// The checkpoint's paths as given.
-    pub paths: &'a CheckpointPaths,
-    /// The lock target `T` (the file replaced).
-    pub target: &'a Path,
-    /// The new checkpoint bytes.
-    pub document: &'a str,
-    /// The accounting line, without its LF.
-    pub line: &'a str,
-    /// The ledger's last byte before this call (SW-16).
-    pub last_byte: Option<u8>,
-    /// For the uncommitted marker: role, ts, unit.
-    pub marker: (&'a str, &'a str, &'a str),
-}
+use crate::paths::CheckpointPaths;
+use crate::records;
+use crate::refusal::{FileError, Refusal};
 
 /// The temp-file naming of W2: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
 pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
@@ -46,43 +32,44 @@ pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     }
 }
 
-fn absolute(env: &Env, path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
+/// Gate 15's refusal: the error at the ledger path (SW-32).
+fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
+    Refusal::LedgerUnwritable {
+        path: paths.ledger_shown.clone(),
+        error: FileError::of(e),
     }
-    env.fs
-        .canonicalize(Path::new("."))
-        .map(|cwd| cwd.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Runs W1–W6 under `lock` and answers `Ok(())` or the refusal sentence.
-pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> Result<(), String> {
+/// Gate 16's refusal: the error at the checkpoint path as given, whatever file failed (SW-32).
+fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
+    Refusal::CheckpointUnwritable {
+        path: paths.shown.clone(),
+        error: FileError::of(e),
+    }
+}
+
+/// Runs W1–W6 under `lock` for the decided `commit` of checkpoint `paths` (lock target `target`),
+/// `last_byte` being the ledger's last byte as the gates read it (SW-16).
+pub(crate) fn run(
+    env: &Env,
+    lock: &mut CheckpointLock<'_>,
+    paths: &CheckpointPaths,
+    target: &Path,
+    commit: &Commit,
+    last_byte: Option<u8>,
+) -> Result<(), Refusal> {
     let fs = env.fs.as_ref();
-    let ledger_unwritable = |e: &io::Error| {
-        format!(
-            "accounting log unwritable, checkpoint untouched: {}",
-            os_error_tail(e, &c.paths.ledger_shown)
-        )
-    };
-    let checkpoint_unwritable = |e: &io::Error| {
-        format!(
-            "checkpoint unwritable, last log line uncommitted: {}",
-            os_error_tail(e, &c.paths.shown)
-        )
-    };
-    let ledger_abs = absolute(env, &c.paths.ledger);
+    let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
+    let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
+    let ledger_abs = paths.absolute(fs, &paths.ledger);
     let ledger_abs_text = ledger_abs.to_string_lossy().into_owned();
     // W1: open the ledger, creating it (after an intent line) when missing.
-    let (mut ledger, created) = match fs.open_append(&c.paths.ledger, false) {
+    let (mut ledger, created) = match fs.open_append(&paths.ledger, false) {
         Ok(w) => (w, false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let intent = json::to_ledger_text(&Json::Object(json::object([(
-                "ledger_created",
-                Json::str(ledger_abs_text.as_str()),
-            )])));
-            lock.add_intent(&intent).map_err(|e| ledger_unwritable(&e))?;
-            match fs.create_new(&c.paths.ledger, 0o644) {
+            lock.add_intent(&records::ledger_created_intent(&ledger_abs_text))
+                .map_err(|e| ledger_unwritable(&e))?;
+            match fs.create_new(&paths.ledger, 0o644) {
                 Ok(w) => (w, true),
                 Err(e) => return Err(ledger_unwritable(&e)),
             }
@@ -92,7 +79,7 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
     let remove_created = |ledger: Box<dyn FileWriter>| {
         drop(ledger);
         if created {
-            let _ = fs.remove_file(&c.paths.ledger);
+            let _ = fs.remove_file(&paths.ledger);
         }
     };
     let pre = match ledger.metadata() {
@@ -102,15 +89,10 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
             return Err(ledger_unwritable(&e));
         }
     };
-    let mut bytes = Vec::with_capacity(c.line.len() + 2);
-    if pre > 0 && c.last_byte.is_some_and(|b| b != b'\n') {
-        bytes.push(b'\n');
-    }
-    bytes.extend_from_slice(c.line.as_bytes());
-    bytes.push(b'\n');
+    let bytes = records::appended(last_byte.filter(|_| pre > 0), &commit.line);
     // W2: the temp file, written and flushed.
-    let options = temp_options(c.target, env.host.pid());
-    let prepared = match prepare_replace(fs, c.target, None, &[c.document.as_bytes()], &options) {
+    let options = temp_options(target, env.host.pid());
+    let prepared = match prepare_replace(fs, target, None, &[commit.document.as_bytes()], &options) {
         Ok(p) => p,
         Err(e) => {
             remove_created(ledger);
@@ -118,22 +100,12 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
         }
     };
     // W3: the commit intent.
-    let intent = json::to_ledger_text(&Json::Object(json::object([(
-        "commit",
-        Json::Object(json::object([
-            (
-                "temp",
-                Json::String(prepared.temp_name().to_string_lossy().into_owned()),
-            ),
-            ("ledger", Json::str(ledger_abs_text.as_str())),
-            ("pre", crate::budget::int(i128::from(pre))),
-            ("len", crate::budget::int(bytes.len() as i128)),
-            (
-                "sha256",
-                Json::String(shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&bytes))),
-            ),
-        ])),
-    )])));
+    let intent = records::commit_intent(
+        &prepared.temp_name().to_string_lossy(),
+        &ledger_abs_text,
+        pre,
+        &bytes,
+    );
     if let Err(e) = lock.add_intent(&intent) {
         prepared.abort(fs);
         remove_created(ledger);
@@ -159,9 +131,8 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
             }
         } else {
             drop(ledger);
-            let (role, ts, unit) = c.marker;
-            let marker = format!("{}\n", crate::ledger::uncommitted_line(role, ts, unit));
-            let _ = shiftwork_seams::durable::append_line(fs, &c.paths.ledger, marker.as_bytes(), false);
+            let marker = format!("{}\n", commit.marker);
+            let _ = shiftwork_seams::durable::append_line(fs, &paths.ledger, marker.as_bytes(), false);
         }
         return Err(checkpoint_unwritable(&e.source));
     }
@@ -169,50 +140,36 @@ pub(crate) fn run(env: &Env, lock: &mut CheckpointLock<'_>, c: &Commit<'_>) -> R
 }
 
 /// SW-105: without the lock, go only as far as 0.36.2's sentence requires, and never commit.
-pub(crate) fn without_lock(env: &Env, c: &Commit<'_>, lock_error: &io::Error) -> String {
+pub(crate) fn without_lock(
+    env: &Env,
+    paths: &CheckpointPaths,
+    target: &Path,
+    lock_error: &io::Error,
+) -> Refusal {
     let fs = env.fs.as_ref();
-    let (ledger, created) = match fs.open_append(&c.paths.ledger, false) {
+    let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
+    let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
+    let (ledger, created) = match fs.open_append(&paths.ledger, false) {
         Ok(w) => (w, false),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs.create_new(&c.paths.ledger, 0o644) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs.create_new(&paths.ledger, 0o644) {
             Ok(w) => (w, true),
-            Err(e) => {
-                return format!(
-                    "accounting log unwritable, checkpoint untouched: {}",
-                    os_error_tail(&e, &c.paths.ledger_shown)
-                );
-            }
+            Err(e) => return ledger_unwritable(&e),
         },
-        Err(e) => {
-            return format!(
-                "accounting log unwritable, checkpoint untouched: {}",
-                os_error_tail(&e, &c.paths.ledger_shown)
-            );
-        }
+        Err(e) => return ledger_unwritable(&e),
     };
     drop(ledger);
-    let options = temp_options(c.target, env.host.pid());
-    let dir = shiftwork_seams::durable::parent_dir(c.target);
-    let result = match shiftwork_seams::durable::create_temp(fs, &dir, &options.temp) {
+    let options = temp_options(target, env.host.pid());
+    let dir = shiftwork_seams::durable::parent_dir(target);
+    let refusal = match shiftwork_seams::durable::create_temp(fs, &dir, &options.temp) {
         Ok((temp, file)) => {
             drop(file);
             let _ = fs.remove_file(&temp);
-            lock_error
+            checkpoint_unwritable(lock_error)
         }
-        Err(e) => {
-            if created {
-                let _ = fs.remove_file(&c.paths.ledger);
-            }
-            return format!(
-                "checkpoint unwritable, last log line uncommitted: {}",
-                os_error_tail(&e, &c.paths.shown)
-            );
-        }
+        Err(e) => checkpoint_unwritable(&e),
     };
     if created {
-        let _ = fs.remove_file(&c.paths.ledger);
+        let _ = fs.remove_file(&paths.ledger);
     }
-    format!(
-        "checkpoint unwritable, last log line uncommitted: {}",
-        os_error_tail(result, &c.paths.shown)
-    )
+    refusal
 }

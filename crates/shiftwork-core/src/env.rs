@@ -7,11 +7,18 @@ use std::time::Duration;
 
 use shiftwork_seams::{Clock, Fs, Host};
 
-/// The probe timeout of SW-135.
+/// The probe timeout of SW-135, which is also the budget of one clock-in: all its relay probes
+/// together get this long (issue 12 item 4). A probe is given what is left of it, and a relay reached
+/// when nothing is left counts as timed out without running. (A probe killed at its deadline may take
+/// [`shiftwork_seams::PROBE_KILL_GRACE`] more to end.)
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What every shift-work operation runs over: the filesystem, the clock, the host (pid, host name,
 /// liveness, probes), whether relay probes may run, and the in-process table of held checkpoint locks.
+///
+/// Relay probes are off unless switched on with [`Env::with_probes`]: a probe is a shell command
+/// taken from the checkpoint, which any client that can clock out can write, and it runs with this
+/// process's environment and rights. Off, relay questions escalate like decision questions (SW-72).
 ///
 /// Share one `Env` between the calls of a process (an `Arc<Env>`), so calls on the same checkpoint
 /// are serialized in process as well as between processes (SW-102).
@@ -21,7 +28,8 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// use std::sync::Arc;
 /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
 /// let env = shiftwork_core::Env::new(Arc::new(MemFs::new()), Arc::new(clock), Arc::new(MemHost::new(7, "h")));
-/// assert!(env.probes);
+/// assert!(!env.probes);
+/// assert!(env.with_probes(true).probes);
 /// ```
 pub struct Env {
     /// Files.
@@ -30,9 +38,9 @@ pub struct Env {
     pub clock: Arc<dyn Clock>,
     /// Process identity, liveness and probes.
     pub host: Arc<dyn Host>,
-    /// Whether relay probes run (SW-137); when false, relays count as decision questions.
+    /// Whether relay probes run (SW-137); when false (the default), relays count as decision questions.
     pub probes: bool,
-    /// How long a relay probe may run (SW-135).
+    /// How long the relay probes of one clock-in may run together (SW-135).
     pub probe_timeout: Duration,
     pub(crate) locks: LockTable,
 }
@@ -46,13 +54,13 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    /// An environment with probes enabled and a fresh in-process lock table.
+    /// An environment with probes off and a fresh in-process lock table.
     pub fn new(fs: Arc<dyn Fs>, clock: Arc<dyn Clock>, host: Arc<dyn Host>) -> Self {
         Env {
             fs,
             clock,
             host,
-            probes: true,
+            probes: false,
             probe_timeout: PROBE_TIMEOUT,
             locks: LockTable::default(),
         }

@@ -1,5 +1,6 @@
-//! The ledger (§12): its lines, the one streaming pass that yields `briefed` for every unit (SW-95),
-//! the in-flight set and the budget figures (SW-97, SW-98).
+//! Reading the ledger (§12.2): the one streaming pass that yields `briefed` for every unit (SW-95),
+//! the in-flight set and the budget figures (SW-97, SW-98). The lines written to it are built in
+//! [`crate::records`].
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -8,9 +9,8 @@ use std::path::Path;
 use foldhash::fast::RandomState;
 use shiftwork_seams::Fs;
 
-use crate::json::{Json, to_ledger_text};
 use crate::ledger_line::{self, Event, LineView};
-use crate::lines::LineBuffer;
+use crate::line_split::LineBuffer;
 
 /// What one pass over the ledger found for the units of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -172,41 +172,4 @@ pub fn scan<F: Fs + ?Sized>(fs: &F, path: &Path, unit_ids: &[&str], keep_tokens:
         Ok(_) => pass.finish(),
         Err(_) => LedgerPass::new(unit_ids, keep_tokens).finish(),
     }
-}
-
-/// The brief line of a clock-in (SW-92), without its LF.
-///
-/// ```
-/// assert_eq!(
-///     shiftwork_core::ledger::brief_line("implementer", "2026-01-02T03:04:05Z", "U3"),
-///     r#"{"event": "brief", "role": "implementer", "ts": "2026-01-02T03:04:05Z", "unit": "U3"}"#
-/// );
-/// ```
-pub fn brief_line(role: &str, ts: &str, unit: &str) -> String {
-    event_line("brief", role, ts, unit)
-}
-
-/// The uncommitted marker (SW-92), without its LF.
-pub fn uncommitted_line(role: &str, ts: &str, unit: &str) -> String {
-    event_line("uncommitted", role, ts, unit)
-}
-
-fn event_line(event: &str, role: &str, ts: &str, unit: &str) -> String {
-    to_ledger_text(&Json::Object(crate::json::object([
-        ("event", Json::str(event)),
-        ("role", Json::str(role)),
-        ("ts", Json::str(ts)),
-        ("unit", Json::str(unit)),
-    ])))
-}
-
-/// A `ts` value (SW-17): UTC, whole seconds, the fraction floored.
-///
-/// ```
-/// use chrono::TimeZone;
-/// let t = chrono::Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::milliseconds(750);
-/// assert_eq!(shiftwork_core::ledger::timestamp(t), "2026-01-02T03:04:05Z");
-/// ```
-pub fn timestamp(now: chrono::DateTime<chrono::Utc>) -> String {
-    now.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }

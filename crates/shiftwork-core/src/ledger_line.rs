@@ -5,12 +5,31 @@
 //! most [`PLAIN_DEPTH`] levels, which is every line this crate and 0.36.2 write (SW-15 escapes all
 //! non-ASCII) — is read by a byte scanner that builds no value and allocates nothing. Every other
 //! line, and every line the scanner does not fully accept (junk, a line break of SW-94 inside the
-//! piece, invalid UTF-8, trailing data), goes through the full reader ([`crate::json::ledger_facts`]
+//! piece, invalid UTF-8, trailing data), goes through the full reader ([`ledger_facts`]
 //! over the lossily decoded, split text), which stays the reference. The scanner accepts only what
 //! it can prove the full reader reads the same way: on success it has checked every byte, so the
 //! piece holds none of SW-94's other line breaks and is one line.
 
-use crate::json::{Json, LineFacts, Number, ledger_facts};
+use crate::json::{Json, Number, pick_members};
+
+/// What the full reader takes from one ledger line that is a JSON object: its top-level `unit`,
+/// `event` and `tokens` (the last occurrence of each), other members checked but never built.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct LineFacts {
+    /// `unit`, when the line has that key.
+    pub unit: Option<Json>,
+    /// `event`, when the line has that key.
+    pub event: Option<Json>,
+    /// `tokens`, when the line has that key.
+    pub tokens: Option<Json>,
+}
+
+/// Reads one ledger line (§12.2): `None` when it is not a JSON object in §4.2's dialect (junk, blank,
+/// an array, a BOM-prefixed line), else its facts.
+pub(crate) fn ledger_facts(line: &str) -> Option<LineFacts> {
+    let [unit, event, tokens] = pick_members(line, ["unit", "event", "tokens"])?;
+    Some(LineFacts { unit, event, tokens })
+}
 
 /// The deepest nesting the plain scanner follows before leaving the line to the full reader.
 pub(crate) const PLAIN_DEPTH: usize = 32;

@@ -1,13 +1,21 @@
-//! The checkpoint lock (§13.1): `<T>.lock` created exclusively with the holder's pid and host,
-//! polled every 5 ms for up to 5 s, broken only when its holder is provably dead on this host
-//! (SW-101), released only by its own creator (SW-102). Compatible with 0.36.2's protocol.
+//! The checkpoint lock (§13.1): `<T>.lock`, a [`shiftwork_seams::lock_file`] holding the holder's pid,
+//! host and (where the host can tell) process start time, polled every 5 ms for up to 5 s, broken only
+//! when its holder is provably gone (SW-101), released only by its own creator (SW-102), and serialized
+//! in process too. Compatible with 0.36.2's protocol: its first line is the holder's pid.
+//!
+//! The protocol — exclusive create, polling, the `.lock.break` file, release only of our own file —
+//! is the seam's; this module holds the rules of shift work: what the lock says of its holder, when
+//! its holder is gone, the crash recovery run before a stale lock is removed, and what a refusal says
+//! of the holder that kept it.
 
-use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use shiftwork_seams::{FileWriter, Metadata};
+use chrono::{DateTime, Utc};
+use shiftwork_seams::Metadata;
+use shiftwork_seams::lock_file::Acquired as Acquired_;
+use shiftwork_seams::lock_file::{self, ExistingLock, HeldLock, LockFileOptions, LockSnapshot, Staleness};
 
 use crate::env::Env;
 use crate::recovery;
@@ -23,17 +31,13 @@ pub const STALE_AFTER: Duration = Duration::from_millis(30_000);
 pub struct CheckpointLock<'e> {
     env: &'e Env,
     target: PathBuf,
-    path: PathBuf,
-    writer: Option<Box<dyn FileWriter>>,
-    identity: Option<Metadata>,
-    /// Whether this value holds the target's in-process slot.
-    in_process: bool,
+    file: Option<HeldLock<'e>>,
 }
 
 impl std::fmt::Debug for CheckpointLock<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CheckpointLock")
-            .field("path", &self.path)
+            .field("target", &self.target)
             .finish_non_exhaustive()
     }
 }
@@ -43,91 +47,194 @@ impl std::fmt::Debug for CheckpointLock<'_> {
 pub enum Acquired<'e> {
     /// The lock is held.
     Held(CheckpointLock<'e>),
-    /// Another holder kept it for the whole wait; the lock file's path.
-    TimedOut(PathBuf),
+    /// Another holder kept it for the whole wait.
+    TimedOut(LockHolder),
     /// The lock file could not be created for a reason other than "exists" (SW-100 last rule).
     Unavailable(io::Error),
 }
 
-/// `<T>.lock`.
-pub fn lock_path(target: &Path) -> PathBuf {
-    with_suffix(target, ".lock")
+/// Who kept a checkpoint lock for a whole wait, as far as its file tells (issue 12 item 13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockHolder {
+    /// The lock file's path (`<T>.lock`, absolute).
+    pub path: PathBuf,
+    /// The holder's process id, when the lock's first line is one.
+    pub pid: Option<u32>,
+    /// The holder's host, when the lock names one (0.36.2's locks do not).
+    pub host: Option<String>,
+    /// When the lock file was last written, when it could be read.
+    pub since: Option<DateTime<Utc>>,
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = OsString::from(path.as_os_str());
-    s.push(suffix);
-    PathBuf::from(s)
+impl LockHolder {
+    fn of(path: PathBuf, seen: Option<&LockSnapshot>) -> LockHolder {
+        let Some(seen) = seen else {
+            return LockHolder {
+                path,
+                pid: None,
+                host: None,
+                since: None,
+            };
+        };
+        let identity = Identity::read(&seen.contents);
+        LockHolder {
+            path,
+            pid: identity.pid,
+            host: identity.host.map(str::to_owned),
+            since: Some(DateTime::<Utc>::from(seen.metadata.modified)),
+        }
+    }
+}
+
+/// What a lock file says of its holder: `<pid>\n`, then `host <name>\n` and `started <n>\n` (this
+/// implementation's additions; 0.36.2 writes the pid only and never reads the file).
+struct Identity<'c> {
+    pid: Option<u32>,
+    host: Option<&'c str>,
+    started: Option<u64>,
+}
+
+impl<'c> Identity<'c> {
+    fn read(contents: &'c [u8]) -> Identity<'c> {
+        let text = std::str::from_utf8(contents).unwrap_or_else(|e| {
+            // The identity lines come first; what follows an invalid byte is not read.
+            std::str::from_utf8(&contents[..e.valid_up_to()]).unwrap_or("")
+        });
+        let mut lines = text.split('\n');
+        let pid_line = lines.next().unwrap_or("");
+        let pid = (!pid_line.is_empty() && pid_line.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| pid_line.parse::<u32>().ok())
+            .flatten();
+        let host = lines.next().and_then(|l| l.strip_prefix("host "));
+        let started = host
+            .and(lines.next())
+            .and_then(|l| l.strip_prefix("started "))
+            .and_then(|s| s.parse::<u64>().ok());
+        Identity { pid, host, started }
+    }
+}
+
+/// `<T>.lock`.
+pub fn lock_path(target: &Path) -> PathBuf {
+    lock_file::with_suffix(target, ".lock")
+}
+
+/// The identity lines this process writes into a lock it takes.
+fn head(env: &Env) -> String {
+    let pid = env.host.pid();
+    let mut head = format!("{pid}\nhost {}\n", env.host.hostname());
+    if let Some(started) = env.host.process_start(pid) {
+        head.push_str(&format!("started {started}\n"));
+    }
+    head
 }
 
 /// Takes the lock of target `T` (SW-100), waiting up to [`WAIT`] on the clock's monotonic time.
 pub fn acquire<'e>(env: &'e Env, target: &Path) -> Acquired<'e> {
     let start = env.clock.monotonic();
+    let deadline = start + WAIT;
     let path = lock_path(target);
-    let expired = || env.clock.monotonic().saturating_sub(start) >= WAIT;
     while !env.locks.try_take(target) {
-        if expired() {
-            return Acquired::TimedOut(path);
+        if env.clock.monotonic() >= deadline {
+            // Held by another call of this process: its file (if it has made it yet) names this process.
+            let seen = lock_file::look(env.fs.as_ref(), &path);
+            return Acquired::TimedOut(LockHolder::of(path, seen.as_ref()));
         }
         env.clock.sleep(POLL);
     }
-    let mut lock = CheckpointLock {
-        env,
-        target: target.to_path_buf(),
-        path: path.clone(),
-        writer: None,
-        identity: None,
-        in_process: true,
-    };
-    loop {
-        match env.fs.create_new(&path, 0o644) {
-            Ok(mut writer) => {
-                let head = format!("{}\nhost {}\n", env.host.pid(), env.host.hostname());
-                // The head needs no fsync: a lock file that lost it after a crash reads as a dead
-                // holder's (SW-101 rule 3); the intent lines that recovery relies on are flushed.
-                let written = writer.write_all(head.as_bytes());
-                let identity = writer.metadata();
-                match (written, identity) {
-                    (Ok(()), Ok(identity)) => {
-                        lock.writer = Some(writer);
-                        lock.identity = Some(identity);
-                        return Acquired::Held(lock);
-                    }
-                    (Err(e), _) | (_, Err(e)) => {
-                        drop(writer);
-                        let _ = env.fs.remove_file(&path);
-                        return Acquired::Unavailable(e);
-                    }
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                break_if_stale(env, target, &path);
-                if expired() {
-                    return Acquired::TimedOut(path);
-                }
-                env.clock.sleep(POLL);
-            }
-            Err(e) => return Acquired::Unavailable(e),
+    let staleness = CheckpointStaleness { env, target };
+    let head = head(env);
+    match lock_file::acquire(
+        env.fs.as_ref(),
+        env.clock.as_ref(),
+        &path,
+        head.as_bytes(),
+        &options(),
+        deadline,
+        &staleness,
+    ) {
+        Acquired_::Held(file) => Acquired::Held(CheckpointLock {
+            env,
+            target: target.to_path_buf(),
+            file: Some(file),
+        }),
+        Acquired_::TimedOut(seen) => {
+            env.locks.release(target);
+            Acquired::TimedOut(LockHolder::of(path, seen.as_ref()))
+        }
+        Acquired_::Unavailable(e) => {
+            env.locks.release(target);
+            Acquired::Unavailable(e)
         }
     }
+}
+
+fn options() -> LockFileOptions {
+    LockFileOptions {
+        poll: POLL,
+        wait: WAIT,
+        break_after: STALE_AFTER,
+        mode: 0o644,
+    }
+}
+
+/// SW-101: a lock is stale only when it is older than [`STALE_AFTER`], its host line is absent or
+/// names this host, and its holder is gone: its first line is not a pid, no process has that pid, or
+/// (issue 12 item 13) the lock records its holder's start time and the live process with that pid
+/// started at another time — the pid was reused. A lock whose live holder's start time is unknown is
+/// never stale.
+struct CheckpointStaleness<'a> {
+    env: &'a Env,
+    target: &'a Path,
+}
+
+impl Staleness for CheckpointStaleness<'_> {
+    fn may_be_stale(&self, metadata: &Metadata) -> bool {
+        older_than(self.env, metadata.modified, STALE_AFTER)
+    }
+
+    fn is_stale(&self, lock: &ExistingLock<'_>) -> bool {
+        let identity = Identity::read(lock.contents);
+        if identity.host.is_some_and(|h| h != self.env.host.hostname()) {
+            return false;
+        }
+        match identity.pid {
+            Some(pid) if self.env.host.is_pid_alive(pid) => {
+                match (identity.started, self.env.host.process_start(pid)) {
+                    (Some(recorded), Some(now)) => recorded != now,
+                    _ => false,
+                }
+            }
+            _ => true,
+        }
+    }
+
+    fn before_break(&self, lock: &ExistingLock<'_>) {
+        recovery::recover(
+            self.env.fs.as_ref(),
+            self.target,
+            &String::from_utf8_lossy(lock.contents),
+        );
+    }
+}
+
+fn older_than(env: &Env, modified: SystemTime, age: Duration) -> bool {
+    let now: SystemTime = env.clock.now().into();
+    now.duration_since(modified).is_ok_and(|d| d > age)
 }
 
 impl CheckpointLock<'_> {
     /// The lock file's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.as_ref().map_or(Path::new(""), HeldLock::path)
     }
 
     /// Appends one intent line (§13.3) to the lock file and flushes it.
     pub fn add_intent(&mut self, line: &str) -> io::Result<()> {
-        let Some(writer) = self.writer.as_mut() else {
-            return Err(io::Error::from_raw_os_error(libc_ebadf()));
-        };
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        writer.write_all(&bytes)?;
-        writer.sync()
+        match self.file.as_mut() {
+            Some(file) => file.append_line(line.as_bytes()),
+            None => Err(io::Error::from_raw_os_error(9)),
+        }
     }
 
     /// Removes the lock file if it is still the one this holder created (SW-102).
@@ -136,18 +243,10 @@ impl CheckpointLock<'_> {
     }
 
     fn release_inner(&mut self) {
-        if !self.in_process {
-            return;
+        if let Some(file) = self.file.take() {
+            file.release();
+            self.env.locks.release(&self.target);
         }
-        self.in_process = false;
-        self.writer = None;
-        if let Some(identity) = self.identity.take()
-            && let Ok(now) = self.env.fs.symlink_metadata(&self.path)
-            && now.same_file(&identity)
-        {
-            let _ = self.env.fs.remove_file(&self.path);
-        }
-        self.env.locks.release(&self.target);
     }
 }
 
@@ -155,68 +254,4 @@ impl Drop for CheckpointLock<'_> {
     fn drop(&mut self) {
         self.release_inner();
     }
-}
-
-fn libc_ebadf() -> i32 {
-    9
-}
-
-/// Breaks the lock at `path` when it is stale (SW-101), serialized through `<T>.lock.break`.
-fn break_if_stale(env: &Env, target: &Path, path: &Path) {
-    let Some((judged, contents)) = stale(env, path) else {
-        return;
-    };
-    let break_path = with_suffix(path, ".break");
-    let breaker = match env.fs.create_new(&break_path, 0o644) {
-        Ok(w) => w,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            if let Ok(meta) = env.fs.symlink_metadata(&break_path)
-                && older_than(env, meta.modified, STALE_AFTER)
-            {
-                let _ = env.fs.remove_file(&break_path);
-            }
-            return;
-        }
-        Err(_) => return,
-    };
-    drop(breaker);
-    if let Ok(again) = env.fs.symlink_metadata(path)
-        && again.same_file(&judged)
-        && again.modified == judged.modified
-    {
-        recovery::recover(env.fs.as_ref(), target, &contents);
-        let _ = env.fs.remove_file(path);
-    }
-    let _ = env.fs.remove_file(&break_path);
-}
-
-fn older_than(env: &Env, modified: SystemTime, age: Duration) -> bool {
-    let now: SystemTime = env.clock.now().into();
-    now.duration_since(modified).is_ok_and(|d| d > age)
-}
-
-/// The lock's metadata and contents when it is stale.
-fn stale(env: &Env, path: &Path) -> Option<(Metadata, String)> {
-    let meta = env.fs.symlink_metadata(path).ok()?;
-    if !older_than(env, meta.modified, STALE_AFTER) {
-        return None;
-    }
-    let bytes = env.fs.read(path).ok()?;
-    let contents = String::from_utf8_lossy(&bytes).into_owned();
-    let mut lines = contents.split('\n');
-    let pid_line = lines.next().unwrap_or("");
-    if let Some(host_line) = lines.next().filter(|l| l.starts_with("host "))
-        && host_line["host ".len()..] != env.host.hostname()
-    {
-        return None;
-    }
-    let pid = (!pid_line.is_empty() && pid_line.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| pid_line.parse::<u32>().ok())
-        .flatten();
-    if let Some(pid) = pid
-        && env.host.is_pid_alive(pid)
-    {
-        return None;
-    }
-    Some((meta, contents))
 }

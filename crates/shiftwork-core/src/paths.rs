@@ -1,21 +1,23 @@
 //! Path strings and the files around a checkpoint: the normalized path of answers and error tails
 //! (SW-18), the ledger path (SW-91), the lock target (SW-99), the repo root and the shiftwork
 //! directory (§1.3), and OS error tails (SW-32).
+//!
+//! An operation resolves its checkpoint's paths once, into one [`CheckpointPaths`]: the strings are
+//! computed when it is made, and what needs the filesystem (the working directory, the lock target,
+//! the repo root) at most once, when first asked for.
 
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
-use shiftwork_seams::{FileKind, Fs};
+use shiftwork_seams::Fs;
 
-use crate::json::python_string_literal;
-
-/// The most symbolic links followed while resolving the lock target before giving up (a loop).
-const MAX_LINKS: usize = 40;
+use crate::refusal::FileError;
 
 /// The files of one checkpoint, as named by the `checkpoint` argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CheckpointPaths {
     /// The argument as given (used for I/O, relative to the working directory).
     pub given: PathBuf,
@@ -25,7 +27,18 @@ pub struct CheckpointPaths {
     pub ledger: PathBuf,
     /// The ledger path as printed.
     pub ledger_shown: String,
+    /// The working directory, once asked for (`None` when it cannot be resolved).
+    cwd: OnceLock<Option<PathBuf>>,
 }
+
+impl PartialEq for CheckpointPaths {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.given, &self.shown, &self.ledger, &self.ledger_shown)
+            == (&other.given, &other.shown, &other.ledger, &other.ledger_shown)
+    }
+}
+
+impl Eq for CheckpointPaths {}
 
 impl CheckpointPaths {
     /// The paths for a `checkpoint` argument.
@@ -46,7 +59,112 @@ impl CheckpointPaths {
             shown,
             ledger: PathBuf::from(ledger),
             ledger_shown,
+            cwd: OnceLock::new(),
         }
+    }
+
+    /// The working directory, resolved once.
+    fn cwd<F: Fs + ?Sized>(&self, fs: &F) -> Option<&Path> {
+        self.cwd
+            .get_or_init(|| fs.canonicalize(Path::new(".")).ok())
+            .as_deref()
+    }
+
+    /// `path` made absolute against the working directory (as given when that cannot be resolved).
+    pub fn absolute<F: Fs + ?Sized>(&self, fs: &F, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            return path.to_path_buf();
+        }
+        self.cwd(fs)
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|| path.to_path_buf())
+    }
+
+    /// The lock target `T` (SW-99): the checkpoint made absolute against the working directory, every
+    /// symbolic link resolved (a dangling final link resolves to its target's path), missing
+    /// components appended lexically ([`shiftwork_seams::path::realpath`]). When resolution fails (a
+    /// link loop, no working directory), the path as given.
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// let fs = MemFs::new();
+    /// fs.write_file("/r/real/cp.json", b"{}");
+    /// fs.symlink("../real/cp.json", "/r/.shiftwork/cp.json");
+    /// let paths = shiftwork_core::CheckpointPaths::new("/r/.shiftwork/cp.json");
+    /// assert_eq!(paths.lock_target(&fs), std::path::Path::new("/r/real/cp.json"));
+    /// ```
+    pub fn lock_target<F: Fs + ?Sized>(&self, fs: &F) -> PathBuf {
+        let resolved = if self.given.is_absolute() {
+            shiftwork_seams::path::realpath(fs, &self.given, Path::new("/"))
+        } else {
+            self.cwd(fs)
+                .and_then(|cwd| shiftwork_seams::path::realpath(fs, &self.given, cwd))
+        };
+        resolved.unwrap_or_else(|| self.given.clone())
+    }
+
+    /// The directory holding the checkpoint as given, made absolute lexically.
+    fn checkpoint_dir<F: Fs + ?Sized>(&self, fs: &F) -> PathBuf {
+        let absolute = if self.given.is_absolute() {
+            self.given.clone()
+        } else {
+            self.cwd(fs).unwrap_or(Path::new("/")).join(&self.given)
+        };
+        let mut parts: Vec<OsString> = Vec::new();
+        for c in absolute.components() {
+            match c {
+                Component::Normal(n) => parts.push(n.to_os_string()),
+                Component::ParentDir => {
+                    parts.pop();
+                }
+                _ => {}
+            }
+        }
+        parts.pop();
+        let mut dir = PathBuf::from("/");
+        dir.extend(parts);
+        dir
+    }
+
+    /// The shiftwork directory (§1.3): the checkpoint's directory when it is named `.shiftwork`, else
+    /// `<checkpoint's directory>/.shiftwork`.
+    ///
+    /// ```
+    /// let fs = shiftwork_seams::MemFs::new();
+    /// let paths = shiftwork_core::CheckpointPaths::new("/w/jobs/cp.json");
+    /// assert_eq!(paths.shiftwork_dir(&fs), std::path::Path::new("/w/jobs/.shiftwork"));
+    /// ```
+    pub fn shiftwork_dir<F: Fs + ?Sized>(&self, fs: &F) -> PathBuf {
+        let dir = self.checkpoint_dir(fs);
+        if dir.file_name().is_some_and(|n| n == ".shiftwork") {
+            dir
+        } else {
+            dir.join(".shiftwork")
+        }
+    }
+
+    /// The repo root (§1.3): the nearest directory from the checkpoint's own directory upwards holding
+    /// an entry `.git`; without one, the parent of the shiftwork directory.
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// let fs = MemFs::new();
+    /// fs.create_dir_all("/w/repo/.git");
+    /// fs.write_file("/w/repo/.shiftwork/cp.json", b"{}");
+    /// let paths = shiftwork_core::CheckpointPaths::new("/w/repo/.shiftwork/cp.json");
+    /// assert_eq!(paths.repo_root(&fs), std::path::Path::new("/w/repo"));
+    /// ```
+    pub fn repo_root<F: Fs + ?Sized>(&self, fs: &F) -> PathBuf {
+        let start = self.checkpoint_dir(fs);
+        let mut dir = Some(start.as_path());
+        while let Some(d) = dir {
+            if fs.symlink_metadata(&d.join(".git")).is_ok() {
+                return d.to_path_buf();
+            }
+            dir = d.parent();
+        }
+        let sw = self.shiftwork_dir(fs);
+        sw.parent().map(Path::to_path_buf).unwrap_or(sw)
     }
 }
 
@@ -103,148 +221,12 @@ fn normalize_os(path: &Path) -> OsString {
 }
 
 /// An OS error tail as 0.36.2 renders it on POSIX (SW-32): `[Errno 2] No such file or directory:
-/// 'nope/cp.json'`.
+/// 'nope/cp.json'` ([`FileError::tail`] of the error).
 ///
 /// ```
 /// let e = std::io::Error::from_raw_os_error(21);
 /// assert_eq!(shiftwork_core::paths::os_error_tail(&e, "adir"), "[Errno 21] Is a directory: 'adir'");
 /// ```
 pub fn os_error_tail(error: &io::Error, shown_path: &str) -> String {
-    let code = error.raw_os_error().unwrap_or(5);
-    let text = shiftwork_seams::os_reason(&io::Error::from_raw_os_error(code));
-    format!("[Errno {code}] {text}: {}", python_string_literal(shown_path))
-}
-
-/// The lock target `T` (SW-99): `path` made absolute against the working directory, every symbolic
-/// link resolved (a dangling final link resolves to its target's path), missing components appended
-/// lexically. When resolution fails (a link loop), the path as given.
-///
-/// ```
-/// use shiftwork_seams::MemFs;
-/// use std::path::Path;
-/// let fs = MemFs::new();
-/// fs.write_file("/r/real/cp.json", b"{}");
-/// fs.symlink("../real/cp.json", "/r/.shiftwork/cp.json");
-/// let t = shiftwork_core::paths::lock_target(&fs, Path::new("/r/.shiftwork/cp.json"));
-/// assert_eq!(t, Path::new("/r/real/cp.json"));
-/// ```
-pub fn lock_target<F: Fs + ?Sized>(fs: &F, path: &Path) -> PathBuf {
-    resolve(fs, path).unwrap_or_else(|| path.to_path_buf())
-}
-
-fn resolve<F: Fs + ?Sized>(fs: &F, path: &Path) -> Option<PathBuf> {
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        fs.canonicalize(Path::new(".")).ok()?.join(path)
-    };
-    let mut pending: Vec<OsString> = components(&absolute);
-    pending.reverse();
-    let mut resolved = PathBuf::from("/");
-    let mut hops = 0;
-    let mut missing = false;
-    while let Some(name) = pending.pop() {
-        if name == ".." {
-            resolved.pop();
-            continue;
-        }
-        let candidate = resolved.join(&name);
-        if missing {
-            resolved = candidate;
-            continue;
-        }
-        match fs.symlink_metadata(&candidate) {
-            Ok(meta) if meta.kind == FileKind::Symlink => {
-                hops += 1;
-                if hops > MAX_LINKS {
-                    return None;
-                }
-                let target = fs.read_link(&candidate).ok()?;
-                if target.is_absolute() {
-                    resolved = PathBuf::from("/");
-                }
-                let mut more = components(&target);
-                more.reverse();
-                pending.extend(more);
-            }
-            Ok(_) => resolved = candidate,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                missing = true;
-                resolved = candidate;
-            }
-            Err(_) => {
-                missing = true;
-                resolved = candidate;
-            }
-        }
-    }
-    Some(resolved)
-}
-
-fn components(path: &Path) -> Vec<OsString> {
-    path.components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_os_string()),
-            Component::ParentDir => Some(OsString::from("..")),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The directory holding the checkpoint as given, made absolute lexically.
-fn checkpoint_dir<F: Fs + ?Sized>(fs: &F, checkpoint: &Path) -> PathBuf {
-    let absolute = if checkpoint.is_absolute() {
-        checkpoint.to_path_buf()
-    } else {
-        fs.canonicalize(Path::new("."))
-            .unwrap_or_else(|_| PathBuf::from("/"))
-            .join(checkpoint)
-    };
-    let mut parts: Vec<OsString> = Vec::new();
-    for c in components(&absolute) {
-        if c == ".." {
-            parts.pop();
-        } else {
-            parts.push(c);
-        }
-    }
-    parts.pop();
-    let mut dir = PathBuf::from("/");
-    dir.extend(parts);
-    dir
-}
-
-/// The shiftwork directory (§1.3): the checkpoint's directory when it is named `.shiftwork`, else
-/// `<checkpoint's directory>/.shiftwork`.
-pub fn shiftwork_dir<F: Fs + ?Sized>(fs: &F, checkpoint: &Path) -> PathBuf {
-    let dir = checkpoint_dir(fs, checkpoint);
-    if dir.file_name().is_some_and(|n| n == ".shiftwork") {
-        dir
-    } else {
-        dir.join(".shiftwork")
-    }
-}
-
-/// The repo root (§1.3): the nearest directory from the checkpoint's own directory upwards holding an
-/// entry `.git`; without one, the parent of the shiftwork directory.
-///
-/// ```
-/// use shiftwork_seams::MemFs;
-/// use std::path::Path;
-/// let fs = MemFs::new();
-/// fs.create_dir_all("/w/repo/.git");
-/// fs.write_file("/w/repo/.shiftwork/cp.json", b"{}");
-/// assert_eq!(shiftwork_core::paths::repo_root(&fs, Path::new("/w/repo/.shiftwork/cp.json")), Path::new("/w/repo"));
-/// ```
-pub fn repo_root<F: Fs + ?Sized>(fs: &F, checkpoint: &Path) -> PathBuf {
-    let start = checkpoint_dir(fs, checkpoint);
-    let mut dir = Some(start.as_path());
-    while let Some(d) = dir {
-        if fs.symlink_metadata(&d.join(".git")).is_ok() {
-            return d.to_path_buf();
-        }
-        dir = d.parent();
-    }
-    let sw = shiftwork_dir(fs, checkpoint);
-    sw.parent().map(Path::to_path_buf).unwrap_or(sw)
+    FileError::of(error).tail(shown_path)
 }

@@ -1,13 +1,14 @@
 //! The wave planner (§6): level-synchronous Kahn batches with priorities and `touches` holds, in
-//! O(nodes + edges + touched paths) when priorities are equal (SW-55), and the `work_plan` tool.
+//! O(nodes + edges + touched paths) when priorities are equal (SW-55), and `work_plan`.
 
-use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
 
 use foldhash::fast::RandomState;
 
-use crate::error::Error;
-use crate::json::{Json, Number, Object};
+use crate::json::{Json, Number};
+use crate::refusal::{NodeField, Refusal};
+use crate::results::{HeldUnit, WorkPlan};
 
 /// A node's priority, compared as an exact integer of any magnitude (SW-55).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,14 +120,35 @@ pub struct Held {
 
 /// The planner's answer: batches of input indices and the holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Plan {
+pub struct Schedule {
     /// The batches, each a list of input indices in run order.
     pub batches: Vec<Vec<usize>>,
     /// One record per node held at least once, in the order first recorded.
     pub held: Vec<Held>,
 }
 
-impl Plan {
+impl Schedule {
+    /// The batches as node ids.
+    pub fn batch_ids(&self, nodes: &[PlanNode<'_>]) -> Vec<Vec<String>> {
+        self.batches
+            .iter()
+            .map(|batch| batch.iter().map(|&i| nodes[i].id.to_owned()).collect())
+            .collect()
+    }
+
+    /// The holds as ids.
+    pub fn held_units(&self, nodes: &[PlanNode<'_>]) -> Vec<HeldUnit> {
+        self.held
+            .iter()
+            .map(|h| HeldUnit {
+                id: nodes[h.node].id.to_owned(),
+                batch: h.batch,
+                by: nodes[h.by].id.to_owned(),
+                path: h.path.clone(),
+            })
+            .collect()
+    }
+
     /// The longest batch's length, 0 when there are none.
     pub fn width(&self) -> usize {
         self.batches.iter().map(Vec::len).max().unwrap_or(0)
@@ -197,12 +219,14 @@ pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouche
 /// ];
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
-pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
+pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
     let mut index: HashMap<&str, usize, RandomState> =
         HashMap::with_capacity_and_hasher(nodes.len(), RandomState::default());
     for (i, node) in nodes.iter().enumerate() {
         if index.insert(node.id, i).is_some() {
-            return Err(Error::DuplicateId(node.id.to_owned()));
+            return Err(Refusal::DuplicateId {
+                id: node.id.to_owned(),
+            });
         }
     }
     let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
@@ -216,7 +240,7 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Plan, Error> {
             match index.get(dep) {
                 Some(&d) => graph.deps.push(d),
                 None => {
-                    return Err(Error::UnknownDependency {
+                    return Err(Refusal::UnknownDependency {
                         node: node.id.to_owned(),
                         dependency: (*dep).to_owned(),
                     });
@@ -274,7 +298,7 @@ impl Graph {
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
 /// its deepest dependency's — so one Kahn pass in any order finds every batch, and filling the
 /// batches in input order needs no sort (SW-55). Priorities then order each batch.
-fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
+fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
     let n = nodes.len();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
     let mut level = vec![0usize; n];
@@ -295,7 +319,9 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
         for &i in &order {
             emitted[i] = true;
         }
-        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
+        return Err(Refusal::Cycle {
+            walk: cycle(nodes, graph, &emitted),
+        });
     }
     let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
     let mut sizes = vec![0usize; depth];
@@ -311,7 +337,7 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
             batch.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
         }
     }
-    Ok(Plan {
+    Ok(Schedule {
         batches,
         held: Vec::new(),
     })
@@ -319,48 +345,96 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
 
 /// With `touches`, batch by batch (SW-52): the candidates of a batch, in priority then input order,
 /// are admitted one by one unless a path of theirs is already claimed in this batch.
-fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Plan, Error> {
+///
+/// Done naively, a node held out of batch after batch is looked at again in every one of them, which
+/// is quadratic when many units touch one path (issue 12 item 10). Here a held node is *parked* on the
+/// queue of a path that held it, ordered by rank (the processing order: priority, then input order).
+/// A batch looks only at its new candidates and at the head of each parked queue: while a queue's path
+/// is unclaimed in this batch, its head is processed in rank order (admitted, or parked again on the
+/// path that holds it now) and the next head follows; once the path is claimed, by a node that ranks
+/// before everything left on the queue, those nodes are held again without being looked at. So each
+/// batch costs its admissions and moves, not its held nodes, and the batches, their order and the
+/// first hold of each node are exactly those of the naive rule.
+fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
     let n = nodes.len();
+    let touches = Touches::of(nodes);
+    let order = rank_order(nodes);
+    let mut rank = vec![0usize; n];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
-    let equal_priorities = nodes.windows(2).all(|w| w[0].priority == w[1].priority);
     let mut emitted = vec![false; n];
-    let mut held_once = vec![false; n];
-    let mut plan = Plan::default();
-    let mut candidates: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
-    let mut scratch = Vec::new();
+    let mut claimed_in = vec![usize::MAX; touches.paths.len()];
+    let mut claimed_by = vec![0usize; touches.paths.len()];
+    let mut parked: Vec<BinaryHeap<Reverse<usize>>> = vec![BinaryHeap::new(); touches.paths.len()];
+    let mut listed = vec![false; touches.paths.len()];
+    let mut with_parked: Vec<usize> = Vec::new();
+    let mut plan = Schedule::default();
+    let mut fresh: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut heap: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
     let mut done = 0;
-    while !candidates.is_empty() {
-        if equal_priorities {
-            radix_sort(&mut candidates, &mut scratch, n);
-        } else {
-            candidates.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+    loop {
+        with_parked.retain(|&p| {
+            listed[p] = !parked[p].is_empty();
+            listed[p]
+        });
+        if fresh.is_empty() && with_parked.is_empty() {
+            break;
         }
-        let mut batch = Vec::with_capacity(candidates.len());
-        let mut next = Vec::new();
         let batch_no = plan.batches.len();
-        let mut claimed: HashMap<&str, usize, RandomState> = HashMap::default();
-        for &c in &candidates {
-            let paths = nodes[c].touches.as_deref().unwrap_or(&[]);
-            if let Some((path, &by)) = paths
-                .iter()
-                .find_map(|p| claimed.get(p.as_str()).map(|by| (p, by)))
-            {
-                if !held_once[c] {
-                    held_once[c] = true;
-                    plan.held.push(Held {
-                        node: c,
-                        batch: batch_no,
-                        by,
-                        path: path.clone(),
-                    });
+        for &c in &fresh {
+            heap.push(Reverse((rank[c], NEW)));
+        }
+        fresh.clear();
+        for &p in &with_parked {
+            if let Some(&Reverse(head)) = parked[p].peek() {
+                heap.push(Reverse((head, p)));
+            }
+        }
+        let mut batch = Vec::new();
+        while let Some(Reverse((r, source))) = heap.pop() {
+            #[cfg(debug_assertions)]
+            LOOKS.with(|looks| looks.set(looks.get() + 1));
+            if source != NEW {
+                // The head of a parked queue: if its path is claimed already, the whole queue is held.
+                if claimed_in[source] == batch_no || parked[source].peek() != Some(&Reverse(r)) {
+                    continue;
                 }
-                next.push(c);
-                continue;
+                parked[source].pop();
             }
-            for p in paths {
-                claimed.entry(p.as_str()).or_insert(c);
+            let c = order[r];
+            let held_by = touches.of_node(c).iter().find(|&&p| claimed_in[p] == batch_no);
+            match held_by {
+                Some(&p) => {
+                    if source == NEW {
+                        plan.held.push(Held {
+                            node: c,
+                            batch: batch_no,
+                            by: claimed_by[p],
+                            path: touches.paths[p].to_owned(),
+                        });
+                    }
+                    parked[p].push(Reverse(r));
+                    if !listed[p] {
+                        listed[p] = true;
+                        with_parked.push(p);
+                    }
+                }
+                None => {
+                    for &p in touches.of_node(c) {
+                        claimed_in[p] = batch_no;
+                        claimed_by[p] = c;
+                    }
+                    batch.push(c);
+                }
             }
-            batch.push(c);
+            if source != NEW
+                && claimed_in[source] != batch_no
+                && let Some(&Reverse(next)) = parked[source].peek()
+            {
+                heap.push(Reverse((next, source)));
+            }
         }
         for &b in &batch {
             emitted[b] = true;
@@ -368,17 +442,70 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
             for &d in dependents.edges(b) {
                 indegree[d] -= 1;
                 if indegree[d] == 0 {
-                    next.push(d);
+                    fresh.push(d);
                 }
             }
         }
         plan.batches.push(batch);
-        candidates = next;
     }
     if done < n {
-        return Err(Error::Cycle(cycle(nodes, graph, &emitted)));
+        return Err(Refusal::Cycle {
+            walk: cycle(nodes, graph, &emitted),
+        });
     }
     Ok(plan)
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// How many candidates `batch_with_holds` has looked at on this thread (debug builds only: a
+    /// test holds the planner's work to linear).
+    static LOOKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The source of a heap entry that is a new candidate rather than the head of a parked queue.
+const NEW: usize = usize::MAX;
+
+/// The `touches` paths of the nodes, interned: each distinct path an index into `paths`.
+struct Touches<'a> {
+    paths: Vec<&'a str>,
+    starts: Vec<usize>,
+    ids: Vec<usize>,
+}
+
+impl<'a> Touches<'a> {
+    fn of(nodes: &'a [PlanNode<'_>]) -> Self {
+        let mut index: HashMap<&'a str, usize, RandomState> = HashMap::default();
+        let mut paths = Vec::new();
+        let mut starts = Vec::with_capacity(nodes.len() + 1);
+        let mut ids = Vec::new();
+        starts.push(0);
+        for node in nodes {
+            for p in node.touches.iter().flatten() {
+                let id = *index.entry(p.as_str()).or_insert_with(|| {
+                    paths.push(p.as_str());
+                    paths.len() - 1
+                });
+                ids.push(id);
+            }
+            starts.push(ids.len());
+        }
+        Touches { paths, starts, ids }
+    }
+
+    /// The path indices of node `i`, in declared order.
+    fn of_node(&self, i: usize) -> &[usize] {
+        &self.ids[self.starts[i]..self.starts[i + 1]]
+    }
+}
+
+/// The nodes in the order a batch considers them: higher priority first, then input order.
+fn rank_order(nodes: &[PlanNode<'_>]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    if !nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+        order.sort_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+    }
+    order
 }
 
 /// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
@@ -409,60 +536,29 @@ fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String>
     }
 }
 
-/// Sorts node indices below `n` in O(len + 256) per byte of `n` (least significant digit first), so
-/// equal-priority batching with holds needs no comparison sort.
-fn radix_sort(items: &mut Vec<usize>, scratch: &mut Vec<usize>, n: usize) {
-    if items.len() < 64 {
-        items.sort_unstable();
-        return;
-    }
-    let digits = (usize::BITS - n.leading_zeros()).div_ceil(8);
-    scratch.clear();
-    scratch.resize(items.len(), 0);
-    for digit in 0..digits {
-        let shift = digit * 8;
-        let mut counts = [0usize; 256];
-        for &i in items.iter() {
-            counts[(i >> shift) & 0xff] += 1;
-        }
-        let mut total = 0;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = total;
-            total += here;
-        }
-        for &i in items.iter() {
-            let bucket = &mut counts[(i >> shift) & 0xff];
-            scratch[*bucket] = i;
-            *bucket += 1;
-        }
-        std::mem::swap(items, scratch);
-    }
-}
-
-/// The `work_plan` tool (§6.4): decodes `nodes`, refusing shapes first (SW-49), runs the planner and
-/// answers `{"result": "plan", "batches", "sequence", "width"}` plus `held` when a node has a
-/// non-null `touches` key, or `{"result": "error", "reason"}`.
+/// `work_plan(nodes)` (§6.4): decodes `nodes`, refusing shapes first (SW-49), and runs the planner.
+/// Its answer has `held` when a node has a non-null `touches` key. Usable without any seam.
 ///
 /// ```
+/// use shiftwork_core::Answer;
 /// let nodes = shiftwork_core::json::parse(r#"[{"id": "a", "priority": 0}, {"id": "b", "priority": 1}, {"id": "c", "depends_on": ["a"], "priority": 99}]"#).unwrap();
-/// let answer = shiftwork_core::work_plan(&nodes);
+/// let plan = shiftwork_core::work_plan(&nodes).unwrap();
+/// assert_eq!(plan.batches, [vec!["b", "a"], vec!["c"]]);
 /// assert_eq!(
-///     shiftwork_core::json::to_compact_text(&answer),
+///     shiftwork_core::json::to_compact_text(&plan.to_answer()),
 ///     r#"{"result": "plan", "batches": [["b", "a"], ["c"]], "sequence": ["b", "a", "c"], "width": 2}"#
 /// );
 /// ```
-pub fn work_plan(nodes: &Json) -> Json {
-    match decode_nodes(nodes).and_then(|(decoded, has_touches)| {
-        let plan = plan(&decoded)?;
-        Ok(plan_answer(&decoded, &plan, has_touches))
-    }) {
-        Ok(answer) => answer,
-        Err(e) => crate::answer::refusal(&e.to_string()),
-    }
+pub fn work_plan(nodes: &Json) -> Result<WorkPlan, Refusal> {
+    let (decoded, has_touches) = decode_nodes(nodes)?;
+    let schedule = plan(&decoded)?;
+    Ok(WorkPlan {
+        batches: schedule.batch_ids(&decoded),
+        held: has_touches.then(|| schedule.held_units(&decoded)),
+    })
 }
 
-fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
+fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {
     let items: &[Json] = match nodes {
         Json::Array(items) => items,
         _ => &[],
@@ -471,30 +567,30 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
     let mut has_touches = false;
     for (i, item) in items.iter().enumerate() {
         let Json::Object(obj) = item else {
-            return Err(Error::NodeShape {
+            return Err(Refusal::NodeShape {
                 index: i,
                 field: None,
             });
         };
-        let shape = |field| Error::NodeShape {
+        let shape = |field| Refusal::NodeShape {
             index: i,
             field: Some(field),
         };
-        let id = obj.get("id").and_then(Json::as_str).ok_or(shape("id"))?;
+        let id = obj.get("id").and_then(Json::as_str).ok_or(shape(NodeField::Id))?;
         let depends_on = match obj.get("depends_on") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(deps)) => deps
                 .iter()
-                .map(|d| d.as_str().ok_or(shape("depends_on")))
+                .map(|d| d.as_str().ok_or(shape(NodeField::DependsOn)))
                 .collect::<Result<Vec<_>, _>>()?,
-            Some(_) => return Err(shape("depends_on")),
+            Some(_) => return Err(shape(NodeField::DependsOn)),
         };
         let priority = match obj.get("priority") {
             None | Some(Json::Null) => Priority::default(),
-            Some(Json::Number(n)) => Priority::from_number(n).ok_or(shape("priority"))?,
-            Some(_) => return Err(shape("priority")),
+            Some(Json::Number(n)) => Priority::from_number(n).ok_or(shape(NodeField::Priority))?,
+            Some(_) => return Err(shape(NodeField::Priority)),
         };
-        let touches = touches_of(obj.get("touches")).map_err(|BadTouches| shape("touches"))?;
+        let touches = touches_of(obj.get("touches")).map_err(|BadTouches| shape(NodeField::Touches))?;
         has_touches |= touches.is_some();
         out.push(PlanNode {
             id,
@@ -506,55 +602,164 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Error> {
     Ok((out, has_touches))
 }
 
-/// The planner keys of an answer: `batches`, `sequence`, `width` (and `held` when `with_held`).
-pub(crate) fn plan_members(nodes: &[PlanNode<'_>], plan: &Plan, answer: &mut Object, ready: bool) {
-    let ids = |batch: &Vec<usize>| Json::Array(batch.iter().map(|&i| Json::str(nodes[i].id)).collect());
-    answer.insert(
-        String::from("batches"),
-        Json::Array(plan.batches.iter().map(ids).collect()),
-    );
-    if ready {
-        answer.insert(
-            String::from("ready"),
-            plan.batches.first().map(ids).unwrap_or(Json::Array(Vec::new())),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
+    /// its candidates — the held ones again — and admits them one by one. The reference for the
+    /// parked queues.
+    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
+        let n = nodes.len();
+        let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, x)| (x.id, i)).collect();
+        let mut indegree: Vec<usize> = nodes.iter().map(|x| x.depends_on.len()).collect();
+        let mut dependents = vec![Vec::new(); n];
+        for (i, x) in nodes.iter().enumerate() {
+            for d in &x.depends_on {
+                dependents[index[d]].push(i);
+            }
+        }
+        let mut held_once = vec![false; n];
+        let mut plan = Schedule::default();
+        let mut candidates: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+        let mut done = 0;
+        while !candidates.is_empty() {
+            candidates.sort_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+            let mut batch = Vec::new();
+            let mut next = Vec::new();
+            let batch_no = plan.batches.len();
+            let mut claimed: HashMap<&str, usize> = HashMap::new();
+            for &c in &candidates {
+                let paths = nodes[c].touches.as_deref().unwrap_or(&[]);
+                if let Some((path, &by)) = paths
+                    .iter()
+                    .find_map(|p| claimed.get(p.as_str()).map(|by| (p, by)))
+                {
+                    if !held_once[c] {
+                        held_once[c] = true;
+                        plan.held.push(Held {
+                            node: c,
+                            batch: batch_no,
+                            by,
+                            path: path.clone(),
+                        });
+                    }
+                    next.push(c);
+                    continue;
+                }
+                for p in paths {
+                    claimed.entry(p.as_str()).or_insert(c);
+                }
+                batch.push(c);
+            }
+            for &b in &batch {
+                done += 1;
+                for &d in &dependents[b] {
+                    indegree[d] -= 1;
+                    if indegree[d] == 0 {
+                        next.push(d);
+                    }
+                }
+            }
+            plan.batches.push(batch);
+            candidates = next;
+        }
+        if done < n {
+            return Err(Refusal::Cycle { walk: Vec::new() });
+        }
+        Ok(plan)
+    }
+
+    fn graph() -> impl proptest::strategy::Strategy<Value = Vec<(Vec<usize>, i8, Option<Vec<u8>>)>> {
+        use proptest::prelude::*;
+        let node = (
+            proptest::collection::vec(0usize..40, 0..3),
+            prop_oneof![Just(0i8), -2i8..3],
+            prop_oneof![Just(None), proptest::collection::vec(0u8..6, 0..4).prop_map(Some)],
+        );
+        proptest::collection::vec(node, 0..40)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// Issue 12 item 10: the parked queues give exactly the batches and holds of the naive rule,
+        /// with equal and with mixed priorities, on graphs whose edges point backwards (acyclic) or
+        /// anywhere (cycles refused by both).
+        #[test]
+        fn parked_queues_batch_exactly_as_the_naive_rule(spec in graph(), acyclic in proptest::bool::ANY) {
+            let ids: Vec<String> = (0..spec.len()).map(|i| format!("n{i}")).collect();
+            let paths: Vec<String> = (0..6).map(|i| format!("p{i}")).collect();
+            let nodes: Vec<PlanNode<'_>> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, (deps, prio, touches))| PlanNode {
+                    id: &ids[i],
+                    depends_on: deps
+                        .iter()
+                        .filter(|&&d| d < spec.len() && (!acyclic || d < i))
+                        .map(|&d| ids[d].as_str())
+                        .collect(),
+                    priority: Priority::Small(i128::from(*prio)),
+                    touches: touches
+                        .as_ref()
+                        .map(|t| t.iter().map(|&p| paths[usize::from(p)].clone()).collect()),
+                })
+                .collect();
+            let with_touches: Vec<PlanNode<'_>> = nodes
+                .iter()
+                .cloned()
+                .map(|mut x| {
+                    x.touches.get_or_insert_with(Vec::new);
+                    x
+                })
+                .collect();
+            for input in [&nodes, &with_touches] {
+                let ours = plan(input);
+                let naive = naive_holds(input);
+                match (&ours, &naive) {
+                    (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+                    (Err(Refusal::Cycle { .. }), Err(Refusal::Cycle { .. })) => {}
+                    _ => proptest::prop_assert!(false, "{ours:?} vs {naive:?}"),
+                }
+            }
+        }
+    }
+
+    /// Issue 12 item 10: 30,000 units touching one path are held one batch after another; each
+    /// batch admits one, and the holds are recorded once per unit.
+    #[cfg(debug_assertions)]
+    #[test]
+    fn many_units_touching_one_path_plan_one_per_batch_issue12_item10() {
+        let ids: Vec<String> = (0..30_000).map(|i| format!("u{i}")).collect();
+        let nodes: Vec<PlanNode<'_>> = ids
+            .iter()
+            .map(|id| PlanNode {
+                id,
+                touches: Some(vec![String::from("Cargo.lock")]),
+                ..PlanNode::default()
+            })
+            .collect();
+        LOOKS.with(|looks| looks.set(0));
+        let plan = plan(&nodes).unwrap();
+        // Linear work: each unit is looked at when it becomes a candidate and when it heads its
+        // path's queue, not once per batch it is held in (the naive rule looks 450 million times).
+        assert!(
+            LOOKS.with(std::cell::Cell::get) <= 2 * 30_000,
+            "{}",
+            LOOKS.with(std::cell::Cell::get)
+        );
+        assert_eq!(plan.batches.len(), 30_000);
+        assert!(plan.batches.iter().enumerate().all(|(i, b)| b == &[i]));
+        assert_eq!(plan.held.len(), 29_999);
+        assert_eq!(
+            plan.held[0],
+            Held {
+                node: 1,
+                batch: 0,
+                by: 0,
+                path: String::from("Cargo.lock")
+            }
         );
     }
-    answer.insert(
-        String::from("sequence"),
-        Json::Array(
-            plan.batches
-                .iter()
-                .flatten()
-                .map(|&i| Json::str(nodes[i].id))
-                .collect(),
-        ),
-    );
-    answer.insert(String::from("width"), Json::int(plan.width() as i64));
-}
-
-/// The `held` records as JSON (SW-52).
-pub(crate) fn held_json(nodes: &[PlanNode<'_>], plan: &Plan) -> Json {
-    Json::Array(
-        plan.held
-            .iter()
-            .map(|h| {
-                Json::Object(crate::json::object([
-                    ("id", Json::str(nodes[h.node].id)),
-                    ("batch", Json::int(h.batch as i64)),
-                    ("by", Json::str(nodes[h.by].id)),
-                    ("path", Json::str(h.path.as_str())),
-                ]))
-            })
-            .collect(),
-    )
-}
-
-fn plan_answer(nodes: &[PlanNode<'_>], plan: &Plan, has_touches: bool) -> Json {
-    let mut answer = Object::new();
-    answer.insert(String::from("result"), Json::str("plan"));
-    plan_members(nodes, plan, &mut answer, false);
-    if has_touches {
-        answer.insert(String::from("held"), held_json(nodes, plan));
-    }
-    Json::Object(answer)
 }

@@ -2,46 +2,25 @@
 
 use std::cmp::Ordering;
 
-use crate::checkpoint::{str_of, strs_of, units};
 use crate::json::{self, Json};
+use crate::results::Ranked;
+use crate::view::{Checkpoint, Unit, first_ref};
 
-/// The newest attempt's `produced` list of a unit.
-pub fn last_produced(unit: &Json) -> &[Json] {
-    unit.get("attempts")
-        .and_then(Json::as_array)
-        .and_then(|a| a.last())
-        .and_then(|a| a.get("produced"))
-        .and_then(Json::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-fn first_ref<'a>(produced: &'a [Json], kind: &str) -> Option<&'a str> {
-    produced
-        .iter()
-        .find(|p| p.get("kind").and_then(Json::as_str) == Some(kind))
-        .and_then(|p| p.get("ref").and_then(Json::as_str))
-}
-
-/// `ranking` and `winner` for a checkpoint whose `job.kind` is `experimentation`.
-pub fn ranking(doc: &Json) -> (Json, Json) {
-    let all = units(doc);
-    let descending = doc
-        .get("job")
-        .and_then(|j| j.get("experiment"))
-        .map(|e| str_of(e, "direction") != "min")
-        .unwrap_or(true);
-    let done = |u: &&Json| str_of(u, "status") == "done";
+/// The ranking of a checkpoint whose `job.kind` is `experimentation`: its validated candidates, best
+/// first (the winner is the first).
+pub fn ranking(cp: &Checkpoint<'_>) -> Vec<Ranked> {
+    let descending = cp.ranks_descending();
+    let done: Vec<Unit<'_>> = cp.units().filter(|u| u.status() == "done").collect();
     let mut ranked: Vec<(&str, &str, &str, f64)> = Vec::new();
-    for unit in all.iter().filter(done) {
-        let produced = last_produced(unit);
+    for unit in &done {
+        let produced = unit.last_produced();
         let (Some(sha), Some(score)) = (first_ref(produced, "commit"), first_ref(produced, "score")) else {
             continue;
         };
-        let id = str_of(unit, "id");
-        let validated = all.iter().filter(done).any(|reviewer| {
-            strs_of(reviewer, "reviews").contains(&id)
-                && last_produced(reviewer).iter().any(|p| {
+        let id = unit.id();
+        let validated = done.iter().any(|reviewer| {
+            reviewer.reviews().any(|r| r == id)
+                && reviewer.last_produced().iter().any(|p| {
                     p.get("kind").and_then(Json::as_str) == Some("validated-sha")
                         && p.get("ref").and_then(Json::as_str) == Some(sha)
                 })
@@ -59,18 +38,14 @@ pub fn ranking(doc: &Json) -> (Json, Json) {
         let by_score = if descending { by_score.reverse() } else { by_score };
         by_score.then_with(|| a.0.cmp(b.0))
     });
-    let winner = ranked.first().map(|r| Json::str(r.0)).unwrap_or(Json::Null);
-    let list = ranked
-        .iter()
-        .map(|(id, score, sha, _)| {
-            Json::Object(json::object([
-                ("id", Json::str(*id)),
-                ("score", Json::str(*score)),
-                ("sha", Json::str(*sha)),
-            ]))
+    ranked
+        .into_iter()
+        .map(|(id, score, sha, _)| Ranked {
+            id: id.to_owned(),
+            score: score.to_owned(),
+            sha: sha.to_owned(),
         })
-        .collect();
-    (Json::Array(list), winner)
+        .collect()
 }
 
 /// A score string's numeric value, when the string is a JSON number (surrounding whitespace allowed).

@@ -56,13 +56,29 @@ fn replay_commit(fs: &dyn Fs, target: &Path, dir: &Path, commit: &Json) -> bool 
     };
     let ledger = PathBuf::from(ledger);
     let temp_path = dir.join(temp);
-    let bytes = fs.read(&ledger).unwrap_or_default();
-    let size = bytes.len() as u64;
-    let (Ok(start), Ok(end)) = (usize::try_from(pre), usize::try_from(pre + len)) else {
+    let Some(end) = pre.checked_add(len) else {
         return false;
     };
-    let line_present = size >= pre + len
-        && shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&bytes[start..end])) == sha;
+    // The ledger is streamed: only the bytes of the line are kept, never the whole ledger.
+    let mut line = Vec::new();
+    let mut size = 0u64;
+    let read = fs.read_chunks(&ledger, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {
+        let from = size;
+        size += chunk.len() as u64;
+        let lo = pre.clamp(from, size);
+        let hi = end.clamp(from, size);
+        if lo < hi {
+            // Both offsets lie inside this chunk, so they fit in `usize`.
+            line.extend_from_slice(&chunk[(lo - from) as usize..(hi - from) as usize]);
+        }
+        Ok(())
+    });
+    if read.is_err() {
+        size = 0;
+        line.clear();
+    }
+    let line_present =
+        size >= end && shiftwork_seams::hash::hex(&shiftwork_seams::hash::sha256(&line)) == sha;
     if line_present {
         if fs.symlink_metadata(&temp_path).is_ok() && fs.rename(&temp_path, target).is_ok() {
             let _ = fs.sync_dir(dir);
@@ -70,7 +86,7 @@ fn replay_commit(fs: &dyn Fs, target: &Path, dir: &Path, commit: &Json) -> bool 
         return true;
     }
     if size > pre
-        && size <= pre + len
+        && size <= end
         && let Ok(mut file) = fs.open_append(&ledger, false)
     {
         let _ = file.set_len(pre).and_then(|()| file.sync());

@@ -7,7 +7,10 @@ use std::sync::LazyLock;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 
-use crate::json::{Json, ShiftJson, python_repr, python_string_literal};
+use shiftwork_seams::echo::clip;
+
+use crate::json::{Json, python_repr, python_string_literal};
+use crate::schema_instance::ShiftJson;
 
 /// The checkpoint's JSON Schema (draft 2020-12), `$id` `urn:shiftwork:checkpoint:v1`. Its `$defs` also
 /// hold the shapes of the clock-out arguments (`accounting`, `agentId`, `agreementsPatch`,
@@ -83,16 +86,6 @@ impl SchemaViolation {
             .collect();
         parts.join("/")
     }
-}
-
-/// Keeps the first `max` code points of `text`, appending `…(<k> more)` when `k` were cut (SW-30).
-///
-/// ```
-/// assert_eq!(shiftwork_core::schema::clip("abcdef", 4), "abcd…(2 more)");
-/// assert_eq!(shiftwork_core::schema::clip("abc", 4), "abc");
-/// ```
-pub fn clip(text: &str, max: usize) -> String {
-    shiftwork_seams::echo::clip(text, max)
 }
 
 /// The clock-out argument shapes validated on their own (gates 5 and 8).

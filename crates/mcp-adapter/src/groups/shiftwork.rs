@@ -9,24 +9,35 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
-use shiftwork_core::{ClockOut, Env};
+use shiftwork_core::{Answer, ClockOut, Env};
 
 use crate::registry::{DemoStep, Group, Handler, Hints, Outcome, ToolDef, unknown_argument_sentence};
 use crate::settings::{Setting, Settings};
 
-/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs.
+/// `--probes` (SW-137, issue 12 item 3): run relay probes. Off by default: a probe is a shell command
+/// taken from the checkpoint, which any client can write through `handoff_patch`, and it runs with the
+/// server's environment and rights.
+pub const PROBES: Setting = Setting {
+    flag: "--probes",
+    env: Some("SHIFTWORK_PROBES"),
+    takes_value: false,
+    help: "shiftwork: run relay probes (shell commands from the checkpoint) at clock-in; off by default",
+};
+
+/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs. This is
+/// the default; the switch stays accepted, and wins over `--probes`.
 pub const NO_PROBES: Setting = Setting {
     flag: "--no-probes",
     env: Some("SHIFTWORK_NO_PROBES"),
     takes_value: false,
-    help: "shiftwork: never run relay probes; relay questions escalate like decision questions",
+    help: "shiftwork: never run relay probes (the default); wins over --probes",
 };
 
 /// The group.
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[NO_PROBES],
+    settings: &[PROBES, NO_PROBES],
     build,
     demo_settings,
     demo,
@@ -38,12 +49,24 @@ pub static GROUP: Group = Group {
 };
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
-    let env = Arc::new(Env::os().with_probes(!settings.switch(&NO_PROBES)));
-    Ok(tools(env))
+    let probes = settings.switch(&PROBES) && !settings.switch(&NO_PROBES);
+    Ok(tools(Arc::new(Env::os().with_probes(probes))))
 }
 
-/// The five tools over `env` (tests pass an environment of in-memory seams).
+/// The five tools over `env` (tests pass an environment of in-memory seams). With `env.probes`,
+/// `shiftwork_clock_in` says it runs commands: `openWorldHint` true and a description that says so.
 pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
+    let (clock_in_description, clock_in_hints) = if env.probes {
+        (
+            CLOCK_IN_WITH_PROBES,
+            Hints {
+                open_world: true,
+                ..Hints::local(false, false, false)
+            },
+        )
+    } else {
+        (CLOCK_IN_DESCRIPTION, Hints::local(false, false, false))
+    };
     let plan_env = Arc::clone(&env);
     let status_env = Arc::clone(&env);
     let in_env = Arc::clone(&env);
@@ -63,14 +86,14 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
-                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint))
+                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint).to_answer())
                 })
             }),
         ),
         tool(
             "shiftwork_clock_in",
             "Shift work: clock in",
-            CLOCK_IN_DESCRIPTION,
+            clock_in_description,
             json!({
                 "checkpoint": checkpoint_arg(),
                 "unit_id": {"type": "string", "description": "The unit to brief; default: plan.cursor. Must be in ready."},
@@ -90,12 +113,12 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "open_questions",
                 "probe",
             ],
-            Hints::local(false, false, false),
+            clock_in_hints,
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
-                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()))
+                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()).to_answer())
                 })
             }),
         ),
@@ -138,7 +161,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                         conclusion: a.optional("conclusion", Kind::Object)?,
                         follow_ups: a.optional("follow_ups", Kind::Array)?,
                     };
-                    Ok(shiftwork_core::clock_out(&out_env, &request))
+                    Ok(shiftwork_core::clock_out(&out_env, &request).to_answer())
                 })
             }),
         ),
@@ -165,11 +188,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_status", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
-                    Ok(shiftwork_core::status(
-                        &status_env,
-                        &checkpoint,
-                        search.as_deref(),
-                    ))
+                    Ok(shiftwork_core::status(&status_env, &checkpoint, search.as_deref()).to_answer())
                 })
             }),
         ),
@@ -186,7 +205,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "work_plan", |a| {
                     let nodes = a.required("nodes", Kind::Array)?;
-                    Ok(shiftwork_core::work_plan(&nodes))
+                    Ok(shiftwork_core::work_plan(&nodes).to_answer())
                 })
             }),
         ),
@@ -199,7 +218,9 @@ fn checkpoint_arg() -> Value {
 
 const PLAN_DESCRIPTION: &str = "Read a shift-work checkpoint (JSON; conventionally .shiftwork/checkpoint.json) and answer which units may run now: result \"plan\" with batches (waves of unit ids), ready (the first wave), sequence, width, the cursor, plus held (units kept apart because they touch the same file), budget and ranking when the checkpoint uses them. Writes nothing. A ready unit other than plan.cursor can be clocked out only after shiftwork_clock_in has briefed it. Refusals are answers with result \"error\" and a reason, not protocol errors. To batch an arbitrary graph without a file, use work_plan.";
 
-const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relay questions are answered by running their probe shell commands from the repo root (30 s timeout). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relays escalate like decisions: their probe shell commands from the repo root run only under --probes. Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+
+const CLOCK_IN_WITH_PROBES: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Runs commands: relay probes are shell commands from the repo root, with the server's rights (30 s total). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
 
 const CLOCK_OUT_DESCRIPTION: &str = "Record the end of a unit of a shift-work checkpoint: sets its status, merges handoff_patch, pushes history_entry, moves plan.cursor to the next ready unit and appends the accounting line to <checkpoint>.log.jsonl. Result \"ok\" with the new cursor and the ledger path, or \"error\" with a reason (unit not the cursor nor briefed, a model job.roles forbids, a malformed accounting line, a document the schema refuses, the file locked by another clock-out…). A refusal or a failure writes nothing: checkpoint and ledger stay as they were. Refusals are answers, not protocol errors.";
 
@@ -248,15 +269,63 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
 }
 
 /// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
+///
+/// The arguments are read once, from the exact text the client sent ([`Arguments::raw`]) with the
+/// core's own JSON reader (SW-43, issue 12 item 6): number tokens survive as written — integers wider
+/// than 64 bits, `5` against `5.0` — and key order is the client's. Only when the way in kept no text
+/// are they taken from the decoded map, and then a number the map can no longer hold exactly (an
+/// integer beyond 64 bits, which arrives there as a float) is refused rather than written changed.
 fn decode(
     args: &crate::registry::Arguments,
     tool: &str,
-    f: impl FnOnce(&Args<'_>) -> Result<Json, String>,
+    f: impl FnOnce(&mut Args) -> Result<Json, String>,
 ) -> Outcome {
-    match f(&Args { raw: args.map() }) {
+    let refuse = |detail: String| Outcome::ToolError(format!("Error executing tool {tool}: {detail}"));
+    let decoded = match args.raw() {
+        Some(raw) => match sjson::parse(raw) {
+            Ok(Json::Object(members)) => members,
+            Ok(Json::Null) => Object::new(),
+            Ok(_) => return refuse(String::from("the arguments must be an object")),
+            Err(e) => return refuse(format!("the arguments are not JSON this server reads: {e}")),
+        },
+        None => match from_map(args.map()) {
+            Ok(members) => members,
+            Err(detail) => return refuse(detail),
+        },
+    };
+    match f(&mut Args { members: decoded }) {
         Ok(answer) => Outcome::Rendered(answer.to_serde(), sjson::to_answer_text(&answer)),
-        Err(detail) => Outcome::ToolError(format!("Error executing tool {tool}: {detail}")),
+        Err(detail) => refuse(detail),
     }
+}
+
+/// The arguments of a decoded map (no raw text kept), refusing a number the map holds only
+/// approximately: an integer token beyond 64 bits, which `serde_json` keeps as its nearest double.
+fn from_map(map: &Map<String, Value>) -> Result<Object, String> {
+    fn exact(value: &Value) -> Result<(), String> {
+        match value {
+            Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // A whole double at or past 2^63 in magnitude is what an integer too wide for 64 bits
+                // becomes; its digits are gone.
+                if f.is_finite() && f.fract() == 0.0 && f.abs() >= 9_223_372_036_854_775_808.0 {
+                    return Err(format!(
+                        "the number {n} arrived as a 64-bit float, so its exact digits are unknown; it is not written changed"
+                    ));
+                }
+                Ok(())
+            }
+            Value::Array(items) => items.iter().try_for_each(exact),
+            Value::Object(members) => members.values().try_for_each(exact),
+            _ => Ok(()),
+        }
+    }
+    map.iter()
+        .map(|(key, value)| {
+            exact(value).map_err(|why| format!("argument '{key}': {why}"))?;
+            Ok((key.clone(), Json::from_serde(value)))
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -283,15 +352,16 @@ impl Kind {
     }
 }
 
-struct Args<'a> {
-    raw: &'a Map<String, Value>,
+struct Args {
+    members: Object,
 }
 
-impl Args<'_> {
-    /// The argument as our JSON value; a string holding JSON text of an array, object, boolean or
-    /// null is replaced by that value for arguments that are not plain strings (SW-42).
-    fn value(&self, key: &str, plain_string: bool) -> Option<Json> {
-        let v = Json::from_serde(self.raw.get(key)?);
+impl Args {
+    /// The argument as our JSON value, taken out of the arguments (each is read once); a string
+    /// holding JSON text of an array, object, boolean or null is replaced by that value for arguments
+    /// that are not plain strings (SW-42).
+    fn value(&mut self, key: &str, plain_string: bool) -> Option<Json> {
+        let v = self.members.swap_remove(key)?;
         if !plain_string
             && let Json::String(text) = &v
             && let Ok(parsed) = sjson::parse(text)
@@ -305,7 +375,7 @@ impl Args<'_> {
         Some(v)
     }
 
-    fn required(&self, key: &str, kind: Kind) -> Result<Json, String> {
+    fn required(&mut self, key: &str, kind: Kind) -> Result<Json, String> {
         let plain = kind == Kind::String && matches!(key, "checkpoint" | "unit_id" | "status");
         match self.value(key, plain) {
             None => Err(format!("missing required argument '{key}'")),
@@ -314,21 +384,21 @@ impl Args<'_> {
         }
     }
 
-    fn string(&self, key: &str) -> Result<String, String> {
+    fn string(&mut self, key: &str) -> Result<String, String> {
         match self.required(key, Kind::String)? {
             Json::String(s) => Ok(s),
             _ => Err(format!("argument '{key}' must be a string")),
         }
     }
 
-    fn object(&self, key: &str) -> Result<Object, String> {
+    fn object(&mut self, key: &str) -> Result<Object, String> {
         match self.required(key, Kind::Object)? {
             Json::Object(o) => Ok(o),
             _ => Err(format!("argument '{key}' must be an object")),
         }
     }
 
-    fn optional(&self, key: &str, kind: Kind) -> Result<Option<Json>, String> {
+    fn optional(&mut self, key: &str, kind: Kind) -> Result<Option<Json>, String> {
         match self.value(key, false) {
             None | Some(Json::Null) => Ok(None),
             Some(v) if kind.matches(&v) => Ok(Some(v)),
@@ -336,7 +406,7 @@ impl Args<'_> {
         }
     }
 
-    fn optional_string(&self, key: &str) -> Result<Option<String>, String> {
+    fn optional_string(&mut self, key: &str) -> Result<Option<String>, String> {
         Ok(match self.optional(key, Kind::String)? {
             Some(Json::String(s)) => Some(s),
             _ => None,

@@ -101,3 +101,56 @@ fn probe_in_a_missing_directory_fails_to_spawn() {
         ProbeStatus::SpawnFailed(String::from("No such file or directory"))
     );
 }
+
+/// True while a process with this id exists (a zombie counts: it is not reaped yet).
+fn exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for the process's existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+fn pid_in(dir: &Path, name: &str) -> i32 {
+    std::fs::read_to_string(dir.join(name))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Issue 12 item 4: a probe is over when its shell exits, whatever it left running — a background
+/// job holding the output pipe, one in a new session — and what it left running is killed.
+#[test]
+fn a_probe_that_leaves_processes_behind_ends_with_its_shell_issue12_item4() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let out = OsHost.run_probe(
+        "sleep 45 & echo $! > bg; setsid sleep 45 & echo $! > session; echo done; exit 0",
+        dir.path(),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status, ProbeStatus::Exited(0));
+    assert_eq!(out.stdout, b"done\n");
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    for name in ["bg", "session"] {
+        let pid = pid_in(dir.path(), name);
+        assert!(!exists(pid), "{name} process {pid} outlived its probe");
+    }
+}
+
+/// Issue 12 item 4: at the deadline every descendant dies — one in a new session, one whose parent
+/// already exited (a double fork) — not only the probe's process group.
+#[test]
+fn a_probe_past_its_deadline_loses_every_descendant_issue12_item4() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let out = OsHost.run_probe(
+        "setsid sh -c 'echo $$ > session; exec sleep 45' & (sleep 45 & echo $! > orphan) ; sleep 45",
+        dir.path(),
+        Duration::from_millis(500),
+    );
+    assert_eq!(out.status, ProbeStatus::TimedOut);
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    for name in ["session", "orphan"] {
+        let pid = pid_in(dir.path(), name);
+        assert!(!exists(pid), "{name} process {pid} outlived its probe");
+    }
+}

@@ -6,6 +6,7 @@ mod clock;
 mod durable;
 mod host;
 mod lock;
+mod lock_file;
 mod memfs;
 mod model;
 mod regular;

@@ -508,7 +508,7 @@ fn budget_figures_edges_sw130_sw131() {
 }
 
 fn search(fx: &Fx, checkpoint: &str, query: &str) -> String {
-    let answer = shiftwork_core::status(&fx.env, checkpoint, Some(query));
+    let answer = shiftwork_core::status(&fx.env, checkpoint, Some(query)).answer();
     compact(answer.get("search").unwrap())
 }
 

@@ -11,7 +11,27 @@ use shiftwork_seams::{MemHost, Op};
 use super::support::*;
 
 const LOCK: &str = "/.shiftwork/cp.json.lock";
-const LOCKED: &str = r#"{"result": "error", "reason": "checkpoint locked by another clock-out, nothing written: /.shiftwork/cp.json.lock"}"#;
+/// The lock refusal of SW-100, with what the lock tells of its holder (issue 12 item 13).
+fn locked(lock: &str, holder: &str) -> String {
+    format!(
+        r#"{{"result": "error", "reason": "checkpoint locked by another clock-out, nothing written: {lock} (held by {holder}; if that holder is gone, the lock is stale: remove {lock})"}}"#
+    )
+}
+
+/// The holder a lock file of `contents` written `age_secs` ago names.
+fn holder(fx: &Fx, contents: &str, age_secs: u64) -> String {
+    let mut lines = contents.split('\n');
+    let pid = lines.next().unwrap();
+    let mut who = match pid.parse::<u32>() {
+        Ok(pid) => format!("process {pid}"),
+        Err(_) => String::from("an unknown process"),
+    };
+    if let Some(host) = lines.next().and_then(|l| l.strip_prefix("host ")) {
+        who.push_str(&format!(" on host {host}"));
+    }
+    let since = shiftwork_seams::Clock::now(&fx.clock) - chrono::Duration::seconds(age_secs as i64);
+    format!("{who} since {}", shiftwork_core::records::timestamp(since))
+}
 
 fn ago(fx: &Fx, secs: u64) -> SystemTime {
     let now: SystemTime = fx.clock.now_system();
@@ -35,6 +55,7 @@ fn check_lock(contents: &str, age_secs: u64, alive: Option<u32>, taken_over: boo
     }
     fx.fs.write_file(LOCK, contents.as_bytes());
     fx.fs.set_mtime(LOCK, ago(&fx, age_secs));
+    let expected = locked(LOCK, &holder(&fx, contents, age_secs));
     let start = shiftwork_seams::Clock::monotonic(&fx.clock);
     let answer = fx.out("U3", "done");
     if taken_over {
@@ -44,7 +65,7 @@ fn check_lock(contents: &str, age_secs: u64, alive: Option<u32>, taken_over: boo
         );
         assert!(fx.fs.file(LOCK).is_none(), "lock left behind");
     } else {
-        assert_eq!(answer, LOCKED, "{contents:?} {age_secs}");
+        assert_eq!(answer, expected, "{contents:?} {age_secs}");
         assert!(shiftwork_seams::Clock::monotonic(&fx.clock) - start >= Duration::from_millis(5000));
         assert_eq!(fx.fs.file(LOCK).unwrap(), contents.as_bytes());
         assert_eq!(fx.ledger(), None);
@@ -277,7 +298,10 @@ fn g_lock_file_uses_the_resolved_target_sw99() {
     fx.host.set_alive(777, true);
     assert_eq!(
         fx.out("U3", "done"),
-        r#"{"result": "error", "reason": "checkpoint locked by another clock-out, nothing written: /real/cp.json.lock"}"#
+        locked(
+            "/real/cp.json.lock",
+            &format!("process 777 on host {HOST} since 2026-01-01T00:00:00Z")
+        )
     );
 }
 

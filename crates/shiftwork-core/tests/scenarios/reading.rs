@@ -348,7 +348,8 @@ fn relative_paths_and_any_file_name_sw19() {
             checkpoint: name.to_owned(),
             ..out_args("U3", "done")
         },
-    );
+    )
+    .answer();
     assert_eq!(
         answer.get("log").and_then(Json::as_str),
         Some(".shiftwork/çp ü 😀.json.log.jsonl")

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 use shiftwork_core::json::{self, Json, Object};
-use shiftwork_core::{ClockOut, Env};
+use shiftwork_core::{Answer, ClockOut, Env, Refusal};
 use shiftwork_seams::{ManualClock, MemFs, MemHost};
 
 pub const CP: &str = ".shiftwork/cp.json";
@@ -47,11 +47,13 @@ impl Fx {
             Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::milliseconds(750),
         );
         let host = MemHost::new(PID, HOST);
+        // The scenarios of relay questions are written for a server with probes on (SW-137).
         let env = Env::new(
             Arc::new(fs.clone()),
             Arc::new(clock.clone()),
             Arc::new(host.clone()),
-        );
+        )
+        .with_probes(true);
         Fx { fs, clock, host, env }
     }
 
@@ -116,8 +118,26 @@ pub fn out_args(unit: &str, status: &str) -> ClockOut {
     }
 }
 
-pub fn compact(v: &Json) -> String {
-    json::to_compact_text(v)
+/// A value with a JSON answer: an operation's result, or an answer object already rendered.
+pub trait Rendered {
+    fn answer(&self) -> Json;
+}
+
+impl Rendered for Json {
+    fn answer(&self) -> Json {
+        self.clone()
+    }
+}
+
+impl<T: Answer> Rendered for Result<T, Refusal> {
+    fn answer(&self) -> Json {
+        self.to_answer()
+    }
+}
+
+/// The one-line JSON of an answer.
+pub fn compact(v: &impl Rendered) -> String {
+    json::to_compact_text(&v.answer())
 }
 
 pub fn parse(text: &str) -> Json {

@@ -3,10 +3,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use shiftwork_core::checkpoint::{self, is_terminal, str_of, strs_of, units};
+use shiftwork_core::budget;
+use shiftwork_core::checkpoint;
+use shiftwork_core::decide::plan::plan_checks;
 use shiftwork_core::json::Json;
 use shiftwork_core::ledger::{LedgerPass, LedgerSummary};
-use shiftwork_core::{CheckpointPaths, budget};
+use shiftwork_core::{Checkpoint, CheckpointPaths, Unit as CoreUnit};
 use shiftwork_seams::Fs;
 
 use super::AgentScan;
@@ -15,86 +17,81 @@ use crate::snapshot::{
     Budget, BudgetDimension, HistoryEntry, Hold, Job, JobPane, Question, StatusCount, Tone, Unit,
 };
 
-/// The largest checkpoint the view reads (a 1,000-unit checkpoint is about 300 KB).
-pub const CHECKPOINT_LIMIT: u64 = 64 * 1024 * 1024;
-
 /// The ledger is read in chunks of this size, whatever its length.
 const LEDGER_CHUNK: usize = 256 * 1024;
 
 /// Reads the checkpoint at `path` and its ledger (`<path>.log.jsonl`) into a pane. Never writes: it
-/// reads the checkpoint once (at most [`CHECKPOINT_LIMIT`] bytes, regular files only) and streams the
-/// ledger once. A checkpoint that cannot be read or validated gives a pane holding the shift-work
-/// tools' own refusal sentence.
+/// reads the checkpoint once, as the shift-work tools do ([`checkpoint::read`]: bounded, regular files
+/// only, never blocking), and streams the ledger once. A checkpoint that cannot be read or validated
+/// gives a pane holding the shift-work tools' own refusal sentence.
 pub fn job(fs: &dyn Fs, path: &Path) -> JobPane {
     let paths = CheckpointPaths::new(path);
     let checkpoint = clean_text(&paths.shown);
-    // PORT: the typed `Checkpoint` read view replaces the bounded read and `parse_bytes`.
-    let body = fs
-        .read_limited(&paths.given, CHECKPOINT_LIMIT)
-        .map_err(|e| {
-            shiftwork_core::Error::Unreadable {
-                tail: shiftwork_core::paths::os_error_tail(&e, &paths.shown),
-            }
-            .to_string()
-        })
-        .and_then(|bytes| checkpoint::parse_bytes(&bytes).map_err(|e| e.to_string()))
-        .map(|doc| job_of(fs, &paths, &doc))
-        .map_err(|sentence| clean_text(&sentence));
+    let body = checkpoint::read(fs, &paths)
+        .map(|doc| job_of(fs, &paths, &doc.view()))
+        .map_err(|refusal| clean_text(&refusal.to_string()));
     JobPane { checkpoint, body }
 }
 
-/// The job of a validated checkpoint document.
-fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, doc: &Json) -> Job {
-    let all = units(doc);
-    let ids: Vec<&str> = all.iter().map(|u| str_of(u, "id")).collect();
-    let with_budget = budget::limits(doc).is_some();
+/// The job of a validated checkpoint.
+fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
+    let all: Vec<CoreUnit<'_>> = cp.units().collect();
+    let ids = cp.ids();
+    let with_budget = budget::limits(cp).is_some();
     let (ledger, agents) = read_ledger(fs, &paths.ledger, &ids, with_budget);
-    let cursor = checkpoint::cursor(doc);
+    let cursor = cp.cursor();
     let unit_at = |i: usize| {
         let u = &all[i];
-        let id = str_of(u, "id");
+        let id = u.id();
         Unit {
             id: clean_text(id),
-            title: clean_text(str_of(u, "title")),
-            status: clean_text(str_of(u, "status")),
-            tone: unit_tone(str_of(u, "status")),
-            role: clean_text(str_of(u, "role")),
-            depends_on: strs_of(u, "depends_on").into_iter().map(clean_text).collect(),
+            title: clean_text(u.title()),
+            status: clean_text(u.status()),
+            tone: unit_tone(u.status()),
+            role: clean_text(u.role()),
+            depends_on: u.depends_on().map(clean_text).collect(),
             agent: agents.get(id).map(|a| clean_text(a)),
-            in_flight: !is_terminal(u) && ledger.briefed.get(i).copied().unwrap_or(false),
+            in_flight: !u.is_terminal() && ledger.briefed.get(i).copied().unwrap_or(false),
             is_cursor: id == cursor,
             is_held: false,
         }
     };
+    let job_field = |key: &str| {
+        clean_text(
+            cp.job()
+                .and_then(|j| j.get(key))
+                .and_then(Json::as_str)
+                .unwrap_or(""),
+        )
+    };
     let mut job = Job {
-        id: clean_text(doc.get("job").map(|j| str_of(j, "id")).unwrap_or("")),
-        goal: clean_text(doc.get("job").map(|j| str_of(j, "goal")).unwrap_or("")),
+        id: job_field("id"),
+        goal: job_field("goal"),
         cursor: clean_text(cursor),
-        counts: unit_counts(all),
+        counts: unit_counts(&all),
         waves: Vec::new(),
         unplanned: Vec::new(),
         finished: (0..all.len())
-            .filter(|&i| is_terminal(&all[i]))
+            .filter(|&i| all[i].is_terminal())
             .map(unit_at)
             .collect(),
         plan_refusal: None,
         held: Vec::new(),
-        budget: budget_of(doc, &ledger),
-        history: history(doc),
-        questions: questions(doc),
+        budget: budget_of(cp, &ledger),
+        history: history(cp),
+        questions: questions(cp),
     };
-    // PORT: the typed `Plan` replaces the batch view's indices.
-    match checkpoint::plan_checks(doc) {
+    match plan_checks(cp) {
         Ok(view) => {
             let unit_of_node = |node: usize| view.unit_index[node];
             job.waves = view
-                .plan
+                .schedule
                 .batches
                 .iter()
                 .map(|batch| batch.iter().map(|&n| unit_at(unit_of_node(n))).collect())
                 .collect();
             job.held = view
-                .plan
+                .schedule
                 .held
                 .iter()
                 .map(|h| Hold {
@@ -108,10 +105,10 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, doc: &Json) -> Job {
                 unit.is_held = job.held.iter().any(|h| h.unit == unit.id);
             }
         }
-        Err(sentence) => {
-            job.plan_refusal = Some(clean_text(&sentence));
+        Err(refusal) => {
+            job.plan_refusal = Some(clean_text(&refusal.to_string()));
             job.unplanned = (0..all.len())
-                .filter(|&i| !is_terminal(&all[i]))
+                .filter(|&i| !all[i].is_terminal())
                 .map(unit_at)
                 .collect();
         }
@@ -152,10 +149,10 @@ fn unit_tone(status: &str) -> Tone {
 }
 
 /// Units per status in order of first appearance (as `shiftwork_status` counts them, SW-65).
-fn unit_counts(all: &[Json]) -> Vec<StatusCount> {
+fn unit_counts(all: &[CoreUnit<'_>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for unit in all {
-        let status = str_of(unit, "status");
+        let status = unit.status();
         match counts.iter_mut().find(|c| c.status == status) {
             Some(c) => c.count += 1,
             None => counts.push(StatusCount {
@@ -168,8 +165,8 @@ fn unit_counts(all: &[Json]) -> Vec<StatusCount> {
     counts
 }
 
-fn budget_of(doc: &Json, ledger: &LedgerSummary) -> Option<Budget> {
-    let b = budget::Budget::compute(doc, ledger)?;
+fn budget_of(cp: &Checkpoint<'_>, ledger: &LedgerSummary) -> Option<Budget> {
+    let b = budget::Budget::compute(cp, ledger)?;
     Some(Budget {
         dimensions: b
             .limits
@@ -188,8 +185,14 @@ fn budget_of(doc: &Json, ledger: &LedgerSummary) -> Option<Budget> {
     })
 }
 
-fn history(doc: &Json) -> Vec<HistoryEntry> {
-    let ring = doc
+/// The text of a member of `object` that is a string, or `""`.
+fn text_of<'a>(object: &'a Json, key: &str) -> &'a str {
+    object.get(key).and_then(Json::as_str).unwrap_or("")
+}
+
+fn history(cp: &Checkpoint<'_>) -> Vec<HistoryEntry> {
+    let ring = cp
+        .document()
         .get("history")
         .and_then(Json::as_array)
         .map(Vec::as_slice)
@@ -197,8 +200,8 @@ fn history(doc: &Json) -> Vec<HistoryEntry> {
     ring.iter()
         .rev()
         .map(|entry| HistoryEntry {
-            unit: clean_text(str_of(entry, "unit")),
-            outcome: clean_text(str_of(entry, "outcome")),
+            unit: clean_text(text_of(entry, "unit")),
+            outcome: clean_text(text_of(entry, "outcome")),
             notes: entry
                 .get("notes")
                 .and_then(Json::as_str)
@@ -208,14 +211,8 @@ fn history(doc: &Json) -> Vec<HistoryEntry> {
         .collect()
 }
 
-fn questions(doc: &Json) -> Vec<Question> {
-    let items = doc
-        .get("handoff")
-        .and_then(|h| h.get("open_questions"))
-        .and_then(Json::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    items
+fn questions(cp: &Checkpoint<'_>) -> Vec<Question> {
+    cp.open_questions()
         .iter()
         .map(|q| match q.as_str() {
             Some(text) => Question {
@@ -223,8 +220,8 @@ fn questions(doc: &Json) -> Vec<Question> {
                 kind: String::from("decision"),
             },
             None => Question {
-                text: clean_text(str_of(q, "q")),
-                kind: clean_text(str_of(q, "kind")),
+                text: clean_text(text_of(q, "q")),
+                kind: clean_text(text_of(q, "kind")),
             },
         })
         .collect()

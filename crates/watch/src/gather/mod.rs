@@ -18,7 +18,7 @@ pub use contracts::{
     CLAIMED_READ, ContractsReader, ENDED_SHOWN, StoreLocation, WAITING_READ, WAITING_SHOWN, read_store,
 };
 pub use hours::HoursWatch;
-pub use job::{CHECKPOINT_LIMIT, job};
+pub use job::job;
 pub use ledger_agents::{AgentScan, MAX_LINE};
 
 /// Parses an agent name as the contracts crate does, or `None` when it is not one.

@@ -6,10 +6,14 @@ use std::borrow::Cow;
 use jsonschema::JsonType;
 use jsonschema::json::{Array, Json as JsonRepr, JsonNumber, Node, NodeIdentity, Object as ObjectRepr};
 
-use super::value::{Json, Number, Object};
+use crate::json::{Json, Number, Object};
 
 /// The marker type naming this representation to `jsonschema::options_for`.
-pub struct ShiftJson;
+pub(crate) struct ShiftJson;
+
+/// A number of a [`Json`] value as `jsonschema` sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SchemaNumber<'a>(&'a Number);
 
 impl JsonRepr for ShiftJson {
     type Node<'a> = &'a Json;
@@ -28,9 +32,9 @@ impl JsonRepr for ShiftJson {
     }
 }
 
-impl JsonNumber for &Number {
+impl JsonNumber for SchemaNumber<'_> {
     fn as_u64(&self) -> Option<u64> {
-        match self {
+        match self.0 {
             Number::Int(i) => u64::try_from(*i).ok(),
             Number::BigInt(text) => text.parse().ok(),
             Number::Float(_) => None,
@@ -38,18 +42,18 @@ impl JsonNumber for &Number {
     }
 
     fn as_i64(&self) -> Option<i64> {
-        match self {
+        match self.0 {
             Number::Int(i) => Some(*i),
             _ => None,
         }
     }
 
     fn as_f64(&self) -> Option<f64> {
-        Some(Number::as_f64(self))
+        Some(Number::as_f64(self.0))
     }
 
     fn as_str(&self) -> Cow<'_, str> {
-        match self {
+        match self.0 {
             Number::Int(i) => Cow::Owned(i.to_string()),
             Number::BigInt(text) => Cow::Borrowed(text),
             Number::Float(f) => Cow::Owned(format!("{f:e}")),
@@ -57,7 +61,7 @@ impl JsonNumber for &Number {
     }
 
     fn to_number(&self) -> Cow<'_, serde_json::Number> {
-        Cow::Owned(match self {
+        Cow::Owned(match self.0 {
             Number::Int(i) => serde_json::Number::from(*i),
             other => serde_json::Number::from_f64(Number::as_f64(other))
                 .unwrap_or_else(|| serde_json::Number::from(0)),
@@ -65,11 +69,11 @@ impl JsonNumber for &Number {
     }
 
     fn is_integer(&self) -> bool {
-        self.is_whole()
+        self.0.is_whole()
     }
 
     fn is_written_as_integer(&self) -> bool {
-        !matches!(self, Number::Float(_))
+        !matches!(self.0, Number::Float(_))
     }
 }
 
@@ -78,7 +82,7 @@ type MemberFn<'a> = fn((&'a String, &'a Json)) -> (&'a str, &'a Json);
 impl<'a> Node<'a, ShiftJson> for &'a Json {
     type Object = &'a Object;
     type Array = &'a [Json];
-    type Number = &'a Number;
+    type Number = SchemaNumber<'a>;
 
     fn as_object(&self) -> Option<&'a Object> {
         match self {
@@ -101,9 +105,9 @@ impl<'a> Node<'a, ShiftJson> for &'a Json {
         }
     }
 
-    fn as_number(&self) -> Option<&'a Number> {
+    fn as_number(&self) -> Option<SchemaNumber<'a>> {
         match self {
-            Json::Number(n) => Some(n),
+            Json::Number(n) => Some(SchemaNumber(n)),
             _ => None,
         }
     }

@@ -2,14 +2,14 @@
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-use super::value::{Json, Number};
-use super::write::python_float_repr;
+use crate::value::{Json, Number};
+use crate::write::python_float_repr;
 
 /// A value "in Python rendering" (SW-34): `None`, `True`, `'text'`, `[1, 'a']`, `{'k': 2.5}`.
 ///
 /// ```
-/// let v = shiftwork_core::json::parse(r#"[null, true, 1, 1e16, "it's", {"k": "a\nb"}]"#).unwrap();
-/// assert_eq!(shiftwork_core::json::python_repr(&v), r#"[None, True, 1, 1e+16, "it's", {'k': 'a\nb'}]"#);
+/// let v = shiftwork_json::parse(r#"[null, true, 1, 1e16, "it's", {"k": "a\nb"}]"#).unwrap();
+/// assert_eq!(shiftwork_json::python_repr(&v), r#"[None, True, 1, 1e+16, "it's", {'k': 'a\nb'}]"#);
 /// ```
 pub fn python_repr(value: &Json) -> String {
     let mut out = String::new();
@@ -21,9 +21,9 @@ pub fn python_repr(value: &Json) -> String {
 /// [`python_repr`].
 ///
 /// ```
-/// let v = shiftwork_core::json::parse(r#"["a", "b"]"#).unwrap();
-/// assert_eq!(shiftwork_core::json::python_str(&v), "['a', 'b']");
-/// assert_eq!(shiftwork_core::json::python_str(&shiftwork_core::json::Json::str("x")), "x");
+/// let v = shiftwork_json::parse(r#"["a", "b"]"#).unwrap();
+/// assert_eq!(shiftwork_json::python_str(&v), "['a', 'b']");
+/// assert_eq!(shiftwork_json::python_str(&shiftwork_json::Json::str("x")), "x");
 /// ```
 pub fn python_str(value: &Json) -> String {
     match value {
@@ -35,9 +35,9 @@ pub fn python_str(value: &Json) -> String {
 /// A Python string literal of `s` (SW-34).
 ///
 /// ```
-/// assert_eq!(shiftwork_core::json::python_string_literal("a'b"), "\"a'b\"");
-/// assert_eq!(shiftwork_core::json::python_string_literal("a'b\""), "'a\\'b\"'");
-/// assert_eq!(shiftwork_core::json::python_string_literal("é\u{7f}"), "'é\\x7f'");
+/// assert_eq!(shiftwork_json::python_string_literal("a'b"), "\"a'b\"");
+/// assert_eq!(shiftwork_json::python_string_literal("a'b\""), "'a\\'b\"'");
+/// assert_eq!(shiftwork_json::python_string_literal("é\u{7f}"), "'é\\x7f'");
 /// ```
 pub fn python_string_literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

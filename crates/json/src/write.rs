@@ -3,15 +3,15 @@
 
 use std::fmt::Write as _;
 
-use super::value::{Json, Number};
+use crate::value::{Json, Number};
 
 /// The checkpoint file's bytes (§3.1): two-space indentation, ASCII only, keys in document order,
 /// one final LF.
 ///
 /// ```
-/// let doc = shiftwork_core::json::parse(r#"{"a": [1, 2.50, "é"], "b": {}, "c": []}"#).unwrap();
+/// let doc = shiftwork_json::parse(r#"{"a": [1, 2.50, "é"], "b": {}, "c": []}"#).unwrap();
 /// assert_eq!(
-///     shiftwork_core::json::to_checkpoint_text(&doc),
+///     shiftwork_json::to_checkpoint_text(&doc),
 ///     "{\n  \"a\": [\n    1,\n    2.5,\n    \"\\u00e9\"\n  ],\n  \"b\": {},\n  \"c\": []\n}\n"
 /// );
 /// ```
@@ -33,9 +33,9 @@ pub fn to_checkpoint_text(doc: &Json) -> String {
 /// separators, ASCII only.
 ///
 /// ```
-/// let line = shiftwork_core::json::parse(r#"{"ts": "t", "wall": ["x", {"y": 1, "a": 2}], "é": 1}"#).unwrap();
+/// let line = shiftwork_json::parse(r#"{"ts": "t", "wall": ["x", {"y": 1, "a": 2}], "é": 1}"#).unwrap();
 /// assert_eq!(
-///     shiftwork_core::json::to_ledger_text(&line),
+///     shiftwork_json::to_ledger_text(&line),
 ///     r#"{"ts": "t", "wall": ["x", {"a": 2, "y": 1}], "\u00e9": 1}"#
 /// );
 /// ```
@@ -56,9 +56,9 @@ pub fn to_ledger_text(value: &Json) -> String {
 /// keys in the answer's order, no final newline.
 ///
 /// ```
-/// let answer = shiftwork_core::json::parse(r#"{"result": "plan", "ready": ["é"], "x": []}"#).unwrap();
+/// let answer = shiftwork_json::parse(r#"{"result": "plan", "ready": ["é"], "x": []}"#).unwrap();
 /// assert_eq!(
-///     shiftwork_core::json::to_answer_text(&answer),
+///     shiftwork_json::to_answer_text(&answer),
 ///     "{\n  \"result\": \"plan\",\n  \"ready\": [\n    \"é\"\n  ],\n  \"x\": []\n}"
 /// );
 /// ```
@@ -78,8 +78,8 @@ pub fn to_answer_text(value: &Json) -> String {
 /// One-line JSON as the spec shows answers: keys in order, `, ` and `: ` separators, ASCII only.
 ///
 /// ```
-/// let v = shiftwork_core::json::parse(r#"{"a":[1,{"b":null}]}"#).unwrap();
-/// assert_eq!(shiftwork_core::json::to_compact_text(&v), r#"{"a": [1, {"b": null}]}"#);
+/// let v = shiftwork_json::parse(r#"{"a":[1,{"b":null}]}"#).unwrap();
+/// assert_eq!(shiftwork_json::to_compact_text(&v), r#"{"a": [1, {"b": null}]}"#);
 /// ```
 pub fn to_compact_text(value: &Json) -> String {
     let mut out = String::new();
@@ -99,7 +99,7 @@ pub fn to_compact_text(value: &Json) -> String {
 /// padding (`0.00001`, `1e-7`, `1e+16`).
 ///
 /// ```
-/// use shiftwork_core::json::format_answer_float;
+/// use shiftwork_json::format_answer_float;
 /// assert_eq!(format_answer_float(1e-5), "0.00001");
 /// assert_eq!(format_answer_float(1.5e-7), "1.5e-7");
 /// assert_eq!(format_answer_float(1e16), "1e+16");
@@ -173,7 +173,7 @@ fn positional(out: &mut String, digits: &str, exp: i32) {
 /// in `-4..16`, else `d.ddde±XX`; `NaN`, `Infinity`, `-Infinity`.
 ///
 /// ```
-/// use shiftwork_core::json::format_float;
+/// use shiftwork_json::format_float;
 /// assert_eq!(format_float(5.0), "5.0");
 /// assert_eq!(format_float(1e16), "1e+16");
 /// assert_eq!(format_float(1e-5), "1e-05");

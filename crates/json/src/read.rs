@@ -1,15 +1,18 @@
-//! The JSON reader of §4.2: RFC 8259 plus 0.36.2's dialect (`NaN`, `Infinity`, duplicate keys, any
-//! integer length), with 0.36.2's decoder messages and positions (SW-25..SW-27).
+//! The reader: RFC 8259 plus what Python's `json.loads` accepts (`NaN`, `Infinity`, `-Infinity`,
+//! duplicate keys, integers of any length), with its decoder messages and positions.
 
-use super::value::{Json, Number, Object};
+use crate::value::{Json, Number, Object};
 
-/// The most arrays/objects nested inside each other that the reader accepts (SW-26).
+/// The most arrays/objects nested inside each other that the reader accepts; deeper nesting is refused
+/// (`Nesting deeper than 512 levels`) rather than exhausting the stack, where Python raises a
+/// `RecursionError`.
 pub const MAX_DEPTH: usize = 512;
 
-/// A text that is not JSON, with 0.36.2's decoder message.
+/// A text that is not JSON, with Python's decoder message: `<what>: line <l> column <c> (char <n>)`,
+/// `<n>` counting code points.
 ///
 /// ```
-/// let err = shiftwork_core::json::parse("{\"a\": 1} x").unwrap_err();
+/// let err = shiftwork_json::parse("{\"a\": 1} x").unwrap_err();
 /// assert_eq!(err.to_string(), "Extra data: line 1 column 10 (char 9)");
 /// assert_eq!((err.line, err.column, err.char_offset), (1, 10, 9));
 /// ```
@@ -26,10 +29,12 @@ pub struct ParseError {
     pub char_offset: usize,
 }
 
-/// Parses one JSON value from `text` (whitespace allowed around it), as 0.36.2's reader does.
+/// Parses one JSON value from `text` (whitespace allowed around it), as Python's `json.loads` does,
+/// except that it refuses a `\u` escape that leaves a lone surrogate (`Unpaired surrogate escape`:
+/// a Rust string cannot hold one) and nesting deeper than [`MAX_DEPTH`].
 ///
 /// ```
-/// use shiftwork_core::json::{parse, Json, Number};
+/// use shiftwork_json::{parse, Json, Number};
 /// assert_eq!(parse(" NaN ").unwrap().as_number().unwrap().as_f64().is_nan(), true);
 /// assert_eq!(parse("-0").unwrap(), Json::Number(Number::Int(0)));
 /// assert_eq!(parse("").unwrap_err().to_string(), "Expecting value: line 1 column 1 (char 0)");
@@ -51,30 +56,6 @@ pub fn parse(text: &str) -> Result<Json, ParseError> {
         return Err(p.error_at("Extra data", p.pos));
     }
     Ok(value)
-}
-
-/// Translates line ends as step 3 of §4.1 does: `\r\n` and a lone `\r` become `\n`.
-///
-/// ```
-/// assert_eq!(shiftwork_core::json::translate_newlines("a\r\nb\rc\n"), "a\nb\nc\n");
-/// ```
-pub fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('\r') {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\r' {
-            if chars.peek() == Some(&'\n') {
-                chars.next();
-            }
-            out.push('\n');
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 struct Parser<'t> {
@@ -441,31 +422,27 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     Some(v)
 }
 
-/// What the ledger pass needs from one line (§12.2): whether it is a JSON object, and its top-level
-/// `unit`, `event` and `tokens` members (the last occurrence of each, as the full reader would keep).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LineFacts {
-    /// `unit`, when the line has that key.
-    pub unit: Option<Json>,
-    /// `event`, when the line has that key.
-    pub event: Option<Json>,
-    /// `tokens`, when the line has that key.
-    pub tokens: Option<Json>,
-}
-
-/// Reads one ledger line: `None` when it is not a JSON object in §4.2's dialect (junk, blank, an
-/// array, a BOM-prefixed line), else its facts. Other members are checked but never built.
+/// Reads `text` as one JSON object and builds only its top-level members named in `keys`, checking
+/// every other member without building it: `None` when `text` is not a JSON object (junk, blank, an
+/// array, a byte-order mark, trailing data), else the value of each key (the last occurrence, as
+/// [`parse`] keeps it), `None` for a key the object lacks. A key is matched after its escapes are
+/// decoded (`"un\u0069t"` is `unit`).
+///
+/// This is how a reader of JSON lines takes a few members of each line without building the rest.
 ///
 /// ```
-/// let f = shiftwork_core::json::ledger_facts(r#"{"wall": [1, {"x": "y"}], "unit": "U3", "event": "brief"}"#).unwrap();
-/// assert_eq!(f.unit.unwrap().as_str(), Some("U3"));
-/// assert!(shiftwork_core::json::ledger_facts("[1, 2]").is_none());
-/// assert!(shiftwork_core::json::ledger_facts(r#"{"unit": "U3"} x"#).is_none());
+/// let [unit, event, tokens] = shiftwork_json::pick_members(
+///     r#"{"wall": [1, {"x": "y"}], "unit": "U3", "event": "brief", "unit": "U4"}"#,
+///     ["unit", "event", "tokens"],
+/// ).unwrap();
+/// assert_eq!((unit.unwrap().as_str(), event.unwrap().as_str(), tokens), (Some("U4"), Some("brief"), None));
+/// assert!(shiftwork_json::pick_members("[1, 2]", ["unit"]).is_none());
+/// assert!(shiftwork_json::pick_members(r#"{"unit": "U3"} x"#, ["unit"]).is_none());
 /// ```
-pub fn ledger_facts(line: &str) -> Option<LineFacts> {
+pub fn pick_members<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Option<Json>; N]> {
     let mut p = Parser {
-        text: line,
-        bytes: line.as_bytes(),
+        text,
+        bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
     };
@@ -475,7 +452,7 @@ pub fn ledger_facts(line: &str) -> Option<LineFacts> {
     }
     p.pos += 1;
     p.depth = 1;
-    let mut facts = LineFacts::default();
+    let mut found: [Option<Json>; N] = std::array::from_fn(|_| None);
     p.skip_ws();
     if p.peek() == Some(b'}') {
         p.pos += 1;
@@ -487,9 +464,9 @@ pub fn ledger_facts(line: &str) -> Option<LineFacts> {
             p.pos += 1;
             let key_start = p.pos;
             p.string_into(None).ok()?;
-            let raw_key = &line[key_start..p.pos - 1];
+            let raw_key = &text[key_start..p.pos - 1];
             let key = if raw_key.contains('\\') {
-                std::borrow::Cow::Owned(parse(&line[key_start - 1..p.pos]).ok()?.as_str()?.to_owned())
+                std::borrow::Cow::Owned(parse(&text[key_start - 1..p.pos]).ok()?.as_str()?.to_owned())
             } else {
                 std::borrow::Cow::Borrowed(raw_key)
             };
@@ -499,14 +476,8 @@ pub fn ledger_facts(line: &str) -> Option<LineFacts> {
             }
             p.pos += 1;
             p.skip_ws();
-            let slot = match key.as_ref() {
-                "unit" => Some(&mut facts.unit),
-                "event" => Some(&mut facts.event),
-                "tokens" => Some(&mut facts.tokens),
-                _ => None,
-            };
-            match slot {
-                Some(slot) => *slot = Some(p.value().ok()?),
+            match keys.iter().position(|k| *k == key.as_ref()) {
+                Some(slot) => found[slot] = Some(p.value().ok()?),
                 None => p.skip_value().ok()?,
             }
             p.skip_ws();
@@ -524,5 +495,5 @@ pub fn ledger_facts(line: &str) -> Option<LineFacts> {
         }
     }
     p.skip_ws();
-    (p.pos == p.bytes.len()).then_some(facts)
+    (p.pos == p.bytes.len()).then_some(found)
 }

@@ -12,8 +12,8 @@ pub type Object = IndexMap<String, Json>;
 /// resolved as 0.36.2 resolves them.
 ///
 /// ```
-/// use shiftwork_core::json::{Json, Number};
-/// let v = shiftwork_core::json::parse(r#"{"b": 1, "a": 2.50, "b": 3}"#).unwrap();
+/// use shiftwork_json::{Json, Number};
+/// let v = shiftwork_json::parse(r#"{"b": 1, "a": 2.50, "b": 3}"#).unwrap();
 /// let obj = v.as_object().unwrap();
 /// assert_eq!(obj.keys().collect::<Vec<_>>(), ["b", "a"]);
 /// assert_eq!(obj["b"], Json::Number(Number::Int(3)));
@@ -52,7 +52,7 @@ impl Number {
     /// saturated at its bounds; `None` for other floats.
     ///
     /// ```
-    /// use shiftwork_core::json::Number;
+    /// use shiftwork_json::Number;
     /// assert_eq!(Number::Float(3.0).as_whole(), Some(3));
     /// assert_eq!(Number::Float(2.5).as_whole(), None);
     /// assert_eq!(Number::BigInt(format!("-{}", "9".repeat(60)).into()).as_whole(), Some(i128::MIN));
@@ -205,7 +205,7 @@ impl Json {
 
     /// Converts to a `serde_json::Value` (for an MCP SDK's structured content). Integers beyond 64
     /// bits become their nearest double, and `NaN`/`Infinity` become `null`: serde_json cannot hold
-    /// them. Text renderings ([`crate::json::to_answer_text`]) keep them exactly.
+    /// them. Text renderings ([`crate::to_answer_text`]) keep them exactly.
     pub fn to_serde(&self) -> serde_json::Value {
         match self {
             Json::Null => serde_json::Value::Null,

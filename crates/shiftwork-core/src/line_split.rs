@@ -7,9 +7,28 @@ use std::ops::ControlFlow;
 #[derive(Debug, Default)]
 pub(crate) struct LineBuffer {
     partial: Vec<u8>,
+    /// The most bytes of one line kept (`None`: no bound); the rest of a longer line is dropped.
+    cap: Option<usize>,
 }
 
 impl LineBuffer {
+    /// A buffer that keeps at most the first `cap` bytes of each line, so one line without a `\n`
+    /// never holds more than `cap` bytes however long it is.
+    pub(crate) fn with_cap(cap: usize) -> Self {
+        LineBuffer {
+            partial: Vec::new(),
+            cap: Some(cap),
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = match self.cap {
+            Some(cap) => cap.saturating_sub(self.partial.len()),
+            None => bytes.len(),
+        };
+        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
     /// Calls `line` with every line that `bytes` completes (without its `\n`), in order, until it
     /// answers `Break`; the rest of `bytes` after the last `\n` is kept for the next call.
     pub(crate) fn feed(
@@ -19,9 +38,10 @@ impl LineBuffer {
     ) -> ControlFlow<()> {
         while let Some(nl) = memchr::memchr(b'\n', bytes) {
             let flow = if self.partial.is_empty() {
-                line(&bytes[..nl])
+                let whole = &bytes[..nl];
+                line(&whole[..whole.len().min(self.cap.unwrap_or(usize::MAX))])
             } else {
-                self.partial.extend_from_slice(&bytes[..nl]);
+                self.keep(&bytes[..nl]);
                 let flow = line(&self.partial);
                 self.partial.clear();
                 flow
@@ -29,7 +49,7 @@ impl LineBuffer {
             flow?;
             bytes = &bytes[nl + 1..];
         }
-        self.partial.extend_from_slice(bytes);
+        self.keep(bytes);
         ControlFlow::Continue(())
     }
 
@@ -69,5 +89,23 @@ mod tests {
             }
         });
         assert_eq!((flow, seen), (ControlFlow::Break(()), 2));
+    }
+
+    #[test]
+    fn a_capped_buffer_keeps_the_first_bytes_of_a_long_line_issue12_item1() {
+        let text = b"abcdefgh\nxy\n0123456789";
+        for size in 1..=text.len() {
+            let mut buffer = LineBuffer::with_cap(4);
+            let mut lines: Vec<Vec<u8>> = Vec::new();
+            for chunk in text.chunks(size) {
+                let _ = buffer.feed(chunk, |l| {
+                    lines.push(l.to_vec());
+                    ControlFlow::Continue(())
+                });
+                assert!(buffer.partial.len() <= 4);
+            }
+            lines.push(buffer.take_rest());
+            assert_eq!(lines, [&b"abcd"[..], b"xy", b"0123"], "{size}");
+        }
     }
 }

@@ -1,0 +1,191 @@
+//! `shiftwork-json` against `serde_json` on the texts both accept (issue 13 item 5), and its own round
+//! trips: every byte form reads back as the value written.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use proptest::prelude::*;
+use serde_json::Value;
+use shiftwork_json::{Json, Number, parse};
+
+/// Values of every kind: integers of any size, floats, `NaN`/`Infinity`, strings with escapes and
+/// non-ASCII text, nested arrays and objects with repeated keys.
+fn value() -> impl Strategy<Value = Json> {
+    let leaf = prop_oneof![
+        Just(Json::Null),
+        any::<bool>().prop_map(Json::Bool),
+        any::<i64>().prop_map(Json::int),
+        "-?[1-9][0-9]{19,40}".prop_map(|d| Json::Number(Number::from_int_text(&d))),
+        any::<f64>().prop_map(|f| Json::Number(Number::Float(f))),
+        (-1e6f64..1e6).prop_map(|f| Json::Number(Number::Float(f))),
+        "[ -~é€😀\u{7f}\u{2028}\t\n\"\\\\]{0,8}".prop_map(Json::String),
+    ];
+    leaf.prop_recursive(4, 40, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Json::Array),
+            proptest::collection::vec(
+                (
+                    prop_oneof![Just("a".to_owned()), Just("b".to_owned()), "[a-zé]{0,3}"],
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|members| Json::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+/// A text for `value`: one of the writers, possibly spaced out or with a member repeated.
+fn text() -> impl Strategy<Value = String> {
+    (value(), 0..4u8, any::<bool>()).prop_map(|(v, form, spaced)| {
+        let t = match form {
+            0 => shiftwork_json::to_compact_text(&v),
+            1 => shiftwork_json::to_checkpoint_text(&v),
+            2 => shiftwork_json::to_ledger_text(&v),
+            _ => shiftwork_json::to_answer_text(&v),
+        };
+        if spaced { format!(" \t\n{t}\r\n ") } else { t }
+    })
+}
+
+/// Short texts of JSON's characters, mostly not JSON: the error paths of both readers.
+fn junk() -> impl Strategy<Value = String> {
+    "[\\[\\]{}\":, 0-9.eE+\\-tnrufalsNI\\\\u]{0,24}"
+}
+
+/// True when `a` and `b` are the same double up to serde_json's rounding: without its
+/// `float_roundtrip` feature it may miss the nearest double by a few units in the last place, where
+/// this crate's reader is exact (Rust's `str::parse`, as Python's `float`).
+fn near(a: f64, b: f64) -> bool {
+    let ulps = (a.to_bits() as i64)
+        .wrapping_sub(b.to_bits() as i64)
+        .unsigned_abs();
+    a == b || (a.is_finite() && b.is_finite() && a.is_sign_negative() == b.is_sign_negative() && ulps <= 8)
+}
+
+/// Our value, as `serde_json` would hold it, against theirs.
+fn same(ours: &Json, theirs: &Value) -> bool {
+    match (ours, theirs) {
+        (Json::Null, Value::Null) => true,
+        (Json::Bool(a), Value::Bool(b)) => a == b,
+        (Json::String(a), Value::String(b)) => a == b,
+        (Json::Number(n), Value::Number(m)) => match (n, m.as_i64(), m.as_u64()) {
+            (Number::Int(a), Some(b), _) => *a == b,
+            (Number::BigInt(a), _, Some(b)) => a.as_ref() == b.to_string(),
+            (Number::Int(a), None, None) => near(*a as f64, m.as_f64().unwrap()),
+            (n, _, _) => near(n.as_f64(), m.as_f64().unwrap()),
+        },
+        (Json::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
+        (Json::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
+        }
+        _ => false,
+    }
+}
+
+fn check_against_serde(text: &str) -> Result<(), TestCaseError> {
+    let theirs = serde_json::from_str::<Value>(text);
+    let ours = parse(text);
+    if let Ok(theirs) = theirs {
+        // Everything serde_json reads, this crate reads (it accepts more: NaN, deeper nesting).
+        let Ok(ours) = ours else {
+            return Err(TestCaseError::fail(format!(
+                "{text:?}: serde_json reads it, we refuse: {ours:?}"
+            )));
+        };
+        prop_assert!(same(&ours, &theirs), "{text:?}: {ours:?} vs {theirs:?}");
+        // And serde_json reads what this crate writes as the same value.
+        let written = shiftwork_json::to_compact_text(&ours);
+        let again: Value = serde_json::from_str(&written).unwrap();
+        prop_assert!(same(&ours, &again), "{written:?}");
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn agrees_with_serde_json_on_the_texts_both_accept(text in text()) {
+        check_against_serde(&text)?;
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_junk_both_accept(text in junk()) {
+        check_against_serde(&text)?;
+    }
+
+    /// Every byte form reads back as the value written (compared as texts, so `NaN` counts as itself).
+    #[test]
+    fn every_byte_form_reads_back(v in value()) {
+        let compact = shiftwork_json::to_compact_text(&v);
+        for written in [
+            shiftwork_json::to_compact_text(&v),
+            shiftwork_json::to_checkpoint_text(&v),
+            shiftwork_json::to_answer_text(&v),
+        ] {
+            let back = parse(&written).unwrap();
+            prop_assert_eq!(shiftwork_json::to_compact_text(&back), compact.clone());
+        }
+    }
+
+    /// `pick_members` builds exactly the members `parse` reads, and refuses what `parse` refuses.
+    #[test]
+    fn picked_members_are_the_parsed_ones(text in prop_oneof![text(), junk()]) {
+        let picked = shiftwork_json::pick_members(&text, ["a", "b", "zz"]);
+        match parse(&text) {
+            Ok(Json::Object(members)) => {
+                let picked = picked.unwrap();
+                for (slot, key) in picked.iter().zip(["a", "b", "zz"]) {
+                    prop_assert_eq!(
+                        slot.as_ref().map(shiftwork_json::to_compact_text),
+                        members.get(key).map(shiftwork_json::to_compact_text)
+                    );
+                }
+            }
+            _ => prop_assert!(picked.is_none()),
+        }
+    }
+}
+
+#[test]
+fn python_messages_and_positions() {
+    for (text, message) in [
+        ("", "Expecting value: line 1 column 1 (char 0)"),
+        ("{\"a\": 1} x", "Extra data: line 1 column 10 (char 9)"),
+        ("\n\n  {\"a\": tru}", "Expecting value: line 3 column 9 (char 10)"),
+        ("[\"é\" 1]", "Expecting ',' delimiter: line 1 column 6 (char 5)"),
+        (
+            "{'a': 1}",
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        ),
+        (
+            "[\"abc",
+            "Unterminated string starting at: line 1 column 2 (char 1)",
+        ),
+        (
+            "[\"a\tb\"]",
+            "Invalid control character at: line 1 column 4 (char 3)",
+        ),
+        ("[\"\\x\"]", "Invalid \\escape: line 1 column 3 (char 2)"),
+        (
+            "[\"\\ud800\"]",
+            "Unpaired surrogate escape: line 1 column 3 (char 2)",
+        ),
+        (
+            "\u{feff}[]",
+            "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)",
+        ),
+    ] {
+        assert_eq!(parse(text).unwrap_err().to_string(), message, "{text:?}");
+    }
+    let deep = format!("{}{}", "[".repeat(513), "]".repeat(513));
+    assert!(
+        parse(&deep)
+            .unwrap_err()
+            .to_string()
+            .starts_with("Nesting deeper than 512 levels")
+    );
+    assert!(parse(&format!("{}{}", "[".repeat(512), "]".repeat(512))).is_ok());
+}

@@ -1,0 +1,595 @@
+//! Judging a clock-out (§10) on what was gathered: gates 2–14 in their contractual order (SW-77), the
+//! mutation (SW-83), the cursor rule (§11) and the accounting line (SW-85). The result is a
+//! [`Commit`] — the bytes the shell writes in W1–W6 — or the first gate's [`Refusal`].
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+
+use crate::json::{self, Json, Object};
+use crate::ledger::LedgerSummary;
+use crate::planner::{self, PlanNode, Priority};
+use crate::records;
+use crate::refusal::Refusal;
+use crate::results::ClockedOut;
+use crate::schema::{self, ArgumentShape};
+use crate::view::{Checkpoint, Unit, is_zero};
+
+/// The keys an accounting line may not set (SW-81), in the order the sentence names them.
+pub const RESERVED_KEYS: [&str; 6] = ["unit", "role", "status", "ts", "event", "agent_id"];
+/// The most agreements `job.agreements` keeps (SW-122).
+pub const MAX_AGREEMENTS: usize = 20;
+/// The ring's size (SW-83 step 8).
+pub const HISTORY_RING: usize = 5;
+/// Attempts kept per unit (SW-115).
+pub const ATTEMPTS_KEPT: usize = 3;
+
+/// The arguments of `shiftwork_clock_out` (SW-76), decoded by the caller.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClockOut {
+    /// The checkpoint path.
+    pub checkpoint: String,
+    /// The unit being clocked out.
+    pub unit_id: String,
+    /// Its new status (any string; the whole-document validation judges it).
+    pub status: String,
+    /// Shallow-merged into `handoff`.
+    pub handoff_patch: Object,
+    /// Pushed onto the history ring.
+    pub history_entry: Object,
+    /// The cost line, or `None` for null.
+    pub accounting: Option<Json>,
+    /// The agent's id, or `None` for null.
+    pub agent_id: Option<Json>,
+    /// `{adopt?, retire?}`, or `None`.
+    pub agreements: Option<Json>,
+    /// `{outcome, evidence, supported?}`, or `None`.
+    pub conclusion: Option<Json>,
+    /// New units, or `None`.
+    pub follow_ups: Option<Json>,
+}
+
+/// What the shell gathered for the gates besides the checkpoint and the ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gathered {
+    /// The ledger path as printed, for the answer's `log` (SW-18).
+    pub log: String,
+    /// For each follow-up `brief_path` of [`brief_paths`]: whether it names a regular file below the
+    /// repo root (gate 12).
+    pub brief_files: HashMap<String, bool>,
+}
+
+/// What a clock-out that passed every gate writes (W1–W6) and answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    /// The new checkpoint's bytes (§3.1).
+    pub document: String,
+    /// The accounting line, without its LF (SW-85).
+    pub line: String,
+    /// The uncommitted marker written if the commit fails after the line could not be withdrawn.
+    pub marker: String,
+    /// The answer once committed.
+    pub answer: ClockedOut,
+}
+
+/// A follow-up's `brief_path` that may be looked at: relative and without `..` (SW-121).
+pub fn brief_path_is_inside(path: &str) -> bool {
+    !path.starts_with('/') && !path.split('/').any(|s| s == "..")
+}
+
+/// The follow-up `brief_path`s the shell stats for gate 12: those of `follow_ups` items that may be
+/// looked at ([`brief_path_is_inside`]).
+pub fn brief_paths(args: &ClockOut) -> Vec<&str> {
+    args.follow_ups
+        .as_ref()
+        .and_then(Json::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.get("brief_path").and_then(Json::as_str))
+                .filter(|p| brief_path_is_inside(p))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Gates 2–14 of §10.2 on the checkpoint `doc` (read and validated at gate 1, under the lock), the
+/// ledger pass of its units, what was gathered, the arguments and the time: the commit, or the first
+/// refusal. Nothing here touches a file.
+pub fn clock_out(
+    mut doc: Json,
+    ledger: &LedgerSummary,
+    gathered: &Gathered,
+    args: &ClockOut,
+    now: DateTime<Utc>,
+) -> Result<Commit, Refusal> {
+    let id = args.unit_id.as_str();
+    let cp = Checkpoint::new(&doc);
+    // Gate 2.
+    let Some(unit) = cp.unit(id) else {
+        return Err(Refusal::NotInPlan { unit: id.to_owned() });
+    };
+    let index = unit.index();
+    // Gate 3.
+    let briefed = ledger.briefed.get(index).copied().unwrap_or(false);
+    if id != cp.cursor() && !briefed {
+        return Err(Refusal::NotCursor {
+            unit: id.to_owned(),
+            cursor: cp.cursor().to_owned(),
+        });
+    }
+    let role = unit.role().to_owned();
+    let accounting = args.accounting.as_ref().filter(|a| !a.is_null());
+    // Gate 4.
+    model_gate(&cp, id, &role, accounting)?;
+    if let Some(line) = accounting {
+        accounting_gates(&cp, id, &role, line)?;
+    }
+    // Gate 8.
+    let shapes = [
+        (ArgumentShape::AgentId, &args.agent_id),
+        (ArgumentShape::Agreements, &args.agreements),
+        (ArgumentShape::Conclusion, &args.conclusion),
+        (ArgumentShape::FollowUps, &args.follow_ups),
+    ];
+    for (shape, value) in shapes {
+        if let Some(v) = value.as_ref().filter(|v| !v.is_null()) {
+            schema::validate_argument(shape, v).map_err(|violation| Refusal::ArgumentShape {
+                unit: id.to_owned(),
+                role: role.clone(),
+                argument: shape.argument(),
+                violation,
+            })?;
+        }
+    }
+    let conclusion = args.conclusion.as_ref().filter(|v| !v.is_null());
+    let agreements = args.agreements.as_ref().filter(|v| !v.is_null());
+    let follow_ups = args.follow_ups.as_ref().filter(|v| !v.is_null());
+    // Gate 9.
+    if let Some(c) = conclusion {
+        conclusion_gate(&cp, &unit, &args.status, c)?;
+    }
+    // Gate 10.
+    if unit.is_run() && args.status == "done" && !has_run_output(&args.history_entry) {
+        return Err(Refusal::NoRunOutput { unit: id.to_owned() });
+    }
+    // Gate 11.
+    let agreement_changes = match agreements {
+        Some(a) => agreements_gate(&cp, a)?,
+        None => None,
+    };
+    // Gate 12.
+    let new_units = match follow_ups {
+        Some(f) => follow_ups_gate(&cp, &unit, f, &gathered.brief_files)?,
+        None => Vec::new(),
+    };
+    // Gate 13.
+    let conclusion = conclusion.cloned();
+    mutate(&mut doc, index, args, agreement_changes, conclusion, new_units);
+    // Gate 14.
+    schema::validate_checkpoint(&doc).map_err(Refusal::RefusedToWrite)?;
+    // The bytes of gates 15–16 and the answer of gate 17.
+    let ts = records::timestamp(now);
+    Ok(Commit {
+        document: json::to_checkpoint_text(&doc),
+        line: records::accounting_line(
+            &ts,
+            id,
+            &role,
+            &args.status,
+            accounting,
+            args.agent_id.as_ref(),
+            briefed,
+        ),
+        marker: records::uncommitted_line(&role, &ts, id),
+        answer: ClockedOut {
+            unit: id.to_owned(),
+            status: args.status.clone(),
+            cursor: Checkpoint::new(&doc).cursor().to_owned(),
+            log: gathered.log.clone(),
+        },
+    })
+}
+
+/// Gate 4, the model gate (SW-79).
+fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Json>) -> Result<(), Refusal> {
+    let Some(allowed) = cp.role_models(role) else {
+        return Ok(());
+    };
+    let Some(names) = allowed
+        .as_array()
+        .and_then(|a| a.iter().map(Json::as_str).collect::<Option<Vec<&str>>>())
+    else {
+        return Err(Refusal::RolesNotAList {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+        });
+    };
+    let model = accounting.and_then(|a| a.get("model")).filter(|m| !m.is_null());
+    let allowed = || names.iter().map(|n| (*n).to_owned()).collect();
+    match model {
+        None => Err(Refusal::NoModel {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+            allowed: allowed(),
+        }),
+        Some(Json::String(m)) if names.contains(&m.as_str()) => Ok(()),
+        Some(m) => Err(Refusal::ModelNotAllowed {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+            model: Box::new(m.clone()),
+            allowed: allowed(),
+        }),
+    }
+}
+
+/// Gates 5–7 on a non-null accounting line: its shape (SW-80), the runtime's own keys (SW-81), zero
+/// tokens under a budget (SW-133).
+fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), Refusal> {
+    schema::validate_argument(ArgumentShape::Accounting, line).map_err(|violation| {
+        Refusal::AccountingShape {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+            violation,
+        }
+    })?;
+    let keys: Vec<&'static str> = RESERVED_KEYS
+        .iter()
+        .copied()
+        .filter(|k| line.get(k).is_some())
+        .collect();
+    if !keys.is_empty() {
+        return Err(Refusal::ReservedKeys {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+            keys,
+        });
+    }
+    let zero = matches!(line.get("tokens"), Some(Json::Number(n)) if is_zero(n));
+    if cp.budget().is_some() && zero && line.get("estimate") != Some(&Json::Bool(true)) {
+        return Err(Refusal::ZeroTokens {
+            unit: id.to_owned(),
+            role: role.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `history_entry.produced` has an entry of kind `run-output` (SW-128).
+fn has_run_output(history_entry: &Object) -> bool {
+    history_entry
+        .get("produced")
+        .and_then(Json::as_array)
+        .is_some_and(|p| {
+            p.iter()
+                .any(|e| e.get("kind").and_then(Json::as_str) == Some("run-output"))
+        })
+}
+
+/// Gate 9 (SW-125, SW-126), judged on the document with this clock-out's status change applied.
+fn conclusion_gate(
+    cp: &Checkpoint<'_>,
+    unit: &Unit<'_>,
+    status: &str,
+    conclusion: &Json,
+) -> Result<(), Refusal> {
+    if !unit.concludes() {
+        return Err(Refusal::NotConcluder {
+            unit: unit.id().to_owned(),
+        });
+    }
+    if conclusion.get("outcome").and_then(Json::as_str) != Some("resolved") {
+        return Ok(());
+    }
+    let Some(h) = conclusion.get("supported").and_then(Json::as_str) else {
+        return Err(Refusal::ResolvedWithoutSupported);
+    };
+    let done = |u: &Unit<'_>| {
+        if u.index() == unit.index() {
+            status == "done"
+        } else {
+            u.status() == "done"
+        }
+    };
+    let runs: Vec<Unit<'_>> = cp.units().filter(|u| done(u) && u.tests() == Some(h)).collect();
+    let Some(first_run) = runs.first() else {
+        return Err(Refusal::NoDoneRun {
+            hypothesis: h.to_owned(),
+        });
+    };
+    let mut pairs = Vec::new();
+    for run in &runs {
+        for replay in cp.units() {
+            if done(&replay) && replay.replay_of() == Some(run.id()) && replay.role() != run.role() {
+                pairs.push((run.id(), replay.id()));
+            }
+        }
+    }
+    let Some(first_pair) = pairs.first() else {
+        return Err(Refusal::NoReplay {
+            hypothesis: h.to_owned(),
+            run: first_run.id().to_owned(),
+        });
+    };
+    let reviewed = pairs.iter().any(|(run, replay)| {
+        cp.units()
+            .any(|reviewer| done(&reviewer) && reviewer.reviews().any(|r| r == *run || r == *replay))
+    });
+    if !reviewed {
+        return Err(Refusal::NoReview {
+            hypothesis: h.to_owned(),
+            run: first_pair.0.to_owned(),
+            replay: first_pair.1.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// The changes an `agreements` argument makes (SW-122): the new list, the retired and the adopted texts.
+#[derive(Debug, Clone, Default)]
+struct AgreementChanges {
+    list: Vec<String>,
+    retired: Vec<String>,
+    adopted: Vec<String>,
+}
+
+fn texts<'a>(patch: &'a Json, key: &str) -> impl Iterator<Item = &'a str> + use<'a> {
+    patch
+        .get(key)
+        .and_then(Json::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(Json::as_str)
+}
+
+/// Gate 11: applies `retire` then `adopt` to a copy of `job.agreements`.
+fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, Refusal> {
+    let mut list: Vec<String> = cp.agreement_texts().into_iter().map(str::to_owned).collect();
+    let mut changes = AgreementChanges::default();
+    for text in texts(patch, "retire") {
+        match list.iter().position(|a| a == text) {
+            Some(i) => {
+                list.remove(i);
+                changes.retired.push(text.to_owned());
+            }
+            None => {
+                return Err(Refusal::RetireUnknown {
+                    agreement: text.to_owned(),
+                });
+            }
+        }
+    }
+    for text in texts(patch, "adopt") {
+        if !list.iter().any(|a| a == text) {
+            list.push(text.to_owned());
+            changes.adopted.push(text.to_owned());
+        }
+    }
+    if list.len() > MAX_AGREEMENTS {
+        return Err(Refusal::TooManyAgreements { count: list.len() });
+    }
+    if changes.retired.is_empty() && changes.adopted.is_empty() {
+        return Ok(None);
+    }
+    changes.list = list;
+    Ok(Some(changes))
+}
+
+/// Gate 12 (SW-121): the follow-up units to append, or the first refusal.
+fn follow_ups_gate(
+    cp: &Checkpoint<'_>,
+    unit: &Unit<'_>,
+    items: &Json,
+    brief_files: &HashMap<String, bool>,
+) -> Result<Vec<Json>, Refusal> {
+    let items: &[Json] = items.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let field = |item: &Json, key: &str| item.get(key).and_then(Json::as_str).unwrap_or("").to_owned();
+    let existing: HashSet<&str> = cp.units().map(|u| u.id()).collect();
+    // 1. Duplicates.
+    let mut seen = HashSet::new();
+    for item in items {
+        let fid = item.get("id").and_then(Json::as_str).unwrap_or("");
+        if existing.contains(fid) || !seen.insert(fid) {
+            return Err(Refusal::DuplicateId { id: fid.to_owned() });
+        }
+    }
+    // 2. Brief files under the repo root.
+    for item in items {
+        let brief = item.get("brief_path").and_then(Json::as_str).unwrap_or("");
+        let is_file = brief_path_is_inside(brief) && brief_files.get(brief).copied().unwrap_or(false);
+        if !is_file {
+            return Err(Refusal::FollowUpBriefNotAFile {
+                id: field(item, "id"),
+                path: brief.to_owned(),
+            });
+        }
+    }
+    // 3. Dependencies: an item without `depends_on` depends on the unit clocked out.
+    let deps_of = |item: &Json| -> Vec<String> {
+        match item.get("depends_on") {
+            Some(_) => texts(item, "depends_on").map(str::to_owned).collect(),
+            None => vec![unit.id().to_owned()],
+        }
+    };
+    let all_deps: Vec<Vec<String>> = items.iter().map(deps_of).collect();
+    for (item, deps) in items.iter().zip(&all_deps) {
+        for dep in deps {
+            if !existing.contains(dep.as_str()) && !seen.contains(dep.as_str()) {
+                return Err(Refusal::UnknownDependency {
+                    node: field(item, "id"),
+                    dependency: dep.clone(),
+                });
+            }
+        }
+    }
+    // 4. Cycles among the items (existing units count as dependency-free).
+    let nodes: Vec<PlanNode<'_>> = items
+        .iter()
+        .zip(all_deps.iter())
+        .map(|(item, deps)| PlanNode {
+            id: item.get("id").and_then(Json::as_str).unwrap_or(""),
+            depends_on: deps
+                .iter()
+                .map(String::as_str)
+                .filter(|d| seen.contains(d))
+                .collect(),
+            priority: Priority::default(),
+            touches: None,
+        })
+        .collect();
+    planner::plan(&nodes)?;
+    // 5. Roles.
+    for item in items {
+        let r = item.get("role").and_then(Json::as_str).unwrap_or("");
+        if cp.declares_role(r) == Some(false) {
+            return Err(Refusal::FollowUpRoleUndeclared {
+                id: field(item, "id"),
+                role: r.to_owned(),
+            });
+        }
+    }
+    let verify = unit.verify();
+    Ok(items
+        .iter()
+        .zip(all_deps)
+        .map(|(item, deps)| {
+            let mut u = Object::new();
+            u.insert(String::from("id"), Json::String(field(item, "id")));
+            u.insert(String::from("title"), Json::String(field(item, "title")));
+            u.insert(
+                String::from("brief_path"),
+                Json::String(field(item, "brief_path")),
+            );
+            u.insert(String::from("status"), Json::str("todo"));
+            u.insert(String::from("role"), Json::String(field(item, "role")));
+            u.insert(String::from("depends_on"), Json::strings(&deps));
+            u.insert(
+                String::from("verify"),
+                item.get("verify").cloned().unwrap_or_else(|| Json::str(verify)),
+            );
+            if let Some(t) = item.get("touches") {
+                u.insert(String::from("touches"), t.clone());
+            }
+            Json::Object(u)
+        })
+        .collect())
+}
+
+/// Gate 13, the mutation (SW-83), in its contractual order.
+fn mutate(
+    doc: &mut Json,
+    index: usize,
+    args: &ClockOut,
+    agreements: Option<AgreementChanges>,
+    conclusion: Option<Json>,
+    new_units: Vec<Json>,
+) {
+    let unit_id = args.unit_id.as_str();
+    if let Some(root) = doc.as_object_mut() {
+        apply_unit_and_job(root, index, args, agreements, conclusion, new_units);
+    }
+    // 6. The cursor rule (§11) on the document as changed so far.
+    let new_cursor = next_cursor(doc, unit_id);
+    let Some(root) = doc.as_object_mut() else {
+        return;
+    };
+    if let Some(Json::Object(plan)) = root.get_mut("plan") {
+        plan.insert(String::from("cursor"), Json::String(new_cursor));
+    }
+    // 7. Handoff patch.
+    if let Some(Json::Object(handoff)) = root.get_mut("handoff") {
+        for (k, v) in &args.handoff_patch {
+            handoff.insert(k.clone(), v.clone());
+        }
+    }
+    // 8. History ring.
+    if let Some(Json::Array(history)) = root.get_mut("history") {
+        history.push(Json::Object(args.history_entry.clone()));
+        let excess = history.len().saturating_sub(HISTORY_RING);
+        history.drain(..excess);
+    }
+}
+
+/// Steps 1–5 of SW-83: status, attempts, agreements, conclusion, follow-ups.
+fn apply_unit_and_job(
+    root: &mut Object,
+    index: usize,
+    args: &ClockOut,
+    agreements: Option<AgreementChanges>,
+    conclusion: Option<Json>,
+    new_units: Vec<Json>,
+) {
+    let unit_id = args.unit_id.as_str();
+    if let Some(Json::Object(unit)) = units_mut(root).and_then(|u| u.get_mut(index)) {
+        unit.insert(String::from("status"), Json::str(args.status.as_str()));
+        let mut attempt = Object::new();
+        attempt.insert(String::from("status"), Json::str(args.status.as_str()));
+        for key in ["outcome", "notes", "produced"] {
+            if let Some(v) = args.history_entry.get(key) {
+                attempt.insert(key.to_owned(), v.clone());
+            }
+        }
+        let attempts = unit
+            .entry(String::from("attempts"))
+            .or_insert_with(|| Json::Array(Vec::new()));
+        if let Json::Array(list) = attempts {
+            list.push(Json::Object(attempt));
+            let excess = list.len().saturating_sub(ATTEMPTS_KEPT);
+            list.drain(..excess);
+        } else {
+            *attempts = Json::Array(vec![Json::Object(attempt)]);
+        }
+    }
+    if let Some(changes) = agreements {
+        if let Some(Json::Object(job)) = root.get_mut("job") {
+            job.insert(String::from("agreements"), Json::strings(&changes.list));
+        }
+        if let Some(Json::Array(retro)) = root.get_mut("retro") {
+            let record = |change: &str, text: &str| {
+                Json::Object(json::object([
+                    ("trigger", Json::String(format!("unit {unit_id} clocked out"))),
+                    ("patch_applied_to", Json::str("job.agreements")),
+                    ("change", Json::str(change)),
+                    ("agreement", Json::str(text)),
+                ]))
+            };
+            retro.extend(changes.retired.iter().map(|t| record("retire", t)));
+            retro.extend(changes.adopted.iter().map(|t| record("adopt", t)));
+        }
+    }
+    if let Some(c) = conclusion
+        && let Some(Json::Object(job)) = root.get_mut("job")
+    {
+        job.insert(String::from("conclusion"), c);
+    }
+    if let Some(list) = units_mut(root) {
+        list.extend(new_units);
+    }
+}
+
+/// `plan.units`, to change.
+fn units_mut(root: &mut Object) -> Option<&mut Vec<Json>> {
+    root.get_mut("plan")?
+        .as_object_mut()?
+        .get_mut("units")?
+        .as_array_mut()
+}
+
+/// The cursor rule (SW-87): `ready[0]`, else the first non-terminal unit, else the unit itself.
+///
+/// ```
+/// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "A", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["C"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
+/// assert_eq!(shiftwork_core::next_cursor(&doc, "A"), "B");
+/// ```
+pub fn next_cursor(doc: &Json, unit_id: &str) -> String {
+    let cp = Checkpoint::new(doc);
+    if let Ok(view) = super::plan::batch_view(&cp)
+        && let Some(first) = view.ready().first()
+    {
+        return (*first).to_owned();
+    }
+    cp.units()
+        .find(|u| !u.is_terminal())
+        .map(|u| u.id().to_owned())
+        .unwrap_or_else(|| unit_id.to_owned())
+}

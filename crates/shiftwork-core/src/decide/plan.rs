@@ -1,0 +1,146 @@
+//! Judging a checkpoint's plan (§7): the batch view (§7.1) and the plan checks (§7.2), and the
+//! answers of `shiftwork_plan` and `shiftwork_status` built from what was read.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::budget::Budget;
+use crate::ledger::LedgerSummary;
+use crate::planner::{self, PlanNode, Priority, Schedule};
+use crate::refusal::{NodeField, Refusal};
+use crate::results::{Plan, Status};
+use crate::search::SearchResult;
+use crate::view::Checkpoint;
+
+/// The batch view (§7.1): the planner over the non-terminal units.
+#[derive(Debug, Clone)]
+pub struct BatchView<'d> {
+    /// The planner's nodes (non-terminal units in plan order).
+    pub nodes: Vec<PlanNode<'d>>,
+    /// The position in `plan.units` of each node.
+    pub unit_index: Vec<usize>,
+    /// The batches and holds.
+    pub schedule: Schedule,
+    /// Whether some non-terminal unit has a `touches` key.
+    pub has_touches: bool,
+}
+
+impl BatchView<'_> {
+    /// `ready` (SW-59): the first batch's unit ids, or none.
+    pub fn ready(&self) -> Vec<&str> {
+        self.schedule
+            .batches
+            .first()
+            .map(|b| b.iter().map(|&i| self.nodes[i].id).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The batch view of a validated checkpoint (SW-57, SW-58): one node per non-terminal unit,
+/// dependencies on terminal units removed, priority 0, `touches` when present. The one
+/// implementation used by plan, clock-in and the cursor move.
+///
+/// ```
+/// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "B", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["A"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
+/// let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
+/// assert_eq!(view.ready(), ["B"]);
+/// ```
+pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
+    let terminal: HashSet<&str> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
+    let mut nodes = Vec::new();
+    let mut unit_index = Vec::new();
+    let mut has_touches = false;
+    for unit in cp.units() {
+        if unit.is_terminal() {
+            continue;
+        }
+        let touches = unit.touches().map_err(|planner::BadTouches| Refusal::NodeShape {
+            index: unit.index(),
+            field: Some(NodeField::Touches),
+        })?;
+        has_touches |= unit.has_touches();
+        nodes.push(PlanNode {
+            id: unit.id(),
+            depends_on: unit.depends_on().filter(|d| !terminal.contains(d)).collect(),
+            priority: Priority::default(),
+            touches,
+        });
+        unit_index.push(unit.index());
+    }
+    let schedule = planner::plan(&nodes)?;
+    Ok(BatchView {
+        nodes,
+        unit_index,
+        schedule,
+        has_touches,
+    })
+}
+
+/// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
+/// review independence (SW-61). Returns the batch view when all pass.
+pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
+    for unit in cp.units() {
+        if unit.touches().is_err() {
+            return Err(Refusal::NodeShape {
+                index: unit.index(),
+                field: Some(NodeField::Touches),
+            });
+        }
+    }
+    let view = batch_view(cp)?;
+    let by_id: HashMap<&str, _> = cp.units().map(|u| (u.id(), u)).collect();
+    for unit in cp.units() {
+        for r in unit.reviews() {
+            let Some(reviewed) = by_id.get(r) else {
+                return Err(Refusal::ReviewsUnknownUnit {
+                    unit: unit.id().to_owned(),
+                    reviewed: r.to_owned(),
+                });
+            };
+            if !unit.depends_on().any(|d| d == r) {
+                return Err(Refusal::ReviewsNonDependency {
+                    unit: unit.id().to_owned(),
+                    reviewed: r.to_owned(),
+                });
+            }
+            if reviewed.role() == unit.role() {
+                return Err(Refusal::ReviewsOwnRole {
+                    unit: unit.id().to_owned(),
+                    reviewed: r.to_owned(),
+                    role: unit.role().to_owned(),
+                });
+            }
+        }
+    }
+    Ok(view)
+}
+
+/// `shiftwork_plan`'s answer (SW-62) from a checkpoint that passed the plan checks, its batch view,
+/// and — when it declares `job.budget` — the ledger pass that kept the counted tokens.
+pub fn plan(cp: &Checkpoint<'_>, view: &BatchView<'_>, ledger: Option<&LedgerSummary>) -> Plan {
+    Plan {
+        batches: view.schedule.batch_ids(&view.nodes),
+        cursor: cp.cursor().to_owned(),
+        held: view.has_touches.then(|| view.schedule.held_units(&view.nodes)),
+        budget: ledger.and_then(|summary| Budget::compute(cp, summary)),
+        ranking: (cp.kind() == Some("experimentation")).then(|| crate::ranking::ranking(cp)),
+    }
+}
+
+/// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
+/// open questions, the last history entry, and the archive search when one was made.
+pub fn status(cp: &Checkpoint<'_>, search: Option<SearchResult>) -> Status {
+    let mut units: Vec<(String, usize)> = Vec::new();
+    for unit in cp.units() {
+        match units.iter_mut().find(|(k, _)| k == unit.status()) {
+            Some((_, n)) => *n += 1,
+            None => units.push((unit.status().to_owned(), 1)),
+        }
+    }
+    Status {
+        cursor: cp.cursor().to_owned(),
+        units,
+        open_questions: cp.open_questions().len(),
+        last_history: cp.last_history().cloned(),
+        search,
+    }
+}

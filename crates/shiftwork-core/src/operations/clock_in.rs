@@ -1,0 +1,86 @@
+//! `shiftwork_clock_in(checkpoint, unit_id?)` (§9).
+
+use shiftwork_seams::ProbeStatus;
+
+use crate::checkpoint;
+use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
+use crate::env::Env;
+use crate::ledger;
+use crate::lock::{self, Acquired};
+use crate::paths::CheckpointPaths;
+use crate::records;
+use crate::refusal::Refusal;
+use crate::results::{ClockIn, Escalation};
+use crate::view::Checkpoint;
+
+/// `shiftwork_clock_in(checkpoint, unit_id?)` (§9): the brief of a ready unit, recorded in the ledger;
+/// an escalation for an open question; success when every unit is done.
+pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<ClockIn, Refusal> {
+    let fs = env.fs.as_ref();
+    let paths = CheckpointPaths::new(checkpoint);
+    let doc = checkpoint::read(fs, &paths)?;
+    let cp = doc.view();
+    // Step 2: probes never run under the lock (SW-73).
+    match decide::questions(&cp, env.probes) {
+        Questions::None => {}
+        Questions::Escalate(escalation) => return Ok(ClockIn::Escalate(escalation)),
+        Questions::Probe(relays) => {
+            if let Some(escalation) = run_probes(env, &paths, &cp, &relays) {
+                return Ok(ClockIn::Escalate(escalation));
+            }
+        }
+    }
+    let unit = match decide::select(&cp, unit_id) {
+        Ok(unit) => unit,
+        Err(Stop::AllDone) => return Ok(ClockIn::AllDone),
+        Err(Stop::Escalate(escalation)) => return Ok(ClockIn::Escalate(escalation)),
+        Err(Stop::Refused(refusal)) => return Err(refusal),
+    };
+    // Steps 7–10 under the lock when it can be had (SW-73).
+    let held = match lock::acquire(env, &paths.lock_target(fs)) {
+        Acquired::Held(lock) => Some(lock),
+        Acquired::TimedOut(_) | Acquired::Unavailable(_) => None,
+    };
+    let with_budget = crate::budget::limits(&cp).is_some();
+    let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
+    decide::admit(&cp, &unit, &summary)?;
+    let ts = records::timestamp(env.clock.now());
+    let line = records::appended(
+        summary.last_byte,
+        &records::brief_line(unit.role(), &ts, unit.id()),
+    );
+    // Best-effort (SW-93): the brief is answered even when its record cannot be written.
+    let _ = shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true);
+    drop(held);
+    Ok(ClockIn::Brief(Box::new(decide::brief(&cp, &unit))))
+}
+
+/// Runs the relays' probes in order from the repo root, all of them within one budget of
+/// `env.probe_timeout` (issue 12 item 4): each gets what is left of it, and a relay reached with
+/// nothing left counts as timed out without running. The escalation of the first that does not
+/// answer its relay, if any.
+fn run_probes(
+    env: &Env,
+    paths: &CheckpointPaths,
+    cp: &Checkpoint<'_>,
+    relays: &[Relay<'_>],
+) -> Option<Escalation> {
+    let root = paths.repo_root(env.fs.as_ref());
+    let start = env.clock.monotonic();
+    for relay in relays {
+        let left = env
+            .probe_timeout
+            .saturating_sub(env.clock.monotonic().saturating_sub(start));
+        let status = if left.is_zero() {
+            ProbeStatus::TimedOut
+        } else {
+            env.host.run_probe(relay.probe, &root, left).status
+        };
+        match status {
+            ProbeStatus::Exited(0) => continue,
+            ProbeStatus::Exited(code) => return Some(decide::relay_failed(cp, relay, Some(code))),
+            _ => return Some(decide::relay_failed(cp, relay, None)),
+        }
+    }
+    None
+}

@@ -1,0 +1,92 @@
+//! `shiftwork_clock_out(…)` (§10): under the lock, gather, let the gates judge, commit.
+
+use std::collections::HashMap;
+
+use shiftwork_seams::FileKind;
+
+use crate::checkpoint;
+use crate::commit;
+use crate::decide::clock_out::{self as decide, ClockOut, Gathered};
+use crate::env::Env;
+use crate::ledger::{self, LedgerSummary};
+use crate::lock::{self, Acquired, LockHolder};
+use crate::paths::CheckpointPaths;
+use crate::refusal::Refusal;
+use crate::results::ClockedOut;
+
+/// `shiftwork_clock_out` (§10): gates 0–17 in order. Every refusal writes nothing; a success has
+/// appended the accounting line and replaced the checkpoint durably (W1–W6).
+pub fn clock_out(env: &Env, args: &ClockOut) -> Result<ClockedOut, Refusal> {
+    let fs = env.fs.as_ref();
+    let paths = CheckpointPaths::new(&args.checkpoint);
+    let target = paths.lock_target(fs);
+    // Gate 0.
+    let mut acquired = lock::acquire(env, &target);
+    if let Acquired::TimedOut(holder) = acquired {
+        return Err(locked(holder));
+    }
+    let result = judge_and_commit(env, args, &paths, &target, &mut acquired);
+    if let Acquired::Held(lock) = acquired {
+        lock.release();
+    }
+    result
+}
+
+fn locked(holder: LockHolder) -> Refusal {
+    Refusal::Locked {
+        path: holder.path,
+        pid: holder.pid,
+        host: holder.host,
+        since: holder.since,
+    }
+}
+
+fn judge_and_commit(
+    env: &Env,
+    args: &ClockOut,
+    paths: &CheckpointPaths,
+    target: &std::path::Path,
+    acquired: &mut Acquired<'_>,
+) -> Result<ClockedOut, Refusal> {
+    let fs = env.fs.as_ref();
+    // Gate 1.
+    let doc = checkpoint::read(fs, paths)?;
+    let cp = doc.view();
+    // The ledger is read for gate 3 only when gate 2 can pass.
+    let summary = if cp.unit(&args.unit_id).is_some() {
+        ledger::scan(fs, &paths.ledger, &cp.ids(), false)
+    } else {
+        LedgerSummary::default()
+    };
+    let gathered = Gathered {
+        log: paths.ledger_shown.clone(),
+        brief_files: brief_files(env, paths, args),
+    };
+    let last_byte = summary.last_byte;
+    let decided = decide::clock_out(doc.into_json(), &summary, &gathered, args, env.clock.now())?;
+    match acquired {
+        Acquired::Held(lock) => commit::run(env, lock, paths, target, &decided, last_byte)?,
+        Acquired::Unavailable(e) => return Err(commit::without_lock(env, paths, target, e)),
+        Acquired::TimedOut(holder) => return Err(locked(holder.clone())),
+    }
+    Ok(decided.answer)
+}
+
+/// For gate 12: whether each follow-up brief that may be looked at is a regular file below the repo root.
+fn brief_files(env: &Env, paths: &CheckpointPaths, args: &ClockOut) -> HashMap<String, bool> {
+    let briefs = decide::brief_paths(args);
+    if briefs.is_empty() {
+        return HashMap::new();
+    }
+    let fs = env.fs.as_ref();
+    let root = paths.repo_root(fs);
+    briefs
+        .into_iter()
+        .map(|brief| {
+            let is_file = fs
+                .metadata(&root.join(brief))
+                .is_ok_and(|m| m.kind == FileKind::File);
+            (brief.to_owned(), is_file)
+        })
+        .collect()
+}

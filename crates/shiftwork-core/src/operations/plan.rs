@@ -1,0 +1,36 @@
+//! `shiftwork_plan(checkpoint)` (§7).
+
+use crate::checkpoint;
+use crate::decide;
+use crate::env::Env;
+use crate::ledger;
+use crate::paths::CheckpointPaths;
+use crate::refusal::Refusal;
+use crate::results::Plan;
+
+/// `shiftwork_plan(checkpoint)` (SW-62): the batch view of the checkpoint, never writing. The ledger is
+/// read only when the checkpoint declares `job.budget` (SW-63).
+///
+/// ```
+/// use shiftwork_core::Answer;
+/// let fs = shiftwork_seams::MemFs::new();
+/// fs.write_file("/r/.shiftwork/cp.json", b"{}");
+/// let env = shiftwork_core::Env::new(
+///     std::sync::Arc::new(fs),
+///     std::sync::Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
+///     std::sync::Arc::new(shiftwork_seams::MemHost::new(1, "h")),
+/// );
+/// let refused = shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json").unwrap_err();
+/// assert_eq!(refused.to_string(), "checkpoint invalid: JSON does not match schema at 'root': 'version' is a required property");
+/// ```
+pub fn plan_checkpoint(env: &Env, checkpoint: &str) -> Result<Plan, Refusal> {
+    let fs = env.fs.as_ref();
+    let paths = CheckpointPaths::new(checkpoint);
+    let doc = checkpoint::read(fs, &paths)?;
+    let cp = doc.view();
+    let view = decide::plan::plan_checks(&cp)?;
+    let summary = crate::budget::limits(&cp)
+        .is_some()
+        .then(|| ledger::scan(fs, &paths.ledger, &cp.ids(), true));
+    Ok(decide::plan::plan(&cp, &view, summary.as_ref()))
+}

@@ -1,0 +1,421 @@
+//! Every refusal of shift work as a value: [`Refusal`], one variant per sentence of spec Appendix A,
+//! carrying the values its sentence names. Its `Display` is the sentence, byte for byte; the answer
+//! `{"result": "error", "reason": …}` is its rendering ([`crate::Answer`]), clipped there (SW-46).
+
+use std::io;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use crate::json::{Json, ParseError, python_str, python_string_literal};
+use crate::schema::SchemaViolation;
+
+/// Why a file could not be read or written, as the sentences' tails render it (SW-32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileError {
+    /// The operating system's error number: `ENOENT`, `EISDIR`, `EACCES`, `EFBIG` for a file past the
+    /// bound read, … (`EIO` stands for an error without one).
+    Os(i32),
+    /// Not a regular file: a FIFO, a socket or a device (it has no error number).
+    NotRegularFile,
+}
+
+impl FileError {
+    /// The error of an I/O failure.
+    ///
+    /// ```
+    /// use shiftwork_core::FileError;
+    /// assert_eq!(FileError::of(&std::io::Error::from_raw_os_error(2)), FileError::Os(2));
+    /// assert_eq!(FileError::of(&shiftwork_seams::not_regular_file()), FileError::NotRegularFile);
+    /// ```
+    pub fn of(error: &io::Error) -> FileError {
+        if shiftwork_seams::is_not_regular_file(error) {
+            FileError::NotRegularFile
+        } else {
+            FileError::Os(error.raw_os_error().unwrap_or(5))
+        }
+    }
+
+    /// The tail naming `shown_path` as 0.36.2 renders an OS error on POSIX (SW-32):
+    /// `[Errno 2] No such file or directory: 'nope/cp.json'`; `Not a regular file: '<path>'`.
+    ///
+    /// ```
+    /// use shiftwork_core::FileError;
+    /// assert_eq!(FileError::Os(21).tail("adir"), "[Errno 21] Is a directory: 'adir'");
+    /// assert_eq!(FileError::NotRegularFile.tail("/dev/zero"), "Not a regular file: '/dev/zero'");
+    /// ```
+    pub fn tail(&self, shown_path: &str) -> String {
+        let shown = python_string_literal(shown_path);
+        match self {
+            FileError::NotRegularFile => format!(
+                "{}: {shown}",
+                shiftwork_seams::os_reason(&shiftwork_seams::not_regular_file())
+            ),
+            FileError::Os(code) => {
+                let text = shiftwork_seams::os_reason(&io::Error::from_raw_os_error(*code));
+                format!("[Errno {code}] {text}: {shown}")
+            }
+        }
+    }
+}
+
+/// The field of a `work_plan` node (or a unit) that has the wrong shape (SW-49).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeField {
+    /// `id`: must be a string.
+    Id,
+    /// `depends_on`: must be a list of strings.
+    DependsOn,
+    /// `priority`: must be an integer.
+    Priority,
+    /// `touches`: must be a list of repo-relative paths.
+    Touches,
+}
+
+/// A refusal: the answer `{"result": "error", "reason": <sentence>}` of a shift-work operation, as a
+/// value an embedder matches by variant. Each variant carries the values its sentence names; `Display`
+/// is the sentence of spec Appendix A, unclipped (the answer clips it to 2,000 code points, SW-46).
+///
+/// ```
+/// use shiftwork_core::Refusal;
+/// let refusal = Refusal::NotCursor { unit: "U4".into(), cursor: "U3".into() };
+/// assert_eq!(refusal.to_string(), "unit U4 is not the cursor unit U3");
+/// assert!(matches!(refusal, Refusal::NotCursor { ref cursor, .. } if cursor == "U3"));
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// §4.1 step 1: the checkpoint file could not be read (SW-32).
+    #[error("checkpoint unreadable: {}", .error.tail(path))]
+    Unreadable {
+        /// The checkpoint path as printed (SW-18).
+        path: String,
+        /// Why.
+        error: FileError,
+    },
+    /// §4.1 step 2: the file is not UTF-8; the message is Python's decoder message (SW-33).
+    #[error("checkpoint unreadable: {message}")]
+    NotUtf8 {
+        /// `'utf-8' codec can't decode byte 0xff in position 21: invalid start byte`.
+        message: String,
+    },
+    /// §4.1 step 4.
+    #[error("checkpoint is not parseable as JSON: {0}")]
+    NotJson(ParseError),
+    /// §4.1 step 5.
+    #[error("checkpoint invalid: {0}")]
+    Invalid(SchemaViolation),
+    /// §4.1 step 6, the planner, follow-ups.
+    #[error("duplicate node id {id}")]
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+    },
+    /// SW-49: `nodes[<i>] must be an object`, or `nodes[<i>].<field> must be …`.
+    #[error("{}", node_shape(*index, *field))]
+    NodeShape {
+        /// The node's 0-based position (for a checkpoint, the unit's position in `plan.units`).
+        index: usize,
+        /// The field that is wrong, or `None` when the node is not an object.
+        field: Option<NodeField>,
+    },
+    /// SW-49 step 3.
+    #[error("node {node} depends on {dependency}, which no node declares")]
+    UnknownDependency {
+        /// The node.
+        node: String,
+        /// The dependency nobody declares.
+        dependency: String,
+    },
+    /// SW-53: the walk of one cycle, the first id repeated at the end.
+    #[error("the graph has a cycle: {}", .walk.join(" -> "))]
+    Cycle {
+        /// The ids of the cycle, `[a, b, a]`.
+        walk: Vec<String>,
+    },
+    /// SW-61: a `reviews` entry names no unit.
+    #[error("unit {unit} reviews {reviewed}, which no unit declares")]
+    ReviewsUnknownUnit {
+        /// The reviewing unit.
+        unit: String,
+        /// The id it reviews.
+        reviewed: String,
+    },
+    /// SW-61: a reviewed unit that is not a dependency.
+    #[error("unit {unit} reviews {reviewed}, which is not in its depends_on")]
+    ReviewsNonDependency {
+        /// The reviewing unit.
+        unit: String,
+        /// The reviewed unit.
+        reviewed: String,
+    },
+    /// SW-61: a unit reviewing a unit of its own role.
+    #[error("unit {unit} reviews {reviewed}, which is in its own role {role}")]
+    ReviewsOwnRole {
+        /// The reviewing unit.
+        unit: String,
+        /// The reviewed unit.
+        reviewed: String,
+        /// Their shared role.
+        role: String,
+    },
+    /// Clock-in step 6 (SW-67).
+    #[error("unit {unit} is not ready; ready is {}", .ready.join(", "))]
+    NotReady {
+        /// The selected unit.
+        unit: String,
+        /// The ready units.
+        ready: Vec<String>,
+    },
+    /// Clock-in step 8 (SW-114).
+    #[error("unit {unit} touches {path}, which {holder} holds until its clock-out")]
+    TouchesHeld {
+        /// The selected unit.
+        unit: String,
+        /// The shared path, normalized.
+        path: String,
+        /// The in-flight unit that holds it.
+        holder: String,
+    },
+    /// Clock-in step 9 (SW-132).
+    #[error("budget {dimension} spent: {used} of {limit}; raise job.budget or stop the job")]
+    BudgetSpent {
+        /// `tokens` or `units`.
+        dimension: &'static str,
+        /// Spent plus reserved.
+        used: i128,
+        /// The declared limit.
+        limit: i128,
+    },
+    /// Clock-out gate 0 (SW-100): the lock stayed held for the whole wait. The sentence names who
+    /// holds it, since when, and the file to remove should that holder be gone (issue 12 item 13).
+    #[error("{}", locked(path, *pid, host.as_deref(), *since))]
+    Locked {
+        /// The lock file (`<T>.lock`, absolute).
+        path: PathBuf,
+        /// The holder's pid, when the lock's first line is one.
+        pid: Option<u32>,
+        /// The holder's host, when the lock names one (0.36.2's locks do not).
+        host: Option<String>,
+        /// When the lock file was last written, when it could be read.
+        since: Option<DateTime<Utc>>,
+    },
+    /// Clock-out gate 2.
+    #[error("unit {unit} is not in the plan")]
+    NotInPlan {
+        /// The `unit_id` argument.
+        unit: String,
+    },
+    /// Clock-out gate 3.
+    #[error("unit {unit} is not the cursor unit {cursor}")]
+    NotCursor {
+        /// The `unit_id` argument.
+        unit: String,
+        /// `plan.cursor`.
+        cursor: String,
+    },
+    /// Clock-out gate 4, SW-79 rule 1.
+    #[error(
+        "unit {unit} in role {role} cannot clock out: job.roles.{role} is not a list of model identifiers, so it allows no model"
+    )]
+    RolesNotAList {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+    },
+    /// Clock-out gate 4, SW-79 rule 2.
+    #[error("unit {unit} in role {role} reported no model, but job.roles.{role} allows only: {}", .allowed.join(", "))]
+    NoModel {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// The models the role allows, in checkpoint order.
+        allowed: Vec<String>,
+    },
+    /// Clock-out gate 4, SW-79 rule 3.
+    #[error(
+        "unit {unit} in role {role} reported model {}, which job.roles.{role} does not allow: {}",
+        python_str(model),
+        .allowed.join(", ")
+    )]
+    ModelNotAllowed {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// The reported `model` (any JSON value; rendered in Python `str` rendering).
+        model: Box<Json>,
+        /// The models the role allows, in checkpoint order.
+        allowed: Vec<String>,
+    },
+    /// Clock-out gate 5 (SW-80).
+    #[error("unit {unit} in role {role} reported an accounting line the schema refuses: {violation}")]
+    AccountingShape {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// The violation, at `accounting…`.
+        violation: SchemaViolation,
+    },
+    /// Clock-out gate 6 (SW-81).
+    #[error("unit {unit} in role {role} reported an accounting line that sets the runtime's own keys: {}", .keys.join(", "))]
+    ReservedKeys {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// The reserved keys present, in the sentence's order.
+        keys: Vec<&'static str>,
+    },
+    /// Clock-out gate 7 (SW-133).
+    #[error(
+        "unit {unit} in role {role} reported 0 tokens, which job.budget refuses unless the line carries estimate: true"
+    )]
+    ZeroTokens {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+    },
+    /// Clock-out gate 8 (SW-82).
+    #[error("unit {unit} in role {role} sent {argument} the schema refuses: {violation}")]
+    ArgumentShape {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// `agent_id`, `agreements`, `conclusion` or `follow_ups`.
+        argument: &'static str,
+        /// The violation, at `<argument>…`.
+        violation: SchemaViolation,
+    },
+    /// Clock-out gate 9 (SW-125).
+    #[error("unit {unit} cannot send a conclusion: only a unit with concludes: true may")]
+    NotConcluder {
+        /// The unit.
+        unit: String,
+    },
+    /// Clock-out gate 9 (SW-126).
+    #[error("conclusion resolved needs supported: the hypothesis id its evidence supports")]
+    ResolvedWithoutSupported,
+    /// Clock-out gate 9 (SW-126).
+    #[error("conclusion resolved for {hypothesis} needs a done run: no done unit tests {hypothesis}")]
+    NoDoneRun {
+        /// The supported hypothesis.
+        hypothesis: String,
+    },
+    /// Clock-out gate 9 (SW-126).
+    #[error("conclusion resolved for {hypothesis} needs a done replay of run {run} in another role")]
+    NoReplay {
+        /// The supported hypothesis.
+        hypothesis: String,
+        /// The first done run.
+        run: String,
+    },
+    /// Clock-out gate 9 (SW-126).
+    #[error(
+        "conclusion resolved for {hypothesis} needs a done review of run {run} or of its replay {replay}"
+    )]
+    NoReview {
+        /// The supported hypothesis.
+        hypothesis: String,
+        /// The run of the first run/replay pair.
+        run: String,
+        /// Its replay.
+        replay: String,
+    },
+    /// Clock-out gate 10 (SW-128).
+    #[error("unit {unit} is a run unit clocked out done without a run-output in history_entry.produced")]
+    NoRunOutput {
+        /// The unit.
+        unit: String,
+    },
+    /// Clock-out gate 11 (SW-122).
+    #[error("agreement to retire is not on job.agreements: {agreement}")]
+    RetireUnknown {
+        /// The text to retire.
+        agreement: String,
+    },
+    /// Clock-out gate 11 (SW-122).
+    #[error("job.agreements would hold {count} agreements; at most 20 are kept")]
+    TooManyAgreements {
+        /// How many there would be.
+        count: usize,
+    },
+    /// Clock-out gate 12 (SW-121).
+    #[error("follow-up {id} brief {path} is not a file")]
+    FollowUpBriefNotAFile {
+        /// The follow-up's id.
+        id: String,
+        /// Its `brief_path`.
+        path: String,
+    },
+    /// Clock-out gate 12 (SW-121).
+    #[error("follow-up {id} has role {role}, which job.roles does not declare")]
+    FollowUpRoleUndeclared {
+        /// The follow-up's id.
+        id: String,
+        /// Its role.
+        role: String,
+    },
+    /// Clock-out gate 14: the mutated document does not validate.
+    #[error("refused to write: {0}")]
+    RefusedToWrite(SchemaViolation),
+    /// Clock-out gate 15 (W1, W4).
+    #[error("accounting log unwritable, checkpoint untouched: {}", .error.tail(path))]
+    LedgerUnwritable {
+        /// The ledger path as printed.
+        path: String,
+        /// Why.
+        error: FileError,
+    },
+    /// Clock-out gate 16 (W2, W3, W5; SW-105).
+    #[error("checkpoint unwritable, last log line uncommitted: {}", .error.tail(path))]
+    CheckpointUnwritable {
+        /// The checkpoint path as printed.
+        path: String,
+        /// Why.
+        error: FileError,
+    },
+}
+
+fn node_shape(index: usize, field: Option<NodeField>) -> String {
+    match field {
+        None => format!("nodes[{index}] must be an object"),
+        Some(NodeField::Id) => format!("nodes[{index}].id must be a string"),
+        Some(NodeField::DependsOn) => format!("nodes[{index}].depends_on must be a list of strings"),
+        Some(NodeField::Priority) => format!("nodes[{index}].priority must be an integer"),
+        Some(NodeField::Touches) => format!("nodes[{index}].touches must be a list of repo-relative paths"),
+    }
+}
+
+/// `checkpoint locked by another clock-out, nothing written: <lock path> (held by process <pid> on host
+/// <host> since <ts>; if that holder is gone, the lock is stale: remove <lock path>)`.
+fn locked(
+    path: &std::path::Path,
+    pid: Option<u32>,
+    host: Option<&str>,
+    since: Option<DateTime<Utc>>,
+) -> String {
+    let path = path.to_string_lossy();
+    let mut who = match pid {
+        Some(pid) => format!("process {pid}"),
+        None => String::from("an unknown process"),
+    };
+    if let Some(host) = host {
+        who.push_str(" on host ");
+        who.push_str(host);
+    }
+    if let Some(since) = since {
+        who.push_str(" since ");
+        who.push_str(&crate::records::timestamp(since));
+    }
+    format!(
+        "checkpoint locked by another clock-out, nothing written: {path} (held by {who}; if that holder is gone, the lock is stale: remove {path})"
+    )
+}
