@@ -41,6 +41,37 @@ fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     Ok((file, meta.len()))
 }
 
+/// Opens (or creates) the file of [`OsFs::lock`]. An existing file is opened without blocking (a FIFO
+/// put in its place would block a plain open forever) and must be a regular file. A missing file is
+/// created exclusively and without following a symbolic link (`O_CREAT | O_EXCL`), so a dangling link
+/// in the lock's place never creates its target elsewhere; one that appears meanwhile is opened as an
+/// existing file.
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    let flags = libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let opened = match OpenOptions::new().read(true).custom_flags(flags).open(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .custom_flags(flags)
+                .open(path)
+            {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    OpenOptions::new().read(true).custom_flags(flags).open(path)
+                }
+                other => other,
+            }
+        }
+        other => other,
+    }?;
+    if !opened.metadata()?.file_type().is_file() {
+        return Err(crate::not_regular_file());
+    }
+    Ok(opened)
+}
+
 fn convert(meta: &fs::Metadata) -> Metadata {
     let ft = meta.file_type();
     let kind = if ft.is_symlink() {
@@ -217,17 +248,7 @@ impl Fs for OsFs {
     }
 
     fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o644)
-                .open(path)?,
-            Err(e) => return Err(e),
-        };
+        let file = open_lock_file(path)?;
         let start = Instant::now();
         loop {
             if try_flock(&file)? {

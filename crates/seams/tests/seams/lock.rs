@@ -184,3 +184,32 @@ fn mem_lock_held_by_a_crashed_process_is_released_on_restart() {
     fs.restart();
     assert!(fs.lock(Path::new("/d/.l"), Duration::from_millis(20)).is_ok());
 }
+
+/// Issue 12 item 7 (a special file in a lock's place): a FIFO where the lock file should be is refused
+/// at once instead of blocking the open, and a dangling symbolic link in its place never creates the
+/// link's target somewhere else.
+#[test]
+fn os_lock_refuses_a_fifo_and_never_creates_through_a_dangling_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join(".fifo.lock");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let started = std::time::Instant::now();
+    let err = OsFs
+        .lock(&fifo, Duration::from_secs(1))
+        .err()
+        .expect("a FIFO is no lock file");
+    assert!(shiftwork_seams::is_not_regular_file(&err), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let target = elsewhere.join("created-by-the-lock");
+    let link = dir.path().join(".dangling.lock");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(OsFs.lock(&link, Duration::from_secs(1)).is_err());
+    assert!(!target.exists(), "the lock created its link's target");
+    // A link to an existing regular file is still followed, as before.
+    std::fs::write(&target, b"").unwrap();
+    assert!(OsFs.lock(&link, Duration::from_secs(1)).is_ok());
+}
