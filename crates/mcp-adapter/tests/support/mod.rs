@@ -1,9 +1,12 @@
-//! Shared helpers of the adapter's tests: an in-process MCP client over `tokio::io::duplex`, the real
-//! binary spoken to over its stdio, and the outputSchema validator.
+//! Shared helpers of the adapter's tests: an in-process MCP client (rmcp's) speaking to the server's
+//! own stdio transport over a Unix socket pair, a raw in-process JSON-RPC peer, the real binary spoken
+//! to over its stdio, and the outputSchema validator.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
@@ -11,17 +14,100 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use shiftwork_mcp::Server;
 
+/// Starts `server` on its stdio transport (`shiftwork_mcp::stdio`) over one end of a socket pair, on
+/// threads of its own; returns the other end.
+pub fn serve_in_process(server: Server) -> UnixStream {
+    let (server_end, client_end) = UnixStream::pair().unwrap();
+    let output = server_end.try_clone().unwrap();
+    std::thread::spawn(move || shiftwork_mcp::stdio::serve(server, server_end, output));
+    client_end
+}
+
 /// An rmcp client connected in process to `server`.
 pub async fn connect(server: Server) -> RunningService<RoleClient, ()> {
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
+    let client_end = serve_in_process(server);
+    client_end.set_nonblocking(true).unwrap();
+    let stream = tokio::net::UnixStream::from_std(client_end).unwrap();
+    ().serve(stream).await.expect("the client could not initialize")
+}
+
+/// A raw JSON-RPC peer of an in-process server: every line it sends and receives is its test's own.
+pub struct Peer {
+    writer: UnixStream,
+    reader: BufReader<UnixStream>,
+}
+
+impl Peer {
+    /// A peer of `server` (not initialized: call [`Peer::initialize`] when the test needs it).
+    pub fn new(server: Server) -> Peer {
+        let stream = serve_in_process(server);
+        Peer {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
         }
-    });
-    ().serve(client_end)
-        .await
-        .expect("the client could not initialize")
+    }
+
+    /// Sends one line (a newline is added).
+    pub fn send_line(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).unwrap();
+        self.writer.write_all(b"\n").unwrap();
+    }
+
+    /// Sends one JSON-RPC message.
+    pub fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// A second handle on the sending side (to send from another thread).
+    pub fn writer(&self) -> UnixStream {
+        self.writer.try_clone().unwrap()
+    }
+
+    /// The next line as sent (with its newline), or `None` when none arrives within `timeout`.
+    pub fn receive_line(&mut self, timeout: Duration) -> Option<String> {
+        self.reader.get_ref().set_read_timeout(Some(timeout)).unwrap();
+        let mut line = String::new();
+        let got = match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(line),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("cannot read: {e}"),
+        };
+        self.reader.get_ref().set_read_timeout(None).unwrap();
+        got
+    }
+
+    /// The next message, or `None` when none arrives within `timeout`.
+    pub fn receive_within(&mut self, timeout: Duration) -> Option<Value> {
+        let line = self.receive_line(timeout)?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}")))
+    }
+
+    /// The next message (waiting up to 10 s).
+    pub fn receive(&mut self) -> Value {
+        self.receive_within(Duration::from_secs(10))
+            .expect("no message within 10 s")
+    }
+
+    /// `initialize` and `notifications/initialized`.
+    pub fn initialize(&mut self) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}));
+        let answer = self.receive();
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// Closes the sending side (the server's input ends).
+    pub fn close_input(&mut self) {
+        self.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    }
 }
 
 /// Calls `tool` with `arguments` (a JSON object) and returns the MCP result.
