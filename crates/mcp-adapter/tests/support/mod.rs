@@ -217,13 +217,30 @@ impl Binary {
 
     /// Sends one JSON-RPC message.
     pub fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// Sends one line (a newline is added).
+    pub fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
-        writeln!(stdin, "{message}").unwrap();
+        writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    /// Reads one line of stdout as JSON (every stdout line must be JSON-RPC).
+    /// Reads one line of stdout as JSON (every stdout line must be JSON-RPC); fails when nothing comes
+    /// within 20 s.
     pub fn receive(&mut self) -> Value {
+        if self.stdout.buffer().is_empty() {
+            use std::os::fd::AsRawFd;
+            let mut poll = libc::pollfd {
+                fd: self.stdout.get_ref().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut poll, 1, 20_000) };
+            assert!(ready > 0, "no message from the server within 20 s");
+        }
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).unwrap();
         assert!(n > 0, "the server closed stdout");
@@ -253,14 +270,76 @@ impl Binary {
         response["result"].clone()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` to the server.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the child's pid with a valid signal number.
+        let done = unsafe { libc::kill(self.child.id() as i32, signal) };
+        assert_eq!(done, 0, "kill failed");
+    }
+
+    /// Closes stdin (the server's input ends) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Waits up to `timeout` for the server to exit.
+    pub fn wait_for_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Takes the server's stderr (to read it while the server runs).
+    pub fn take_stderr(&mut self) -> std::process::ChildStderr {
+        self.child.stderr.take().expect("stderr already taken")
+    }
+
+    /// The server's stdin (to write from another thread).
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin already taken")
+    }
+
+    /// The server's resident memory in kB (Linux).
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Closes stdin and waits for the exit status; returns it with everything left on stdout and stderr.
     pub fn close(mut self) -> (ExitStatus, String, String) {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
         let mut err = String::new();
-        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        if let Some(stderr) = self.child.stderr.as_mut() {
+            std::io::Read::read_to_string(stderr, &mut err).unwrap();
+        }
         (self.child.wait().unwrap(), rest, err)
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
