@@ -195,7 +195,16 @@ pub struct Binary {
 impl Binary {
     /// Starts `shiftwork-mcp serve ARGS` with extra environment variables.
     pub fn serve(args: &[&str], env: &[(&str, &str)]) -> Binary {
+        Binary::serve_in(None, args, env)
+    }
+
+    /// Starts `shiftwork-mcp serve ARGS` in the directory `cwd` (or the test's) with extra environment
+    /// variables.
+    pub fn serve_in(cwd: Option<&std::path::Path>, args: &[&str], env: &[(&str, &str)]) -> Binary {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
         cmd.arg("serve")
             .args(args)
             .stdin(Stdio::piped())
@@ -230,6 +239,12 @@ impl Binary {
     /// Reads one line of stdout as JSON (every stdout line must be JSON-RPC); fails when nothing comes
     /// within 20 s.
     pub fn receive(&mut self) -> Value {
+        let line = self.receive_line();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+    }
+
+    /// Reads one line of stdout as sent (with its newline); fails when nothing comes within 20 s.
+    pub fn receive_line(&mut self) -> String {
         if self.stdout.buffer().is_empty() {
             use std::os::fd::AsRawFd;
             let mut poll = libc::pollfd {
@@ -244,7 +259,7 @@ impl Binary {
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).unwrap();
         assert!(n > 0, "the server closed stdout");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+        line
     }
 
     /// Sends a request and returns the response with its id.
