@@ -45,6 +45,8 @@ fn main() -> ExitCode {
                 (Ok(input), Ok(output)) => (std::fs::File::from(input), std::fs::File::from(output)),
                 (Err(e), _) | (_, Err(e)) => return fail(&format!("cannot use stdin and stdout: {e}")),
             };
+            shiftwork_mcp::stdio::enlarge_pipe(input.as_fd());
+            shiftwork_mcp::stdio::enlarge_pipe(output.as_fd());
             let session = Session::start(server, input, output);
             if signals && let Err(e) = shutdown::on_signals(session.clone()) {
                 tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");

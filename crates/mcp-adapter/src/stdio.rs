@@ -57,13 +57,19 @@ impl Session {
             input: Mutex::new(LineReader::new(Box::new(input))),
             output: Mutex::new(Box::new(output)),
             output_failed: AtomicBool::new(false),
-            state: Mutex::new(State::default()),
-            changed: Condvar::new(),
+            calls: Mutex::new(Calls::default()),
+            threads: AtomicUsize::new(1),
+            busy: AtomicUsize::new(0),
+            busy_bytes: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             waiting: AtomicUsize::new(0),
+            sleep: Mutex::new(()),
+            changed: Condvar::new(),
+            sleepers: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
         });
-        shared.state().threads = 1;
         if !Shared::spawn(&shared) {
-            shared.state().threads = 0;
+            shared.threads.store(0, Ordering::SeqCst);
             shared.close();
         }
         Session { shared }
@@ -71,21 +77,23 @@ impl Session {
 
     /// Waits until the input has ended (or the output failed) and every request in flight is answered.
     pub fn wait(&self) {
-        let mut state = self.shared.state();
-        while !(state.closed && state.busy == 0) {
-            state = self.shared.wait(state);
-        }
+        let shared = &self.shared;
+        shared.sleep_until(Wait::Closed, None, || shared.closed.load(Ordering::SeqCst));
+        shared.sleep_until(Wait::Idle, None, || shared.busy.load(Ordering::SeqCst) == 0);
     }
 
     /// Stops taking work (SIGTERM, SIGINT): every request read from now on is refused, and every call
     /// in flight is told to end what it waits for ([`CallContext::cancel`]); their answers are still
     /// sent.
     pub fn stop(&self) {
-        let contexts: Vec<CallContext> = {
-            let mut state = self.shared.state();
-            state.stopping = true;
-            state.calls.iter().map(|c| c.context.clone()).collect()
-        };
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        let contexts: Vec<CallContext> = self
+            .shared
+            .calls()
+            .list
+            .iter()
+            .map(|c| c.context.clone())
+            .collect();
         for context in contexts {
             context.cancel();
         }
@@ -93,27 +101,36 @@ impl Session {
 
     /// Waits up to `timeout` until no request is in flight; true when none is.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.shared.state();
-        while state.busy > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            state = self
-                .shared
-                .changed
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        true
+        let shared = &self.shared;
+        shared.sleep_until(Wait::Idle, Some(Instant::now() + timeout), || {
+            shared.busy.load(Ordering::SeqCst) == 0
+        })
     }
 
     /// The number of requests in flight.
     pub fn in_flight(&self) -> usize {
-        self.shared.state().busy
+        self.shared.busy.load(Ordering::SeqCst)
     }
+}
+
+/// Gives a pipe a 1 MiB buffer (Linux; elsewhere, or when it is no pipe or the system refuses, nothing
+/// changes): a request or an answer of a few hundred kilobytes then crosses in one write instead of a
+/// handful of wake-ups at 64 KiB each.
+pub fn enlarge_pipe(fd: std::os::fd::BorrowedFd<'_>) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = fd.as_raw_fd();
+        // SAFETY: fstat and fcntl on a descriptor the caller holds; `stat` is written by fstat.
+        unsafe {
+            let mut stat: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut stat) == 0 && (stat.st_mode & libc::S_IFMT) == libc::S_IFIFO {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }
 
 /// Serves `server` on `input` and `output` until the input ends and every request is answered.
@@ -121,30 +138,49 @@ pub fn serve(server: Server, input: impl Read + Send + 'static, output: impl Wri
     Session::start(server, input, output).wait();
 }
 
+/// What the workers share. The counters are atomics, so that the path of a request takes no lock
+/// another worker holds but the input's (the hand-over) and no condition-variable call unless someone
+/// sleeps on one (`sleepers`).
 struct Shared {
     server: Server,
     input: Mutex<LineReader>,
     output: Mutex<Box<dyn Write + Send>>,
     output_failed: AtomicBool,
-    state: Mutex<State>,
-    changed: Condvar,
+    /// The `tools/call`s in flight.
+    calls: Mutex<Calls>,
+    /// Live worker threads.
+    threads: AtomicUsize,
+    /// Requests being handled, and the bytes of their lines.
+    busy: AtomicUsize,
+    busy_bytes: AtomicUsize,
+    /// The input ended or the output failed: no more reading.
+    closed: AtomicBool,
+    /// A signal asked the server to stop.
+    stopping: AtomicBool,
     /// Threads waiting to become the reader.
     waiting: AtomicUsize,
+    /// Where the waits on the counters sleep ([`Shared::sleep_until`]), and how many sleep for each
+    /// [`Wait`].
+    sleep: Mutex<()>,
+    changed: Condvar,
+    sleepers: [AtomicUsize; 3],
+}
+
+/// What a sleeper waits for: a request's end wakes only those it concerns, so that in the common case
+/// (nobody waits) it makes no system call.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    /// The input ended or the output failed.
+    Closed = 0,
+    /// No request in flight.
+    Idle = 1,
+    /// The request text in flight fell under [`MAX_IN_FLIGHT_BYTES`].
+    Budget = 2,
 }
 
 #[derive(Default)]
-struct State {
-    /// Live worker threads.
-    threads: usize,
-    /// Requests being handled, and the bytes of their lines.
-    busy: usize,
-    busy_bytes: usize,
-    /// The input ended or the output failed: no more reading.
-    closed: bool,
-    /// A signal asked the server to stop.
-    stopping: bool,
-    /// The `tools/call`s in flight.
-    calls: Vec<InFlight>,
+struct Calls {
+    list: Vec<InFlight>,
     serial: u64,
 }
 
@@ -173,12 +209,46 @@ enum Work<'a> {
 }
 
 impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn calls(&self) -> MutexGuard<'_, Calls> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed.wait(guard).unwrap_or_else(PoisonError::into_inner)
+    /// Sleeps until `done` holds (true) or `deadline` passes (false). Whoever changes what `done`
+    /// reads calls [`Shared::wake`] with `what` after the change.
+    fn sleep_until(&self, what: Wait, deadline: Option<Instant>, done: impl Fn() -> bool) -> bool {
+        let mut guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sleepers[what as usize].fetch_add(1, Ordering::SeqCst);
+        let reached = loop {
+            if done() {
+                break true;
+            }
+            guard = match deadline {
+                None => self.changed.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break false;
+                    }
+                    self.changed
+                        .wait_timeout(guard, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        };
+        self.sleepers[what as usize].fetch_sub(1, Ordering::SeqCst);
+        reached
+    }
+
+    /// Wakes the sleepers for any of `what`, if there are (no system call otherwise).
+    fn wake(&self, what: &[Wait]) {
+        if what
+            .iter()
+            .any(|w| self.sleepers[*w as usize].load(Ordering::SeqCst) > 0)
+        {
+            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+            self.changed.notify_all();
+        }
     }
 
     /// Starts one more worker (the caller counted it in `threads`); false when the system refused.
@@ -188,8 +258,7 @@ impl Shared {
             .name(String::from("shiftwork-mcp"))
             .spawn(move || {
                 while worker.serve_one() {}
-                worker.state().threads -= 1;
-                worker.changed.notify_all();
+                worker.threads.fetch_sub(1, Ordering::SeqCst);
             });
         if let Err(e) = &started {
             tracing::warn!("cannot start another worker thread: {e}");
@@ -198,8 +267,8 @@ impl Shared {
     }
 
     fn close(&self) {
-        self.state().closed = true;
-        self.changed.notify_all();
+        self.closed.store(true, Ordering::SeqCst);
+        self.wake(&[Wait::Closed, Wait::Idle, Wait::Budget]);
     }
 
     /// Reads and serves one line; false when this worker should end.
@@ -207,14 +276,17 @@ impl Shared {
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
         self.waiting.fetch_sub(1, Ordering::SeqCst);
+        if self.busy.load(Ordering::SeqCst) > 0
+            && self.busy_bytes.load(Ordering::SeqCst) >= MAX_IN_FLIGHT_BYTES
         {
-            let mut state = self.state();
-            while !state.closed && state.busy > 0 && state.busy_bytes >= MAX_IN_FLIGHT_BYTES {
-                state = self.wait(state);
-            }
-            if state.closed {
-                return false;
-            }
+            self.sleep_until(Wait::Budget, None, || {
+                self.closed.load(Ordering::SeqCst)
+                    || self.busy.load(Ordering::SeqCst) == 0
+                    || self.busy_bytes.load(Ordering::SeqCst) < MAX_IN_FLIGHT_BYTES
+            });
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return false;
         }
         let line = match input.next_line() {
             Ok(Line::Message(line)) => line,
@@ -245,28 +317,26 @@ impl Shared {
         };
         let size = line.len();
         let work = self.classify(&line);
-        {
-            let mut state = self.state();
-            state.busy += 1;
-            state.busy_bytes += size;
-            if self.waiting.load(Ordering::SeqCst) == 0 && state.threads < MAX_IN_FLIGHT {
-                state.threads += 1;
-                drop(state);
-                if !Shared::spawn(self) {
-                    self.state().threads -= 1;
-                }
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.busy_bytes.fetch_add(size, Ordering::SeqCst);
+        // Someone must read while this thread works: an idle worker, or a new one (up to the bound).
+        if self.waiting.load(Ordering::SeqCst) == 0 && self.threads.load(Ordering::SeqCst) < MAX_IN_FLIGHT {
+            self.threads.fetch_add(1, Ordering::SeqCst);
+            if !Shared::spawn(self) {
+                self.threads.fetch_sub(1, Ordering::SeqCst);
             }
         }
         drop(input);
-        let serial = self.run(work);
-        let mut state = self.state();
-        state.busy -= 1;
-        state.busy_bytes -= size;
-        if let Some(serial) = serial {
-            state.calls.retain(|c| c.serial != serial);
+        if let Some(serial) = self.run(work) {
+            self.calls().list.retain(|c| c.serial != serial);
         }
-        drop(state);
-        self.changed.notify_all();
+        let bytes = self.busy_bytes.fetch_sub(size, Ordering::SeqCst) - size;
+        let busy = self.busy.fetch_sub(1, Ordering::SeqCst) - 1;
+        if busy == 0 {
+            self.wake(&[Wait::Idle, Wait::Budget]);
+        } else if bytes < MAX_IN_FLIGHT_BYTES {
+            self.wake(&[Wait::Budget]);
+        }
         true
     }
 
@@ -284,7 +354,7 @@ impl Shared {
                 Work::Nothing
             }
             Ok(Some(Message::Request { id, method, params })) => {
-                if self.state().stopping {
+                if self.stopping.load(Ordering::SeqCst) {
                     return Work::Reply(server::error_line(
                         Some(id.raw()),
                         wire::INTERNAL_ERROR,
@@ -297,16 +367,16 @@ impl Shared {
                 let call = Arc::new(CallState::default());
                 let progress = params.progress_token.map(|token| self.progress_fn(token, &call));
                 let context = CallContext::new(progress);
-                let mut state = self.state();
-                state.serial += 1;
-                let serial = state.serial;
-                state.calls.push(InFlight {
+                let mut calls = self.calls();
+                calls.serial += 1;
+                let serial = calls.serial;
+                calls.list.push(InFlight {
                     key: id.key(),
                     serial,
                     context: context.clone(),
                     state: Arc::clone(&call),
                 });
-                drop(state);
+                drop(calls);
                 Work::Call(id, params, context, call, serial)
             }
             Err(refusal) => {
@@ -370,9 +440,9 @@ impl Shared {
     /// `notifications/cancelled`: cancels the calls in flight with that id.
     fn cancel(&self, key: &IdKey) {
         let contexts: Vec<CallContext> = {
-            let state = self.state();
-            state
-                .calls
+            let calls = self.calls();
+            calls
+                .list
                 .iter()
                 .filter(|c| c.key == *key)
                 .map(|c| {
