@@ -1,5 +1,7 @@
 //! Benchmarks of `hours` (hours.md §13): membership (HR-93), parse (HR-94), next change and previous end
-//! (HR-95), and `next_change` side by side with croner's `find_next_occurrence` (HR-96).
+//! (HR-95), `next_change` side by side with croner's `find_next_occurrence` (HR-96), and the whole typed
+//! answer of `hours_check` (`HoursQuery::answer`: parse, membership, next change, previous end,
+//! canonical form and summary — the tool's work without its JSON).
 //!
 //! Run: `cargo bench -p benches --bench hours`. Targets (medians on the 2-core reference machine):
 //! membership ≤ 200 ns, parse ≤ 10 µs, next/previous ≤ 10 µs typical and ≤ 50 µs worst case, and every
@@ -11,7 +13,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use croner::Cron;
 use divan::{Bencher, black_box};
-use shiftwork_hours::Expr;
+use shiftwork_hours::{Expr, HoursQuery};
 
 fn main() {
     divan::main();
@@ -191,4 +193,19 @@ mod next_vs_croner {
         let local = t.with_timezone(&chrono_tz::America::New_York);
         bencher.bench_local(|| black_box(&cron).find_next_occurrence(black_box(&local), false));
     }
+}
+
+/// The typed answer of `hours_check` (issue 11 item 4): everything the tool computes for one call, from
+/// the expression's text and `at` to the `HoursReport`, for the five-segment expression of HR-94.
+#[divan::bench(args = ["2026-09-23T18:00:00Z", "2026-09-27T22:00:00Z"])]
+fn report_answer(bencher: Bencher<'_, '_>, at: &str) {
+    let now = utc("2031-01-01T00:00:00Z");
+    let query = HoursQuery {
+        expression: FIVE_SEGMENTS,
+        at: Some(at),
+        zone: None,
+    };
+    let report = query.answer(now, chrono_tz::UTC).unwrap();
+    assert!(report.in_hours, "{at}: Wed 19:00 and Sun 23:00 BST are in hours");
+    bencher.bench_local(|| black_box(query).answer(black_box(now), chrono_tz::UTC));
 }

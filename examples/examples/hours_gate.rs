@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use shiftwork_hours::{
-    BootRoute, Expr, GateAction, GateMemory, GateStatus, HarnessGate, HoldPlan, LeaseState, Observation,
-    ProcState, ReleasePlan, ShutdownMode, StartRoute, TurnState, Tz, ZonedExpr, boot_route, close_step,
-    hold_plan, next_text_at, release_plan, start_route, state_label, tick,
+    BootRoute, Expr, GateAction, GateMemory, GateStatus, HarnessGate, HoldPlan, HoursReport, LeaseState,
+    Observation, ProcState, ReleasePlan, ShutdownMode, StartRoute, TurnState, Tz, ZonedExpr, boot_route,
+    close_step, hold_plan, next_text_at, release_plan, start_route, state_label, tick,
 };
 use shiftwork_seams::{Clock, ManualClock};
 
@@ -238,8 +238,16 @@ fn main() {
     // last Friday's 09:00 was 08:00Z. The gate needs nothing special for it.
     let monday = hours.next_change(clock.now()).unwrap();
     println!(
-        "\nNext opening: {} = {monday} (Friday's was 08:00:00 UTC)\n",
+        "\nNext opening: {} = {monday} (Friday's was 08:00:00 UTC)",
         local(monday)
+    );
+    // The whole answer of `hours_check`, as a status line would show it.
+    let report = HoursReport::of(hours, clock.now());
+    println!(
+        "hours_check's answer: in hours {}, next change {:?}, summary {:?}\n",
+        report.in_hours,
+        report.next_change.map(|t| t.to_rfc3339()),
+        report.summary
     );
     clock.set(at(2026, 10, 26, 8, 58));
     run_until(&clock, &mut harness, at(2026, 10, 26, 9, 1));

@@ -35,8 +35,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::from_values(Some(&dir), Some(r"\.md$"), home.as_deref());
     let log = Worklog::new(config, OsFs);
 
-    // A preview first: nothing is written, and the answer names the file, never its path.
-    let preview = log.append(&description, true)?;
+    // A preview first: nothing is written, and the answer names the file, never its path. A
+    // description the log refuses (a control character, more than 4,096 bytes) is refused here too,
+    // with a sentence that says why.
+    let preview = match log.append(&description, true) {
+        Ok(preview) => preview,
+        Err(e @ (WorklogError::ControlCharacter { .. } | WorklogError::DescriptionTooLong { .. })) => {
+            eprintln!("not written: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     println!("preview: {} → {:?}", preview.message, preview.line);
 
     match log.append(&description, false) {

@@ -5,7 +5,43 @@
 //! kind and never by parsing text. (`thiserror` is not used: the crate's normal dependencies are chrono
 //! and chrono-tz only, HR-5.)
 
+use std::borrow::Cow;
 use std::fmt;
+
+/// The most characters (Unicode scalar values) of one input value that an error sentence of this crate
+/// repeats: an expression's segment, a day list, a time, a zone name. A longer value is cut there and
+/// `…(<k> more)` says how many characters were left out, so a 1 MB expression never makes a 2 MB error.
+///
+/// Our decision (issues 12 and 16): the same bound and the same form as
+/// `shiftwork_seams::echo::ECHO_LIMIT` and its `clip`, written out here because this crate depends on
+/// chrono and chrono-tz only (HR-5); the adapter's tests check that the two agree.
+///
+/// ```
+/// use shiftwork_hours::{ECHO_LIMIT, Expr};
+/// let long = format!("{}-13:00", "9".repeat(5_000));
+/// let text = Expr::parse(&long).unwrap_err().to_string();
+/// // The segment and the start time are each repeated once, clipped.
+/// assert!(text.starts_with(r#"window "99"#) && text.ends_with(r#"…(3000 more)": malformed (want "HH:MM")"#));
+/// assert!(text.contains(r#"…(3006 more)": start time "99"#));
+/// assert!(text.len() < 2 * ECHO_LIMIT + 100);
+/// ```
+pub const ECHO_LIMIT: usize = 2_000;
+
+/// `text` cut after [`ECHO_LIMIT`] characters, with `…(<k> more)` when `k` were cut.
+pub(crate) fn clip(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(ECHO_LIMIT) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => {
+            let more = text[cut..].chars().count();
+            Cow::Owned(format!("{}…({more} more)", &text[..cut]))
+        }
+    }
+}
+
+/// `«x»` of HR-22: `text`, clipped by [`clip`], quoted as Rust's `{:?}` quotes a `&str`.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("{:?}", clip(text).as_ref())
+}
 
 /// What kind of parse error an expression has: one variant per row of the error table (HR-20, HR-23).
 ///
@@ -121,7 +157,11 @@ impl std::error::Error for ZoneError {}
 
 /// The unknown-zone sentence, shared by the expression error and [`ZoneError`] so both read alike.
 pub(crate) fn unknown_zone_text(name: &str) -> String {
-    format!("unknown time zone {name:?}: unknown time zone {name}")
+    format!(
+        "unknown time zone {}: unknown time zone {}",
+        quoted(name),
+        clip(name)
+    )
 }
 
 /// Why a text is not a [`ShutdownMode`](crate::ShutdownMode) (HR-53).

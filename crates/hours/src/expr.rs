@@ -6,7 +6,7 @@ use std::str::FromStr;
 use chrono::Weekday;
 use chrono_tz::Tz;
 
-use crate::error::{ParseError, ParseErrorKind, unknown_zone_text};
+use crate::error::{ParseError, ParseErrorKind, quoted, unknown_zone_text};
 use crate::eval::ZonedExpr;
 use crate::week::WeekPlan;
 use crate::zone;
@@ -92,7 +92,7 @@ impl Expr {
             if name.is_empty() {
                 return Err(ParseError::new(
                     ParseErrorKind::MissingZoneName,
-                    format!("zone prefix {token:?}: missing zone name"),
+                    format!("zone prefix {}: missing zone name", quoted(token)),
                 ));
             }
             let Some(tz) = zone::lookup(name) else {
@@ -233,7 +233,7 @@ impl fmt::Display for Clock {
 
 /// Reads one trimmed, non-empty segment (HR-14 … HR-17) and appends its windows.
 fn read_segment(segment: &str, windows: &mut Vec<Window>) -> Result<(), ParseError> {
-    let in_window = |e: ParseError| e.wrapped(&format!("window {segment:?}: "));
+    let in_window = |e: ParseError| e.wrapped(&format!("window {}: ", quoted(segment)));
     let fields = fields(segment);
     let Some((&(range_at, range_end), day_fields)) = fields.split_last() else {
         // A trimmed, non-empty segment has at least one field.
@@ -248,7 +248,10 @@ fn read_segment(segment: &str, windows: &mut Vec<Window>) -> Result<(), ParseErr
                 if i + 1 < day_fields.len() && !field.ends_with(',') {
                     return Err(ParseError::new(
                         ParseErrorKind::MalformedWindow,
-                        format!("window {segment:?}: malformed (want \"[days] HH:MM-HH:MM\")"),
+                        format!(
+                            "window {}: malformed (want \"[days] HH:MM-HH:MM\")",
+                            quoted(segment)
+                        ),
                     ));
                 }
                 token.push_str(field);
@@ -292,7 +295,7 @@ fn read_days(token: &str, text: &str) -> Result<[bool; 7], ParseError> {
         if item.is_empty() {
             return Err(ParseError::new(
                 ParseErrorKind::EmptyDay,
-                format!("day list {text:?}: empty day (check for a stray \",\")"),
+                format!("day list {}: empty day (check for a stray \",\")", quoted(text)),
             ));
         }
         let (first, last) = match item.split_once('-') {
@@ -326,7 +329,10 @@ fn read_day(name: &str) -> Result<usize, ParseError> {
         .ok_or_else(|| {
             ParseError::new(
                 ParseErrorKind::UnknownDay,
-                format!("unknown day {name:?} (want Mon, Tue, Wed, Thu, Fri, Sat, or Sun)"),
+                format!(
+                    "unknown day {} (want Mon, Tue, Wed, Thu, Fri, Sat, or Sun)",
+                    quoted(name)
+                ),
             )
         })
 }
@@ -337,7 +343,7 @@ fn read_range(field: &str) -> Result<(u32, u32), ParseError> {
     let (Some(start), Some(end), None) = (parts.next(), parts.next(), parts.next()) else {
         return Err(ParseError::new(
             ParseErrorKind::MalformedRange,
-            format!("malformed time range {field:?} (want \"HH:MM-HH:MM\")"),
+            format!("malformed time range {} (want \"HH:MM-HH:MM\")", quoted(field)),
         ));
     };
     let start = read_time(start, false).map_err(|e| e.wrapped("start "))?;
@@ -353,7 +359,7 @@ fn read_range(field: &str) -> Result<(u32, u32), ParseError> {
 
 /// Reads `HH:MM` into seconds after midnight; `24:00` only when `is_end`.
 fn read_time(text: &str, is_end: bool) -> Result<u32, ParseError> {
-    let fail = |kind, what: &str| Err(ParseError::new(kind, format!("time {text:?}: {what}")));
+    let fail = |kind, what: &str| Err(ParseError::new(kind, format!("time {}: {what}", quoted(text))));
     let Some((hour, minute)) = text.split_once(':') else {
         return fail(ParseErrorKind::MalformedTime, "malformed (want \"HH:MM\")");
     };

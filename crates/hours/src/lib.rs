@@ -6,6 +6,10 @@
 //! last end. The answers are exact to the second on every DST day: in gaps, in folds (both passes),
 //! with 30-minute DST (Lord Howe), at midnight transitions and on the day Samoa skipped.
 //!
+//! [`HoursQuery`] asks all three at once and answers with a typed [`HoursReport`] (or a typed
+//! [`HoursRefusal`]): it is the `hours_check` tool of `shiftwork-mcp` without its wire, so an embedder
+//! or a status view gets exactly the tool's answer.
+//!
 //! On top of that sits the hours gate: the per-tick decision a host makes for a gated harness (hold,
 //! close step, release, warm the watch), leases, and the texts a status table shows.
 //!
@@ -58,7 +62,7 @@ pub use close::{
     CloseStepOutcome, HoldPlan, Observation, ReleasePlan, StopReason, TurnState, close_deadline, close_step,
     hold_plan, release_plan,
 };
-pub use error::{ModeError, ParseError, ParseErrorKind, ZoneError};
+pub use error::{ECHO_LIMIT, ModeError, ParseError, ParseErrorKind, ZoneError};
 pub use eval::{Check, ZonedExpr};
 pub use expr::{Expr, Window};
 pub use gate::{
@@ -66,6 +70,7 @@ pub use gate::{
     GateMemory, GateStatus, LeaseChange, LeaseJudgement, LeaseState, ProcState, ShutdownMode, TickInput,
     TickOutcome, close_anchor, judge_lease, tick, ungate,
 };
+pub use present::report::{HoursQuery, HoursRefusal, HoursReport, MAX_EXPRESSION_BYTES};
 pub use present::{next_text, next_text_at, schedule_label, state_label};
 pub use route::{BootRoute, HarnessGate, LeaseRefusal, StartRoute, boot_route, start_route};
 pub use zone::parse_zone;

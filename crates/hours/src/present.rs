@@ -1,5 +1,8 @@
 //! Presentation texts (§9): the STATE and NEXT columns and the SCHEDULE label. Every instant is shown in
-//! a zone the caller passes; the crate never picks one (HR-74).
+//! a zone the caller passes; the crate never picks one (HR-74). The [`report`] module presents one
+//! evaluation whole: the answer of §11.
+
+pub(crate) mod report;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;

@@ -46,6 +46,16 @@ pub enum Command {
         /// The arguments after the group's name.
         args: Vec<String>,
     },
+    /// `watch [OPTIONS]`: the live terminal view (issue 15); the options are parsed by its command.
+    Watch {
+        /// The arguments after `watch`.
+        args: Vec<String>,
+    },
+    /// `plan [OPTIONS]`: a checkpoint's plan as a picture (issue 15).
+    Plan {
+        /// The arguments after `plan`.
+        args: Vec<String>,
+    },
     /// `--help`.
     Help,
     /// `--version`.
@@ -143,6 +153,14 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                 flags: Vec::new(),
             })
         }
+        "watch" => Ok(Invocation {
+            command: Command::Watch { args: rest.to_vec() },
+            flags: Vec::new(),
+        }),
+        "plan" => Ok(Invocation {
+            command: Command::Plan { args: rest.to_vec() },
+            flags: Vec::new(),
+        }),
         other => match groups.iter().find(|g| g.name == other && g.command.is_some()) {
             Some(group) => Ok(Invocation {
                 command: Command::Group {
@@ -297,7 +315,9 @@ pub fn help(groups: &[&Group]) -> String {
         "shiftwork-mcp {} — coordinate the work of AI coding agents over MCP\n\n\
          Usage:\n  shiftwork-mcp serve [--tools LIST] [OPTIONS]   serve the tools over stdio (MCP)\n  \
          shiftwork-mcp call TOOL [JSON] [--pretty] [OPTIONS]   run one tool once and print its answer\n  \
-         shiftwork-mcp demo [--keep]   run a scripted tour in a temporary directory\n",
+         shiftwork-mcp demo [--keep]   run a scripted tour in a temporary directory\n  \
+         shiftwork-mcp watch [--checkpoint PATH]… [--hours EXPR] [--once] [OPTIONS]   live view of jobs, contracts, hours\n  \
+         shiftwork-mcp plan [--checkpoint PATH] [--format text|mermaid]   a checkpoint's plan as a picture\n",
         env!("CARGO_PKG_VERSION")
     );
     for g in groups.iter().filter(|g| g.command.is_some()) {

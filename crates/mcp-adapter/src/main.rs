@@ -1,5 +1,7 @@
 //! The `shiftwork-mcp` binary: see the crate documentation of the `shiftwork_mcp` library.
 
+mod view_command;
+
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
@@ -112,6 +114,8 @@ fn main() -> ExitCode {
                 Err(e) => fail(&format!("the demo failed: {e}")),
             }
         }
+        Command::Watch { args } => view_command::watch(&args),
+        Command::Plan { args } => view_command::plan(&args),
         Command::Group { group, args } => {
             let code = groups
                 .iter()

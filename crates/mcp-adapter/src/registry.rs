@@ -352,17 +352,11 @@ impl ToolDef {
         self.invoke(&Arguments::decoded(arguments.clone()))
     }
 
-    /// Runs the tool: the MC-9 key check, then the handler. The group's refusal gets every undeclared
-    /// key clipped to [`shiftwork_seams::echo::ECHO_LIMIT`] code points (issue 16 item 4).
+    /// Runs the tool: the MC-9 key check, then the handler.
     pub fn invoke(&self, arguments: &Arguments) -> Outcome {
         let known = self.known_arguments();
-        let unknown: Vec<String> = arguments
-            .keys()
-            .filter(|k| !known.contains(k))
-            .map(clip_echo)
-            .collect();
+        let unknown: Vec<&str> = arguments.keys().filter(|k| !known.contains(k)).collect();
         if let Some(first) = unknown.first() {
-            let unknown: Vec<&str> = unknown.iter().map(String::as_str).collect();
             return (self.unknown_argument)(self.name, first, &unknown, &known);
         }
         (self.handler)(arguments)
@@ -370,14 +364,43 @@ impl ToolDef {
 }
 
 /// The MC-9 sentence: `unknown argument '<key>'; known: <k1>, <k2>, …` (`(none)` when empty). The key
-/// is quoted as given: [`ToolDef::invoke`] has already clipped it.
+/// is clipped at [`shiftwork_seams::echo::ECHO_LIMIT`] code points (issue 16 item 4), once: a key a
+/// group already clipped is quoted as it is.
+///
+/// ```
+/// use shiftwork_mcp::registry::unknown_argument_sentence;
+/// use shiftwork_seams::echo::clip_echo;
+///
+/// let key = "k".repeat(10_000);
+/// let sentence = unknown_argument_sentence(&key, &["a"]);
+/// assert!(sentence.ends_with("k…(8000 more)'; known: a"));
+/// assert_eq!(unknown_argument_sentence(&clip_echo(&key), &["a"]), sentence);
+/// ```
 pub fn unknown_argument_sentence(key: &str, known: &[&str]) -> String {
     let known = if known.is_empty() {
         String::from("(none)")
     } else {
         known.join(", ")
     };
-    format!("unknown argument '{key}'; known: {known}")
+    format!("unknown argument '{}'; known: {known}", clip_once(key))
+}
+
+/// [`clip_echo`], leaving a text that is already a clipped echo (its first
+/// [`shiftwork_seams::echo::ECHO_LIMIT`] code points, then `…(<k> more)`) as it is.
+fn clip_once(text: &str) -> std::borrow::Cow<'_, str> {
+    let limit = shiftwork_seams::echo::ECHO_LIMIT;
+    let Some((cut, _)) = text.char_indices().nth(limit) else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    let already = text[cut..]
+        .strip_prefix("…(")
+        .and_then(|rest| rest.strip_suffix(" more)"))
+        .is_some_and(|count| !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()));
+    if already {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(clip_echo(text))
+    }
 }
 
 /// Builds a demo call's arguments from the answers of the group's earlier calls.

@@ -409,3 +409,115 @@ async fn hr85_refusals_through_mcp() {
         assert!(!support::only_text(&result).contains('\n'), "compact");
     }
 }
+
+/// Issue 12 item 14 (class: an answer instant RFC 3339 cannot write): at 9999-12-31 the next opening
+/// lies in year 10000; `next_change` is `null` (and the summary empty) instead of
+/// `+10000-01-03T09:00:00Z`, and every answer still validates against the output schema.
+#[tokio::test]
+async fn issue12_item14_instant_past_year_9999_is_null() {
+    let tool = tool_at("2026-09-21T12:00:00Z", Tz::UTC);
+    #[rustfmt::skip]
+    let rows: &[(&str, &str, Value, Value, &str)] = &[
+        ("TZ=UTC Mon-Fri 09:00-17:00", "9999-12-31T18:00:00Z", Value::Null, json!("9999-12-31T17:00:00Z"), ""),
+        ("TZ=UTC Mon-Fri 09:00-17:00", "9999-12-31T12:00:00Z", json!("9999-12-31T17:00:00Z"), Value::Null, "closes 17:00"),
+        ("TZ=UTC Mon-Fri 09:00-17:00", "0000-01-01T12:00:00Z", json!("0000-01-03T09:00:00Z"), Value::Null, "opens Mon 09:00"),
+    ];
+    for (expression, at, next, prev, summary) in rows {
+        let v = answer(&tool, json!({"expression": expression, "at": at}));
+        assert_eq!(
+            (
+                &v["next_change"],
+                &v["previous_end"],
+                v["summary"].as_str().unwrap()
+            ),
+            (next, prev, *summary),
+            "{at}: {v}"
+        );
+    }
+    let (client, descriptor) = client_for(tool_at("2026-09-21T12:00:00Z", Tz::UTC)).await;
+    let arguments = json!({"expression": "TZ=UTC Mon-Fri 09:00-17:00", "at": "9999-12-31T18:00:00Z"});
+    let result = support::call(&client, "hours_check", arguments).await;
+    let structured = support::assert_valid_answer(&descriptor, &result);
+    assert_eq!(structured["next_change"], Value::Null);
+    assert!(!support::only_text(&result).contains("+10000"));
+}
+
+/// Issue 12 item 14 (class: an input quoted twice in a reason): a 1 MB expression no longer answers
+/// 2 MB of `reason`. An expression over the limit is refused naming it; a value repeated in any other
+/// reason (a segment, a time, a zone, `at`) is clipped at 2,000 characters with `…(<k> more)`.
+#[test]
+fn issue12_item14_long_expression_reason_is_bounded() {
+    let tool = tool_at("2026-09-21T12:00:00Z", Tz::UTC);
+    let mb = "9".repeat(1 << 20);
+    let refused = reason(&tool, json!({"expression": format!("{mb}:00-13:00")}));
+    assert_eq!(
+        refused,
+        format!(
+            "argument 'expression' is {} bytes long; an expression may hold at most 2048 bytes",
+            (1 << 20) + 9
+        )
+    );
+    // Within the limit, a bad time is quoted whole, exactly as before.
+    let short = "9".repeat(1_500);
+    assert_eq!(
+        reason(&tool, json!({"expression": format!("{short}:00-13:00")})),
+        format!(r#"window "{short}:00-13:00": start time "{short}:00": malformed hour"#)
+    );
+    for arguments in [
+        json!({"expression": "09:00-10:00", "zone": mb}),
+        json!({"expression": "09:00-10:00", "at": mb}),
+        json!({"expression": "09:00-10:00", mb.clone(): 1}),
+    ] {
+        let text = reason(&tool, arguments);
+        assert!(text.len() < 5_000, "{} bytes", text.len());
+        assert!(
+            text.contains(&format!("…({} more)", (1 << 20) - 2_000)),
+            "{}",
+            &text[..80]
+        );
+    }
+}
+
+/// Issue 16 item 4 (class: a huge value in a string argument): 10 MB in `expression`, `at` or `zone`
+/// (and as an unknown key) gives an answer under 64 KB, through MCP, and the server keeps answering.
+/// The crate clips with the same bound and form as `shiftwork_seams::echo` (it cannot depend on it,
+/// HR-5): the two must agree.
+#[tokio::test]
+async fn issue16_item4_ten_megabyte_values_answer_under_64kb() {
+    assert_eq!(shiftwork_hours::ECHO_LIMIT, shiftwork_seams::echo::ECHO_LIMIT);
+    let value = "Z".repeat(3_000);
+    let from_hours = shiftwork_hours::parse_zone(&value).unwrap_err().to_string();
+    let clipped = shiftwork_seams::echo::clip_echo(&value);
+    assert_eq!(
+        from_hours,
+        format!("unknown time zone \"{clipped}\": unknown time zone {clipped}")
+    );
+
+    let (client, descriptor) = client_for(tool_at("2026-09-21T12:00:00Z", Tz::UTC)).await;
+    let ten_mb = "x".repeat(10 << 20);
+    let valid_but_long = "09:00-10:00; ".repeat((10 << 20) / 13);
+    for arguments in [
+        json!({"expression": ten_mb}),
+        json!({"expression": valid_but_long}),
+        json!({"expression": "09:00-10:00", "at": ten_mb}),
+        json!({"expression": "09:00-10:00", "zone": ten_mb}),
+        json!({"expression": format!("TZ={ten_mb} 09:00-10:00")}),
+        json!({"expression": "09:00-10:00", ten_mb.clone(): true}),
+    ] {
+        let result = support::call(&client, "hours_check", arguments).await;
+        let size = serde_json::to_vec(&result).unwrap().len();
+        assert!(size < 64 * 1024, "an answer of {size} bytes");
+        let structured = support::assert_valid_answer(&descriptor, &result);
+        assert_eq!(structured["result"], "error");
+    }
+    let after = support::call(
+        &client,
+        "hours_check",
+        json!({"expression": "09:00-10:00", "at": "2026-09-21T09:30:00Z"}),
+    )
+    .await;
+    assert_eq!(
+        support::assert_valid_answer(&descriptor, &after)["in_hours"],
+        true
+    );
+}

@@ -677,3 +677,124 @@ fn wl82_absent_arguments_member() {
     let (status, _, _) = server.close();
     assert!(status.success());
 }
+
+/// Issue 12 item 5, issue 16 item 4 (classes: a control character in a description, an oversized
+/// description, a huge value in any string argument) through MCP on the real filesystem: each is a tool
+/// error whose sentence names what was wrong, nothing is written, every answer stays under 64 KB
+/// (10 MB description, 10 MB unknown key on both tools), and the server keeps answering.
+#[tokio::test]
+async fn issue16_item4_hostile_descriptions_answer_small_and_write_nothing() {
+    let dir = log_dir(b"- [x] a\n");
+    let path = dir.path().join("2026-09-06.md");
+    let client = client(dir_flag(dir.path())).await;
+    let ten_mb = "x".repeat(10 << 20);
+    let rows = [
+        (
+            "worklog_append",
+            json!({"description": "Fixed\u{0}it"}),
+            Some(
+                "the description holds the control character U+0000 (NUL) at character 6; a description may \
+                 hold no control character other than whitespace, so nothing was written",
+            ),
+        ),
+        (
+            "worklog_append",
+            json!({"description": "\u{1b}[2J", "dry_run": true}),
+            Some(
+                "the description holds the control character U+001B (ESC) at character 1; a description may \
+                 hold no control character other than whitespace, so nothing was written",
+            ),
+        ),
+        (
+            "worklog_append",
+            json!({"description": "a".repeat(4_097)}),
+            Some(
+                "the description is 4097 bytes long; a description may hold at most 4096 bytes, so nothing \
+                 was written",
+            ),
+        ),
+        ("worklog_append", json!({"description": ten_mb}), None),
+        (
+            "worklog_append",
+            json!({"description": "x", ten_mb.clone(): 1}),
+            None,
+        ),
+        ("worklog_check", json!({ten_mb.clone(): "y"}), None),
+    ];
+    for (tool, arguments, sentence) in rows {
+        let result = support::call(&client, tool, arguments).await;
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content, None);
+        let size = serde_json::to_vec(&result).unwrap().len();
+        assert!(size < 64 * 1024, "{tool}: an answer of {size} bytes");
+        if let Some(sentence) = sentence {
+            assert_eq!(support::only_text(&result), sentence);
+        }
+    }
+    assert_eq!(fs::read(&path).unwrap(), b"- [x] a\n", "nothing written");
+    assert!(
+        !dir.path().join(".worklog.lock").exists(),
+        "the lock is never taken"
+    );
+    let written = support::call(&client, "worklog_append", json!({"description": "b"})).await;
+    assert_eq!(written.is_error, Some(false));
+    assert_eq!(fs::read(&path).unwrap(), b"- [x] a\n- [x] b\n");
+}
+
+/// Issue 12 item 14 (class: a file name holding a line feed or an ESC): the probe prints the name
+/// quoted, with the control characters escaped, on stdout and on stderr; a plain name is printed as
+/// before (AS-46).
+#[test]
+fn issue12_item14_probe_quotes_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "day\n2\u{1b}[2J.md";
+    fs::write(dir.path().join(name), "- [x] a\n").unwrap();
+    let out = run(
+        &["worklog", "check", "--worklog-dir", dir.path().to_str().unwrap()],
+        &[],
+        None,
+    );
+    assert_eq!(
+        (out.status.code(), text(&out.stdout), text(&out.stderr)),
+        (
+            Some(0),
+            "ok: file=\"day\\n2\\u{1b}[2J.md\" items=1\n".into(),
+            String::new()
+        )
+    );
+    fs::write(dir.path().join(name), "# T\n").unwrap();
+    let out = run(
+        &["worklog", "check", "--worklog-dir", dir.path().to_str().unwrap()],
+        &[],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(
+        text(&out.stderr),
+        "shiftwork-mcp: \"day\\n2\\u{1b}[2J.md\" has no checklist yet; the next append will start one\n"
+    );
+    assert!(!out.stderr.contains(&0x1b) && out.stderr.iter().filter(|&&b| b == b'\n').count() == 1);
+}
+
+/// Issue 12 item 7 (class: a log file too large to read whole) through the binary: a 3 GB (sparse) log
+/// is refused at once by the probe and the tool, naming the limit, and left as it is.
+#[test]
+fn issue12_item7_huge_log_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2026-09-06.md");
+    fs::File::create(&path).unwrap().set_len(3 << 30).unwrap();
+    let sentence = "cannot read \"2026-09-06.md\": the file is larger than 67108864 bytes (64 MiB), the most a \
+                    log file may hold";
+    let env = [("WORKLOG_DIR", dir.path().to_str().unwrap())];
+    let out = run(&["worklog", "check"], &env, None);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(1), format!("shiftwork-mcp: {sentence}\n"))
+    );
+    let out = run(&["call", "worklog_append", r#"{"description":"x"}"#], &env, None);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (Some(1), format!("{sentence}\n"))
+    );
+    assert_eq!(fs::metadata(&path).unwrap().len(), 3 << 30);
+}

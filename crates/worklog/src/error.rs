@@ -2,19 +2,89 @@
 
 use thiserror::Error;
 
+use crate::core::MAX_DESCRIPTION_BYTES;
+use crate::outcome::quoted_name as q;
+use crate::service::MAX_LOG_BYTES;
+
 /// Why a call failed. `Display` is exactly the §14 text; `file` is the log file's name without any
 /// directory, `reason` the operating system's text for the error number ([`shiftwork_seams::os_reason`]).
-/// No variant carries a path (WL-70).
+/// No variant carries a path (WL-70). Every name is shown quoted by [`crate::quoted_name`]: a plain
+/// name reads `"{name}"` exactly as §14 writes it, and a control character in a name is escaped.
+///
+/// Three variants are our additions to §14 (issues 12 and 16), each refusing before anything is
+/// written: [`DescriptionTooLong`](WorklogError::DescriptionTooLong),
+/// [`ControlCharacter`](WorklogError::ControlCharacter) and [`TooLarge`](WorklogError::TooLarge).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum WorklogError {
+    /// The description is longer than [`MAX_DESCRIPTION_BYTES`] (our decision, issue 16). Decided
+    /// before anything else, so nothing is looked at or written.
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// use shiftwork_worklog::{Config, Worklog, WorklogError};
+    /// let log = Worklog::new(Config::default(), MemFs::new());
+    /// let err = log.append(&"a".repeat(5_000), false).unwrap_err();
+    /// assert_eq!(err, WorklogError::DescriptionTooLong { bytes: 5_000 });
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "the description is 5000 bytes long; a description may hold at most 4096 bytes, so nothing was written"
+    /// );
+    /// ```
+    #[error(
+        "the description is {bytes} bytes long; a description may hold at most {MAX_DESCRIPTION_BYTES} \
+         bytes, so nothing was written"
+    )]
+    DescriptionTooLong {
+        /// The description's length in bytes, as sent.
+        bytes: usize,
+    },
+    /// The description holds a control character that is not whitespace (our decision, issue 12; see
+    /// [`crate::core::first_control_character`]). Decided before anything else, so nothing is looked
+    /// at or written.
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// use shiftwork_worklog::{Config, Worklog, WorklogError};
+    /// let log = Worklog::new(Config::default(), MemFs::new());
+    /// let err = log.append("Fixed \u{1B}[31mthe bug", false).unwrap_err();
+    /// assert_eq!(err, WorklogError::ControlCharacter { character: '\u{1B}', position: 7 });
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "the description holds the control character U+001B (ESC) at character 7; a description may \
+    ///      hold no control character other than whitespace, so nothing was written"
+    /// );
+    /// ```
+    #[error(
+        "the description holds the control character {} at character {position}; a description may hold \
+         no control character other than whitespace, so nothing was written",
+        control_name(*.character)
+    )]
+    ControlCharacter {
+        /// The character.
+        character: char,
+        /// Its position in the description as sent, counted in characters from 1.
+        position: usize,
+    },
     /// E-utf8: the log file is not valid UTF-8 (WL-21).
-    #[error("\"{file}\" is not valid UTF-8")]
+    #[error("{} is not valid UTF-8", q(.file))]
     NotUtf8 {
         /// The log file's name.
         file: String,
     },
+    /// The log file is larger than [`MAX_LOG_BYTES`] (our decision, issue 12): it is refused after
+    /// reading at most that much of it, and left as it is. Read as E-read with its own reason.
+    #[error(
+        "cannot read {}: the file is larger than {MAX_LOG_BYTES} bytes ({} MiB), the most a log file may hold",
+        q(.file),
+        MAX_LOG_BYTES >> 20
+    )]
+    TooLarge {
+        /// The log file's name.
+        file: String,
+    },
     /// E-read: the log file could not be read (WL-68).
-    #[error("cannot read \"{file}\": {reason}")]
+    #[error("cannot read {}: {reason}", q(.file))]
     Read {
         /// The log file's name.
         file: String,
@@ -23,7 +93,7 @@ pub enum WorklogError {
     },
     /// E-write: the lock file could not be opened or created, or a step of the durable write failed
     /// (WL-55, WL-61).
-    #[error("cannot write \"{file}\": {reason}")]
+    #[error("cannot write {}: {reason}", q(.file))]
     Write {
         /// The log file's name.
         file: String,
@@ -31,7 +101,7 @@ pub enum WorklogError {
         reason: String,
     },
     /// E-lock: another append held the lock for the whole timeout (WL-61).
-    #[error("cannot write \"{file}\": timed out waiting for another append to finish")]
+    #[error("cannot write {}: timed out waiting for another append to finish", q(.file))]
     LockTimeout {
         /// The log file's name.
         file: String,
@@ -45,4 +115,54 @@ pub enum WorklogError {
     /// E-pattern: the configured pattern is not a valid regular expression (WL-12).
     #[error("the configured file pattern is not a valid regular expression")]
     Pattern,
+}
+
+/// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets and DEL, its
+/// standard abbreviation.
+fn control_name(c: char) -> String {
+    const C0: [&str; 32] = [
+        "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO",
+        "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS",
+        "RS", "US",
+    ];
+    const C1: [&str; 32] = [
+        "PAD", "HOP", "BPH", "NBH", "IND", "NEL", "SSA", "ESA", "HTS", "HTJ", "VTS", "PLD", "PLU", "RI",
+        "SS2", "SS3", "DCS", "PU1", "PU2", "STS", "CCH", "MW", "SPA", "EPA", "SOS", "SGC", "SCI", "CSI",
+        "ST", "OSC", "PM", "APC",
+    ];
+    let code = u32::from(c);
+    let name = match code {
+        0x00..=0x1F => C0.get(code as usize),
+        0x7F => Some(&"DEL"),
+        0x80..=0x9F => C1.get((code - 0x80) as usize),
+        _ => None,
+    };
+    match name {
+        Some(name) => format!("U+{code:04X} ({name})"),
+        None => format!("U+{code:04X}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_name;
+
+    /// Every control character is named by its code point, and the C0, DEL and C1 ones by their
+    /// abbreviation too.
+    #[test]
+    fn control_names() {
+        for (c, name) in [
+            ('\u{0}', "U+0000 (NUL)"),
+            ('\u{7}', "U+0007 (BEL)"),
+            ('\u{8}', "U+0008 (BS)"),
+            ('\u{1B}', "U+001B (ESC)"),
+            ('\u{7F}', "U+007F (DEL)"),
+            ('\u{80}', "U+0080 (PAD)"),
+            ('\u{9B}', "U+009B (CSI)"),
+            ('\u{9F}', "U+009F (APC)"),
+            ('a', "U+0061"),
+        ] {
+            assert_eq!(control_name(c), name);
+        }
+    }
 }

@@ -44,6 +44,10 @@
 //! * The parser scans bytes and stops at the end of the checklist, and the write streams the old bytes
 //!   around the insertion: a 10 MB log costs one read and one write.
 //! * A carriage return inside the first item's indent is copied as a space (see [`core::plan_append`]).
+//! * Hostile input is bounded (our decisions, beyond the specification): a description over
+//!   [`core::MAX_DESCRIPTION_BYTES`] or holding a control character other than whitespace is refused
+//!   before anything is looked at, a log file is read up to [`MAX_LOG_BYTES`] and never blocks on a
+//!   special file, and a file name is always shown through [`quoted_name`].
 
 pub mod core;
 
@@ -54,8 +58,8 @@ mod service;
 
 pub use config::Config;
 pub use error::WorklogError;
-pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus};
-pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
+pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, quoted_name};
+pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, MAX_LOG_BYTES, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
 
 /// The crate's README, run as a doc test so that its example stays true.
 #[cfg(doctest)]

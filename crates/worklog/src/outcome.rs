@@ -91,34 +91,56 @@ pub struct CheckResult {
     pub message: String,
 }
 
+/// A log file's name as every message shows it (§14: `"{name}"`): in double quotes, escaped the way
+/// Rust's `{:?}` escapes a string, so that a control character in a name (a line feed, an ESC) is
+/// shown as `\n` or `\u{1b}` and never reaches a terminal raw. A plain name reads exactly `"{name}"`.
+///
+/// Our decision (issue 12): §14 writes `"{name}"` for names without such characters; a `"` or `\` in a
+/// name is escaped too, so the quoting stays unambiguous.
+///
+/// ```
+/// use shiftwork_worklog::quoted_name;
+/// assert_eq!(quoted_name("2026-09-06.md"), r#""2026-09-06.md""#);
+/// assert_eq!(quoted_name("café.md"), r#""café.md""#);
+/// assert_eq!(quoted_name("a\nb\u{1b}[31m.md"), r#""a\nb\u{1b}[31m.md""#);
+/// ```
+pub fn quoted_name(name: &str) -> String {
+    format!("{name:?}")
+}
+
 /// The message templates of §14 (WL-72). Every message is built here, from a fixed text, the file's
-/// name and a count — never from an error value or a path (WL-71).
+/// name ([`quoted_name`]) and a count — never from an error value or a path (WL-71).
 pub(crate) mod messages {
+    use super::quoted_name as q;
+
     pub const EMPTY: &str = "the description is empty, so there is nothing to write";
     pub const NO_DIR: &str = "the worklog directory is not configured or does not exist";
     pub const NO_FILE: &str = "the worklog directory holds no files";
     pub const NO_MATCH: &str = "no file in the worklog directory matches the configured pattern";
 
     pub fn written(name: &str) -> String {
-        format!("one item was appended to the checklist in \"{name}\"")
+        format!("one item was appended to the checklist in {}", q(name))
     }
     pub fn created(name: &str) -> String {
-        format!("\"{name}\" had no checklist, so one was started with this item")
+        format!("{} had no checklist, so one was started with this item", q(name))
     }
     pub fn duplicate(name: &str) -> String {
-        format!("\"{name}\" already has this item, so nothing was written")
+        format!("{} already has this item, so nothing was written", q(name))
     }
     pub fn dry(name: &str) -> String {
-        format!("one item would be appended to the checklist in \"{name}\"")
+        format!("one item would be appended to the checklist in {}", q(name))
     }
     pub fn dry_new(name: &str) -> String {
-        format!("\"{name}\" has no checklist; one would be started with this item")
+        format!(
+            "{} has no checklist; one would be started with this item",
+            q(name)
+        )
     }
     pub fn ok(name: &str, items: u64) -> String {
-        format!("\"{name}\" has a checklist with {items} items")
+        format!("{} has a checklist with {items} items", q(name))
     }
     pub fn no_checklist(name: &str) -> String {
-        format!("\"{name}\" has no checklist yet; the next append will start one")
+        format!("{} has no checklist yet; the next append will start one", q(name))
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use regex::Regex;
 use shiftwork_seams::durable::{ReplaceOptions, replace_durably_as};
-use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, os_reason};
+use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_regular_file, os_reason};
 
 use crate::config::Config;
 use crate::core::{self, Plan};
@@ -21,6 +21,14 @@ pub const LOCK_FILE_NAME: &str = ".worklog.lock";
 
 /// How long an append waits for the lock (WL-61).
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most bytes of a log file a call reads: 64 MiB. A larger file is refused with
+/// [`WorklogError::TooLarge`] after reading at most this much of it, so no file (a 3 GB log, a link
+/// swapped for `/dev/zero`) makes a call's memory grow without bound.
+///
+/// Our decision (issue 12): a daily Markdown log is kilobytes; 64 MiB is far beyond any, and far
+/// above the 10 MB file the benchmarks append to (WL-92).
+pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The temporary file's name starts with this (WL-53)…
 pub const TEMP_PREFIX: &str = ".worklog-";
@@ -66,6 +74,8 @@ enum Located {
         name: String,
         path: PathBuf,
         lock: PathBuf,
+        /// The listing showed `.worklog.lock` as something other than a regular file.
+        lock_special: bool,
     },
 }
 
@@ -86,17 +96,27 @@ impl<F: Fs> Worklog<F> {
 
     /// Records one finished piece of work as a checked item (§8).
     ///
-    /// Decides in the order of WL-41: a blank description is `empty` before any filesystem access; a
-    /// missing directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate
+    /// Decides in the order of WL-41, after two refusals of ours that come first (issues 12 and 16): a
+    /// description over [`crate::core::MAX_DESCRIPTION_BYTES`] or holding a control character other than
+    /// whitespace is a [`WorklogError`] before anything is looked at. Then a blank description is
+    /// `empty` before any filesystem access; a missing directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate
     /// is `no_file`; then, unless `dry_run`, the append lock is taken and held until the write has
     /// completed or failed; the file is read and must be UTF-8; then `created`, `duplicate`,
     /// `dry_run` or `written`. Outcomes other than `written` and `created` write nothing.
     pub fn append(&self, description: &str, dry_run: bool) -> Result<AppendResult, WorklogError> {
+        if description.len() > core::MAX_DESCRIPTION_BYTES {
+            return Err(WorklogError::DescriptionTooLong {
+                bytes: description.len(),
+            });
+        }
+        if let Some((position, character)) = core::first_control_character(description) {
+            return Err(WorklogError::ControlCharacter { character, position });
+        }
         let normalized = core::normalize(description);
         if normalized.is_empty() {
             return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
         }
-        let (name, path, lock) = match self.locate()? {
+        let (name, path, lock, lock_special) = match self.locate()? {
             Located::NoDir => return Ok(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
             Located::NoFile { pattern } => {
                 return Ok(AppendResult::unreached(
@@ -104,7 +124,12 @@ impl<F: Fs> Worklog<F> {
                     no_file_message(pattern),
                 ));
             }
-            Located::File { name, path, lock } => (name, path, lock),
+            Located::File {
+                name,
+                path,
+                lock,
+                lock_special,
+            } => (name, path, lock, lock_special),
         };
         if dry_run {
             let (_, text) = self.read(&name, &path, false)?;
@@ -121,7 +146,7 @@ impl<F: Fs> Worklog<F> {
             });
         }
         // The guard is dropped on every way out of this function, after the write completed or failed.
-        let _lock = self.lock(&lock, &name)?;
+        let _lock = self.lock(&lock, lock_special, &name)?;
         let (meta, text) = self.read(&name, &path, true)?;
         let (created, line, offset, insertion) = match core::plan_append(&text, &normalized) {
             Plan::Duplicate { line } => {
@@ -191,10 +216,14 @@ impl<F: Fs> Worklog<F> {
             reason: os_reason(&e),
         })?;
         let mut newest: Option<(SystemTime, String)> = None;
+        let mut lock_special = false;
         for entry in entries {
             let Ok(name) = entry.name.into_string() else {
                 continue;
             };
+            if name == LOCK_FILE_NAME {
+                lock_special = entry.metadata.as_ref().is_ok_and(|m| m.kind != FileKind::File);
+            }
             if name.starts_with('.') {
                 continue;
             }
@@ -214,6 +243,7 @@ impl<F: Fs> Worklog<F> {
             Some((_, name)) => Located::File {
                 path: dir.join(&name),
                 lock: dir.join(LOCK_FILE_NAME),
+                lock_special,
                 name,
             },
             None => Located::NoFile {
@@ -235,50 +265,79 @@ impl<F: Fs> Worklog<F> {
     }
 
     /// WL-58 … WL-61: the append lock in the log directory.
-    fn lock(&self, lock: &Path, name: &str) -> Result<Box<dyn LockGuard>, WorklogError> {
+    ///
+    /// Our decision (issue 12): a lock file that the listing showed as anything but a regular file
+    /// (`special`: a FIFO, a socket, a device, or a link to one) is refused before it is opened ("Not
+    /// a regular file"), because opening a FIFO for reading waits for a writer that never comes. The
+    /// listing already holds the entry's kind, so this costs no call of its own.
+    fn lock(&self, lock: &Path, special: bool, name: &str) -> Result<Box<dyn LockGuard>, WorklogError> {
+        let write_error = |e: &io::Error| WorklogError::Write {
+            file: name.to_owned(),
+            reason: os_reason(e),
+        };
+        if special {
+            return Err(write_error(&not_regular_file()));
+        }
         self.fs.lock(lock, LOCK_TIMEOUT).map_err(|e| match e.kind() {
             io::ErrorKind::TimedOut => WorklogError::LockTimeout {
                 file: name.to_owned(),
             },
-            _ => WorklogError::Write {
-                file: name.to_owned(),
-                reason: os_reason(&e),
-            },
+            _ => write_error(&e),
         })
     }
 
     /// WL-21, WL-68: the whole file as UTF-8 text, with the target's metadata when `with_meta` (the
-    /// owner, group and mode a write keeps, WL-54).
+    /// owner, group and mode a write keeps, WL-54). The read is bounded by [`MAX_LOG_BYTES`] and never
+    /// blocks: a FIFO or a device swapped in after the listing is refused as "Not a regular file"
+    /// (the seam opens without blocking and checks the file after opening), also while the append lock
+    /// is held.
     fn read(
         &self,
         name: &str,
         path: &Path,
         with_meta: bool,
     ) -> Result<(Option<Metadata>, String), WorklogError> {
-        let read_error = |e: io::Error| WorklogError::Read {
-            file: name.to_owned(),
-            reason: os_reason(&e),
+        let read_error = |e: io::Error| {
+            if is_file_too_large(&e) {
+                WorklogError::TooLarge {
+                    file: name.to_owned(),
+                }
+            } else {
+                WorklogError::Read {
+                    file: name.to_owned(),
+                    reason: os_reason(&e),
+                }
+            }
         };
         let meta = if with_meta {
             Some(self.fs.metadata(path).map_err(read_error)?)
         } else {
             None
         };
-        let bytes = self.fs.read(path).map_err(read_error)?;
+        let bytes = self.fs.read_limited(path, MAX_LOG_BYTES).map_err(read_error)?;
         let not_utf8 = || WorklogError::NotUtf8 {
             file: name.to_owned(),
         };
-        // WL-21 says a file in UTF-16 or UTF-32 fails as not UTF-8 "with or without a byte order mark".
-        // Without a mark, such a file can still be valid UTF-8 byte for byte when its characters are
-        // ASCII (`"a\n"` in UTF-16LE is `61 00 0A 00`), and appending UTF-8 to it would corrupt it. Every
-        // such file holds NUL bytes (each line feed is `0A 00`), and no Markdown text does, so a NUL
-        // byte counts as "not UTF-8" here: the file is refused, never changed.
-        if memchr::memchr(0, &bytes).is_some() {
+        if looks_wide(&bytes) {
             return Err(not_utf8());
         }
         let text = String::from_utf8(bytes).map_err(|_| not_utf8())?;
         Ok((meta, text))
     }
+}
+
+/// True when valid-looking bytes are really UTF-16 or UTF-32 text without a byte order mark: at least
+/// one byte in four is NUL.
+///
+/// WL-21 says a file in UTF-16 or UTF-32 fails as not UTF-8 "with or without a byte order mark".
+/// Without a mark, such a file can be valid UTF-8 byte for byte when its characters are ASCII (`"a\n"`
+/// in UTF-16LE is `61 00 0A 00`), and appending UTF-8 to it would corrupt it. Such a file is half NUL
+/// bytes (UTF-16) or three quarters (UTF-32). Our decision (issue 12): a file with a stray NUL — for
+/// example written by an older version that let a NUL through in a description — is read as text like
+/// any other; only a file that is a quarter NUL or more is taken for UTF-16 or UTF-32 and refused.
+fn looks_wide(bytes: &[u8]) -> bool {
+    let nuls = memchr::memchr_iter(0, bytes).count();
+    nuls > 0 && nuls >= bytes.len().div_ceil(4)
 }
 
 fn no_file_message(pattern: bool) -> &'static str {

@@ -23,7 +23,7 @@ fn check_error(input: &str, kind: ParseErrorKind, text: &str) {
 }
 
 /// HR-24, HR-25, HR-26, HR-27 (and HR-18, HR-15 step 5): the exact canonical forms of §4 — deliberately
-/// not the input: days expanded, duplicates kept, whitespace normalised, names re-cased.
+/// not the input: days expanded, duplicates kept, whitespace normalized, names re-cased.
 #[test]
 fn hr24_to_hr27_canonical_forms() {
     #[rustfmt::skip]

@@ -10,6 +10,7 @@ mod oracle;
 mod present;
 mod properties;
 mod purity;
+mod report;
 mod vectors;
 
 use chrono::{DateTime, Utc};

@@ -2,7 +2,9 @@
 //!
 //! The adapter decides the two things the crate never does: "now" (from the clock seam) and the server's
 //! default zone (`--zone`, else `TZ`, else the operating system's zone, else UTC — resolved once at
-//! start-up, HR-79). Everything else — parsing, evaluation, the summary text — is the crate's.
+//! start-up, HR-79). Everything else — parsing, evaluation, the summary text, the refusals and their
+//! bounds — is the crate's typed answer (`shiftwork_hours::HoursQuery`); this module decodes the
+//! arguments and encodes the answer.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +12,8 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use serde_json::{Map, Value, json};
-use shiftwork_hours::{Expr, next_text, parse_zone};
+use shiftwork_hours::{HoursQuery, HoursReport, parse_zone};
+use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Clock, SystemClock};
 
 use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
@@ -95,7 +98,8 @@ pub fn resolve_server_zone(
             Err(e) => ServerZone {
                 zone: Tz::UTC,
                 warning: Some(format!(
-                    "TZ={value:?} is not a known time zone ({e}); hours_check uses UTC"
+                    "TZ={:?} is not a known time zone ({e}); hours_check uses UTC",
+                    clip_echo(value)
                 )),
             },
         });
@@ -187,7 +191,7 @@ fn refusal(reason: impl Into<String>) -> Outcome {
 
 /// MC-9 in this group's frame (HR-78 check 1).
 fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    refusal(unknown_argument_sentence(key, known))
+    refusal(unknown_argument_sentence(&clip_echo(key), known))
 }
 
 /// An optional string argument: absent and `null` are `None` (HR-77).
@@ -199,7 +203,8 @@ fn optional_string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option
     }
 }
 
-/// The handler: the checks of HR-78 in order, then the evaluation of HR-80.
+/// The handler: decodes the arguments (HR-78 steps 1 and 2), then the crate answers the question with
+/// `now` and the server zone (steps 3–5, HR-80 … HR-82), and the answer is encoded (HR-81, HR-83).
 fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Outcome {
     let expression = match args.get("expression") {
         None => return refusal("missing argument 'expression'"),
@@ -210,53 +215,23 @@ fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Outc
         (Err(e), _) | (_, Err(e)) => return refusal(e),
         (Ok(at), Ok(zone)) => (at, zone),
     };
-    let expr = match Expr::parse(expression) {
-        Ok(expr) => expr,
-        Err(e) => return refusal(e.to_string()),
-    };
-    let default_zone = match zone.map(parse_zone).transpose() {
-        Ok(z) => z.unwrap_or(server_zone),
-        Err(e) => return refusal(e.to_string()),
-    };
-    let t = match at {
-        None => now,
-        Some(text) => match DateTime::parse_from_rfc3339(text) {
-            Ok(t) => t.with_timezone(&Utc),
-            Err(_) => {
-                return refusal(format!(
-                    "argument 'at' must be an RFC 3339 timestamp, got {text:?}"
-                ));
-            }
-        },
-    };
-    let hours = expr.bind(default_zone);
-    let zone_name = match (expr.zone_text(), zone) {
-        (Some(prefix), _) => prefix,
-        (None, Some(given)) => given,
-        (None, None) => hours.zone_name(),
-    };
-    let check = hours.check(t);
-    let previous_end = hours.prev_end(t);
-    let summary = next_text(
-        !check.in_hours,
-        false,
-        None,
-        None,
-        check.next_change,
-        hours.zone(),
-    );
-    Outcome::Answer(
-        json!({
-            "result": "hours",
-            "in_hours": check.in_hours,
-            "next_change": check.next_change.map(stamp),
-            "previous_end": previous_end.map(stamp),
-            "canonical": expr.to_string(),
-            "zone": zone_name,
-            "summary": summary,
-        }),
-        TextStyle::Compact,
-    )
+    match (HoursQuery { expression, at, zone }).answer(now, server_zone) {
+        Ok(report) => Outcome::Answer(encode(&report), TextStyle::Compact),
+        Err(refused) => refusal(refused.to_string()),
+    }
+}
+
+/// HR-81: the report as `structuredContent`, keys in order.
+fn encode(report: &HoursReport) -> Value {
+    json!({
+        "result": "hours",
+        "in_hours": report.in_hours,
+        "next_change": report.next_change.map(stamp),
+        "previous_end": report.previous_end.map(stamp),
+        "canonical": report.canonical,
+        "zone": report.zone,
+        "summary": report.summary,
+    })
 }
 
 /// RFC 3339 in UTC, whole seconds, `Z` (HR-84).

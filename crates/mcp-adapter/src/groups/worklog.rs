@@ -10,8 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Fs, OsFs};
-use shiftwork_worklog::{CheckStatus, Config, Worklog};
+use shiftwork_worklog::{CheckStatus, Config, Worklog, quoted_name};
 
 use crate::cli::{UsageError, parse_flags};
 use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
@@ -172,8 +173,10 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
 /// unknown key, MC-9 (which WL-82 itself calls the adapter-wide refusal) "the first in arrival
 /// order". Following the lead's decision, every group follows MC-9, so the worklog tools name the
 /// first unknown key in arrival order too.
+///
+/// The key is clipped at 2,000 characters (issue 16: no refusal repeats more of one input value).
 fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str]) -> Outcome {
-    Outcome::ToolError(unknown_argument_sentence(key, known))
+    Outcome::ToolError(unknown_argument_sentence(&clip_echo(key), known))
 }
 
 /// WL-82 steps 2–4, then the service. An absent `arguments` member arrives as an empty object.
@@ -243,9 +246,10 @@ pub(crate) fn probe<F: Fs>(
     let (line, code, to_stdout) = match open(config(&settings)).check() {
         Ok(result) => match result.status {
             CheckStatus::Ok => {
-                let name = result.file.unwrap_or_default();
+                // CLI-ok, with the name quoted as every message quotes it (issue 12: never raw).
+                let name = quoted_name(&result.file.unwrap_or_default());
                 let items = result.items.unwrap_or_default();
-                (format!("ok: file=\"{name}\" items={items}"), 0, true)
+                (format!("ok: file={name} items={items}"), 0, true)
             }
             CheckStatus::NoDir => (result.message, 2, false),
             CheckStatus::NoFile => (result.message, 3, false),

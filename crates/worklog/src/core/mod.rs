@@ -1,6 +1,7 @@
 //! The pure core: text in, decision out (WL-2). No I/O, no clock, no environment, no global state.
 //!
 //! * [`is_ws`] — the whitespace set W of §0.1;
+//! * [`first_control_character`] and [`MAX_DESCRIPTION_BYTES`] — what a description may hold;
 //! * [`normalize`] — the description's normal form (§6);
 //! * [`find_checklist`] — the checklist of a file text (§5);
 //! * [`plan_append`] — the duplicate decision and the byte splice of an append (§7, §9).
@@ -8,11 +9,13 @@
 //! The parser scans bytes with `memchr` and stops at the end of the checklist's block (WL-94).
 
 mod checklist;
+mod description;
 mod grammar;
 mod normalize;
 mod plan;
 mod text;
 
+pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
 pub use normalize::normalize;
 pub use plan::{Plan, plan_append};
 pub use text::is_ws;

@@ -1,7 +1,7 @@
 //! The properties of WL-98, checked on one text and one description. Used by the proptest in
 //! `properties.rs` and, compiled in with `#[path]`, by the fuzz target `worklog_core` (WL-99).
 
-use shiftwork_worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
+use shiftwork_worklog::core::{Plan, find_checklist, first_control_character, is_ws, normalize, plan_append};
 
 use crate::model;
 
@@ -9,6 +9,25 @@ use crate::model;
 /// the property that does not hold.
 pub fn check_append(text: &str, description: &str) {
     let normalized = normalize(description);
+    // Issue 12 item 5: the refusal finds the first control character that is not W, counted in
+    // characters from 1; a description it lets through normalizes to a text without any control
+    // character, so the new line can hold none but the first item's indent.
+    let naive = description
+        .chars()
+        .enumerate()
+        .find(|(_, c)| c.is_control() && !is_ws(*c))
+        .map(|(i, c)| (i + 1, c));
+    assert_eq!(
+        first_control_character(description),
+        naive,
+        "the control-character scan"
+    );
+    if naive.is_none() {
+        assert!(
+            !normalized.chars().any(char::is_control),
+            "a control character survived normalization"
+        );
+    }
     // §6: the normal form holds no W but single spaces between other characters.
     assert_eq!(
         model::collapse(&normalized),

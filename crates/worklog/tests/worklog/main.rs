@@ -10,6 +10,7 @@ mod config;
 mod core_tables;
 mod faults;
 mod file_choice;
+mod hostile;
 mod invariants;
 mod model;
 mod os_fs;

@@ -356,8 +356,8 @@ fn wl68_read_failure() {
     );
 }
 
-/// A filesystem that records the temporary files created through it, and can fail every read with an
-/// error that carries no OS error number and holds a path in its text.
+/// A filesystem that records the temporary files created through it, and can fail every read (whole,
+/// chunked or bounded) with an error that carries no OS error number and holds a path in its text.
 #[derive(Clone)]
 struct Recorder {
     inner: MemFs,
@@ -397,6 +397,9 @@ impl Fs for Recorder {
         n: usize,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<u64> {
+        if self.fail_reads {
+            return Err(io::Error::other(format!("{} is on fire", path.display())));
+        }
         self.inner.read_chunks(path, n, sink)
     }
     fn metadata(&self, path: &Path) -> io::Result<Metadata> {

@@ -1,0 +1,223 @@
+//! `shiftwork-mcp watch` and `shiftwork-mcp plan` (issue 15): their options, resolved as the server
+//! resolves the same ones (`--contracts-db`, `--agent`, `--zone` and their variables), then one call
+//! into `shiftwork-watch`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use shiftwork_mcp::cli::{self, ParsedFlags};
+use shiftwork_mcp::groups::{contracts, hours};
+use shiftwork_mcp::settings::{Setting, Settings};
+use shiftwork_watch::gather::StoreLocation;
+use shiftwork_watch::{PlanFormat, WatchError, WatchOptions};
+
+/// `--checkpoint PATH`: a checkpoint to show (repeatable for `watch`).
+const CHECKPOINT: Setting = Setting {
+    flag: "--checkpoint",
+    env: None,
+    takes_value: true,
+    help: "a checkpoint to show, one pane each (repeatable; default .shiftwork/checkpoint.json when it exists)",
+};
+
+/// `--hours EXPR`: the operating hours the hours line shows.
+const HOURS: Setting = Setting {
+    flag: "--hours",
+    env: None,
+    takes_value: true,
+    help: "an operating-hours expression for the hours line (e.g. 'TZ=Europe/London Mon-Fri 09:00-17:30')",
+};
+
+/// `--agent NAME` as `watch` reads it.
+const AGENT: Setting = Setting {
+    help: "show only the contracts sent by or to this agent (default: all)",
+    ..contracts::AGENT
+};
+
+/// `--zone IANA` as `watch` reads it.
+const ZONE: Setting = Setting {
+    help: "the zone times are shown in, and of --hours without TZ= (default: TZ, else the system zone, else UTC)",
+    ..hours::ZONE
+};
+
+/// `--checkpoint PATH` of `plan`.
+const PLAN_CHECKPOINT: Setting = Setting {
+    help: "the checkpoint to draw (default .shiftwork/checkpoint.json when it exists)",
+    ..CHECKPOINT
+};
+
+/// `--format text|mermaid` of `plan`.
+const FORMAT: Setting = Setting {
+    flag: "--format",
+    env: None,
+    takes_value: true,
+    help: "text (default) or mermaid (a flowchart for Markdown)",
+};
+
+/// Where a job's checkpoint is by convention.
+const DEFAULT_CHECKPOINT: &str = ".shiftwork/checkpoint.json";
+
+/// `shiftwork-mcp watch`.
+pub fn watch(args: &[String]) -> ExitCode {
+    let declared = [CHECKPOINT, HOURS, contracts::CONTRACTS_DB, AGENT, ZONE];
+    let parsed = match cli::parse_flags(args, &declared, &["--once", "--help"]) {
+        Ok(p) => p,
+        Err(cli::UsageError(message)) => return super::usage_error(&message),
+    };
+    if parsed.switches.contains(&"--help") {
+        print!("{}", help("watch [--once]", &declared));
+        return ExitCode::SUCCESS;
+    }
+    if let Some(p) = parsed.positional.first() {
+        return super::usage_error(&format!("watch takes no positional argument, got '{p}'"));
+    }
+    let settings = Settings::from_process(parsed.flags.clone());
+    let options = match options(&parsed, &settings) {
+        Ok(o) => o,
+        Err(message) => return super::usage_error(&message),
+    };
+    if parsed.switches.contains(&"--once") {
+        let colour = std::io::stdout().is_terminal() && settings.env("NO_COLOR").is_none();
+        return match shiftwork_watch::once(&options, colour, &mut std::io::stdout()) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => failure(e),
+        };
+    }
+    match shiftwork_watch::run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => failure(e),
+    }
+}
+
+/// `shiftwork-mcp plan`.
+pub fn plan(args: &[String]) -> ExitCode {
+    let declared = [PLAN_CHECKPOINT, FORMAT];
+    let parsed = match cli::parse_flags(args, &declared, &["--help"]) {
+        Ok(p) => p,
+        Err(cli::UsageError(message)) => return super::usage_error(&message),
+    };
+    if parsed.switches.contains(&"--help") {
+        print!("{}", help("plan", &declared));
+        return ExitCode::SUCCESS;
+    }
+    if let Some(p) = parsed.positional.first() {
+        return super::usage_error(&format!("plan takes no positional argument, got '{p}'"));
+    }
+    let checkpoints = checkpoints(&parsed);
+    let checkpoint = match checkpoints.as_slice() {
+        [one] => one.clone(),
+        [] => {
+            return super::usage_error(&format!(
+                "plan needs --checkpoint PATH (there is no {DEFAULT_CHECKPOINT} here)"
+            ));
+        }
+        _ => return super::usage_error("plan draws one checkpoint; give --checkpoint once"),
+    };
+    let format = match last(&parsed, &FORMAT) {
+        None => PlanFormat::Text,
+        Some(name) => match PlanFormat::parse(name) {
+            Some(f) => f,
+            None => return super::usage_error(&format!("--format must be text or mermaid, not '{name}'")),
+        },
+    };
+    match shiftwork_watch::plan(&checkpoint, format) {
+        Ok(picture) => {
+            print!("{picture}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => failure(e),
+    }
+}
+
+/// The options of `watch`, resolved as the server resolves the same settings.
+fn options(parsed: &ParsedFlags, settings: &Settings) -> Result<WatchOptions, String> {
+    let config = contracts::config(settings)?;
+    // The default store is shown once it exists; a store that was named is shown (and waited for)
+    // in any case.
+    let named = settings.value(&contracts::CONTRACTS_DB).is_some();
+    let store = match config.location {
+        contracts::Location::File(path) if !named && !path.exists() => None,
+        contracts::Location::File(path) => Some(StoreLocation::Sqlite(path)),
+        contracts::Location::Postgres(url) => Some(StoreLocation::Postgres(url)),
+        contracts::Location::Unknown(_) => None,
+    };
+    let flag_only = Setting { env: None, ..ZONE };
+    let flag = settings.value(&flag_only);
+    let tz = if flag.is_none() {
+        settings.value(&ZONE)
+    } else {
+        None
+    };
+    let zone = hours::resolve_server_zone(flag, tz, || iana_time_zone::get_timezone().ok())?;
+    if let Some(warning) = &zone.warning {
+        eprintln!(
+            "shiftwork-mcp: warning: {}",
+            warning.replace("hours_check uses UTC", "the view uses UTC")
+        );
+    }
+    Ok(WatchOptions {
+        checkpoints: checkpoints(parsed),
+        store,
+        agent: config.agent,
+        hours: last(parsed, &HOURS).map(str::to_owned),
+        zone: zone.zone,
+    })
+}
+
+/// Every `--checkpoint` in order, or the conventional one when none is given and it exists.
+fn checkpoints(parsed: &ParsedFlags) -> Vec<PathBuf> {
+    let given: Vec<PathBuf> = parsed
+        .flags
+        .iter()
+        .filter(|(f, _)| *f == CHECKPOINT.flag)
+        .map(|(_, v)| PathBuf::from(v))
+        .collect();
+    if given.is_empty() && std::path::Path::new(DEFAULT_CHECKPOINT).is_file() {
+        return vec![PathBuf::from(DEFAULT_CHECKPOINT)];
+    }
+    given
+}
+
+fn last<'a>(parsed: &'a ParsedFlags, setting: &Setting) -> Option<&'a str> {
+    parsed
+        .flags
+        .iter()
+        .rev()
+        .find(|(f, _)| *f == setting.flag)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The exit of a library error, with the flag that caused it named where there is one.
+fn failure(e: WatchError) -> ExitCode {
+    match e {
+        WatchError::Hours(_) => super::usage_error(&format!("--hours: {e}")),
+        WatchError::Agent(_) => super::usage_error(&format!("--agent / AGENT_NAME: {e}")),
+        WatchError::NotATerminal => {
+            super::usage_error(&format!("watch: {e}; use --once for one snapshot as plain text"))
+        }
+        WatchError::Plan(sentence) => super::fail(&sentence),
+        other => super::fail(&other.to_string()),
+    }
+}
+
+fn help(command: &str, declared: &[Setting]) -> String {
+    let mut out = format!("Usage: shiftwork-mcp {command} [OPTIONS]\n\nOptions:\n");
+    if command.starts_with("watch") {
+        out.push_str(&format!(
+            "  {:<28} print one snapshot as plain text and exit (1 when a source could not be read)\n",
+            "--once"
+        ));
+    }
+    for s in declared {
+        let flag = format!("{} VALUE", s.flag);
+        let env = s.env.map(|e| format!(" [env {e}]")).unwrap_or_default();
+        out.push_str(&format!("  {flag:<28} {}{env}\n", s.help));
+    }
+    if command.starts_with("watch") {
+        out.push_str(
+            "\nKeys: q quit · tab next pane · arrows scroll · / filter by unit or agent (Enter keep, Esc clear).\n",
+        );
+    }
+    out
+}

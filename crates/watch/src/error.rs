@@ -1,0 +1,29 @@
+//! The crate's error.
+
+/// Why the view could not start or a picture could not be drawn. The messages name what was wrong,
+/// never a command-line flag (the adapter adds those hints).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WatchError {
+    /// The hours expression does not parse.
+    #[error("the hours expression is invalid: {0}")]
+    Hours(#[from] shiftwork_hours::ParseError),
+    /// The agent name is not one (CT-17's grammar).
+    #[error("{0:?} is not an agent name: 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit")]
+    Agent(String),
+    /// The live view needs a terminal on standard output.
+    #[error("standard output is not a terminal")]
+    NotATerminal,
+    /// The terminal could not be set up, drawn on or restored.
+    #[error("the terminal failed: {0}")]
+    Terminal(std::io::Error),
+    /// File changes cannot be watched.
+    #[error("file changes cannot be watched: {0}")]
+    Notify(#[from] notify::Error),
+    /// A checkpoint could not be read or planned: the shift-work tools' own sentence.
+    #[error("{0}")]
+    Plan(String),
+    /// Writing the output failed.
+    #[error("the output could not be written: {0}")]
+    Output(std::io::Error),
+}

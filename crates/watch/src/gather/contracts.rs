@@ -1,0 +1,385 @@
+//! The contracts store, read into a [`ContractsPane`] through `shiftwork-contracts`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use shiftwork_contracts::store::{Counts, ListQuery};
+use shiftwork_contracts::{AgentId, Contract, EpochMs, Status, Store, StoreError};
+use shiftwork_seams::{Clock, Fs};
+
+use crate::display_text::clean_text;
+use crate::snapshot::{Claimed, Contracts, ContractsPane, Ended, StatusCount, Tone, Waiting};
+
+/// The most claimed contracts read (the pane shows the soonest to expire).
+pub const CLAIMED_READ: usize = 500;
+/// The most waiting contracts read to find the oldest (newest first by insertion; the oldest by queueing
+/// time among them are shown).
+pub const WAITING_READ: usize = 1_000;
+/// The waiting contracts kept in a snapshot.
+pub const WAITING_SHOWN: usize = 20;
+/// The ended contracts kept in a snapshot.
+pub const ENDED_SHOWN: usize = 20;
+
+/// Where a contracts store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// A SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// The location as the view shows it: the path, or the URL without its password.
+    ///
+    /// ```
+    /// use shiftwork_watch::gather::StoreLocation;
+    /// let pg = StoreLocation::Postgres("postgres://me:secret@db.example/agents".into());
+    /// assert_eq!(pg.shown(), "postgres://me@db.example/agents");
+    /// ```
+    pub fn shown(&self) -> String {
+        match self {
+            StoreLocation::Sqlite(path) => clean_text(&path.to_string_lossy()),
+            StoreLocation::Postgres(url) => clean_text(&without_password(url)),
+        }
+    }
+
+    /// The files whose changes may change what the store holds (a SQLite file and its write-ahead
+    /// log); none for a server.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match self {
+            StoreLocation::Sqlite(path) => {
+                let mut wal = path.as_os_str().to_owned();
+                wal.push("-wal");
+                vec![path.clone(), PathBuf::from(wal)]
+            }
+            StoreLocation::Postgres(_) => Vec::new(),
+        }
+    }
+}
+
+/// A URL with the password of its user information removed.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => {
+            let user = user_info.split_once(':').map_or(user_info, |(u, _)| u);
+            format!("{scheme}://{user}@{host}{tail}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// Reads a contracts store, opening it on first use; never writes a contract.
+///
+/// A SQLite file is opened only once it exists and holds a contracts database (so the view never
+/// creates or initialises a store); until then the pane says what it waits for.
+pub struct ContractsReader {
+    location: Option<StoreLocation>,
+    shown: String,
+    store: Option<Arc<dyn Store>>,
+    clock: Arc<dyn Clock>,
+    agent: Option<AgentId>,
+}
+
+impl std::fmt::Debug for ContractsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContractsReader")
+            .field("store", &self.shown)
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ContractsReader {
+    /// A reader of the store at `location`, showing the contracts of `agent` (as target or requester),
+    /// or all when `None`.
+    pub fn new(location: StoreLocation, agent: Option<AgentId>, clock: Arc<dyn Clock>) -> Self {
+        ContractsReader {
+            shown: location.shown(),
+            location: Some(location),
+            store: None,
+            clock,
+            agent,
+        }
+    }
+
+    /// A reader of an open store (an embedder's, or a test's `MemoryStore`), shown as `shown`.
+    pub fn over(store: Arc<dyn Store>, shown: &str, agent: Option<AgentId>, clock: Arc<dyn Clock>) -> Self {
+        ContractsReader {
+            shown: clean_text(shown),
+            location: None,
+            store: Some(store),
+            clock,
+            agent,
+        }
+    }
+
+    /// The store's location, when the reader opens it itself.
+    pub fn location(&self) -> Option<&StoreLocation> {
+        self.location.as_ref()
+    }
+
+    /// The pane before the first read.
+    pub fn placeholder(&self) -> ContractsPane {
+        ContractsPane {
+            store: self.shown.clone(),
+            agent: self.agent.as_ref().map(|a| a.as_str().to_owned()),
+            body: Err(String::from("reading the store…")),
+        }
+    }
+
+    /// Reads the pane now.
+    pub fn read(&mut self, fs: &dyn Fs) -> ContractsPane {
+        let body = self.opened(fs).and_then(|store| {
+            let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
+            read_store(store.as_ref(), self.agent.as_ref(), now).map_err(|e| clean_text(&e.to_string()))
+        });
+        ContractsPane {
+            store: self.shown.clone(),
+            agent: self.agent.as_ref().map(|a| a.as_str().to_owned()),
+            body,
+        }
+    }
+
+    fn opened(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
+        if let Some(store) = &self.store {
+            return Ok(store.clone());
+        }
+        let store = match &self.location {
+            Some(StoreLocation::Sqlite(path)) => open_sqlite(fs, path, self.clock.clone())?,
+            Some(StoreLocation::Postgres(url)) => open_postgres(url)?,
+            None => return Err(String::from("no contracts store")),
+        };
+        self.store = Some(store.clone());
+        Ok(store)
+    }
+}
+
+/// PORT: `PRAGMA application_id` of a contracts database, "SWCT" (CT-136); the contracts crate keeps
+/// its constant private.
+const CONTRACTS_APPLICATION_ID: i64 = 0x5357_4354;
+
+/// PORT: opens an existing SQLite contracts database without creating or initialising one. The
+/// contracts crate's `SqliteStore::open` creates a missing file and its schema; until it offers a
+/// read-only open, this checks first, with a read-only connection, that the file is an initialised
+/// contracts database.
+fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, String> {
+    let shown = clean_text(&path.to_string_lossy());
+    match fs.metadata(path) {
+        Ok(meta) if meta.kind == shiftwork_seams::FileKind::File => {}
+        Ok(_) => return Err(format!("{shown} is not a regular file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("no contracts store at {shown} yet"));
+        }
+        Err(e) => {
+            return Err(format!(
+                "{shown} cannot be read: {}",
+                shiftwork_seams::os_reason(&e)
+            ));
+        }
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let header = rusqlite::Connection::open_with_flags(path, flags).and_then(|conn| {
+        let pragma = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+        Ok((pragma("application_id")?, pragma("user_version")?))
+    });
+    match header {
+        Ok((id, version)) if id == CONTRACTS_APPLICATION_ID && version >= 1 => {}
+        Ok((0, 0)) => return Err(format!("the contracts store at {shown} is not initialised yet")),
+        Ok(_) => return Err(format!("{shown} is not a contracts database")),
+        Err(e) => return Err(format!("{shown} cannot be read: {e}")),
+    }
+    let options = shiftwork_contracts::SqliteOptions {
+        pool_size: 1,
+        ..shiftwork_contracts::SqliteOptions::default()
+    };
+    shiftwork_contracts::SqliteStore::open(path, options, clock, &shiftwork_seams::OsFs)
+        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map_err(|e| clean_text(&e.to_string()))
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>, String> {
+    let options = shiftwork_contracts::PgOptions {
+        pool_size: 1,
+        ..shiftwork_contracts::PgOptions::default()
+    };
+    shiftwork_contracts::PgStore::connect(url, options)
+        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map_err(|e| clean_text(&e.to_string()))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, String> {
+    Err(String::from("this build reads no PostgreSQL store"))
+}
+
+/// The colour of a contract status; a status this build does not know is muted.
+fn contract_tone(status: &str) -> Tone {
+    match status {
+        "SUBMITTED" => Tone::Waiting,
+        "CLAIMED" => Tone::Running,
+        "COMPLETED" => Tone::Good,
+        "FAILED" | "TIMED_OUT" | "POINTER_STALE" => Tone::Bad,
+        _ => Tone::Muted,
+    }
+}
+
+/// The pane's contents, in three reads (claimed, waiting, ended), each with the store's counts.
+pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> Result<Contracts, StoreError> {
+    let (mut claimed, counts) = scoped(store, vec![Status::Claimed], CLAIMED_READ, agent, now)?;
+    let (mut waiting, _) = scoped(store, vec![Status::Submitted], WAITING_READ, agent, now)?;
+    let terminal: Vec<Status> = Status::ALL.into_iter().filter(|s| s.is_terminal()).collect();
+    let (mut ended, _) = scoped(store, terminal, ENDED_SHOWN, agent, now)?;
+    claimed.sort_by_key(|c| (c.expires_at.unwrap_or(EpochMs::MAX), c.seq));
+    waiting.sort_by_key(|c| (c.queued_at, c.seq));
+    waiting.truncate(WAITING_SHOWN);
+    ended.sort_by_key(|c| std::cmp::Reverse((c.completed_at, c.seq)));
+    let past_deadline = counts.get(PAST_DEADLINE).copied().unwrap_or(0);
+    Ok(Contracts {
+        counts: counts
+            .into_iter()
+            .filter(|(name, _)| name != PAST_DEADLINE)
+            .map(|(name, count)| StatusCount {
+                tone: contract_tone(&name),
+                status: name,
+                count,
+            })
+            .collect(),
+        past_deadline,
+        claimed: claimed
+            .iter()
+            .map(|c| Claimed {
+                id: clean_text(&c.contract_id),
+                title: clean_text(&c.title),
+                holder: c.target_agent.as_str().to_owned(),
+                requester: c.requester_agent.as_str().to_owned(),
+                epoch: c.claim_epoch,
+                lease_ends: c.expires_at.and_then(instant),
+            })
+            .collect(),
+        waiting: waiting
+            .iter()
+            .map(|c| Waiting {
+                id: clean_text(&c.contract_id),
+                title: clean_text(&c.title),
+                target: c.target_agent.as_str().to_owned(),
+                requester: c.requester_agent.as_str().to_owned(),
+                queued_at: instant(c.queued_at).unwrap_or(DateTime::UNIX_EPOCH),
+            })
+            .collect(),
+        ended: ended
+            .iter()
+            .map(|c| Ended {
+                id: clean_text(&c.contract_id),
+                title: clean_text(&c.title),
+                target: c.target_agent.as_str().to_owned(),
+                requester: c.requester_agent.as_str().to_owned(),
+                status: c.status.as_str().to_owned(),
+                tone: contract_tone(c.status.as_str()),
+                reason: c.end_reason.map(|r| r.as_str().to_owned()),
+                ended_at: c.completed_at.and_then(instant),
+            })
+            .collect(),
+    })
+}
+
+/// The counts' key for live records past their deadline.
+const PAST_DEADLINE: &str = "logically_expired";
+
+/// Ordered counts: status wire name → records, and [`PAST_DEADLINE`].
+type CountList = Vec<(String, u64)>;
+
+trait CountsByName {
+    fn get(&self, name: &str) -> Option<&u64>;
+}
+
+impl CountsByName for CountList {
+    fn get(&self, name: &str) -> Option<&u64> {
+        self.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+}
+
+/// The counts as a list, read through their serialised form so that a status the store adds appears
+/// without a change here.
+fn count_list(counts: &Counts) -> CountList {
+    match serde_json::to_value(counts) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(name, n)| (name, n.as_u64().unwrap_or(0)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One page of `statuses` for everyone, or for `agent` as target or requester (two pages merged, the
+/// counts by inclusion and exclusion).
+fn scoped(
+    store: &dyn Store,
+    statuses: Vec<Status>,
+    limit: usize,
+    agent: Option<&AgentId>,
+    now: EpochMs,
+) -> Result<(Vec<Contract>, CountList), StoreError> {
+    let query = ListQuery {
+        statuses: Some(statuses),
+        limit,
+        ..ListQuery::default()
+    };
+    let Some(agent) = agent else {
+        let page = store.list(&query, now)?;
+        return Ok((page.records, count_list(&page.counts)));
+    };
+    let as_target = store.list(
+        &ListQuery {
+            target_agent: Some(agent.clone()),
+            ..query.clone()
+        },
+        now,
+    )?;
+    let as_requester = store.list(
+        &ListQuery {
+            requester_agent: Some(agent.clone()),
+            ..query.clone()
+        },
+        now,
+    )?;
+    let both = store.list(
+        &ListQuery {
+            target_agent: Some(agent.clone()),
+            requester_agent: Some(agent.clone()),
+            limit: 1,
+            ..query
+        },
+        now,
+    )?;
+    let mut records: HashMap<String, Contract> = HashMap::new();
+    for c in as_target.records.into_iter().chain(as_requester.records) {
+        records.entry(c.contract_id.clone()).or_insert(c);
+    }
+    let mut records: Vec<Contract> = records.into_values().collect();
+    records.sort_by_key(|c| std::cmp::Reverse(c.seq));
+    records.truncate(limit);
+    let both = count_list(&both.counts);
+    let requester = count_list(&as_requester.counts);
+    let counts = count_list(&as_target.counts)
+        .into_iter()
+        .map(|(name, n)| {
+            let add = requester.get(&name).copied().unwrap_or(0);
+            let overlap = both.get(&name).copied().unwrap_or(0);
+            (name, (n + add).saturating_sub(overlap))
+        })
+        .collect();
+    Ok((records, counts))
+}
+
+fn instant(ms: EpochMs) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(ms)
+}

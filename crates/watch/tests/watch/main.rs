@@ -1,0 +1,10 @@
+//! Tests of `shiftwork-watch` (issue 15): the snapshot on values, the drawing at 80×24 and 160×48,
+//! the plain-text report, the plan pictures, and that a view never writes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod fixture;
+mod gather;
+mod picture;
+mod read_only;
+mod report;
+mod screens;

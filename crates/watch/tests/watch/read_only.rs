@@ -1,0 +1,133 @@
+//! A view never writes (issue 15 item 4): every file is byte-identical after it, and a store that
+//! does not exist is not created.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use shiftwork_contracts::{
+    Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, SqliteOptions, SqliteStore,
+};
+use shiftwork_seams::{OsFs, SystemClock};
+use shiftwork_watch::gather::StoreLocation;
+use shiftwork_watch::{Sources, WatchOptions};
+
+use crate::fixture;
+
+/// Every file under `dir` with its bytes.
+pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(
+                    path.strip_prefix(dir).unwrap().display().to_string(),
+                    std::fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Issue 15 item 4: the checkpoint, its ledger and the SQLite store are byte-identical after a view
+/// has read them (several times, as the live view does), and no file appears or disappears.
+#[test]
+fn a_view_leaves_every_file_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".shiftwork")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join(".shiftwork/checkpoint.json"), fixture::checkpoint()).unwrap();
+    std::fs::write(
+        root.join(".shiftwork/checkpoint.json.log.jsonl"),
+        fixture::ledger(),
+    )
+    .unwrap();
+    std::fs::write(root.join("src/parser.rs"), "pub fn parse() {}\n").unwrap();
+    let db = root.join("contracts.db");
+    {
+        let clock = Arc::new(SystemClock::new());
+        let store = SqliteStore::open(&db, SqliteOptions::default(), clock.clone(), &OsFs).unwrap();
+        let queue = Contracts::new(
+            Arc::new(store),
+            clock,
+            Arc::new(OsFs),
+            Arc::new(OsIdSource),
+            ContractsConfig::default(),
+        );
+        for agent in ["bob", "carol"] {
+            queue
+                .dispatch(&DispatchRequest {
+                    target_agent: agent.into(),
+                    title: "Review the parser diff".into(),
+                    workspace_root: root.display().to_string(),
+                    pointers: Some(vec!["src/parser.rs".into()]),
+                    requester_agent: Some(Identity::from("alice")),
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        queue.poll_next_task(&Identity::from("bob")).unwrap();
+    }
+    let before = files(root);
+    let options = WatchOptions {
+        checkpoints: vec![root.join(".shiftwork/checkpoint.json")],
+        store: Some(StoreLocation::Sqlite(db.clone())),
+        agent: None,
+        hours: Some(fixture::HOURS.into()),
+        zone: chrono_tz::UTC,
+    };
+    {
+        let mut sources = Sources::new(&options, Arc::new(OsFs), Arc::new(SystemClock::new())).unwrap();
+        for _ in 0..3 {
+            let snapshot = sources.snapshot();
+            assert!(shiftwork_watch::all_read(&snapshot), "{snapshot:?}");
+            let c = snapshot.contracts.unwrap().body.unwrap();
+            assert_eq!((c.claimed.len(), c.waiting.len()), (1, 1));
+        }
+    }
+    assert_eq!(files(root), before, "a view changed, created or removed a file");
+}
+
+/// A store that does not exist yet is waited for, never created; an empty file (a store another
+/// process is creating) is not initialised by the view; a file that is no contracts database is named.
+#[test]
+fn a_missing_or_foreign_store_is_never_created_or_initialised() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sub/contracts.db");
+    let read = |db: &Path| {
+        let options = WatchOptions {
+            checkpoints: Vec::new(),
+            store: Some(StoreLocation::Sqlite(db.to_path_buf())),
+            agent: None,
+            hours: None,
+            zone: chrono_tz::UTC,
+        };
+        let mut sources = Sources::new(&options, Arc::new(OsFs), Arc::new(SystemClock::new())).unwrap();
+        sources.snapshot().contracts.unwrap().body.unwrap_err()
+    };
+    assert_eq!(read(&db), format!("no contracts store at {} yet", db.display()));
+    assert!(!db.parent().unwrap().exists());
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(&db, b"").unwrap();
+    assert_eq!(
+        read(&db),
+        format!("the contracts store at {} is not initialised yet", db.display())
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), b"");
+    std::fs::write(
+        &db,
+        b"not a database at all, just text that is long enough to be a header of one",
+    )
+    .unwrap();
+    assert!(
+        read(&db).contains("cannot be read") || read(&db).contains("is not a contracts database"),
+        "{}",
+        read(&db)
+    );
+}
