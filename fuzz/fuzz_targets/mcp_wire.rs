@@ -28,7 +28,13 @@ fuzz_target!(|data: &[u8]| {
 fn check(line: &[u8]) {
     let serde = serde_json::from_slice::<serde_json::Value>(line);
     match wire::decode(line) {
-        Ok(decoded) => {
+        Ok(None) => {
+            assert!(
+                line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')),
+                "only a blank line is no message"
+            );
+        }
+        Ok(Some(decoded)) => {
             if let Err(e) = &serde {
                 // The reader takes numbers beyond a double outside `arguments` (they are not read), and
                 // nests one level deeper than serde's limit.
@@ -38,7 +44,7 @@ fn check(line: &[u8]) {
                     "accepted what serde refuses: {e}"
                 );
             }
-            if let Some(wire::Message::Request { params, .. } | wire::Message::Notification { params, .. }) = decoded
+            if let wire::Message::Request { params, .. } | wire::Message::Notification { params, .. } = decoded
                 && let Some(Ok(arguments)) = params.arguments
                 && arguments.beyond_double.is_none()
             {

@@ -95,6 +95,13 @@ impl IdKey {
     }
 }
 
+/// Whether a number token is an id clients can take back: an integer of 64 bits (signed or not), as
+/// every MCP SDK holds ids. A fraction or a number beyond is refused, so that no answer carries an id
+/// its client cannot read.
+fn integer_id(token: &str) -> bool {
+    token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok()
+}
+
 /// The key of an id token known to be a JSON string or number.
 fn id_key(token: &str) -> IdKey {
     if token.starts_with('"') {
@@ -263,13 +270,10 @@ pub fn decode(line: &[u8]) -> Result<Option<Message<'_>>, Refusal> {
     };
     let id = match fields.id {
         Some(Ok(token)) => Some(token),
-        Some(Err(kind)) => {
+        Some(Err(what)) => {
             return Err(Refusal::new(
                 INVALID_REQUEST,
-                format!(
-                    "Invalid request: the id must be a string or a number, not {}",
-                    kind.described()
-                ),
+                format!("Invalid request: the id must be a string or an integer, not {what}"),
                 None,
             ));
         }
@@ -338,7 +342,10 @@ pub fn recover_id(line: &[u8]) -> Option<String> {
             probe.pos = start;
             let ok = match line.get(start) {
                 Some(b'"') => probe.skip_string().is_ok(),
-                Some(b'-' | b'0'..=b'9') => probe.number().is_ok(),
+                Some(b'-' | b'0'..=b'9') => {
+                    probe.number().is_ok()
+                        && std::str::from_utf8(&line[start..probe.pos]).is_ok_and(integer_id)
+                }
                 _ => false,
             };
             if ok {
@@ -370,7 +377,8 @@ enum Top<'a> {
 #[derive(Default)]
 struct Fields<'a> {
     jsonrpc: Option<bool>,
-    id: Option<Result<&'a str, Kind>>,
+    /// The id token, or what it was instead of a string or an integer.
+    id: Option<Result<&'a str, &'static str>>,
     method: Option<Result<Cow<'a, str>, Kind>>,
     params: Params<'a>,
     response: bool,
@@ -534,9 +542,12 @@ impl<'a> Scan<'a> {
                 "id" => {
                     let start = scan.pos;
                     let kind = scan.value()?;
+                    let token = scan.text(start, scan.pos);
                     fields.id = Some(match kind {
-                        Kind::String | Kind::Number => Ok(scan.text(start, scan.pos)),
-                        other => Err(other),
+                        Kind::String => Ok(token),
+                        Kind::Number if integer_id(token) => Ok(token),
+                        Kind::Number => Err("a number that is no 64-bit integer"),
+                        other => Err(other.described()),
                     });
                 }
                 "method" => {
@@ -1061,9 +1072,11 @@ mod tests {
                 Some("3"),
             ),
             (
-                r#"{"jsonrpc":"2.0","params":"\udc00\ud800","id":-4.5e1,"method":"m"}"#,
-                Some("-4.5e1"),
+                r#"{"jsonrpc":"2.0","params":"\udc00\ud800","id":-45,"method":"m"}"#,
+                Some("-45"),
             ),
+            (r#"{"params":"\udc00","id":1e999,"method":"m"}"#, None),
+            (r#"{"params":"\udc00","id":2.5,"method":"m"}"#, None),
             (r#"{"params":"\ud800\u0041","id":"x"}"#, Some("\"x\"")),
             (r#"{"id":[1],"params":"\ud800"}"#, None),
             (r#"not json"#, None),
@@ -1151,6 +1164,18 @@ mod tests {
                 INVALID_REQUEST,
                 None,
                 "not null",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                INVALID_REQUEST,
+                None,
+                "64-bit integer",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+                INVALID_REQUEST,
+                None,
+                "64-bit integer",
             ),
             (
                 r#"{"id":2,"method":"ping"}"#,
