@@ -291,11 +291,57 @@ pub fn progress_line(
     Some(line)
 }
 
-/// Appends `text` as a JSON string.
+/// Appends `text` as a JSON string, escaped as `serde_json` escapes it (`\"`, `\\`, `\n`, `\r`, `\t`,
+/// `\b`, `\f`, other control characters as `\u00XX`; everything else as itself). The bytes between
+/// escapes are copied in runs.
 fn push_json_string(line: &mut Vec<u8>, text: &str) {
-    // Writing into a Vec cannot fail, and a &str always serializes.
-    let _ = serde_json::to_writer(&mut *line, text);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    line.reserve(bytes.len() + bytes.len() / 8 + 2);
+    line.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPES[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
+        line.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
+        if escape == b'u' {
+            line.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 15)],
+            ]);
+        } else {
+            line.extend_from_slice(&[b'\\', escape]);
+        }
+    }
+    line.extend_from_slice(&bytes[run..]);
+    line.push(b'"');
 }
+
+/// For each byte: 0 when it stands for itself in a JSON string, else the letter of its escape (`u`
+/// for `\u00XX`).
+static ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
 
 /// Appends a JSON text, keeping the message on one line: a raw line break in valid JSON can only be
 /// whitespace between tokens (inside strings it is escaped), so it becomes a space.
@@ -303,11 +349,32 @@ fn push_one_line(line: &mut Vec<u8>, json: &str) {
     debug_assert!(wire::is_json(json), "a rendered answer must be JSON: {json}");
     let start = line.len();
     line.extend_from_slice(json.as_bytes());
-    if json.contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', json.as_bytes()).is_some() {
         for b in &mut line[start..] {
             if *b == b'\n' || *b == b'\r' {
                 *b = b' ';
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The escaping agrees with `serde_json`'s, byte for byte, on every control character, quotes,
+    /// backslashes and non-ASCII text.
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut every: String = (0u32..0x80).filter_map(char::from_u32).collect();
+        every.push_str("é👍\u{2028}\u{7f}\"\\\n{\"a\": [1, 2]}");
+        for text in [String::new(), String::from("plain"), every] {
+            let mut ours = Vec::new();
+            push_json_string(&mut ours, &text);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            );
         }
     }
 }
