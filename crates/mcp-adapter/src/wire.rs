@@ -647,7 +647,17 @@ impl<'a> Scan<'a> {
     }
 
     /// An object at the cursor; `member` is called with each key and must consume its value.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, Cow<'a, str>) -> Scanned<()>) -> Scanned<()> {
+    fn object(&mut self, member: impl FnMut(&mut Self, Cow<'a, str>) -> Scanned<()>) -> Scanned<()> {
+        self.members(Self::string, member)
+    }
+
+    /// An object at the cursor: `key` reads each key (decoding it or not), `member` gets it and must
+    /// consume its value.
+    fn members<K>(
+        &mut self,
+        mut key: impl FnMut(&mut Self) -> Scanned<K>,
+        mut member: impl FnMut(&mut Self, K) -> Scanned<()>,
+    ) -> Scanned<()> {
         self.enter()?;
         self.ws();
         if !self.eat(b'}') {
@@ -656,7 +666,7 @@ impl<'a> Scan<'a> {
                 if self.peek() != Some(b'"') {
                     return self.fail(Expect::Key);
                 }
-                let key = self.string()?;
+                let key = key(self)?;
                 self.ws();
                 if !self.eat(b':') {
                     return self.fail(Expect::Colon);
@@ -688,33 +698,7 @@ impl<'a> Scan<'a> {
 
     /// An object at the cursor, validated and skipped (its keys are not decoded).
     fn skip_object(&mut self) -> Scanned<()> {
-        self.enter()?;
-        self.ws();
-        if !self.eat(b'}') {
-            loop {
-                self.ws();
-                if self.peek() != Some(b'"') {
-                    return self.fail(Expect::Key);
-                }
-                self.skip_string()?;
-                self.ws();
-                if !self.eat(b':') {
-                    return self.fail(Expect::Colon);
-                }
-                self.ws();
-                self.value()?;
-                self.ws();
-                if self.eat(b',') {
-                    continue;
-                }
-                if self.eat(b'}') {
-                    break;
-                }
-                return self.fail(Expect::CommaOrBrace);
-            }
-        }
-        self.depth -= 1;
-        Ok(())
+        self.members(Self::skip_string, |scan, ()| scan.value().map(drop))
     }
 
     /// Any value at the cursor, validated and skipped; returns its kind.

@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use shiftwork_mcp::registry::{DemoStep, Registry};
+use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups, instructions};
 
@@ -141,14 +141,8 @@ async fn mc8_every_demo_call_validates_against_its_output_schema_through_mcp() {
     for group in &all {
         let mut answers: Vec<Value> = Vec::new();
         for step in (group.demo)(tmp.path()) {
-            let (tool, args) = match step {
-                DemoStep::Say(_) => continue,
-                DemoStep::Prepare(what, action) => {
-                    action().unwrap_or_else(|e| panic!("{what}: {e}"));
-                    continue;
-                }
-                DemoStep::Call(tool, args) => (tool, args),
-                DemoStep::CallWith(tool, make) => (tool, make(&answers)),
+            let Some((tool, args)) = support::demo_call(step, &answers) else {
+                continue;
             };
             expected_calls += 1;
             let def = tools

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use shiftwork_mcp::groups;
-use shiftwork_mcp::registry::DemoStep;
 use support::Binary;
 
 /// The largest answer line a call may get.
@@ -78,14 +77,8 @@ fn setup() -> Setup {
     for group in groups::all() {
         let mut answers: Vec<Value> = Vec::new();
         for step in (group.demo)(root.path()) {
-            let (tool, args) = match step {
-                DemoStep::Say(_) => continue,
-                DemoStep::Prepare(what, action) => {
-                    action().unwrap_or_else(|e| panic!("{what}: {e}"));
-                    continue;
-                }
-                DemoStep::Call(tool, args) => (tool, args),
-                DemoStep::CallWith(tool, make) => (tool, make(&answers)),
+            let Some((tool, args)) = support::demo_call(step, &answers) else {
+                continue;
             };
             let answer = server.request("tools/call", json!({"name": tool, "arguments": args}));
             answers.push(answer["result"]["structuredContent"].clone());

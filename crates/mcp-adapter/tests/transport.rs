@@ -425,3 +425,24 @@ fn the_adapter_clips_what_it_echoes_of_a_key_or_a_tool_name() {
     assert!(answer.to_string().len() < 3_000);
     assert_eq!(answer["error"]["code"], -32602);
 }
+
+/// A handler that panics is answered with a JSON-RPC internal error (-32603) naming the panic, and the
+/// server goes on serving (the panic takes neither the worker nor the process down).
+#[test]
+fn a_handler_panic_is_an_internal_error_and_the_server_goes_on() {
+    let mut peer = peer(vec![tool("boom", &[], |_| panic!("the handler broke"))]);
+    for id in 1..=3 {
+        peer.send(&call(json!(id), "boom", json!({})));
+        let answer = peer.receive();
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], -32603);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("the handler broke")
+        );
+    }
+    peer.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    assert_eq!(peer.receive()["id"], 4);
+}

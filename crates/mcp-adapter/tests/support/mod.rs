@@ -110,6 +110,24 @@ impl Peer {
     }
 }
 
+/// One step of a group's demo script as a call: `None` for narration, after running a set-up step;
+/// the tool and its arguments (built from the group's earlier `answers` when the step needs them).
+pub fn demo_call(
+    step: shiftwork_mcp::registry::DemoStep,
+    answers: &[Value],
+) -> Option<(&'static str, Value)> {
+    use shiftwork_mcp::registry::DemoStep;
+    match step {
+        DemoStep::Say(_) => None,
+        DemoStep::Prepare(what, action) => {
+            action().unwrap_or_else(|e| panic!("{what}: {e}"));
+            None
+        }
+        DemoStep::Call(tool, args) => Some((tool, args)),
+        DemoStep::CallWith(tool, make) => Some((tool, make(answers))),
+    }
+}
+
 /// Calls `tool` with `arguments` (a JSON object) and returns the MCP result.
 pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> CallToolResult {
     let args: Map<String, Value> = arguments
