@@ -1,6 +1,9 @@
-//! MC-6: cold start of the release binary to its `initialize` answer, and one `tools/list` round trip.
+//! MC-6: cold start of the release binary to its `initialize` answer; and the adapter's own part of
+//! every call (issue 16 item 1): reading a `tools/call` line (`wire::decode`, one validating pass) and
+//! writing an answer line (`server::call_result_line`), on the 3,000-node `work_plan` request of
+//! `mcp_vs_bantamkit` and on a trivial one. Round trips through the binary are in `mcp_vs_bantamkit`.
 //!
-//! The bench runs `target/release/shiftwork-mcp` (building it first with `cargo build --release -p
+//! The cold start runs `target/release/shiftwork-mcp` (building it first with `cargo build --release -p
 //! shiftwork-mcp` when it is missing), so it measures what a user's MCP client waits for.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -47,4 +50,47 @@ impl Drop for Reap {
     fn drop(&mut self) {
         let _ = self.0.wait();
     }
+}
+
+/// A `tools/call` of `work_plan` over `n` nodes with about two dependencies each (as in
+/// `mcp_vs_bantamkit`).
+fn work_plan_line(n: usize) -> String {
+    let mut rng = fastrand::Rng::with_seed(16);
+    let nodes: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let deps: Vec<String> = if i == 0 {
+                Vec::new()
+            } else {
+                (0..2).map(|_| format!("n{}", rng.usize(..i))).collect()
+            };
+            serde_json::json!({"id": format!("n{i}"), "depends_on": deps, "priority": rng.i64(-50..50)})
+        })
+        .collect();
+    serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "work_plan", "arguments": {"nodes": nodes}}})
+        .to_string()
+}
+
+/// Reading a request line: the id, the method, the name, the `arguments` text and its keys.
+#[divan::bench(args = [0, 3_000])]
+fn wire_decode_tools_call(bencher: divan::Bencher<'_, '_>, nodes: usize) {
+    let line = work_plan_line(nodes);
+    bencher
+        .counter(divan::counter::BytesCount::new(line.len()))
+        .bench(|| shiftwork_mcp::wire::decode(divan::black_box(line.as_bytes())).unwrap());
+}
+
+/// Writing an answer line from a pre-rendered answer (the text block escaped, `structuredContent`
+/// spliced): the answer of `work_plan` on 3,000 nodes, about 60 kB of JSON.
+#[divan::bench]
+fn call_result_line_prerendered_work_plan(bencher: divan::Bencher<'_, '_>) {
+    let batches: Vec<Vec<String>> = (0..300)
+        .map(|b| (0..10).map(|i| format!("n{}", b * 10 + i)).collect())
+        .collect();
+    let sequence: Vec<&String> = batches.iter().flatten().collect();
+    let answer = serde_json::json!({"result": "plan", "batches": batches, "sequence": sequence, "width": 10});
+    let outcome = shiftwork_mcp::Outcome::Prerendered {
+        structured: answer.to_string(),
+        text: Some(serde_json::to_string_pretty(&answer).unwrap()),
+    };
+    bencher.bench(|| shiftwork_mcp::server::call_result_line("7", divan::black_box(&outcome)));
 }

@@ -1,14 +1,18 @@
 //! The command line (mcp.md "Command line", MC-2, MC-4).
+//!
+//! [`parse`] turns the arguments into a [`Command`]; each subcommand is one arm of its `match` and
+//! one variant of [`Command`], and `main.rs` runs it. The groups known to `--tools` are the groups
+//! built into the binary ([`crate::groups::all`]), never a second list.
 
-use crate::registry::{Group, KNOWN_GROUPS};
+use crate::registry::Group;
 use crate::settings::Setting;
 
-/// The `--tools` setting (MC-2).
+/// The `--tools` setting (MC-2); `--help` appends the groups built into the binary.
 pub const TOOLS: Setting = Setting {
     flag: "--tools",
     env: None,
     takes_value: true,
-    help: "comma list of tool groups to serve: shiftwork, worklog, contracts, hours (default: all)",
+    help: "comma list of tool groups to serve (default: all)",
 };
 
 /// What the command line asks for.
@@ -21,6 +25,8 @@ pub enum Command {
     },
     /// `call TOOL [JSON]`.
     Call {
+        /// The selected groups.
+        groups: Vec<&'static str>,
         /// The tool's name.
         tool: String,
         /// The arguments' JSON text (default `{}`).
@@ -95,12 +101,7 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                     "serve takes no positional argument, got '{p}'"
                 )));
             }
-            let groups = select_groups(
-                flags
-                    .iter()
-                    .find(|(f, _)| *f == TOOLS.flag)
-                    .map(|(_, v)| v.as_str()),
-            )?;
+            let groups = select_groups(tools_flag(&flags), groups)?;
             Ok(Invocation {
                 command: Command::Serve { groups },
                 flags,
@@ -127,14 +128,10 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                 )));
             }
             let arguments = positional.get(1).cloned().unwrap_or_else(|| String::from("{}"));
-            select_groups(
-                flags
-                    .iter()
-                    .find(|(f, _)| *f == TOOLS.flag)
-                    .map(|(_, v)| v.as_str()),
-            )?;
+            let groups = select_groups(tools_flag(&flags), groups)?;
             Ok(Invocation {
                 command: Command::Call {
+                    groups,
                     tool,
                     arguments,
                     pretty: switches.contains(&"--pretty"),
@@ -266,20 +263,39 @@ pub struct ParsedFlags {
     pub switches: Vec<&'static str>,
 }
 
-/// Resolves `--tools` (MC-2): a comma list of known groups; absent means all four.
-pub fn select_groups(list: Option<&str>) -> Result<Vec<&'static str>, UsageError> {
+/// The value of `--tools` among the parsed flags.
+fn tools_flag<'a>(flags: &'a [(&'static str, String)]) -> Option<&'a str> {
+    flags
+        .iter()
+        .find(|(f, _)| *f == TOOLS.flag)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Resolves `--tools` (MC-2): a comma list of the groups built into the binary (`groups`, in
+/// `tools/list` order); absent means all of them. Issue 11 item 4: the groups are known from the
+/// registry of built groups alone.
+pub fn select_groups(list: Option<&str>, groups: &[&Group]) -> Result<Vec<&'static str>, UsageError> {
+    let known: Vec<&'static str> = groups.iter().map(|g| g.name).collect();
     let Some(list) = list else {
-        return Ok(KNOWN_GROUPS.to_vec());
+        return Ok(known);
+    };
+    let named = |known: &[&str]| {
+        if known.is_empty() {
+            String::from("(none)")
+        } else {
+            known.join(", ")
+        }
     };
     let mut selected = Vec::new();
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        match KNOWN_GROUPS.iter().find(|g| **g == name) {
+        match known.iter().find(|g| **g == name) {
             Some(g) if !selected.contains(g) => selected.push(*g),
             Some(_) => {}
             None => {
                 return Err(UsageError(format!(
-                    "unknown tool group '{name}'; known groups: {}",
-                    KNOWN_GROUPS.join(", ")
+                    "unknown tool group '{}'; known groups: {}",
+                    shiftwork_seams::echo::clip(name, 100),
+                    named(&known)
                 )));
             }
         }
@@ -287,7 +303,7 @@ pub fn select_groups(list: Option<&str>) -> Result<Vec<&'static str>, UsageError
     if selected.is_empty() {
         return Err(UsageError(format!(
             "--tools names no group; known groups: {}",
-            KNOWN_GROUPS.join(", ")
+            named(&known)
         )));
     }
     Ok(selected)
@@ -310,6 +326,12 @@ pub fn help(groups: &[&Group]) -> String {
             g.name, g.name
         ));
     }
+    let built: Vec<&str> = groups.iter().map(|g| g.name).collect();
+    let built = if built.is_empty() {
+        String::from("(none yet)")
+    } else {
+        built.join(", ")
+    };
     out.push_str("  shiftwork-mcp --version | --help\n\nOptions (serve and call; a flag wins over its environment variable):\n");
     for s in settings_of(groups, true) {
         let flag = if s.takes_value {
@@ -318,16 +340,21 @@ pub fn help(groups: &[&Group]) -> String {
             s.flag.to_owned()
         };
         let env = s.env.map(|e| format!(" [env {e}]")).unwrap_or_default();
-        out.push_str(&format!("  {flag:<28} {}{env}\n", s.help));
+        let help = if s.flag == TOOLS.flag {
+            format!("{}: {}", s.help, built)
+        } else {
+            s.help.to_owned()
+        };
+        out.push_str(&format!("  {flag:<28} {help}{env}\n"));
     }
-    let built: Vec<&str> = groups.iter().map(|g| g.name).collect();
-    let built = if built.is_empty() {
-        String::from("(none yet)")
-    } else {
-        built.join(", ")
-    };
     out.push_str(&format!(
-        "\nTool groups built into this binary: {built}.\nLogs go to stderr; RUST_LOG filters them (default: warn).\n"
+        "\nTool groups built into this binary: {built}.\n\
+         A switch's variable takes 1, true, yes, on or 0, false, no, off (any case); a blank value counts as unset.\n\
+         serve: at most {} requests run at once (reading waits meanwhile); SIGTERM or SIGINT lets the calls in\n\
+         flight finish (at most {} s) and exits 0, a second signal exits at once.\n\
+         Logs go to stderr; RUST_LOG filters them (default: warn); lines stderr cannot take are dropped and counted.\n",
+        crate::stdio::MAX_IN_FLIGHT,
+        crate::shutdown::GRACE.as_secs()
     ));
     out
 }

@@ -81,19 +81,19 @@ fn call(
         writeln!(out, "  (tool {tool} is not in this build)")?;
         return Ok(1);
     };
-    let answer = match def.call(args.as_object().unwrap_or(&serde_json::Map::new())) {
-        crate::registry::Outcome::Answer(value, _) => {
-            let text = crate::registry::Outcome::Answer(value.clone(), TextStyle::Pretty).text();
-            answers.push(value);
-            text
-        }
-        crate::registry::Outcome::Rendered(value, text) => {
-            answers.push(value);
-            text
-        }
+    let outcome = def.call(args.as_object().unwrap_or(&serde_json::Map::new()));
+    let answer = match &outcome {
         crate::registry::Outcome::ToolError(message) => {
             answers.push(serde_json::Value::Null);
             format!("tool error: {message}")
+        }
+        crate::registry::Outcome::Answer(value, _) => {
+            answers.push(value.clone());
+            crate::registry::Outcome::Answer(value.clone(), TextStyle::Pretty).text()
+        }
+        _ => {
+            answers.push(outcome.structured().unwrap_or_default());
+            outcome.text()
         }
     };
     writeln!(out, "{answer}\n")?;

@@ -2,8 +2,9 @@
 //!
 //! It is the thin adapter of ARCHITECTURE.md: it reads flags and environment variables, builds the
 //! real seams, decodes tool arguments, calls a core crate and encodes the answer. Three ways in share
-//! one set of handlers: `serve` (MCP over stdio, with rmcp), `call TOOL JSON` (one call from a shell)
-//! and `demo` (a scripted tour).
+//! one set of handlers: `serve` (MCP over stdio: [`stdio`] reads and runs the requests, [`wire`]
+//! decodes them, [`server`] answers them, with rmcp's model types for what it describes), `call TOOL
+//! JSON` (one call from a shell) and `demo` (a scripted tour).
 //!
 //! # What this crate never does
 //!
@@ -20,10 +21,14 @@
 pub mod cli;
 pub mod demo;
 pub mod groups;
+pub mod log;
 pub mod registry;
 pub mod schema_lint;
 pub mod server;
 pub mod settings;
+pub mod shutdown;
+pub mod stdio;
+pub mod wire;
 
 pub use registry::{Group, Outcome, Registry, ToolDef};
 pub use server::Server;

@@ -3,13 +3,15 @@
 mod view_command;
 
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use serde_json::{Map, Value};
 use shiftwork_mcp::cli::{self, Command};
 use shiftwork_mcp::registry::{Arguments, Outcome, Registry};
 use shiftwork_mcp::settings::Settings;
-use shiftwork_mcp::{Server, groups, instructions};
+use shiftwork_mcp::stdio::Session;
+use shiftwork_mcp::{Server, groups, instructions, log, shutdown};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,45 +23,47 @@ fn main() -> ExitCode {
     let settings = Settings::from_process(invocation.flags.clone());
     match invocation.command {
         Command::Help => {
-            print!("{}", cli::help(&groups));
+            print_out(&cli::help(&groups));
             ExitCode::SUCCESS
         }
         Command::Version => {
-            println!("shiftwork-mcp {}", env!("CARGO_PKG_VERSION"));
+            print_out(&format!("shiftwork-mcp {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
         }
         Command::Serve { groups: selected } => {
-            init_logging();
+            // Before any thread starts, so that every thread inherits the blocked signals.
+            let signals = shutdown::block_signals();
+            log::init();
+            std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
             };
             let server = Server::new(registry, instructions(&groups, &selected));
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+            let (input, output) = match (
+                std::io::stdin().as_fd().try_clone_to_owned(),
+                std::io::stdout().as_fd().try_clone_to_owned(),
+            ) {
+                (Ok(input), Ok(output)) => (std::fs::File::from(input), std::fs::File::from(output)),
+                (Err(e), _) | (_, Err(e)) => return fail(&format!("cannot use stdin and stdout: {e}")),
             };
-            match runtime.block_on(shiftwork_mcp::server::serve_stdio(server)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&format!("the MCP session ended with an error: {e}")),
+            shiftwork_mcp::stdio::enlarge_pipe(input.as_fd());
+            shiftwork_mcp::stdio::enlarge_pipe(output.as_fd());
+            let session = Session::start(server, input, output);
+            if signals && let Err(e) = shutdown::on_signals(session.clone()) {
+                tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
             }
+            session.wait();
+            log::flush(Duration::from_millis(200));
+            ExitCode::SUCCESS
         }
         Command::Call {
+            groups: selected,
             tool,
             arguments,
             pretty,
         } => {
-            init_logging();
-            let selected = match cli::select_groups(
-                invocation
-                    .flags
-                    .iter()
-                    .find(|(f, _)| *f == cli::TOOLS.flag)
-                    .map(|(_, v)| v.as_str()),
-            ) {
-                Ok(s) => s,
-                Err(cli::UsageError(message)) => return usage_error(&message),
-            };
+            log::init();
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
@@ -71,40 +75,42 @@ fn main() -> ExitCode {
                 } else {
                     names.join(", ")
                 };
-                return usage_error(&format!("unknown tool '{tool}'; tools: {names}"));
+                return usage_error(&format!(
+                    "unknown tool '{}'; tools: {names}",
+                    shiftwork_seams::echo::clip_echo(&tool)
+                ));
             };
-            let map: Map<String, Value> = match serde_json::from_str::<Value>(&arguments) {
-                Ok(Value::Object(map)) => map,
-                Ok(_) => return usage_error("the arguments must be a JSON object"),
-                Err(e) => return usage_error(&format!("the arguments are not valid JSON: {e}")),
+            let arguments = match Arguments::parse(arguments) {
+                Ok(arguments) => arguments,
+                Err(message) => return usage_error(&message),
             };
-            let outcome = def.invoke(&Arguments::with_raw(map, arguments));
-            match &outcome {
-                Outcome::Answer(value, _) | Outcome::Rendered(value, _) => {
-                    let text = match (&outcome, pretty) {
-                        (Outcome::Rendered(_, text), true) => text.clone(),
-                        (_, true) => {
-                            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-                        }
-                        (_, false) => value.to_string(),
-                    };
-                    println!("{text}");
-                    ExitCode::SUCCESS
+            let outcome = def.invoke(&arguments);
+            let text = match (&outcome, pretty) {
+                (Outcome::ToolError(message), _) => {
+                    print_err(&format!("{message}\n"));
+                    log::flush(Duration::from_millis(200));
+                    return ExitCode::from(1);
                 }
-                Outcome::ToolError(message) => {
-                    eprintln!("{message}");
-                    ExitCode::from(1)
+                (Outcome::Rendered(..) | Outcome::Prerendered { .. }, true) => outcome.text(),
+                (Outcome::Answer(value, _), true) => {
+                    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
                 }
-            }
+                (Outcome::Answer(value, _) | Outcome::Rendered(value, _), false) => value.to_string(),
+                (Outcome::Prerendered { structured, .. }, false) => structured.clone(),
+            };
+            print_out(&format!("{text}\n"));
+            log::flush(Duration::from_millis(200));
+            ExitCode::SUCCESS
         }
         Command::Demo { keep } => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            match shiftwork_mcp::demo::run(&groups, keep, &mut out) {
-                Ok(code) => {
-                    let _ = out.flush();
-                    ExitCode::from(u8::try_from(code).unwrap_or(1))
-                }
+            match shiftwork_mcp::demo::run(&groups, keep, &mut out)
+                .and_then(|code| out.flush().map(|()| code))
+            {
+                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                // The reader went away (`demo | head`): the demo has cleaned up; end quietly.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => fail(&format!("the demo failed: {e}")),
             }
         }
@@ -122,23 +128,38 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout. A reader that went away (`shiftwork-mcp call … | head`) ends the process quietly
+/// with status 0, as ripgrep does (issue 12 item 14); any other failure is reported on stderr.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = quiet_on_broken_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush())) {
+        print_err(&format!("shiftwork-mcp: cannot write the answer: {e}\n"));
+        std::process::exit(1);
+    }
+}
+
+/// Writes to stderr, ignoring a stderr that is gone.
+fn print_err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+fn quiet_on_broken_pipe<T>(result: std::io::Result<T>) -> std::io::Result<T> {
+    if let Err(e) = &result
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
+    result
+}
+
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("shiftwork-mcp: {message}");
-    eprintln!("Try 'shiftwork-mcp --help'.");
+    print_err(&format!(
+        "shiftwork-mcp: {message}\nTry 'shiftwork-mcp --help'.\n"
+    ));
     ExitCode::from(2)
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("shiftwork-mcp: {message}");
+    print_err(&format!("shiftwork-mcp: {message}\n"));
     ExitCode::from(1)
-}
-
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -2,14 +2,12 @@
 //! rendering of outcomes (MC-8, MC-10).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
+use shiftwork_seams::echo::clip_echo;
 
 use crate::settings::{Setting, Settings};
-
-/// The four tool groups, in `tools/list` order (MC-2).
-pub const KNOWN_GROUPS: [&str; 4] = ["shiftwork", "worklog", "contracts", "hours"];
 
 /// The four MCP annotation hints, always all set (MC-7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +56,16 @@ pub enum Outcome {
     Rendered(Value, String),
     /// An MCP tool error (`isError: true`) with one text block.
     ToolError(String),
+    /// A result object the group rendered itself as JSON text, for answers that must not pass through
+    /// `serde_json::Value` and need no second rendering: the transport splices `structured` into the
+    /// response as `structuredContent` without parsing it.
+    Prerendered {
+        /// The JSON text of the answer object (compact or indented; a newline between tokens is fine,
+        /// the transport keeps every message on one line).
+        structured: String,
+        /// The text block; `None` when it is `structured` itself.
+        text: Option<String>,
+    },
 }
 
 impl Outcome {
@@ -70,6 +78,18 @@ impl Outcome {
             Outcome::Answer(value, TextStyle::Compact) => value.to_string(),
             Outcome::Rendered(_, text) => text.clone(),
             Outcome::ToolError(message) => message.clone(),
+            Outcome::Prerendered { structured, text } => text.as_ref().unwrap_or(structured).clone(),
+        }
+    }
+
+    /// The answer object as a `serde_json` value (`None` for a tool error). For
+    /// [`Outcome::Prerendered`] this parses `structured`: tests, the demo and `call --pretty` use it,
+    /// never the server.
+    pub fn structured(&self) -> Option<Value> {
+        match self {
+            Outcome::Answer(value, _) | Outcome::Rendered(value, _) => Some(value.clone()),
+            Outcome::Prerendered { structured, .. } => serde_json::from_str(structured).ok(),
+            Outcome::ToolError(_) => None,
         }
     }
 }
@@ -81,10 +101,16 @@ impl Outcome {
 /// with its own JSON reader; every other group reads [`Arguments::map`].
 ///
 /// It also carries the call's [`CallContext`]: its cancellation and its progress reports.
+///
+/// The ways in (`serve`, `call`) build it from the text alone ([`Arguments::parse`]): the decoded
+/// object is then built on the first call of [`Arguments::map`], so a group that reads only the raw
+/// text never pays for a second tree.
 #[derive(Debug, Clone, Default)]
 pub struct Arguments {
-    map: Map<String, Value>,
+    map: OnceLock<Map<String, Value>>,
     raw: Option<String>,
+    /// The keys in arrival order when known without the map (from the text).
+    keys: Option<Vec<String>>,
     context: CallContext,
 }
 
@@ -92,18 +118,47 @@ impl Arguments {
     /// Arguments known only as a decoded object (tests, the demo).
     pub fn decoded(map: Map<String, Value>) -> Self {
         Arguments {
-            map,
-            raw: None,
-            context: CallContext::default(),
+            map: OnceLock::from(map),
+            ..Arguments::default()
         }
     }
 
     /// Arguments with the exact text of the `arguments` object they were decoded from.
     pub fn with_raw(map: Map<String, Value>, raw: String) -> Self {
         Arguments {
-            map,
+            map: OnceLock::from(map),
             raw: Some(raw),
-            context: CallContext::default(),
+            ..Arguments::default()
+        }
+    }
+
+    /// Arguments from the JSON text of an object, validated by the transport's reader
+    /// ([`crate::wire::arguments`]); the map is decoded when first asked for.
+    ///
+    /// ```
+    /// use shiftwork_mcp::registry::Arguments;
+    ///
+    /// let args = Arguments::parse(String::from(r#"{"b": 18446744073709551617, "a": [1]}"#)).unwrap();
+    /// assert_eq!(args.keys().collect::<Vec<_>>(), ["b", "a"]);
+    /// assert_eq!(args.raw(), Some(r#"{"b": 18446744073709551617, "a": [1]}"#));
+    /// assert_eq!(args.map()["a"], serde_json::json!([1]));
+    /// assert!(Arguments::parse(String::from("[1, 2]")).is_err());
+    /// ```
+    pub fn parse(raw: String) -> Result<Self, String> {
+        let keys = crate::wire::arguments(&raw)?
+            .keys
+            .into_iter()
+            .map(std::borrow::Cow::into_owned)
+            .collect();
+        Ok(Self::from_checked_text(raw, keys))
+    }
+
+    /// Arguments from a text the wire reader already checked, with its keys in arrival order.
+    pub(crate) fn from_checked_text(raw: String, keys: Vec<String>) -> Self {
+        Arguments {
+            raw: Some(raw),
+            keys: Some(keys),
+            ..Arguments::default()
         }
     }
 
@@ -118,9 +173,25 @@ impl Arguments {
         &self.context
     }
 
-    /// The decoded object, keys in arrival order.
+    /// The decoded object, keys in arrival order (numbers as `serde_json` holds them: an integer beyond
+    /// 64 bits becomes a float; read [`Arguments::raw`] to keep it).
     pub fn map(&self) -> &Map<String, Value> {
-        &self.map
+        self.map.get_or_init(|| {
+            // The text was checked by the wire reader, which also refuses every number beyond the
+            // double range, so `serde_json` reads it; the empty object is unreachable.
+            self.raw
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The member names in arrival order (a repeated name appears again).
+    pub fn keys(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match &self.keys {
+            Some(keys) => Box::new(keys.iter().map(String::as_str)),
+            None => Box::new(self.map().keys().map(String::as_str)),
+        }
     }
 
     /// The exact JSON text of the `arguments` object, when the way in kept it.
@@ -284,12 +355,7 @@ impl ToolDef {
     /// Runs the tool: the MC-9 key check, then the handler.
     pub fn invoke(&self, arguments: &Arguments) -> Outcome {
         let known = self.known_arguments();
-        let unknown: Vec<&str> = arguments
-            .map()
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !known.contains(k))
-            .collect();
+        let unknown: Vec<&str> = arguments.keys().filter(|k| !known.contains(k)).collect();
         if let Some(first) = unknown.first() {
             return (self.unknown_argument)(self.name, first, &unknown, &known);
         }
@@ -297,14 +363,44 @@ impl ToolDef {
     }
 }
 
-/// The MC-9 sentence: `unknown argument '<key>'; known: <k1>, <k2>, …` (`(none)` when empty).
+/// The MC-9 sentence: `unknown argument '<key>'; known: <k1>, <k2>, …` (`(none)` when empty). The key
+/// is clipped at [`shiftwork_seams::echo::ECHO_LIMIT`] code points (issue 16 item 4), once: a key a
+/// group already clipped is quoted as it is.
+///
+/// ```
+/// use shiftwork_mcp::registry::unknown_argument_sentence;
+/// use shiftwork_seams::echo::clip_echo;
+///
+/// let key = "k".repeat(10_000);
+/// let sentence = unknown_argument_sentence(&key, &["a"]);
+/// assert!(sentence.ends_with("k…(8000 more)'; known: a"));
+/// assert_eq!(unknown_argument_sentence(&clip_echo(&key), &["a"]), sentence);
+/// ```
 pub fn unknown_argument_sentence(key: &str, known: &[&str]) -> String {
     let known = if known.is_empty() {
         String::from("(none)")
     } else {
         known.join(", ")
     };
-    format!("unknown argument '{key}'; known: {known}")
+    format!("unknown argument '{}'; known: {known}", clip_once(key))
+}
+
+/// [`clip_echo`], leaving a text that is already a clipped echo (its first
+/// [`shiftwork_seams::echo::ECHO_LIMIT`] code points, then `…(<k> more)`) as it is.
+fn clip_once(text: &str) -> std::borrow::Cow<'_, str> {
+    let limit = shiftwork_seams::echo::ECHO_LIMIT;
+    let Some((cut, _)) = text.char_indices().nth(limit) else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    let already = text[cut..]
+        .strip_prefix("…(")
+        .and_then(|rest| rest.strip_suffix(" more)"))
+        .is_some_and(|count| !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()));
+    if already {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(clip_echo(text))
+    }
 }
 
 /// Builds a demo call's arguments from the answers of the group's earlier calls.
@@ -325,7 +421,7 @@ pub enum DemoStep {
 
 /// A tool group: its settings, how it builds its tools, and its part of the demo.
 pub struct Group {
-    /// The group's name (one of [`KNOWN_GROUPS`]).
+    /// The group's name, as `--tools` selects it.
     pub name: &'static str,
     /// One line for the server's `instructions` (MC-12).
     pub instructions: &'static str,
@@ -350,10 +446,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Builds the tools of every group whose name is in `selected`, in the order of `groups`.
+    /// Builds the tools of every group whose name is in `selected`, in the order of `groups`. A
+    /// selected group's switch whose environment variable is neither on nor off is an error naming the
+    /// variable (issue 12 item 3), like a group's own settings error.
     pub fn build(groups: &[&Group], selected: &[&str], settings: &Settings) -> Result<Self, String> {
         let mut tools = Vec::new();
         for group in groups.iter().filter(|g| selected.contains(&g.name)) {
+            settings.check_switches(group.settings)?;
             tools.extend((group.build)(settings)?);
         }
         Ok(Registry { tools })

@@ -1,35 +1,160 @@
-//! The MCP server over rmcp (MC-1, MC-8, MC-10, MC-12).
+//! The MCP methods over the registry (MC-1, MC-7, MC-8, MC-10, MC-12): `initialize`, `ping`,
+//! `tools/list` and `tools/call`, answered as JSON-RPC message lines. The stdio transport
+//! ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to answer.
+//!
+//! Answers are written straight into the response line: a tool's answer is rendered once and its text
+//! placed both in the text block and, unparsed, as `structuredContent`; `tools/list` never changes while
+//! a server runs, so it is rendered once. The descriptors are rmcp's model types ([`descriptor`]).
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CacheScope, CallToolResult, ContentBlock, Implementation, ListToolsResult, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use shiftwork_seams::echo::clip_echo;
 
-use crate::registry::{Outcome, Registry, ToolDef};
+use crate::registry::{Arguments, Outcome, Registry, TextStyle, ToolDef};
+use crate::wire::{self, Id, Kind, Params, Refusal};
 
 /// The server's name in `serverInfo` (MC-12).
 pub const SERVER_NAME: &str = "shiftwork-mcp";
 
-/// The MCP server: a registry of tools behind rmcp's [`ServerHandler`].
+/// How long a client may keep the `tools/list` answer (`ttlMs`): the tool set never changes while a
+/// server runs. The longest delay a JavaScript timer takes (2^31 − 1 ms, about 24.8 days), so that no
+/// client's cache arithmetic overflows.
+pub const TOOLS_TTL_MS: u64 = i32::MAX as u64;
+
+/// The MCP server: a registry of tools and the server's `instructions`.
 #[derive(Clone)]
 pub struct Server {
-    registry: Arc<Registry>,
-    instructions: Arc<str>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Registry,
+    instructions: String,
+    tools_list: OnceLock<String>,
 }
 
 impl Server {
     /// A server for `registry`, announcing `instructions` in its `initialize` answer.
     pub fn new(registry: Registry, instructions: String) -> Self {
         Server {
-            registry: Arc::new(registry),
-            instructions: instructions.into(),
+            inner: Arc::new(Inner {
+                registry,
+                instructions,
+                tools_list: OnceLock::new(),
+            }),
         }
+    }
+
+    /// The tools served.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The `initialize` result (MC-12) for a client that asked for `requested`: the same version when
+    /// this server speaks it over the `initialize` handshake, else the newest one it does.
+    pub fn initialize_result(&self, requested: Option<&str>) -> ServerConfig {
+        let version = ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .find(|v| Some(v.as_str()) == requested && v.has_initialize())
+            .cloned()
+            .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(ToolsCapability::default());
+        let mut config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.inner.instructions.clone());
+        config.protocol_version = version;
+        config
+    }
+
+    /// The JSON text of the `tools/list` result: every tool, and `ttlMs` (issue 16 item 5).
+    pub fn tools_list(&self) -> &str {
+        self.inner.tools_list.get_or_init(|| {
+            let mut list =
+                ListToolsResult::with_all_items(self.registry().tools().iter().map(descriptor).collect())
+                    .with_ttl_ms(TOOLS_TTL_MS)
+                    .with_cache_scope(CacheScope::Private);
+            // The shape every protocol version with an `initialize` handshake reads.
+            list.result_type = None;
+            serde_json::to_string(&list).unwrap_or_else(|_| String::from(r#"{"tools":[]}"#))
+        })
+    }
+
+    /// Answers a request that is not `tools/call` (those run through [`Server::prepare_call`]): the
+    /// complete response line.
+    pub fn respond(&self, id: Id<'_>, method: &str, params: &Params<'_>) -> Vec<u8> {
+        match method {
+            "initialize" => {
+                let result = self.initialize_result(params.protocol_version.as_deref());
+                let text = serde_json::to_string(&result).unwrap_or_else(|_| String::from("{}"));
+                result_line(id.raw(), &text)
+            }
+            "ping" => result_line(id.raw(), "{}"),
+            "tools/list" => result_line(id.raw(), self.tools_list()),
+            other => {
+                tracing::debug!(method = %clip_echo(other), "answered: method not found");
+                error_line(
+                    Some(id.raw()),
+                    wire::METHOD_NOT_FOUND,
+                    &format!("method not found: {}", clip_echo(other)),
+                )
+            }
+        }
+    }
+
+    /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (MC-10: only for a
+    /// call that cannot be processed at all — no such tool, params that are not a call).
+    pub fn prepare_call(&self, id: Id<'_>, params: &Params<'_>) -> Result<(&ToolDef, Arguments), Refusal> {
+        let refuse = |message: String| {
+            tracing::debug!(%message, "answered: invalid tools/call");
+            Refusal {
+                code: wire::INVALID_PARAMS,
+                message,
+                id: Some(id.raw().to_owned()),
+            }
+        };
+        if params.shape != Some(Kind::Object) {
+            return Err(refuse(format!(
+                "tools/call needs params {{\"name\": <tool>, \"arguments\": {{…}}}}, got {}",
+                params.shape.map_or("none", Kind::described)
+            )));
+        }
+        let name = match &params.name {
+            Some(Ok(name)) => name,
+            Some(Err(kind)) => {
+                return Err(refuse(format!(
+                    "params.name must be a string, not {}",
+                    kind.described()
+                )));
+            }
+            None => return Err(refuse(String::from("params.name is missing: the tool to call"))),
+        };
+        let Some(tool) = self.registry().get(name) else {
+            return Err(refuse(format!("unknown tool '{}'", clip_echo(name))));
+        };
+        let arguments = match &params.arguments {
+            None | Some(Err(Kind::Null)) => Arguments::from_checked_text(String::from("{}"), Vec::new()),
+            Some(Err(kind)) => {
+                return Err(refuse(format!(
+                    "params.arguments must be an object, not {}",
+                    kind.described()
+                )));
+            }
+            Some(Ok(text)) => {
+                if let Some(offset) = text.beyond_double {
+                    return Err(refuse(wire::beyond_double_sentence(offset)));
+                }
+                let keys = text.keys.iter().map(|k| Cow::clone(k).into_owned()).collect();
+                Arguments::from_checked_text(text.text.to_owned(), keys)
+            }
+        };
+        Ok((tool, arguments))
     }
 }
 
@@ -52,66 +177,204 @@ pub fn descriptor(tool: &ToolDef) -> Tool {
     .with_annotations(annotations)
 }
 
-/// The MCP result of an outcome (MC-8): `structuredContent` plus one text block with the same JSON, or
-/// a tool error with one text block.
+/// The MCP result of an outcome (MC-8) as rmcp's model: `structuredContent` plus one text block with
+/// the same JSON, or a tool error with one text block. The server writes [`call_result_line`] instead;
+/// this is for tests and embedders that hold rmcp types.
 pub fn render(outcome: &Outcome) -> CallToolResult {
     match outcome {
-        Outcome::Answer(value, _) | Outcome::Rendered(value, _) => {
+        Outcome::ToolError(message) => CallToolResult::error(vec![ContentBlock::text(message.clone())]),
+        _ => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text())]);
-            result.structured_content = Some(value.clone());
+            result.structured_content = outcome.structured();
             result
         }
-        Outcome::ToolError(message) => CallToolResult::error(vec![ContentBlock::text(message.clone())]),
     }
 }
 
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.to_string())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(
-            self.registry.tools().iter().map(descriptor).collect(),
-        ))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        if self.registry.get(&name).is_none() {
-            return Err(McpError::invalid_params(format!("unknown tool '{name}'"), None));
+/// The response line of a `tools/call` (MC-8): the text block, then `structuredContent`, then
+/// `isError`, as rmcp wrote them. The answer is rendered once: a compact answer's text is also its
+/// `structuredContent`.
+pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
+    let (pretty, compact): (String, String);
+    let (text, structured): (&str, Option<&str>) = match outcome {
+        Outcome::ToolError(message) => (message, None),
+        Outcome::Answer(value, TextStyle::Compact) => {
+            compact = value.to_string();
+            (&compact, Some(&compact))
         }
-        let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
-        let registry = Arc::clone(&self.registry);
-        // Handlers block (file locks, SQLite): run them off the async workers (WL-65, CT-89).
-        let outcome =
-            tokio::task::spawn_blocking(move || registry.get(&name).map(|tool| tool.call(&arguments)))
-                .await
-                .map_err(|e| McpError::internal_error(format!("the tool handler panicked: {e}"), None))?;
-        match outcome {
-            Some(outcome) => Ok(render(&outcome).into()),
-            None => Err(McpError::internal_error(
-                "the tool vanished from the registry",
-                None,
-            )),
+        Outcome::Answer(value, TextStyle::Pretty) => {
+            pretty = outcome.text();
+            compact = value.to_string();
+            (&pretty, Some(&compact))
+        }
+        Outcome::Rendered(value, text) => {
+            compact = value.to_string();
+            (text, Some(&compact))
+        }
+        Outcome::Prerendered { structured, text } => {
+            (text.as_deref().unwrap_or(structured), Some(structured))
+        }
+    };
+    let size = text.len() + structured.map_or(0, str::len) + id.len() + 128;
+    let mut line = Vec::with_capacity(size);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    line.extend_from_slice(id.as_bytes());
+    line.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+    push_json_string(&mut line, text);
+    line.extend_from_slice(b"}]");
+    match structured {
+        Some(structured) => {
+            line.extend_from_slice(br#","structuredContent":"#);
+            push_one_line(&mut line, structured);
+            line.extend_from_slice(br#","isError":false}}"#);
+        }
+        None => line.extend_from_slice(br#","isError":true}}"#),
+    }
+    line.push(b'\n');
+    line
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` and the newline.
+pub fn result_line(id: &str, result: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(result.len() + id.len() + 40);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    line.extend_from_slice(id.as_bytes());
+    line.extend_from_slice(br#","result":"#);
+    push_one_line(&mut line, result);
+    line.extend_from_slice(b"}\n");
+    line
+}
+
+/// A JSON-RPC error response line; `id` `None` answers `"id": null`.
+pub fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(message.len() + 80);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    line.extend_from_slice(id.unwrap_or("null").as_bytes());
+    line.extend_from_slice(br#","error":{"code":"#);
+    line.extend_from_slice(code.to_string().as_bytes());
+    line.extend_from_slice(br#","message":"#);
+    push_json_string(&mut line, message);
+    line.extend_from_slice(b"}}\n");
+    line
+}
+
+/// The error line answering a refusal.
+pub fn refusal_line(refusal: &Refusal) -> Vec<u8> {
+    error_line(refusal.id.as_deref(), refusal.code, &refusal.message)
+}
+
+/// A `notifications/progress` line for the client's `token` (MCP): `progress` and the optional
+/// `total` and `message`. `None` when `progress` is not a finite number.
+pub fn progress_line(
+    token: &str,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> Option<Vec<u8>> {
+    let number = |v: f64| serde_json::Number::from_f64(v).map(|n| n.to_string());
+    let mut line = Vec::with_capacity(128);
+    line.extend_from_slice(
+        br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"#,
+    );
+    line.extend_from_slice(token.as_bytes());
+    line.extend_from_slice(br#","progress":"#);
+    line.extend_from_slice(number(progress)?.as_bytes());
+    if let Some(total) = total.and_then(number) {
+        line.extend_from_slice(br#","total":"#);
+        line.extend_from_slice(total.as_bytes());
+    }
+    if let Some(message) = message {
+        line.extend_from_slice(br#","message":"#);
+        push_json_string(&mut line, &clip_echo(message));
+    }
+    line.extend_from_slice(b"}}\n");
+    Some(line)
+}
+
+/// Appends `text` as a JSON string, escaped as `serde_json` escapes it (`\"`, `\\`, `\n`, `\r`, `\t`,
+/// `\b`, `\f`, other control characters as `\u00XX`; everything else as itself). The bytes between
+/// escapes are copied in runs.
+fn push_json_string(line: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    line.reserve(bytes.len() + bytes.len() / 8 + 2);
+    line.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPES[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
+        line.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
+        if escape == b'u' {
+            line.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 15)],
+            ]);
+        } else {
+            line.extend_from_slice(&[b'\\', escape]);
+        }
+    }
+    line.extend_from_slice(&bytes[run..]);
+    line.push(b'"');
+}
+
+/// For each byte: 0 when it stands for itself in a JSON string, else the letter of its escape (`u`
+/// for `\u00XX`).
+static ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Appends a JSON text, keeping the message on one line: a raw line break in valid JSON can only be
+/// whitespace between tokens (inside strings it is escaped), so it becomes a space.
+fn push_one_line(line: &mut Vec<u8>, json: &str) {
+    debug_assert!(wire::is_json(json), "a rendered answer must be JSON: {json}");
+    let start = line.len();
+    line.extend_from_slice(json.as_bytes());
+    if memchr::memchr2(b'\n', b'\r', json.as_bytes()).is_some() {
+        for b in &mut line[start..] {
+            if *b == b'\n' || *b == b'\r' {
+                *b = b' ';
+            }
         }
     }
 }
 
-/// Serves `server` over stdin/stdout until the client closes stdin (MC-1).
-pub async fn serve_stdio(server: Server) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    use rmcp::ServiceExt;
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
-    Ok(())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The escaping agrees with `serde_json`'s, byte for byte, on every control character, quotes,
+    /// backslashes and non-ASCII text.
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut every: String = (0u32..0x80).filter_map(char::from_u32).collect();
+        every.push_str("é👍\u{2028}\u{7f}\"\\\n{\"a\": [1, 2]}");
+        for text in [String::new(), String::from("plain"), every] {
+            let mut ours = Vec::new();
+            push_json_string(&mut ours, &text);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&text).unwrap()
+            );
+        }
+    }
 }

@@ -67,15 +67,61 @@ impl Settings {
         self.flags.get(setting.flag).map(String::as_str)
     }
 
-    /// Whether a switch is on: the flag was given, or its variable is `1` or `true` (any case).
+    /// Whether a switch is on: the flag was given, or its variable is on (`1`, `true`, `yes`, `on`, any
+    /// case). A variable that is neither on nor off counts as off here; [`Settings::check_switches`]
+    /// refuses it at start-up.
     pub fn switch(&self, setting: &Setting) -> bool {
         if self.flags.contains_key(setting.flag) {
             return true;
         }
-        setting
-            .env
-            .and_then(|name| self.env.get(name))
-            .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+        self.switch_variable(setting).is_ok_and(|on| on == Some(true))
+    }
+
+    /// Refuses a switch of `settings` whose environment variable is set (not blank) to anything but
+    /// `1/true/yes/on` or `0/false/no/off` (any case): the error names the variable and the value
+    /// (issue 12 item 3). A flag given on the command line is not judged by its variable.
+    ///
+    /// ```
+    /// use shiftwork_mcp::settings::{Setting, Settings};
+    ///
+    /// const QUIET: Setting = Setting { flag: "--quiet", env: Some("QUIET"), takes_value: false, help: "" };
+    /// let env = |v: &str| Settings::new(Vec::new(), vec![(String::from("QUIET"), v.to_owned())]);
+    /// assert!(env(" Yes ").switch(&QUIET) && !env("off").switch(&QUIET) && !env("").switch(&QUIET));
+    /// assert_eq!(
+    ///     env("maybe").check_switches(&[QUIET]).unwrap_err(),
+    ///     "QUIET must be one of 1, true, yes, on (on) or 0, false, no, off (off), any case; got 'maybe'"
+    /// );
+    /// ```
+    pub fn check_switches(&self, settings: &[Setting]) -> Result<(), String> {
+        for setting in settings.iter().filter(|s| !s.takes_value) {
+            if self.flags.contains_key(setting.flag) {
+                continue;
+            }
+            self.switch_variable(setting)?;
+        }
+        Ok(())
+    }
+
+    /// The switch's variable: `None` when unset or blank, else on or off; the error names it.
+    fn switch_variable(&self, setting: &Setting) -> Result<Option<bool>, String> {
+        let Some(name) = setting.env else {
+            return Ok(None);
+        };
+        let Some(value) = self.env(name) else {
+            return Ok(None);
+        };
+        let word = value.trim();
+        let is = |words: [&str; 4]| words.iter().any(|w| word.eq_ignore_ascii_case(w));
+        if is(["1", "true", "yes", "on"]) {
+            Ok(Some(true))
+        } else if is(["0", "false", "no", "off"]) {
+            Ok(Some(false))
+        } else {
+            Err(format!(
+                "{name} must be one of 1, true, yes, on (on) or 0, false, no, off (off), any case; got '{}'",
+                shiftwork_seams::echo::clip(value, 100)
+            ))
+        }
     }
 
     /// An environment variable as read at start-up (blank counts as unset).

@@ -372,7 +372,9 @@ fn ct91_invalid_settings_are_start_up_errors() {
     );
     let e = registry(
         vec![("--contracts-db", db.clone())],
-        vec![("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH", "yes")],
+        // Issue 12 item 3: a switch's variable takes 1/true/yes/on or 0/false/no/off; anything else
+        // is a start-up error naming it.
+        vec![("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH", "maybe")],
     )
     .unwrap_err();
     assert!(e.contains("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH"), "{e}");

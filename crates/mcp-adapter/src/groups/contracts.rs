@@ -37,7 +37,7 @@ pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     flag: "--contracts-require-epoch",
     env: Some("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH"),
     takes_value: false,
-    help: "refuse contract holder calls without claim_epoch (variable: 1 or true)",
+    help: "refuse contract holder calls without claim_epoch",
 };
 
 /// `--agent` / `AGENT_NAME` (CT-88).
@@ -109,19 +109,8 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
             format!("--contracts-sync / SHIFTWORK_CONTRACTS_SYNC must be normal or full, not '{v}'")
         })?,
     };
-    let require_epoch = if settings.switch(&CONTRACTS_REQUIRE_EPOCH) {
-        true
-    } else {
-        match settings.env("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH").map(str::trim) {
-            None => false,
-            Some(v) if v == "0" || v.eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                return Err(format!(
-                    "SHIFTWORK_CONTRACTS_REQUIRE_EPOCH must be 1 or true (or 0 / false), not '{v}'"
-                ));
-            }
-        }
-    };
+    // `Registry::build` has refused a variable that is neither on nor off (issue 12 item 3).
+    let require_epoch = settings.switch(&CONTRACTS_REQUIRE_EPOCH);
     // An invalid --agent flag is a start-up error; an invalid AGENT_NAME is answered per call with
     // INVALID_ARGUMENT { argument: "AGENT_NAME" } as CT-88 and scenario S29 require, so a bad variable
     // does not take the other tool groups down with it.

@@ -1,9 +1,12 @@
-//! Shared helpers of the adapter's tests: an in-process MCP client over `tokio::io::duplex`, the real
-//! binary spoken to over its stdio, and the outputSchema validator.
+//! Shared helpers of the adapter's tests: an in-process MCP client (rmcp's) speaking to the server's
+//! own stdio transport over a Unix socket pair, a raw in-process JSON-RPC peer, the real binary spoken
+//! to over its stdio, and the outputSchema validator.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
@@ -11,17 +14,118 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use shiftwork_mcp::Server;
 
+/// Starts `server` on its stdio transport (`shiftwork_mcp::stdio`) over one end of a socket pair, on
+/// threads of its own; returns the other end.
+pub fn serve_in_process(server: Server) -> UnixStream {
+    let (server_end, client_end) = UnixStream::pair().unwrap();
+    let output = server_end.try_clone().unwrap();
+    std::thread::spawn(move || shiftwork_mcp::stdio::serve(server, server_end, output));
+    client_end
+}
+
 /// An rmcp client connected in process to `server`.
 pub async fn connect(server: Server) -> RunningService<RoleClient, ()> {
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
+    let client_end = serve_in_process(server);
+    client_end.set_nonblocking(true).unwrap();
+    let stream = tokio::net::UnixStream::from_std(client_end).unwrap();
+    ().serve(stream).await.expect("the client could not initialize")
+}
+
+/// A raw JSON-RPC peer of an in-process server: every line it sends and receives is its test's own.
+pub struct Peer {
+    writer: UnixStream,
+    reader: BufReader<UnixStream>,
+}
+
+impl Peer {
+    /// A peer of `server` (not initialized: call [`Peer::initialize`] when the test needs it).
+    pub fn new(server: Server) -> Peer {
+        let stream = serve_in_process(server);
+        Peer {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
         }
-    });
-    ().serve(client_end)
-        .await
-        .expect("the client could not initialize")
+    }
+
+    /// Sends one line (a newline is added).
+    pub fn send_line(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).unwrap();
+        self.writer.write_all(b"\n").unwrap();
+    }
+
+    /// Sends one JSON-RPC message.
+    pub fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// A second handle on the sending side (to send from another thread).
+    pub fn writer(&self) -> UnixStream {
+        self.writer.try_clone().unwrap()
+    }
+
+    /// The next line as sent (with its newline), or `None` when none arrives within `timeout`.
+    pub fn receive_line(&mut self, timeout: Duration) -> Option<String> {
+        self.reader.get_ref().set_read_timeout(Some(timeout)).unwrap();
+        let mut line = String::new();
+        let got = match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(line),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("cannot read: {e}"),
+        };
+        self.reader.get_ref().set_read_timeout(None).unwrap();
+        got
+    }
+
+    /// The next message, or `None` when none arrives within `timeout`.
+    pub fn receive_within(&mut self, timeout: Duration) -> Option<Value> {
+        let line = self.receive_line(timeout)?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}")))
+    }
+
+    /// The next message (waiting up to 10 s).
+    pub fn receive(&mut self) -> Value {
+        self.receive_within(Duration::from_secs(10))
+            .expect("no message within 10 s")
+    }
+
+    /// `initialize` and `notifications/initialized`.
+    pub fn initialize(&mut self) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}));
+        let answer = self.receive();
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// Closes the sending side (the server's input ends).
+    pub fn close_input(&mut self) {
+        self.writer.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+}
+
+/// One step of a group's demo script as a call: `None` for narration, after running a set-up step;
+/// the tool and its arguments (built from the group's earlier `answers` when the step needs them).
+pub fn demo_call(
+    step: shiftwork_mcp::registry::DemoStep,
+    answers: &[Value],
+) -> Option<(&'static str, Value)> {
+    use shiftwork_mcp::registry::DemoStep;
+    match step {
+        DemoStep::Say(_) => None,
+        DemoStep::Prepare(what, action) => {
+            action().unwrap_or_else(|e| panic!("{what}: {e}"));
+            None
+        }
+        DemoStep::Call(tool, args) => Some((tool, args)),
+        DemoStep::CallWith(tool, make) => Some((tool, make(answers))),
+    }
 }
 
 /// Calls `tool` with `arguments` (a JSON object) and returns the MCP result.
@@ -109,7 +213,16 @@ pub struct Binary {
 impl Binary {
     /// Starts `shiftwork-mcp serve ARGS` with extra environment variables.
     pub fn serve(args: &[&str], env: &[(&str, &str)]) -> Binary {
+        Binary::serve_in(None, args, env)
+    }
+
+    /// Starts `shiftwork-mcp serve ARGS` in the directory `cwd` (or the test's) with extra environment
+    /// variables.
+    pub fn serve_in(cwd: Option<&std::path::Path>, args: &[&str], env: &[(&str, &str)]) -> Binary {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
         cmd.arg("serve")
             .args(args)
             .stdin(Stdio::piped())
@@ -131,17 +244,40 @@ impl Binary {
 
     /// Sends one JSON-RPC message.
     pub fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// Sends one line (a newline is added).
+    pub fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
-        writeln!(stdin, "{message}").unwrap();
+        writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    /// Reads one line of stdout as JSON (every stdout line must be JSON-RPC).
+    /// Reads one line of stdout as JSON (every stdout line must be JSON-RPC); fails when nothing comes
+    /// within 20 s.
     pub fn receive(&mut self) -> Value {
+        let line = self.receive_line();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+    }
+
+    /// Reads one line of stdout as sent (with its newline); fails when nothing comes within 20 s.
+    pub fn receive_line(&mut self) -> String {
+        if self.stdout.buffer().is_empty() {
+            use std::os::fd::AsRawFd;
+            let mut poll = libc::pollfd {
+                fd: self.stdout.get_ref().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut poll, 1, 20_000) };
+            assert!(ready > 0, "no message from the server within 20 s");
+        }
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).unwrap();
         assert!(n > 0, "the server closed stdout");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+        line
     }
 
     /// Sends a request and returns the response with its id.
@@ -167,14 +303,76 @@ impl Binary {
         response["result"].clone()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` to the server.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the child's pid with a valid signal number.
+        let done = unsafe { libc::kill(self.child.id() as i32, signal) };
+        assert_eq!(done, 0, "kill failed");
+    }
+
+    /// Closes stdin (the server's input ends) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Waits up to `timeout` for the server to exit.
+    pub fn wait_for_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Takes the server's stderr (to read it while the server runs).
+    pub fn take_stderr(&mut self) -> std::process::ChildStderr {
+        self.child.stderr.take().expect("stderr already taken")
+    }
+
+    /// The server's stdin (to write from another thread).
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().expect("stdin already taken")
+    }
+
+    /// The server's resident memory in kB (Linux).
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Closes stdin and waits for the exit status; returns it with everything left on stdout and stderr.
     pub fn close(mut self) -> (ExitStatus, String, String) {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
         let mut err = String::new();
-        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        if let Some(stderr) = self.child.stderr.as_mut() {
+            std::io::Read::read_to_string(stderr, &mut err).unwrap();
+        }
         (self.child.wait().unwrap(), rest, err)
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -1,0 +1,135 @@
+//! Logging on stderr that never blocks a call (issue 12 item 9).
+//!
+//! A log line is handed to one writer thread through a bounded queue; when the queue is full (nobody
+//! reads stderr and its pipe is full) the line is dropped and counted, and the writer says how many
+//! were dropped as soon as it can write again. `RUST_LOG` filters the lines (default `warn`).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Lines waiting for stderr before new ones are dropped.
+const QUEUE: usize = 1024;
+
+/// Starts logging to stderr through the writer thread. Returns false when a logger was already set.
+pub fn init() -> bool {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let queue = queue();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(move || LineWriter {
+            queue: Arc::clone(queue),
+            line: Vec::new(),
+        })
+        .with_ansi(false)
+        .try_init()
+        .is_ok()
+}
+
+/// Waits up to `timeout` for the queued lines to reach stderr (before the process exits).
+pub fn flush(timeout: Duration) {
+    let Some(queue) = QUEUE_CELL.get() else {
+        return;
+    };
+    let deadline = Instant::now() + timeout;
+    while (queue.pending.load(Ordering::SeqCst) > 0 || queue.dropped.load(Ordering::SeqCst) > 0)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The number of lines dropped since the last report (tests).
+pub fn dropped() -> usize {
+    QUEUE_CELL.get().map_or(0, |q| q.dropped.load(Ordering::SeqCst))
+}
+
+struct Queue {
+    sender: SyncSender<Vec<u8>>,
+    /// Lines queued and not yet written.
+    pending: AtomicUsize,
+    /// Lines dropped and not yet reported.
+    dropped: AtomicUsize,
+}
+
+static QUEUE_CELL: OnceLock<Arc<Queue>> = OnceLock::new();
+
+fn queue() -> &'static Arc<Queue> {
+    QUEUE_CELL.get_or_init(|| {
+        let (sender, receiver) = sync_channel(QUEUE);
+        let queue = Arc::new(Queue {
+            sender,
+            pending: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
+        });
+        let writer = Arc::clone(&queue);
+        let started = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp-log"))
+            .spawn(move || write_lines(&writer, &receiver));
+        if started.is_err() {
+            // No writer: every line counts as dropped, and nothing blocks.
+            queue.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+        queue
+    })
+}
+
+/// The writer thread: writes each line to stderr (blocking only itself), and reports dropped lines.
+fn write_lines(queue: &Queue, receiver: &Receiver<Vec<u8>>) {
+    let stderr = std::io::stderr();
+    loop {
+        let line = receiver.recv_timeout(Duration::from_millis(100));
+        let mut err = stderr.lock();
+        if let Ok(line) = &line {
+            let _ = err.write_all(line);
+            queue.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+        let dropped = queue.dropped.swap(0, Ordering::SeqCst);
+        if dropped > 0 {
+            let _ = writeln!(
+                err,
+                "shiftwork-mcp: {dropped} log line(s) dropped: stderr was not read fast enough"
+            );
+        }
+        if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) = line {
+            return;
+        }
+    }
+}
+
+/// Collects one event's text; hands it to the queue when the event is done.
+struct LineWriter {
+    queue: Arc<Queue>,
+    line: Vec<u8>,
+}
+
+impl Write for LineWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.line.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        if self.line.is_empty() {
+            return;
+        }
+        let line = std::mem::take(&mut self.line);
+        self.queue.pending.fetch_add(1, Ordering::SeqCst);
+        match self.queue.sender.try_send(line) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.queue.pending.fetch_sub(1, Ordering::SeqCst);
+                self.queue.dropped.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! SIGTERM and SIGINT under `serve` (issue 16 item 5): the first lets the calls in flight finish (at
+//! most [`GRACE`]) and exits 0; a second exits at once.
+//!
+//! The signals are blocked in every thread ([`block_signals`], called before any thread starts, so all
+//! inherit the mask) and taken by one thread with `sigwait`; no code runs in a signal handler. Child
+//! processes do not inherit the mask: the standard library clears it when it spawns one.
+
+use std::time::Duration;
+
+use crate::stdio::Session;
+
+/// How long the calls in flight may take to finish after the first signal.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+fn stop_signals() -> libc::sigset_t {
+    // SAFETY: `sigemptyset` initialises the set before `sigaddset` reads it; both only write the
+    // local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        set
+    }
+}
+
+/// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts from now on. Call it
+/// before any other thread starts; false when the system refused.
+pub fn block_signals() -> bool {
+    let set = stop_signals();
+    // SAFETY: `set` is an initialised signal set; the old mask is not asked for.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0 }
+}
+
+/// Starts the thread that takes the signals for `session`.
+pub fn on_signals(session: Session) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(String::from("shiftwork-mcp-signals"))
+        .spawn(move || {
+            let set = stop_signals();
+            let mut first = true;
+            loop {
+                let mut signal = 0;
+                // SAFETY: `set` is initialised and `signal` is a valid place for the number.
+                if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                    continue;
+                }
+                if !first {
+                    // SAFETY: `_exit` ends the process at once, as a second signal asks.
+                    unsafe { libc::_exit(128 + signal) };
+                }
+                first = false;
+                let session = session.clone();
+                let drain = std::thread::Builder::new().spawn(move || finish(&session, signal));
+                if drain.is_err() {
+                    // SAFETY: as above; without a thread to wait in, the process cannot wait.
+                    unsafe { libc::_exit(128 + signal) };
+                }
+            }
+        })
+        .map(drop)
+}
+
+/// After the first signal: refuse new requests, let the calls in flight finish, exit 0.
+fn finish(session: &Session, signal: i32) {
+    let name = if signal == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
+    tracing::info!("{name}: finishing the calls in flight, then exiting");
+    session.stop();
+    if !session.wait_idle(GRACE) {
+        tracing::warn!(
+            "{name}: {} call(s) still running after {} s; exiting without their answers",
+            session.in_flight(),
+            GRACE.as_secs()
+        );
+    }
+    crate::log::flush(Duration::from_millis(200));
+    std::process::exit(0);
+}

@@ -1,0 +1,683 @@
+//! The stdio transport of `serve` (MC-1): newline-delimited JSON-RPC on any reader and writer.
+//!
+//! # Threads, and no hop for a call
+//!
+//! There is no async runtime. Worker threads take turns as the reader (leader/follower): the thread
+//! holding the input reads one line, decodes it, hands the reading over to the next idle thread and
+//! runs the request itself, writing its response straight to the output. A call that takes
+//! microseconds thus never waits for another thread to be woken, and a call that blocks (a file lock,
+//! a database, a wait for work) blocks only its own thread. A request's in-flight entry is made before
+//! the reading is handed over, so a `notifications/cancelled` read later always finds it.
+//!
+//! # Bounds
+//!
+//! At most [`MAX_IN_FLIGHT`] requests run at once, holding at most [`MAX_IN_FLIGHT_BYTES`] of request
+//! text: while either bound is reached no thread reads, so a client that never reads its answers
+//! stops being read instead of growing the server (issue 12 item 8). A line over
+//! [`wire::MAX_LINE`] is skipped to its end and refused; only its first bytes are kept, to find its id.
+//!
+//! # Cancellation and progress (issue 14)
+//!
+//! A `tools/call` runs under a [`CallContext`]: `notifications/cancelled` for it calls
+//! [`CallContext::cancel`] and its answer is then never sent (as MCP requires); a
+//! `_meta.progressToken` gives the context a channel that sends `notifications/progress` with it.
+
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::registry::{CallContext, ProgressFn};
+use crate::server::{self, Server};
+use crate::wire::{self, IdKey, Message, Refusal};
+
+/// The most requests the server runs at once; reading stops while they run.
+pub const MAX_IN_FLIGHT: usize = 64;
+/// The most request text the requests in flight may hold together (one request of any size up to
+/// [`wire::MAX_LINE`] is always admitted when nothing else runs).
+pub const MAX_IN_FLIGHT_BYTES: usize = 64 * 1024 * 1024;
+/// How much of an over-long line is kept to find its id.
+const KEPT_OF_A_LONG_LINE: usize = 64 * 1024;
+
+/// A running session: worker threads serving one input and one output.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+impl Session {
+    /// Starts serving `server` on `input` and `output`.
+    pub fn start(
+        server: Server,
+        input: impl Read + Send + 'static,
+        output: impl Write + Send + 'static,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            server,
+            input: Mutex::new(LineReader::new(Box::new(input))),
+            output: Mutex::new(Box::new(output)),
+            output_failed: AtomicBool::new(false),
+            calls: Mutex::new(Calls::default()),
+            threads: AtomicUsize::new(1),
+            busy: AtomicUsize::new(0),
+            busy_bytes: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            waiting: AtomicUsize::new(0),
+            sleep: Mutex::new(()),
+            changed: Condvar::new(),
+            sleepers: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
+        });
+        if !Shared::spawn(&shared) {
+            shared.threads.store(0, Ordering::SeqCst);
+            shared.close();
+        }
+        Session { shared }
+    }
+
+    /// Waits until the input has ended (or the output failed) and every request in flight is answered.
+    pub fn wait(&self) {
+        let shared = &self.shared;
+        shared.sleep_until(Wait::Closed, None, || shared.closed.load(Ordering::SeqCst));
+        shared.sleep_until(Wait::Idle, None, || shared.busy.load(Ordering::SeqCst) == 0);
+    }
+
+    /// Stops taking work (SIGTERM, SIGINT): every request read from now on is refused, and every call
+    /// in flight is told to end what it waits for ([`CallContext::cancel`]); their answers are still
+    /// sent.
+    pub fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        let contexts: Vec<CallContext> = self
+            .shared
+            .calls()
+            .list
+            .iter()
+            .map(|c| c.context.clone())
+            .collect();
+        for context in contexts {
+            context.cancel();
+        }
+    }
+
+    /// Waits up to `timeout` until no request is in flight; true when none is.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let shared = &self.shared;
+        shared.sleep_until(Wait::Idle, Some(Instant::now() + timeout), || {
+            shared.busy.load(Ordering::SeqCst) == 0
+        })
+    }
+
+    /// The number of requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.shared.busy.load(Ordering::SeqCst)
+    }
+}
+
+/// Gives a pipe a 1 MiB buffer (Linux; elsewhere, or when it is no pipe or the system refuses, nothing
+/// changes): a request or an answer of a few hundred kilobytes then crosses in one write instead of a
+/// handful of wake-ups at 64 KiB each.
+pub fn enlarge_pipe(fd: std::os::fd::BorrowedFd<'_>) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = fd.as_raw_fd();
+        // SAFETY: fstat and fcntl on a descriptor the caller holds; `stat` is written by fstat.
+        unsafe {
+            let mut stat: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut stat) == 0 && (stat.st_mode & libc::S_IFMT) == libc::S_IFIFO {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
+/// Serves `server` on `input` and `output` until the input ends and every request is answered.
+pub fn serve(server: Server, input: impl Read + Send + 'static, output: impl Write + Send + 'static) {
+    Session::start(server, input, output).wait();
+}
+
+/// What the workers share. The counters are atomics, so that the path of a request takes no lock
+/// another worker holds but the input's (the hand-over) and no condition-variable call unless someone
+/// sleeps on one (`sleepers`).
+struct Shared {
+    server: Server,
+    input: Mutex<LineReader>,
+    output: Mutex<Box<dyn Write + Send>>,
+    output_failed: AtomicBool,
+    /// The `tools/call`s in flight.
+    calls: Mutex<Calls>,
+    /// Live worker threads.
+    threads: AtomicUsize,
+    /// Requests being handled, and the bytes of their lines.
+    busy: AtomicUsize,
+    busy_bytes: AtomicUsize,
+    /// The input ended or the output failed: no more reading.
+    closed: AtomicBool,
+    /// A signal asked the server to stop.
+    stopping: AtomicBool,
+    /// Threads waiting to become the reader.
+    waiting: AtomicUsize,
+    /// Where the waits on the counters sleep ([`Shared::sleep_until`]), and how many sleep for each
+    /// [`Wait`].
+    sleep: Mutex<()>,
+    changed: Condvar,
+    sleepers: [AtomicUsize; 3],
+}
+
+/// What a sleeper waits for: a request's end wakes only those it concerns, so that in the common case
+/// (nobody waits) it makes no system call.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    /// The input ended or the output failed.
+    Closed = 0,
+    /// No request in flight.
+    Idle = 1,
+    /// The request text in flight fell under [`MAX_IN_FLIGHT_BYTES`].
+    Budget = 2,
+}
+
+#[derive(Default)]
+struct Calls {
+    list: Vec<InFlight>,
+    serial: u64,
+}
+
+struct InFlight {
+    key: IdKey,
+    serial: u64,
+    context: CallContext,
+    state: Arc<CallState>,
+}
+
+/// What the transport knows of one call beyond its context.
+#[derive(Default)]
+struct CallState {
+    /// The client cancelled it: its answer is not sent.
+    cancelled_by_client: AtomicBool,
+    /// Its answer is out (or suppressed): no more progress.
+    finished: AtomicBool,
+}
+
+/// What a worker does with the line it read, once the reading is handed over.
+enum Work<'a> {
+    Nothing,
+    Reply(Vec<u8>),
+    Request(wire::Id<'a>, std::borrow::Cow<'a, str>, wire::Params<'a>),
+    Call(wire::Id<'a>, wire::Params<'a>, CallContext, Arc<CallState>, u64),
+}
+
+impl Shared {
+    fn calls(&self) -> MutexGuard<'_, Calls> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sleeps until `done` holds (true) or `deadline` passes (false). Whoever changes what `done`
+    /// reads calls [`Shared::wake`] with `what` after the change.
+    fn sleep_until(&self, what: Wait, deadline: Option<Instant>, done: impl Fn() -> bool) -> bool {
+        let mut guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sleepers[what as usize].fetch_add(1, Ordering::SeqCst);
+        let reached = loop {
+            if done() {
+                break true;
+            }
+            guard = match deadline {
+                None => self.changed.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break false;
+                    }
+                    self.changed
+                        .wait_timeout(guard, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        };
+        self.sleepers[what as usize].fetch_sub(1, Ordering::SeqCst);
+        reached
+    }
+
+    /// Wakes the sleepers for any of `what`, if there are (no system call otherwise).
+    fn wake(&self, what: &[Wait]) {
+        if what
+            .iter()
+            .any(|w| self.sleepers[*w as usize].load(Ordering::SeqCst) > 0)
+        {
+            let _guard = self.sleep.lock().unwrap_or_else(PoisonError::into_inner);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Starts one more worker (the caller counted it in `threads`); false when the system refused.
+    fn spawn(shared: &Arc<Shared>) -> bool {
+        let worker = Arc::clone(shared);
+        let started = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp"))
+            .spawn(move || {
+                while worker.serve_one() {}
+                worker.threads.fetch_sub(1, Ordering::SeqCst);
+            });
+        if let Err(e) = &started {
+            tracing::warn!("cannot start another worker thread: {e}");
+        }
+        started.is_ok()
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.wake(&[Wait::Closed, Wait::Idle, Wait::Budget]);
+    }
+
+    /// Reads and serves one line; false when this worker should end.
+    fn serve_one(self: &Arc<Self>) -> bool {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        if self.busy.load(Ordering::SeqCst) > 0
+            && self.busy_bytes.load(Ordering::SeqCst) >= MAX_IN_FLIGHT_BYTES
+        {
+            self.sleep_until(Wait::Budget, None, || {
+                self.closed.load(Ordering::SeqCst)
+                    || self.busy.load(Ordering::SeqCst) == 0
+                    || self.busy_bytes.load(Ordering::SeqCst) < MAX_IN_FLIGHT_BYTES
+            });
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return false;
+        }
+        let line = match input.next_line() {
+            Ok(Line::Message(line)) => line,
+            Ok(Line::TooLong { kept, length }) => {
+                let id = wire::recover_id(&kept);
+                tracing::debug!(length, "answered: a line over 16 MiB");
+                drop(input);
+                let refusal = Refusal {
+                    code: wire::INVALID_REQUEST,
+                    message: format!(
+                        "Invalid request: the message is {length} bytes long, over the limit of {} bytes (16 MiB)",
+                        wire::MAX_LINE
+                    ),
+                    id,
+                };
+                self.send(&server::refusal_line(&refusal));
+                return true;
+            }
+            Ok(Line::End) => {
+                self.close();
+                return false;
+            }
+            Err(e) => {
+                tracing::debug!("the input failed: {e}");
+                self.close();
+                return false;
+            }
+        };
+        let size = line.len();
+        let work = self.classify(&line);
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.busy_bytes.fetch_add(size, Ordering::SeqCst);
+        // Someone must read while this thread works: an idle worker, or a new one (up to the bound).
+        if self.waiting.load(Ordering::SeqCst) == 0 && self.threads.load(Ordering::SeqCst) < MAX_IN_FLIGHT {
+            self.threads.fetch_add(1, Ordering::SeqCst);
+            if !Shared::spawn(self) {
+                self.threads.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        drop(input);
+        if let Some(serial) = self.run(work) {
+            self.calls().list.retain(|c| c.serial != serial);
+        }
+        let bytes = self.busy_bytes.fetch_sub(size, Ordering::SeqCst) - size;
+        let busy = self.busy.fetch_sub(1, Ordering::SeqCst) - 1;
+        if busy == 0 {
+            self.wake(&[Wait::Idle, Wait::Budget]);
+        } else if bytes < MAX_IN_FLIGHT_BYTES {
+            self.wake(&[Wait::Budget]);
+        }
+        true
+    }
+
+    /// Decodes a line while this thread still holds the input: notifications take effect here, in
+    /// order, and a call is entered in flight before any later line is read.
+    fn classify<'a>(self: &Arc<Self>, line: &'a [u8]) -> Work<'a> {
+        match wire::decode(line) {
+            Ok(None | Some(Message::Response)) => Work::Nothing,
+            Ok(Some(Message::Notification { method, params })) => {
+                if method == "notifications/cancelled"
+                    && let Some(request) = params.request_id
+                {
+                    self.cancel(&IdKey::of(request));
+                }
+                Work::Nothing
+            }
+            Ok(Some(Message::Request { id, method, params })) => {
+                if self.stopping.load(Ordering::SeqCst) {
+                    return Work::Reply(server::error_line(
+                        Some(id.raw()),
+                        wire::INTERNAL_ERROR,
+                        "the server is shutting down (it received SIGTERM or SIGINT)",
+                    ));
+                }
+                if method != "tools/call" {
+                    return Work::Request(id, method, params);
+                }
+                let call = Arc::new(CallState::default());
+                let progress = params.progress_token.map(|token| self.progress_fn(token, &call));
+                let context = CallContext::new(progress);
+                let mut calls = self.calls();
+                calls.serial += 1;
+                let serial = calls.serial;
+                calls.list.push(InFlight {
+                    key: id.key(),
+                    serial,
+                    context: context.clone(),
+                    state: Arc::clone(&call),
+                });
+                drop(calls);
+                Work::Call(id, params, context, call, serial)
+            }
+            Err(refusal) => {
+                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a malformed message");
+                Work::Reply(server::refusal_line(&refusal))
+            }
+        }
+    }
+
+    /// Does the work of a line; returns the serial of the call it ran, if any.
+    fn run(&self, work: Work<'_>) -> Option<u64> {
+        match work {
+            Work::Nothing => None,
+            Work::Reply(line) => {
+                self.send(&line);
+                None
+            }
+            Work::Request(id, method, params) => {
+                self.send(&self.server.respond(id, &method, &params));
+                None
+            }
+            Work::Call(id, params, context, call, serial) => {
+                let line = match self.server.prepare_call(id, &params) {
+                    Err(refusal) => server::refusal_line(&refusal),
+                    Ok((tool, arguments)) => {
+                        let arguments = arguments.in_context(context);
+                        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            tool.invoke(&arguments)
+                        })) {
+                            Ok(outcome) => server::call_result_line(id.raw(), &outcome),
+                            Err(panic) => {
+                                let what = panic
+                                    .downcast_ref::<&str>()
+                                    .map(|s| (*s).to_owned())
+                                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                                    .unwrap_or_default();
+                                tracing::error!(tool = tool.name, "the tool handler panicked: {what}");
+                                server::error_line(
+                                    Some(id.raw()),
+                                    wire::INTERNAL_ERROR,
+                                    &format!(
+                                        "the tool handler panicked: {}",
+                                        shiftwork_seams::echo::clip_echo(&what)
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                };
+                if call.cancelled_by_client.load(Ordering::SeqCst) {
+                    tracing::debug!("a cancelled call's answer was not sent");
+                } else {
+                    self.send(&line);
+                }
+                call.finished.store(true, Ordering::SeqCst);
+                Some(serial)
+            }
+        }
+    }
+
+    /// `notifications/cancelled`: cancels the calls in flight with that id.
+    fn cancel(&self, key: &IdKey) {
+        let contexts: Vec<CallContext> = {
+            let calls = self.calls();
+            calls
+                .list
+                .iter()
+                .filter(|c| c.key == *key)
+                .map(|c| {
+                    c.state.cancelled_by_client.store(true, Ordering::SeqCst);
+                    c.context.clone()
+                })
+                .collect()
+        };
+        for context in contexts {
+            context.cancel();
+        }
+    }
+
+    /// The progress channel of a call whose client sent `token`.
+    fn progress_fn(self: &Arc<Self>, token: &str, call: &Arc<CallState>) -> ProgressFn {
+        let shared = Arc::downgrade(self);
+        let call = Arc::clone(call);
+        let token = token.to_owned();
+        Box::new(move |progress, total, message| {
+            if call.finished.load(Ordering::SeqCst) || call.cancelled_by_client.load(Ordering::SeqCst) {
+                return;
+            }
+            if let (Some(shared), Some(line)) = (
+                shared.upgrade(),
+                server::progress_line(&token, progress, total, message),
+            ) {
+                shared.send(&line);
+            }
+        })
+    }
+
+    /// Writes one message line; a failed output ends the session.
+    fn send(&self, line: &[u8]) {
+        if self.output_failed.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = output.write_all(line).and_then(|()| output.flush()) {
+            drop(output);
+            if !self.output_failed.swap(true, Ordering::SeqCst) {
+                tracing::debug!("the output failed, the session ends: {e}");
+            }
+            self.close();
+        }
+    }
+}
+
+/// One line of input.
+enum Line {
+    Message(Vec<u8>),
+    /// A line over [`wire::MAX_LINE`]: its first bytes and its length.
+    TooLong {
+        kept: Vec<u8>,
+        length: usize,
+    },
+    End,
+}
+
+/// A bounded line reader: lines of at most [`wire::MAX_LINE`] bytes; a longer one is skipped to its
+/// newline, keeping only its start.
+struct LineReader {
+    source: Box<dyn Read + Send>,
+    buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`; `buf[start..searched]` holds no newline.
+    start: usize,
+    searched: usize,
+    end: usize,
+    eof: bool,
+}
+
+const CHUNK: usize = 64 * 1024;
+
+impl LineReader {
+    fn new(source: Box<dyn Read + Send>) -> Self {
+        LineReader {
+            source,
+            buf: vec![0; CHUNK],
+            start: 0,
+            searched: 0,
+            end: 0,
+            eof: false,
+        }
+    }
+
+    fn next_line(&mut self) -> io::Result<Line> {
+        loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.buf[self.searched..self.end]) {
+                let newline = self.searched + at;
+                if newline - self.start > wire::MAX_LINE {
+                    let kept = self.buf[self.start..self.start + KEPT_OF_A_LONG_LINE].to_vec();
+                    let length = newline - self.start;
+                    self.start = newline + 1;
+                    self.searched = self.start;
+                    self.shrink();
+                    return Ok(Line::TooLong { kept, length });
+                }
+                let line = self.buf[self.start..newline].to_vec();
+                self.start = newline + 1;
+                self.searched = self.start;
+                self.shrink();
+                return Ok(Line::Message(line));
+            }
+            self.searched = self.end;
+            if self.end - self.start > wire::MAX_LINE {
+                return self.skip_long_line();
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(Line::End);
+                }
+                let line = self.buf[self.start..self.end].to_vec();
+                self.start = self.end;
+                self.searched = self.end;
+                return Ok(Line::Message(line));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads more input after the unread bytes, moving them to the front and growing the buffer
+    /// when needed.
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 && (self.start == self.end || self.buf.len() - self.end < CHUNK) {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.searched -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < CHUNK {
+            let grown = (self.buf.len() * 2).max(self.end + CHUNK);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.source.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The current line is over the limit: keep its start, drop the rest up to its newline.
+    fn skip_long_line(&mut self) -> io::Result<Line> {
+        let kept = self.buf[self.start..self.start + KEPT_OF_A_LONG_LINE].to_vec();
+        let mut length = 0;
+        loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                length += at;
+                self.start += at + 1;
+                self.searched = self.start;
+                break;
+            }
+            length += self.end - self.start;
+            self.start = self.end;
+            self.searched = self.end;
+            if self.eof {
+                break;
+            }
+            self.fill()?;
+        }
+        self.shrink();
+        Ok(Line::TooLong { kept, length })
+    }
+
+    /// Gives back the memory a long line took, once little is left unread.
+    fn shrink(&mut self) {
+        if self.buf.len() > 4 * CHUNK && self.end - self.start < CHUNK {
+            let mut fresh = self.buf[self.start..self.end].to_vec();
+            fresh.resize(CHUNK, 0);
+            self.end -= self.start;
+            self.searched -= self.start;
+            self.start = 0;
+            self.buf = fresh;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out its bytes in pieces of `step`.
+    struct Trickle(Vec<u8>, usize, usize);
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.2.min(buf.len()).min(self.0.len() - self.1);
+            buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    fn lines(input: Vec<u8>, step: usize) -> Vec<String> {
+        let mut reader = LineReader::new(Box::new(Trickle(input, 0, step)));
+        let mut out = Vec::new();
+        loop {
+            match reader.next_line().unwrap() {
+                Line::Message(l) if l.len() > 100 => out.push(format!("a line of {} bytes", l.len())),
+                Line::Message(l) => out.push(String::from_utf8(l).unwrap()),
+                Line::TooLong { kept, length } => out.push(format!("long {length} {}", kept.len())),
+                Line::End => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn lines_split_at_newlines_whatever_the_reads_and_a_long_one_is_skipped() {
+        for step in [1, 7, CHUNK, 1 << 20] {
+            assert_eq!(
+                lines(b"a\n\nbc\nd".to_vec(), step),
+                ["a", "", "bc", "d"],
+                "{step}"
+            );
+            let mut big = b"x\n".to_vec();
+            big.extend(std::iter::repeat_n(b'y', wire::MAX_LINE + 10));
+            big.extend(b"\nz\n");
+            if step >= 7 {
+                assert_eq!(
+                    lines(big, step),
+                    [
+                        "x".to_owned(),
+                        format!("long {} {KEPT_OF_A_LONG_LINE}", wire::MAX_LINE + 10),
+                        "z".to_owned()
+                    ],
+                    "{step}"
+                );
+            }
+        }
+    }
+}
