@@ -54,7 +54,7 @@ pub use read::{MAX_DEPTH, ParseError, parse, pick_members};
 pub use value::{Json, Number, Object, object};
 pub use write::{
     format_answer_float, format_float, format_number, python_float_repr, to_answer_text, to_checkpoint_text,
-    to_compact_text, to_ledger_text,
+    to_compact_text, to_ledger_text, to_structured_text,
 };
 
 /// The crate's README, run as a doc test so that its example stays true.

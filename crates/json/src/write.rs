@@ -23,6 +23,7 @@ pub fn to_checkpoint_text(doc: &Json) -> String {
         ascii: true,
         sort: false,
         answer_floats: false,
+        structured: false,
     }
     .value(doc, 0);
     out.push('\n');
@@ -47,6 +48,7 @@ pub fn to_ledger_text(value: &Json) -> String {
         ascii: true,
         sort: true,
         answer_floats: false,
+        structured: false,
     }
     .value(value, 0);
     out
@@ -70,6 +72,7 @@ pub fn to_answer_text(value: &Json) -> String {
         ascii: false,
         sort: false,
         answer_floats: true,
+        structured: false,
     }
     .value(value, 0);
     out
@@ -89,6 +92,31 @@ pub fn to_compact_text(value: &Json) -> String {
         ascii: true,
         sort: false,
         answer_floats: false,
+        structured: false,
+    }
+    .value(value, 0);
+    out
+}
+
+/// The answer as `structuredContent` text, rendered straight from the value: byte for byte what
+/// `serde_json` writes for [`Json::to_serde`] (no spaces, non-ASCII characters as themselves, an
+/// integer beyond 64 bits as its nearest double, `NaN` and the infinities as `null`), without building
+/// the `serde_json::Value`.
+///
+/// ```
+/// let v = shiftwork_json::parse(r#"{"a": [1, 2.50, 1e16, "é"], "b": 18446744073709551616}"#).unwrap();
+/// assert_eq!(shiftwork_json::to_structured_text(&v), v.to_serde().to_string());
+/// assert_eq!(shiftwork_json::to_structured_text(&v), r#"{"a":[1,2.5,1e+16,"é"],"b":1.8446744073709552e+19}"#);
+/// ```
+pub fn to_structured_text(value: &Json) -> String {
+    let mut out = String::with_capacity(4096);
+    Writer {
+        out: &mut out,
+        indent: None,
+        ascii: false,
+        sort: false,
+        answer_floats: false,
+        structured: true,
     }
     .value(value, 0);
     out
@@ -219,6 +247,9 @@ struct Writer<'o> {
     sort: bool,
     /// Floats as the reference's answer texts write them ([`format_answer_float`]).
     answer_floats: bool,
+    /// `structuredContent` form ([`to_structured_text`]): `,` and `:` without spaces, numbers as
+    /// [`Json::to_serde`] holds them.
+    structured: bool,
 }
 
 impl Writer<'_> {
@@ -231,7 +262,7 @@ impl Writer<'_> {
 
     fn separator(&mut self) {
         self.out.push(',');
-        if self.indent.is_none() {
+        if self.indent.is_none() && !self.structured {
             self.out.push(' ');
         }
     }
@@ -275,7 +306,7 @@ impl Writer<'_> {
                     }
                     self.newline(level + 1);
                     write_string(self.out, key, self.ascii);
-                    self.out.push_str(": ");
+                    self.out.push_str(if self.structured { ":" } else { ": " });
                     self.value(item, level + 1);
                 }
                 self.newline(level);
@@ -285,6 +316,16 @@ impl Writer<'_> {
     }
 
     fn number(&mut self, n: &Number) {
+        if self.structured && !matches!(n, Number::Int(_)) {
+            // The rendering of `to_serde`'s value, by serde_json's own number formatting.
+            match Json::Number(n.clone()).to_serde() {
+                serde_json::Value::Number(n) => {
+                    let _ = write!(self.out, "{n}");
+                }
+                _ => self.out.push_str("null"),
+            }
+            return;
+        }
         match n {
             Number::Int(i) => {
                 let _ = write!(self.out, "{i}");

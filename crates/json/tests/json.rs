@@ -130,6 +130,13 @@ proptest! {
         }
     }
 
+    /// The `structuredContent` text is serde_json's rendering of `to_serde`, byte for byte, whatever
+    /// the value (wide integers, `NaN`, non-ASCII and control characters included).
+    #[test]
+    fn structured_text_is_serde_jsons_rendering_of_to_serde(v in value()) {
+        prop_assert_eq!(shiftwork_json::to_structured_text(&v), v.to_serde().to_string());
+    }
+
     /// `pick_members` builds exactly the members `parse` reads, and refuses what `parse` refuses.
     #[test]
     fn picked_members_are_the_parsed_ones(text in prop_oneof![text(), junk()]) {

@@ -91,11 +91,11 @@ fn main() -> ExitCode {
                     log::flush(Duration::from_millis(200));
                     return ExitCode::from(1);
                 }
-                (Outcome::Rendered(..) | Outcome::Prerendered { .. }, true) => outcome.text(),
+                (Outcome::Prerendered { .. }, true) => outcome.text(),
                 (Outcome::Answer(value, _), true) => {
                     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
                 }
-                (Outcome::Answer(value, _) | Outcome::Rendered(value, _), false) => value.to_string(),
+                (Outcome::Answer(value, _), false) => value.to_string(),
                 (Outcome::Prerendered { structured, .. }, false) => structured.clone(),
             };
             print_out(&format!("{text}\n"));

@@ -51,9 +51,6 @@ pub enum TextStyle {
 pub enum Outcome {
     /// A result object (including a domain refusal): `structuredContent` plus one text block.
     Answer(Value, TextStyle),
-    /// A result object whose text block the group rendered itself, for groups whose answers hold
-    /// what `serde_json::Value` cannot (integers beyond 64 bits, `NaN`, Python float forms).
-    Rendered(Value, String),
     /// An MCP tool error (`isError: true`) with one text block.
     ToolError(String),
     /// A result object the group rendered itself as JSON text, for answers that must not pass through
@@ -76,7 +73,6 @@ impl Outcome {
                 serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
             }
             Outcome::Answer(value, TextStyle::Compact) => value.to_string(),
-            Outcome::Rendered(_, text) => text.clone(),
             Outcome::ToolError(message) => message.clone(),
             Outcome::Prerendered { structured, text } => text.as_ref().unwrap_or(structured).clone(),
         }
@@ -87,7 +83,7 @@ impl Outcome {
     /// never the server.
     pub fn structured(&self) -> Option<Value> {
         match self {
-            Outcome::Answer(value, _) | Outcome::Rendered(value, _) => Some(value.clone()),
+            Outcome::Answer(value, _) => Some(value.clone()),
             Outcome::Prerendered { structured, .. } => serde_json::from_str(structured).ok(),
             Outcome::ToolError(_) => None,
         }

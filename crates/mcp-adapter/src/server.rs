@@ -207,10 +207,6 @@ pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
             compact = value.to_string();
             (&pretty, Some(&compact))
         }
-        Outcome::Rendered(value, text) => {
-            compact = value.to_string();
-            (text, Some(&compact))
-        }
         Outcome::Prerendered { structured, text } => {
             (text.as_deref().unwrap_or(structured), Some(structured))
         }

@@ -210,10 +210,10 @@ fn answer_text_is_pretty_unescaped_in_order_sw44() {
         text(&out),
         "{\n  \"result\": \"status\",\n  \"cursor\": \"U3\",\n  \"units\": {\n    \"done\": 1,\n    \"todo\": 2\n  },\n  \"open_questions\": 0,\n  \"last_history\": {\n    \"unit\": \"U1\",\n    \"outcome\": \"done\",\n    \"tiny\": 0.00001,\n    \"big\": 1e+16,\n    \"n\": 123456789012345678901234\n  }\n}"
     );
-    let Outcome::Rendered(value, _) = out else {
-        panic!("not rendered")
-    };
+    // structuredContent holds the same answer, as JSON any client reads (SW-44, issue 16 item 1).
+    let value = out.structured().unwrap();
     assert_eq!(value["result"], json!("status"));
+    assert_eq!(value["last_history"]["tiny"], json!(1e-5));
 }
 
 #[test]

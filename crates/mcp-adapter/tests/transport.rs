@@ -95,13 +95,6 @@ fn every_outcome_renders_one_text_block_and_the_same_structured_content() {
             Outcome::Answer(json!({"result": "ok", "é": "\n"}), TextStyle::Pretty),
         ),
         (
-            "rendered",
-            Outcome::Rendered(
-                json!({"result": "ok"}),
-                String::from("{\n  \"result\": \"ok\"\n}"),
-            ),
-        ),
-        (
             "spliced",
             Outcome::Prerendered {
                 structured: String::from(

@@ -294,7 +294,10 @@ fn decode(
         },
     };
     match f(&mut Args { members: decoded }) {
-        Ok(answer) => Outcome::Rendered(answer.to_serde(), sjson::to_answer_text(&answer)),
+        Ok(answer) => Outcome::Prerendered {
+            structured: sjson::to_structured_text(&answer),
+            text: Some(sjson::to_answer_text(&answer)),
+        },
         Err(detail) => refuse(detail),
     }
 }
