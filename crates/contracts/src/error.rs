@@ -208,6 +208,7 @@ impl Refusal {
 
 /// A store failure (CT-132). Each one leaves the store unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The store's lock was not obtained within the timeout.
     #[error("the contract store was busy: {0}")]
@@ -221,6 +222,9 @@ pub enum StoreError {
     /// The store holds data it cannot read.
     #[error("the contract store holds a record it cannot read: {0}")]
     Corrupt(String),
+    /// The store was opened read-only (its file is not writable): reading works, writing does not.
+    #[error("the contract store is read-only: {0}")]
+    ReadOnly(String),
 }
 
 impl StoreError {
@@ -233,8 +237,12 @@ impl StoreError {
             ),
             StoreError::Unavailable(why) => (
                 RefusalCode::StoreUnavailable,
+                format!("The contract store is unavailable ({why})."),
+            ),
+            StoreError::ReadOnly(why) => (
+                RefusalCode::StoreUnavailable,
                 format!(
-                    "The contract store is unavailable ({why}); check --contracts-db / SHIFTWORK_CONTRACTS_DB."
+                    "The contract store is read-only ({why}): reading tools work, but this call writes and was refused; nothing was changed."
                 ),
             ),
             StoreError::Io(why) | StoreError::Corrupt(why) => (

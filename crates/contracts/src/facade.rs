@@ -4,25 +4,27 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Clock, Fs};
 
 use crate::canonical;
 use crate::error::{Refusal, RefusalCode, StoreError};
-use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal};
+use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal, RootReason};
 use crate::ids::{IdSource, contract_id_from_bits};
 use crate::integrity::IntegrityReport;
 use crate::limits::*;
 use crate::model::{Contract, Drift, EpochMs, Status, Warning};
-use crate::request::{self, DispatchRequest, FulfilRequest, HolderRef, Identity};
-use crate::schema;
+use crate::request::{self, DispatchRequest, FulfillRequest, HolderRef, Identity};
+use crate::roots::{AllowedRoots, SYSTEM_DIRECTORIES};
+use crate::schema::{self, Checked};
 use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
 use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Verdict};
 use crate::views::*;
 
 mod inspect;
 
-/// Configuration of the facade (CT-125).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Configuration of the facade (CT-125), plus where workspace roots may lie ([`AllowedRoots`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractsConfig {
     /// Execution TTL when a dispatch gives none (60 ..= 86,400).
     pub default_exec_ttl_sec: u32,
@@ -30,6 +32,8 @@ pub struct ContractsConfig {
     pub default_queue_ttl_sec: u32,
     /// Refuse holder operations without `claim_epoch` (`EPOCH_REQUIRED`).
     pub require_claim_epoch: bool,
+    /// The directories a `workspace_root` must lie in (default: the user's home directory and `/tmp`).
+    pub allowed_roots: AllowedRoots,
 }
 
 impl Default for ContractsConfig {
@@ -38,6 +42,7 @@ impl Default for ContractsConfig {
             default_exec_ttl_sec: DEFAULT_EXEC_TTL_SEC,
             default_queue_ttl_sec: DEFAULT_QUEUE_TTL_SEC,
             require_claim_epoch: false,
+            allowed_roots: AllowedRoots::default(),
         }
     }
 }
@@ -71,6 +76,7 @@ impl ContractsConfig {
             default_exec_ttl_sec,
             default_queue_ttl_sec,
             require_claim_epoch,
+            allowed_roots: AllowedRoots::default(),
         })
     }
 }
@@ -78,21 +84,25 @@ impl ContractsConfig {
 /// The contract queue: one method per operation (CT-58). `Send + Sync`; call it from many threads.
 ///
 /// ```
-/// use shiftwork_contracts::{Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
+/// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
+/// use shiftwork_contracts::roots::AllowedRoots;
 /// use shiftwork_seams::{ManualClock, MemFs};
 /// use std::sync::Arc;
 ///
 /// let clock = Arc::new(ManualClock::new(chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap()));
 /// let fs = MemFs::new();
 /// fs.write_file("/w/src/lib.rs", b"pub fn add() {}\n");
+/// // Workspace roots must lie inside an allowed root (default: the home and temporary directories).
+/// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
 /// let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
-///                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
+///                        Arc::new(SeededIdSource::new(1)), config);
+/// let bob = AgentId::parse("bob").unwrap();
 /// let sent = c.dispatch(&DispatchRequest {
-///     target_agent: "bob".into(), title: "Review".into(), workspace_root: "/w".into(),
-///     pointers: Some(vec!["src/lib.rs".into()]), requester_agent: Some("alice".into()),
-///     ..Default::default()
+///     pointers: Some(vec!["src/lib.rs".into()]),
+///     requester_agent: Identity::given("alice").unwrap(),
+///     ..DispatchRequest::new(bob.clone(), "Review", "/w")
 /// }).unwrap();
-/// let polled = c.poll_next_task(&"bob".into()).unwrap();
+/// let polled = c.poll_next_task(&bob.into()).unwrap();
 /// assert_eq!(polled.held().unwrap().contract_id, sent.contract_id);
 /// ```
 pub struct Contracts {
@@ -134,7 +144,9 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
     } else {
         "artifact"
     };
-    let message = match (&r.path, r.pattern) {
+    // The path as the caller wrote it, clipped: a 10 MB path is not echoed back (issue 16).
+    let path = r.path.as_deref().map(clip_echo);
+    let message = match (&path, r.pattern) {
         (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
         (Some(p), Some(pattern)) => format!(
             "The {noun} path '{p}' was refused: {} (matches {pattern}).",
@@ -146,7 +158,7 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
         code,
         message,
         vec![
-            ("path", json!(r.path)),
+            ("path", json!(path)),
             ("reason", json!(r.reason.as_str())),
             ("pattern", json!(r.pattern)),
         ],
@@ -161,8 +173,13 @@ impl Contracts {
     /// The drift of `record`'s pointers against its baseline (CT-39); a file that cannot be read is
     /// the I/O refusal naming it.
     fn drift_of(&self, record: &Contract) -> Result<Vec<Drift>, Refusal> {
-        fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers)
-            .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
+        fingerprint::verify(
+            self.fs.as_ref(),
+            &record.workspace_root,
+            &record.pointers,
+            &self.config.allowed_roots,
+        )
+        .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
     }
 
     /// A facade over `store`, reading time from `clock` for read-only operations, files through `fs`
@@ -189,8 +206,28 @@ impl Contracts {
     }
 
     /// The configuration.
-    pub fn config(&self) -> ContractsConfig {
-        self.config
+    pub fn config(&self) -> &ContractsConfig {
+        &self.config
+    }
+
+    /// `WORKSPACE_ROOT_INVALID` for `reason`, the sentence naming the rule.
+    fn root_refusal(&self, reason: RootReason) -> Refusal {
+        let message = match reason {
+            RootReason::SystemDirectory => format!(
+                "workspace_root was refused: SYSTEM_DIRECTORY (no workspace root may lie in or under {}, even inside an allowed root).",
+                SYSTEM_DIRECTORIES.join(", ")
+            ),
+            RootReason::OutsideAllowedRoots => format!(
+                "workspace_root was refused: OUTSIDE_ALLOWED_ROOTS (a workspace root must lie inside one of the allowed roots: {}).",
+                clip_echo(&self.config.allowed_roots.describe())
+            ),
+            other => format!("workspace_root was refused: {}.", other.as_str()),
+        };
+        Refusal::new(
+            RefusalCode::WorkspaceRootInvalid,
+            message,
+            vec![("reason", json!(reason.as_str()))],
+        )
     }
 
     fn policy(&self) -> Policy {
@@ -201,8 +238,8 @@ impl Contracts {
 
     /// Dispatches a contract (CT-61).
     pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, Refusal> {
-        // Step 1: every argument, in table order, then the schema.
-        let target = request::agent("target_agent", &req.target_agent)?;
+        // Step 1: every argument, in table order, then the schema (the agents are parsed already).
+        let target = req.target_agent.clone();
         request::title(&req.title)?;
         if let Some(t) = &req.task_type {
             request::task_type(t)?;
@@ -221,8 +258,6 @@ impl Contracts {
         if let Some(k) = &req.idempotency_key {
             request::idempotency_key(k)?;
         }
-        let identity = req.requester_agent.clone().unwrap_or(Identity::Missing);
-        identity.check_given("requester_agent")?;
         if let Some(s) = &req.contract_schema
             && let Err(errors) = schema::accept(s)
         {
@@ -233,7 +268,7 @@ impl Contracts {
             ));
         }
         // Step 2: identity.
-        let requester = identity.resolve("requester_agent")?;
+        let requester = req.requester_agent.resolve("requester_agent")?;
         let payload = payload_sha256(req);
         // Step 3: idempotent replay, read-only.
         if let Some(key) = &req.idempotency_key
@@ -242,17 +277,15 @@ impl Contracts {
             return replay(&existing, &payload);
         }
         // Step 4: the root.
-        let root = match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root) {
-            Ok(Ok(root)) => root,
-            Ok(Err(reason)) => {
-                return Err(Refusal::new(
-                    RefusalCode::WorkspaceRootInvalid,
-                    format!("workspace_root was refused: {}.", reason.as_str()),
-                    vec![("reason", json!(reason.as_str()))],
-                ));
-            }
-            Err(CouldNotRun { path, error }) => return Err(io_refusal(None, path.as_deref(), None, &error)),
-        };
+        let root =
+            match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root, &self.config.allowed_roots)
+            {
+                Ok(Ok(root)) => root,
+                Ok(Err(reason)) => return Err(self.root_refusal(reason)),
+                Err(CouldNotRun { path, error }) => {
+                    return Err(io_refusal(None, path.as_deref(), None, &error));
+                }
+            };
         // Step 5: the pointers, no transaction open.
         let paths = req.pointers.clone().unwrap_or_default();
         let pointers = match fingerprint::accept_paths(self.fs.as_ref(), &paths, &req.workspace_root, &root) {
@@ -268,7 +301,7 @@ impl Contracts {
             .map(|p| Warning {
                 code: String::from("LARGE_POINTER"),
                 message: format!(
-                    "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfil hashes it again.",
+                    "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfill hashes it again.",
                     p.path, p.size
                 ),
             })
@@ -320,14 +353,11 @@ impl Contracts {
 
     /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
     pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
-        agent.check_given("agent_id")?;
         let agent = agent.resolve("agent_id")?;
         let mut stale: Vec<Skipped> = Vec::new();
         loop {
             let Some(claimed) = self.store.claim_next(&agent).map_err(store_err)? else {
                 return Ok(PollOutcome::Empty {
-                    ok: true,
-                    has_task: false,
                     message: format!("No pending contracts for agent \"{agent}\""),
                     skipped_stale: stale,
                 });
@@ -335,11 +365,14 @@ impl Contracts {
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("after-claim-commit");
             let epoch = claimed.claim_epoch;
-            match fingerprint::verify(self.fs.as_ref(), &claimed.workspace_root, &claimed.pointers) {
+            match fingerprint::verify(
+                self.fs.as_ref(),
+                &claimed.workspace_root,
+                &claimed.pointers,
+                &self.config.allowed_roots,
+            ) {
                 Ok(drift) if drift.is_empty() => {
                     return Ok(PollOutcome::Claimed {
-                        ok: true,
-                        has_task: true,
                         status: Status::Claimed,
                         contract: Box::new(HeldContract::of(&claimed)),
                         skipped_stale: stale,
@@ -363,8 +396,6 @@ impl Contracts {
                     });
                     if stale.len() >= MAX_STALE_PER_POLL {
                         return Ok(PollOutcome::Empty {
-                            ok: true,
-                            has_task: false,
                             message: format!(
                                 "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
                             ),
@@ -396,7 +427,6 @@ impl Contracts {
         if let Some(e) = h.claim_epoch {
             request::claim_epoch(e)?;
         }
-        h.agent_id.check_given("agent_id")?;
         let agent = h.agent_id.resolve("agent_id")?;
         Ok((
             id,
@@ -426,7 +456,6 @@ impl Contracts {
         let (id, holder) = self.holder(h)?;
         let c = self.run(&id, &Command::Extend { holder })?;
         Ok(ExtendOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
             claim_epoch: c.claim_epoch,
@@ -454,7 +483,6 @@ impl Contracts {
             },
         )?;
         Ok(ReleaseOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
             release_count: c.release_count,
@@ -490,7 +518,6 @@ impl Contracts {
             format!("Contract {} is closed FAILED.", c.contract_id)
         };
         Ok(FailOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
             completed_at: c.completed_at.unwrap_or_default(),
@@ -503,8 +530,8 @@ impl Contracts {
     pub fn fulfill_contract(
         &self,
         h: &HolderRef,
-        delivery: &FulfilRequest,
-    ) -> Result<FulfilOutcome, Refusal> {
+        delivery: &FulfillRequest,
+    ) -> Result<FulfillOutcome, Refusal> {
         // Step 1: arguments, in table order.
         let id = request::contract_id(&h.contract_id)?;
         request::result_summary(&delivery.result_summary)?;
@@ -515,7 +542,7 @@ impl Contracts {
         // Step 2: the pre-check transaction.
         let record = self.run(
             &id,
-            &Command::FulfilCheck {
+            &Command::FulfillCheck {
                 holder: holder.clone(),
             },
         )?;
@@ -546,14 +573,30 @@ impl Contracts {
         } else {
             match &record.contract_schema {
                 None => Verdict::Valid,
-                Some(s) => match schema::validate(s, delivery.structured_output.as_ref()) {
-                    Ok(()) => Verdict::Valid,
-                    Err(errors) => Verdict::Invalid(errors),
+                Some(s) => match schema::check(s, delivery.structured_output.as_ref()) {
+                    Checked::Valid => Verdict::Valid,
+                    Checked::Invalid(errors) => Verdict::Invalid(errors),
+                    // Issue 12: not the holder's fault; nothing is written and no attempt is used.
+                    Checked::Undecided(error) => {
+                        return Err(Refusal::new(
+                            RefusalCode::ContractSchemaInvalid,
+                            format!(
+                                "structured_output could not be checked against the contract_schema of contract {}: {} hit the regular-expression engine's backtracking limit. No schema attempt was used; deliver an output that avoids it, or fail the contract.",
+                                record.contract_id,
+                                if error.instance_path.is_empty() {
+                                    "(root)"
+                                } else {
+                                    error.instance_path.as_str()
+                                }
+                            ),
+                            vec![("validation_errors", json!([error]))],
+                        ));
+                    }
                 },
             }
         };
-        // Step 6: the fulfil transaction.
-        let command = Command::Fulfil {
+        // Step 6: the fulfill transaction.
+        let command = Command::Fulfill {
             holder,
             delivery: Delivery {
                 result_summary: delivery.result_summary.clone(),
@@ -568,8 +611,7 @@ impl Contracts {
             crate::failpoints::hit("after-u2-commit");
         }
         let c = result?;
-        Ok(FulfilOutcome {
-            ok: true,
+        Ok(FulfillOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
             completed_at: c.completed_at.unwrap_or_default(),
@@ -590,11 +632,10 @@ impl Contracts {
         claim_epoch: Option<u64>,
     ) -> Result<VerifyOutcome, Refusal> {
         let id = request::contract_id(contract_id)?;
-        caller.check_given("agent_id")?;
         if let Some(e) = claim_epoch {
             request::claim_epoch(e)?;
         }
-        let caller = caller.resolve_optional("agent_id")?;
+        let caller = caller.resolve_optional()?;
         let Some(record) = self.store.get(&id).map_err(store_err)? else {
             return Err(Refusal::not_found(&id));
         };
@@ -609,7 +650,7 @@ impl Contracts {
                 warnings.push(Warning {
                     code: String::from("NO_IDENTITY"),
                     message: String::from(
-                        "No agent_id was given and AGENT_NAME is unset, so fulfillable is false; pass agent_id to learn whether you could fulfil.",
+                        "No agent_id was given and there is no default agent identity, so fulfillable is false; pass agent_id to learn whether you could fulfill.",
                     ),
                 });
                 false
@@ -621,7 +662,6 @@ impl Contracts {
         };
         let fulfillable = valid && record.status == Status::Claimed && !expired && identity_ok && epoch_ok;
         Ok(VerifyOutcome {
-            ok: true,
             contract_id: record.contract_id.clone(),
             status: record.status,
             is_logically_expired: expired,
@@ -687,7 +727,6 @@ fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
 
 fn dispatched(c: &Contract, replay: bool, warnings: Vec<Warning>) -> DispatchOutcome {
     DispatchOutcome {
-        ok: true,
         contract_id: c.contract_id.clone(),
         status: c.status,
         idempotent_replay: replay,

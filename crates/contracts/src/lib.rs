@@ -11,7 +11,7 @@
 //! * [`model`]: the record and its parts; [`limits`]: the constants of the spec.
 //! * [`transition`]: the pure state machine — every transition with its guards and refusal codes,
 //!   fencing by `claim_epoch`, the expiry step. No I/O, no clock.
-//! * [`paths`] (pure) and [`fingerprint`] (over [`shiftwork_seams::Fs`]): normalisation, refusals of escaping and
+//! * [`paths`] (pure) and [`fingerprint`] (over [`shiftwork_seams::Fs`]): normalization, refusals of escaping and
 //!   secret-bearing paths, streaming fingerprints, verification.
 //! * [`Store`]: one atomic transaction per operation; [`MemoryStore`] and, with the default `sqlite`
 //!   feature, [`SqliteStore`] (and `PgStore` with the `postgres` feature). Stores call the pure
@@ -42,9 +42,12 @@ pub mod fingerprint;
 pub mod ids;
 pub mod integrity;
 pub mod limits;
+#[cfg(feature = "sqlite")]
+pub mod location;
 pub mod model;
 pub mod paths;
 pub mod request;
+pub mod roots;
 pub mod schema;
 pub mod store;
 #[doc(hidden)]
@@ -58,7 +61,7 @@ pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, Contract, Drift, DriftReason, EndReason, EpochMs, Pointer, SalvagedResult, Status, Warning,
 };
-pub use request::{DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest};
+pub use request::{DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest};
 pub use store::{MemoryStore, Store};
 #[cfg(feature = "postgres")]
 pub use store::{PgOptions, PgStore};

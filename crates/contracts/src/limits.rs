@@ -30,7 +30,7 @@ pub const MIN_QUEUE_TTL_SEC: u32 = 60;
 pub const MAX_QUEUE_TTL_SEC: u32 = 604_800;
 /// Pointers (and artifacts) per contract.
 pub const MAX_POINTERS: usize = 32;
-/// Length of a normalised pointer path in bytes.
+/// Length of a normalized pointer path in bytes.
 pub const MAX_PATH_BYTES: usize = 512;
 /// Sum of pointer sizes per contract (also for artifacts): 1 GiB.
 pub const MAX_TOTAL_POINTER_BYTES: u64 = 1 << 30;
@@ -48,10 +48,14 @@ pub const MAX_RESULT_SUMMARY_BYTES: usize = 8192;
 pub const MAX_REASON_CHARS: usize = 1000;
 /// Size cap of `contract_schema` (compact JSON): 16 KiB.
 pub const MAX_CONTRACT_SCHEMA_BYTES: usize = 16 * 1024;
+/// Subschemas a `contract_schema` may reach when every `$ref` is followed (issue 12).
+pub const MAX_CONTRACT_SCHEMA_EXPANSION: usize = 10_000;
 /// Size cap of `structured_output` (compact JSON): 32 KiB.
 pub const MAX_STRUCTURED_OUTPUT_BYTES: usize = 32 * 1024;
 /// Length cap of `idempotency_key`, in characters (printable ASCII).
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+/// The largest accepted `claim_epoch` argument (2^53 − 1, the largest integer every JSON reader keeps).
+pub const MAX_CLAIM_EPOCH: u64 = (1 << 53) - 1;
 /// Length cap of `error_reason`, in characters (CT-26).
 pub const MAX_ERROR_REASON_CHARS: usize = 2000;
 /// Contracts one poll may close as `POINTER_STALE` before it stops.

@@ -181,7 +181,7 @@ impl DriftReason {
 /// One pinned file (CT-23).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pointer {
-    /// Normalised relative path with `/` separators.
+    /// Normalized relative path with `/` separators.
     pub path: String,
     /// Size in bytes.
     pub size: u64,

@@ -1,7 +1,7 @@
 //! The pure transition functions of spec §5 (CT-49, CT-60): no I/O, no clock.
 //!
 //! Every store calls these, so every store judges identically. The instant `now` is an argument; the
-//! verification result and the schema verdict are inputs of the fulfil command.
+//! verification result and the schema verdict are inputs of the fulfill command.
 //!
 //! ```
 //! use shiftwork_contracts::transition::{self, Command, Holder, Policy, Reply};
@@ -55,7 +55,7 @@ pub struct ValidationError {
     pub message: String,
 }
 
-/// What a fulfil delivers.
+/// What a fulfill delivers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delivery {
     /// The summary.
@@ -66,7 +66,7 @@ pub struct Delivery {
     pub artifacts_pointers: Vec<Pointer>,
 }
 
-/// The outcome of the checks a fulfil runs outside the store (CT-68 steps 4–5).
+/// The outcome of the checks a fulfill runs outside the store (CT-68 steps 4–5).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// The baseline drifted (non-empty list); the output was not validated.
@@ -77,7 +77,7 @@ pub enum Verdict {
     Invalid(Vec<ValidationError>),
 }
 
-/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfil pre-check).
+/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfill pre-check).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// C2: the poll's verification found drift in the claim of `epoch`.
@@ -111,13 +111,13 @@ pub enum Command {
         /// The caller's reason.
         reason: String,
     },
-    /// The fulfil pre-check: expiry step, holder check and status matrix only.
-    FulfilCheck {
+    /// The fulfill pre-check: expiry step, holder check and status matrix only.
+    FulfillCheck {
         /// The caller.
         holder: Holder,
     },
     /// U1–U5.
-    Fulfil {
+    Fulfill {
         /// The caller.
         holder: Holder,
         /// What was delivered.
@@ -297,18 +297,18 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
                 _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
             }
         }
-        Command::FulfilCheck { holder } => {
+        Command::FulfillCheck { holder } => {
             holder_op(c, holder, policy, |c| unchanged(Reply::Done(Box::new(c.clone()))))
         }
-        Command::Fulfil {
+        Command::Fulfill {
             holder,
             delivery,
             verdict,
-        } => holder_op(c, holder, policy, |c| fulfil(c, delivery, verdict, now)),
+        } => holder_op(c, holder, policy, |c| fulfill(c, delivery, verdict, now)),
     }
 }
 
-/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfil, then `claimed`
+/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfill, then `claimed`
 /// for a `CLAIMED` record.
 fn holder_op(
     c: &Contract,
@@ -369,7 +369,7 @@ fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<Refusa
     }
 }
 
-fn fulfil(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -> Step {
+fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -> Step {
     let salvage = || SalvagedResult {
         result_summary: delivery.result_summary.clone(),
         structured_output: delivery.structured_output.clone(),

@@ -1,5 +1,6 @@
-//! The outcome types of the facade: the JSON shapes of §7 (CT-96 … CT-120), field for field. The
-//! adapter serialises them as they are.
+//! The outcome types of the facade: the JSON shapes of §7 (CT-96 … CT-120), field for field, without
+//! the wire-only fields: `ok` (and `has_task` of a poll) are added when an outcome is rendered as a tool
+//! answer ([`crate::args`]).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -12,8 +13,6 @@ use crate::transition::cut_chars;
 /// Dispatch success (CT-96).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DispatchOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// `SUBMITTED`, or the current status on a replay.
@@ -115,16 +114,12 @@ impl HeldContract {
     }
 }
 
-/// Poll success (CT-99).
+/// Poll success (CT-99): a claimed contract, or nothing claimed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum PollOutcome {
     /// Work claimed.
     Claimed {
-        /// Always true.
-        ok: bool,
-        /// Always true.
-        has_task: bool,
         /// Always `CLAIMED`.
         status: Status,
         /// The claimed contract.
@@ -134,11 +129,7 @@ pub enum PollOutcome {
     },
     /// Nothing claimed.
     Empty {
-        /// Always true.
-        ok: bool,
-        /// Always false.
-        has_task: bool,
-        /// Why nothing was claimed.
+        /// Why nothing was claimed (one of the two sentences of CT-99).
         message: String,
         /// Contracts closed stale on the way.
         skipped_stale: Vec<Skipped>,
@@ -167,8 +158,6 @@ impl PollOutcome {
 /// Extend success (CT-102).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExtendOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Always `CLAIMED`.
@@ -192,8 +181,6 @@ pub struct ExtendOutcome {
 /// Release success (CT-105).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReleaseOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Always `SUBMITTED`.
@@ -215,8 +202,6 @@ pub struct ReleaseOutcome {
 /// Fail success (CT-108).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// `FAILED`, or `TIMED_OUT` for a late report (F2).
@@ -229,11 +214,9 @@ pub struct FailOutcome {
     pub warnings: Vec<Warning>,
 }
 
-/// Fulfil success (CT-111).
+/// Fulfill success (CT-111).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FulfilOutcome {
-    /// Always true.
-    pub ok: bool,
+pub struct FulfillOutcome {
     /// The contract.
     pub contract_id: String,
     /// Always `COMPLETED`.
@@ -437,8 +420,6 @@ pub enum InspectItem {
 /// Inspect success (CT-118).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The length of `contracts`.
     pub total_returned: usize,
     /// The page.
@@ -454,8 +435,6 @@ pub struct InspectOutcome {
 /// Verify success (CT-115).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Stored status.
@@ -464,7 +443,7 @@ pub struct VerifyOutcome {
     pub is_logically_expired: bool,
     /// The baseline holds.
     pub valid: bool,
-    /// A fulfil by this caller now would pass the holder and file checks.
+    /// A fulfill by this caller now would pass the holder and file checks.
     pub fulfillable: bool,
     /// What drifted.
     pub dirty_files: Vec<Drift>,

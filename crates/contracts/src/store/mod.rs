@@ -12,6 +12,7 @@ use crate::transition::{Reply, Step};
 
 /// The columns of the `contracts` table, in the order both SQL stores write and read them (CT-147:
 /// one schema with each engine's types).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const COLUMNS: [&str; 35] = [
     "seq",
     "contract_id",

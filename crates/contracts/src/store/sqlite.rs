@@ -163,6 +163,9 @@ UPDATE contracts
 pub struct SqliteStore {
     path: PathBuf,
     options: SqliteOptions,
+    /// Opened read-only because the file is not writable (issue 12): every write answers
+    /// [`StoreError::ReadOnly`] without touching the file.
+    read_only: bool,
     clock: Arc<dyn Clock>,
     pool: Mutex<Pool>,
     available: Condvar,
@@ -224,27 +227,58 @@ impl SqliteStore {
         clock: Arc<dyn Clock>,
         fs: &dyn Fs,
     ) -> Result<SqliteStore, StoreError> {
+        // A location that exists must be a regular file (or a link to one): SQLite would otherwise
+        // write its journal beside `/dev/null` or read a FIFO (issue 12).
+        let read_only = match fs.metadata(path) {
+            Ok(m) if m.kind != shiftwork_seams::FileKind::File => {
+                return Err(StoreError::Unavailable(String::from(
+                    "the store location exists but is not a regular file",
+                )));
+            }
+            // Opened for appending and closed at once, nothing written: can this process write it?
+            Ok(_) => match fs.open_append(path, false) {
+                Ok(_) => false,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::PermissionDenied
+                        || e.raw_os_error() == Some(libc::EROFS) =>
+                {
+                    true
+                }
+                Err(e) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database file cannot be opened: {}",
+                        shiftwork_seams::os_reason(&e)
+                    )));
+                }
+            },
+            Err(_) => false,
+        };
         let dir = shiftwork_seams::durable::parent_dir(path);
-        create_dirs(fs, &dir)?;
+        if !read_only {
+            create_dirs(fs, &dir)?;
+        }
         if let Some(kind) = shiftwork_seams::network_filesystem(&dir) {
             eprintln!(
                 "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
             );
         }
-        match fs.create_new(path, 0o600) {
-            Ok(mut w) => {
-                let _ = w.sync();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(StoreError::Unavailable(format!(
-                    "the database file cannot be created: {}",
-                    shiftwork_seams::os_reason(&e)
-                )));
+        if !read_only {
+            match fs.create_new(path, 0o600) {
+                Ok(mut w) => {
+                    let _ = w.sync();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database file cannot be created: {}",
+                        shiftwork_seams::os_reason(&e)
+                    )));
+                }
             }
         }
         let store = SqliteStore {
             path: path.to_path_buf(),
+            read_only,
             options: SqliteOptions {
                 pool_size: options.pool_size.max(1),
                 ..options
@@ -257,7 +291,9 @@ impl SqliteStore {
             available: Condvar::new(),
         };
         let mut conn = store.connect()?;
-        init_schema(&mut conn)?;
+        if !read_only {
+            init_schema(&mut conn)?;
+        }
         let mut pool = store.lock_pool();
         pool.idle.push(conn);
         pool.open = 1;
@@ -270,17 +306,34 @@ impl SqliteStore {
         self.pool.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// True when the file was not writable and the store serves reads only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     fn connect(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(unavailable("the database cannot be opened"))?;
+        let flags = if self.read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(unavailable("the database cannot be opened"))?;
         conn.busy_timeout(Duration::from_millis(u64::from(self.options.busy_timeout_ms)))
             .map_err(unavailable("the busy timeout cannot be set"))?;
         // Judge the header before anything writes to the file: a foreign or newer database is refused
         // and left untouched (CT-136); switching it to WAL would already change its header.
-        check_header(&conn)?;
+        let fresh = check_header(&conn)?;
+        if self.read_only {
+            if fresh {
+                return Err(StoreError::Unavailable(String::from(
+                    "the database file is empty and not writable",
+                )));
+            }
+            conn.execute_batch("PRAGMA trusted_schema = OFF;")
+                .map_err(unavailable("the connection cannot be configured"))?;
+            return Ok(conn);
+        }
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(unavailable("WAL mode cannot be set"))?;
@@ -330,9 +383,19 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.writable()?;
         self.transaction(TransactionBehavior::Immediate, |tx| {
             f(tx, epoch_ms(self.clock.as_ref()))
         })
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(String::from(
+                "the database file is not writable",
+            )));
+        }
+        Ok(())
     }
 
     fn read<T>(
@@ -751,6 +814,7 @@ impl Store for SqliteStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
+        self.writable()?;
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));

@@ -8,6 +8,7 @@ mod acceptance;
 mod concurrency;
 mod crash;
 mod fencing;
+mod hostile;
 mod model;
 mod postgres;
 mod rules;

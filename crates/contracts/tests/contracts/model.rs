@@ -226,7 +226,7 @@ enum Cmd {
     Extend(usize, EpochMode),
     Release(usize, EpochMode, bool),
     Fail(usize, EpochMode),
-    Fulfil(usize, EpochMode, Option<bool>, bool),
+    Fulfill(usize, EpochMode, Option<bool>, bool),
     Verify(usize, Option<usize>),
     Inspect(Option<usize>, bool),
     Edit(usize, Edit),
@@ -256,7 +256,7 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         2 => (0..8usize, epoch_mode()).prop_map(|(i, e)| Cmd::Extend(i, e)),
         2 => (0..8usize, epoch_mode(), any::<bool>()).prop_map(|(i, e, r)| Cmd::Release(i, e, r)),
         1 => (0..8usize, epoch_mode()).prop_map(|(i, e)| Cmd::Fail(i, e)),
-        3 => (0..8usize, epoch_mode(), proptest::option::of(any::<bool>()), any::<bool>()).prop_map(|(i, e, o, a)| Cmd::Fulfil(i, e, o, a)),
+        3 => (0..8usize, epoch_mode(), proptest::option::of(any::<bool>()), any::<bool>()).prop_map(|(i, e, o, a)| Cmd::Fulfill(i, e, o, a)),
         1 => (0..8usize, proptest::option::of(0..3usize)).prop_map(|(i, a)| Cmd::Verify(i, a)),
         1 => (proptest::option::of(0..3usize), any::<bool>()).prop_map(|(a, s)| Cmd::Inspect(a, s)),
         2 => (0..3usize, prop_oneof![Just(Edit::Change), Just(Edit::Grow), Just(Edit::Delete), Just(Edit::Restore), Just(Edit::SwapToOutside), Just(Edit::SwapToSibling)]).prop_map(|(f, e)| Cmd::Edit(f, e)),
@@ -428,7 +428,7 @@ impl Run {
                 args["reason"] = json!("cannot");
                 self.call("fail_contract", args);
             }
-            Cmd::Fulfil(i, m, output, artifact) => {
+            Cmd::Fulfill(i, m, output, artifact) => {
                 let mut args = self.holder_args(*i, m);
                 args["result_summary"] = json!("done");
                 match output {

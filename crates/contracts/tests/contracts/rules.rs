@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+use shiftwork_contracts::{Contracts, MemoryStore, SeededIdSource};
 use shiftwork_seams::{MemFs, Op};
 
 use crate::scenarios::{self, T0};
@@ -20,13 +20,13 @@ fn world() -> (scenarios::Fixture, Contracts) {
         Arc::new(fx.clock.clone()),
         Arc::new(fx.fs.clone()),
         Arc::new(SeededIdSource::new(1)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     );
     (fx, c)
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
-    shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), None)
+    shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), &Default::default())
 }
 
 fn invalid(answer: &Value) -> String {
@@ -478,7 +478,7 @@ fn ct30_ct33_ct35_roots_and_symlinks_at_verification() {
         Arc::new(fx.clock.clone()),
         Arc::new(moved),
         Arc::new(SeededIdSource::new(2)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     );
     let v = call(
         &c2,
@@ -917,4 +917,38 @@ fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
     assert_eq!(second["contract"]["title"], "t9");
     assert_eq!(second["skipped_stale"].as_array().unwrap().len(), 1);
     assert_eq!(second["skipped_stale"][0]["title"], "t8");
+}
+
+/// Issue 11 item 4: library messages name no command-line flag and no environment variable (the
+/// adapter adds that hint where it belongs). Every string literal of the crate's code is checked.
+#[test]
+fn issue11_library_messages_name_no_flag_or_environment_variable() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    let mut found = Vec::new();
+    for (name, text) in files {
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // The string literals of the line.
+            for (i, literal) in line.split('"').enumerate() {
+                if i % 2 == 0 {
+                    continue;
+                }
+                let flag = literal
+                    .split_whitespace()
+                    .any(|w| w.starts_with("--") && w.len() > 2 && w.as_bytes()[2].is_ascii_lowercase());
+                if flag || literal.contains("AGENT_NAME") || literal.contains("SHIFTWORK_") {
+                    found.push(format!("{name}:{}: \"{literal}\"", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library messages naming a flag or variable:\n{}",
+        found.join("\n")
+    );
 }

@@ -557,7 +557,7 @@ pub fn s13(x: &mut Ctx<'_>) {
     );
 }
 
-/// S14: fulfil (U1, CT-111, CT-159 one accepted result, CT-42 artifacts fingerprinted once).
+/// S14: fulfill (U1, CT-111, CT-159 one accepted result, CT-42 artifacts fingerprinted once).
 pub fn s14(x: &mut Ctx<'_>) {
     s3(x);
     x.at(600_000);

@@ -1,28 +1,56 @@
-//! The `inputSchema` (CT-85) and `outputSchema` (CT-84) of the eight contracts tools.
+//! The `inputSchema` (CT-85) and `outputSchema` (CT-84) of the contracts tools.
 //!
-//! Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success shape
-//! and one for the refusal shape; nested shapes are given by type only, to keep the group's
+//! Input schemas are derived from the crate's argument tables (`shiftwork_contracts::args::TOOLS`,
+//! whose bounds are the constants of `shiftwork_contracts::limits`): no limit is written here a second
+//! time. Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success
+//! shape and one for the refusal shape; nested shapes are given by name only, to keep the group's
 //! `tools/list` under the 10,000 bytes of MC-11.
 
 use serde_json::{Map, Value, json};
+use shiftwork_contracts::Status;
+use shiftwork_contracts::args::{Arg, Fallback, Kind, Length, Tool};
 
-const MAX_SAFE: u64 = (1 << 53) - 1;
-
-/// An agent id; its grammar (CT-17) is checked by the server and named in the refusal.
-fn agent() -> Value {
-    json!({"type": "string"})
+/// The schema of one argument (its JSON type and the bounds of its table row).
+fn property(arg: &Arg) -> Value {
+    let mut p = match arg.kind {
+        // An agent id's grammar (CT-17) is checked by the server and named in the refusal.
+        Kind::Agent => json!({"type": "string"}),
+        Kind::ContractId => json!({"type": "string", "maxLength": 64}),
+        Kind::Text { min, max } => {
+            let mut p = json!({"type": "string"});
+            if min > 0 {
+                p["minLength"] = json!(min);
+            }
+            // JSON Schema counts characters; a byte bound (CT-5) is the server's to check.
+            if let Length::Chars(n) = max {
+                p["maxLength"] = json!(n);
+            }
+            p
+        }
+        Kind::Pattern(pattern) => json!({"type": "string", "pattern": pattern}),
+        Kind::Integer { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        Kind::Boolean => json!({"type": "boolean"}),
+        Kind::Paths => json!({"type": "array", "items": {"type": "string"}}),
+        Kind::Object => json!({"type": "object"}),
+        Kind::Statuses => statuses_or_sets(),
+    };
+    match arg.default {
+        Fallback::Integer(n) => p["default"] = json!(n),
+        Fallback::Text(t) => p["default"] = json!(t),
+        Fallback::Boolean(b) => p["default"] = json!(b),
+        Fallback::None | Fallback::DefaultAgent => {}
+    }
+    p
 }
 
-fn id() -> Value {
-    json!({"type": "string", "maxLength": 64})
-}
-
-fn epoch() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_SAFE})
-}
-
-fn closed(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
-    let properties: Map<String, Value> = props.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+/// The input schema of `tool`: a closed object with the arguments in table order (CT-85).
+pub fn input(tool: &Tool) -> Value {
+    let properties: Map<String, Value> = tool
+        .args
+        .iter()
+        .map(|a| (a.name.to_owned(), property(a)))
+        .collect();
+    let required: Vec<&str> = tool.args.iter().filter(|a| a.required).map(|a| a.name).collect();
     let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         schema["required"] = json!(required);
@@ -31,118 +59,12 @@ fn closed(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
     schema
 }
 
-/// The input schema of `tool` (arguments in the order of §7.2).
-pub fn input(tool: &str) -> Value {
-    let statuses = [
-        "SUBMITTED",
-        "CLAIMED",
-        "COMPLETED",
-        "FAILED",
-        "TIMED_OUT",
-        "POINTER_STALE",
-    ];
-    match tool {
-        "dispatch_contract" => closed(
-            vec![
-                ("target_agent", agent()),
-                ("title", json!({"type": "string", "maxLength": 200})),
-                ("workspace_root", json!({"type": "string"})),
-                ("pointers", json!({"type": "array", "items": {"type": "string"}})),
-                (
-                    "task_type",
-                    json!({"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$", "default": "review"}),
-                ),
-                ("context_summary", json!({"type": "string"})),
-                ("contract_schema", json!({"type": "object"})),
-                (
-                    "exec_ttl_sec",
-                    json!({"type": "integer", "minimum": 60, "maximum": 86400, "default": 1800}),
-                ),
-                (
-                    "queue_ttl_sec",
-                    json!({"type": "integer", "minimum": 60, "maximum": 604800, "default": 14400}),
-                ),
-                ("idempotency_key", json!({"type": "string", "maxLength": 128})),
-                ("requester_agent", agent()),
-            ],
-            &["target_agent", "title", "workspace_root"],
-        ),
-        "poll_next_task" => closed(vec![("agent_id", agent())], &[]),
-        "extend_ttl" => closed(
-            vec![
-                ("contract_id", id()),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id"],
-        ),
-        "release_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("reason", json!({"type": "string", "maxLength": 1000})),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id"],
-        ),
-        "fail_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                (
-                    "reason",
-                    json!({"type": "string", "minLength": 1, "maxLength": 1000}),
-                ),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id", "reason"],
-        ),
-        "fulfill_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("result_summary", json!({"type": "string", "minLength": 1})),
-                ("structured_output", json!({"type": "object"})),
-                (
-                    "artifacts_pointers",
-                    json!({"type": "array", "items": {"type": "string"}}),
-                ),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id", "result_summary"],
-        ),
-        "verify_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("agent_id", agent()),
-                ("claim_epoch", epoch()),
-            ],
-            &["contract_id"],
-        ),
-        _ => closed(
-            vec![
-                ("target_agent", agent()),
-                ("requester_agent", agent()),
-                ("status", statuses_or_sets(&statuses)),
-                ("contract_id", id()),
-                (
-                    "limit",
-                    json!({"type": "integer", "minimum": 1, "maximum": 50, "default": 20}),
-                ),
-                ("cursor", json!({"type": "string"})),
-            ],
-            &[],
-        ),
-    }
-}
-
-/// The `status` filter: one status, or an array of 1–6 distinct statuses (`pattern` applies to the
-/// string form, `items` and the counts to the array form).
-fn statuses_or_sets(statuses: &[&str]) -> Value {
-    let pattern = format!("^({})$", statuses.join("|"));
+/// The `status` filter: one status, or an array of 1–6 distinct statuses.
+fn statuses_or_sets() -> Value {
+    let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
     json!({"anyOf": [
-        {"type": "string", "pattern": pattern},
-        {"type": "array", "items": {"type": "string", "pattern": pattern}, "minItems": 1, "maxItems": 6, "uniqueItems": true},
+        {"type": "string", "enum": names},
+        {"type": "array", "items": {"type": "string", "enum": names}, "minItems": 1, "maxItems": Status::ALL.len(), "uniqueItems": true},
     ]})
 }
 
