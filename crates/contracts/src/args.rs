@@ -32,6 +32,7 @@ use crate::request::{
     self, DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest, MAX_EPOCH,
 };
 use crate::views::PollOutcome;
+use crate::wait::Cancel;
 
 /// How long a text argument may be, and in which unit (CT-5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,8 +163,8 @@ const EPOCH: Arg = arg(
 /// The task type grammar of CT-95.
 pub const TASK_TYPE_PATTERN: &str = "^[a-z][a-z0-9_-]{0,31}$";
 
-/// The eight tools and their argument tables (§7.2), in `tools/list` order (CT-81).
-pub const TOOLS: [Tool; 8] = [
+/// The nine tools and their argument tables (§7.2, CT-183), in `tools/list` order (CT-81).
+pub const TOOLS: [Tool; 9] = [
     Tool {
         name: "dispatch_contract",
         args: &[
@@ -220,11 +221,29 @@ pub const TOOLS: [Tool; 8] = [
                 },
             ),
             with_default("requester_agent", Kind::Agent, Fallback::DefaultAgent),
+            with_default(
+                "max_deliveries",
+                Kind::Integer {
+                    min: 1,
+                    max: MAX_DELIVERIES as i64,
+                },
+                Fallback::Integer(1),
+            ),
         ],
     },
     Tool {
         name: "poll_next_task",
-        args: &[AGENT_ID],
+        args: &[
+            AGENT_ID,
+            with_default(
+                "wait_sec",
+                Kind::Integer {
+                    min: 0,
+                    max: MAX_WAIT_SEC as i64,
+                },
+                Fallback::Integer(0),
+            ),
+        ],
     },
     Tool {
         name: "extend_ttl",
@@ -258,6 +277,7 @@ pub const TOOLS: [Tool; 8] = [
             ),
             EPOCH,
             AGENT_ID,
+            with_default("retryable", Kind::Boolean, Fallback::Boolean(false)),
         ],
     },
     Tool {
@@ -303,6 +323,20 @@ pub const TOOLS: [Tool; 8] = [
                     max: Length::Any,
                 },
             ),
+        ],
+    },
+    Tool {
+        name: "cancel_contract",
+        args: &[
+            CONTRACT,
+            required(
+                "reason",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Chars(MAX_CANCEL_REASON_CHARS),
+                },
+            ),
+            AGENT_ID,
         ],
     },
 ];
@@ -354,7 +388,19 @@ pub fn call(
     args: &Map<String, Value>,
     default_agent: &DefaultAgent,
 ) -> Value {
-    match run(contracts, tool, args, default_agent) {
+    call_cancellable(contracts, tool, args, default_agent, &Cancel::new())
+}
+
+/// [`call`] whose waiting poll (`poll_next_task` with `wait_sec`) ends at once, with no claim, when
+/// `cancel` is triggered (CT-181: the adapter triggers it on `notifications/cancelled`).
+pub fn call_cancellable(
+    contracts: &Contracts,
+    tool: &str,
+    args: &Map<String, Value>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
+) -> Value {
+    match run(contracts, tool, args, default_agent, cancel) {
         Ok(v) => v,
         Err(r) => r.to_json(),
     }
@@ -395,6 +441,7 @@ fn run(
     tool_name: &str,
     args: &Map<String, Value>,
     default_agent: &DefaultAgent,
+    cancel: &Cancel,
 ) -> Result<Value, Refusal> {
     let Some(tool) = tool(tool_name) else {
         return Err(Refusal::invalid_argument(
@@ -411,7 +458,15 @@ fn run(
     };
     match tool.name {
         "dispatch_contract" => Ok(answer(&c.dispatch(&a.dispatch()?)?)),
-        "poll_next_task" => Ok(poll_answer(&c.poll_next_task(&a.identity("agent_id")?)?)),
+        "poll_next_task" => {
+            let agent = a.identity("agent_id")?;
+            let wait = match a.integer("wait_sec")? {
+                Some(w) => request::wait_sec(w)?,
+                None => 0,
+            };
+            let wait = std::time::Duration::from_secs(u64::from(wait));
+            Ok(poll_answer(&c.poll_next_task_wait(&agent, wait, cancel)?))
+        }
         "extend_ttl" => {
             let h = a.holder(None)?;
             Ok(answer(&c.extend_ttl(&h)?))
@@ -433,7 +488,16 @@ fn run(
                 reason = a.required_string("reason")?;
                 request::fail_reason(&reason)
             }))?;
-            Ok(answer(&c.fail_contract(&h, &reason)?))
+            let retryable = a.boolean("retryable")?.unwrap_or(false);
+            Ok(answer(&c.fail(&h, &reason, retryable)?))
+        }
+        "cancel_contract" => {
+            let id = a.required_string("contract_id")?;
+            request::contract_id(&id)?;
+            let reason = a.required_string("reason")?;
+            request::cancel_reason(&reason)?;
+            let agent = a.identity("agent_id")?;
+            Ok(answer(&c.cancel(&id, &agent, &reason)?))
         }
         "fulfill_contract" => {
             let mut delivery = FulfillRequest::default();
@@ -502,6 +566,14 @@ impl Args<'_> {
                 }
             }
             Some(_) => Err(wrong_type(key, "an integer")),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, Refusal> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(wrong_type(key, "true or false")),
         }
     }
 
@@ -598,7 +670,12 @@ impl Args<'_> {
             request::idempotency_key(k)?;
         }
         let requester_agent = self.identity("requester_agent")?;
+        let max_deliveries = self.integer("max_deliveries")?;
+        if let Some(v) = max_deliveries {
+            request::max_deliveries(v)?;
+        }
         Ok(DispatchRequest {
+            max_deliveries,
             pointers,
             task_type,
             context_summary,

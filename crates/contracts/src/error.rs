@@ -37,11 +37,13 @@ pub enum RefusalCode {
     StoreBusy,
     StoreUnavailable,
     StoreError,
+    NotRequester,
+    Cancelled,
 }
 
 impl RefusalCode {
-    /// Every code, in the order of Appendix B.
-    pub const ALL: [RefusalCode; 27] = [
+    /// Every code, in the order of Appendix B, then the two of CT-191.
+    pub const ALL: [RefusalCode; 29] = [
         RefusalCode::UnknownArgument,
         RefusalCode::InvalidArgument,
         RefusalCode::AgentIdRequired,
@@ -69,6 +71,8 @@ impl RefusalCode {
         RefusalCode::StoreBusy,
         RefusalCode::StoreUnavailable,
         RefusalCode::StoreError,
+        RefusalCode::NotRequester,
+        RefusalCode::Cancelled,
     ];
 
     /// The wire name (`UNKNOWN_ARGUMENT`, …).
@@ -101,6 +105,8 @@ impl RefusalCode {
             RefusalCode::StoreBusy => "STORE_BUSY",
             RefusalCode::StoreUnavailable => "STORE_UNAVAILABLE",
             RefusalCode::StoreError => "STORE_ERROR",
+            RefusalCode::NotRequester => "NOT_REQUESTER",
+            RefusalCode::Cancelled => "CANCELLED",
         }
     }
 
@@ -147,6 +153,8 @@ impl RefusalCode {
                 &["contract_id", "status", "retry_count", "validation_errors"]
             }
             RefusalCode::IoError => &["contract_id", "path", "skipped_stale"],
+            RefusalCode::NotRequester => &["contract_id", "requester_agent"],
+            RefusalCode::Cancelled => &["contract_id", "cancel_reason"],
         }
     }
 }

@@ -13,13 +13,16 @@ use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal, RootReason};
 use crate::ids::{IdSource, contract_id_from_bits};
 use crate::integrity::IntegrityReport;
 use crate::limits::*;
+use crate::model::AgentId;
 use crate::model::{Contract, Drift, EpochMs, Status, Warning};
 use crate::request::{self, DispatchRequest, FulfillRequest, HolderRef, Identity};
 use crate::roots::{AllowedRoots, SYSTEM_DIRECTORIES};
 use crate::schema::{self, Checked};
 use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
-use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Verdict};
+use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Revert, Verdict};
 use crate::views::*;
+use crate::wait::{Cancel, Wake};
+use std::time::Duration;
 
 mod inspect;
 
@@ -258,6 +261,10 @@ impl Contracts {
         if let Some(k) = &req.idempotency_key {
             request::idempotency_key(k)?;
         }
+        let deliveries = match req.max_deliveries {
+            Some(v) => request::max_deliveries(v)?,
+            None => 1,
+        };
         if let Some(s) = &req.contract_schema
             && let Err(errors) = schema::accept(s)
         {
@@ -344,6 +351,10 @@ impl Contracts {
             structured_output: None,
             artifacts_pointers: None,
             salvaged_result: None,
+            max_deliveries: deliveries,
+            delivery_count: 0,
+            available_at: None,
+            cancel_reason: None,
         };
         match self.store.insert(&build).map_err(store_err)? {
             InsertOutcome::Inserted(c) => Ok(dispatched(&c, false, warnings)),
@@ -354,13 +365,187 @@ impl Contracts {
     /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
     pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
         let agent = agent.resolve("agent_id")?;
-        let mut stale: Vec<Skipped> = Vec::new();
+        let mut stale = Vec::new();
+        Ok(self.answer_round(&agent, self.poll_round(&agent, &mut stale)?, stale, None))
+    }
+
+    /// [`Contracts::poll_next_task`], waiting up to `wait` for work when none is there (CT-179 …
+    /// CT-182): the call sleeps, holding no transaction, lock or pooled connection, until the store
+    /// signals that a contract of `agent` may have become claimable (or a redelivery or a deadline falls
+    /// due), then runs the poll again; it answers nothing claimed only once `wait` has passed (the last
+    /// poll runs at the deadline). `cancel` ends the wait at once with no claim. The answer carries
+    /// `waited_ms`; with a zero `wait` this is exactly `poll_next_task`.
+    ///
+    /// ```
+    /// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
+    /// use shiftwork_contracts::roots::AllowedRoots;
+    /// use shiftwork_contracts::wait::Cancel;
+    /// use shiftwork_seams::{MemFs, SystemClock};
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let clock = Arc::new(SystemClock::new());
+    /// let fs = MemFs::new();
+    /// fs.create_dir_all("/w");
+    /// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
+    /// let c = Arc::new(Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
+    ///                                 Arc::new(SeededIdSource::new(1)), config));
+    /// let bob = AgentId::parse("bob").unwrap();
+    /// let requester = c.clone();
+    /// let target = bob.clone();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(50));
+    ///     requester.dispatch(&DispatchRequest {
+    ///         requester_agent: Identity::given("alice").unwrap(),
+    ///         ..DispatchRequest::new(target, "Review", "/w")
+    ///     }).unwrap();
+    /// });
+    /// let polled = c.poll_next_task_wait(&bob.into(), Duration::from_secs(10), &Cancel::new()).unwrap();
+    /// assert!(polled.held().is_some(), "woken by the dispatch, not after ten seconds");
+    /// ```
+    pub fn poll_next_task_wait(
+        &self,
+        agent: &Identity,
+        wait: Duration,
+        cancel: &Cancel,
+    ) -> Result<PollOutcome, Refusal> {
+        if wait.is_zero() {
+            return self.poll_next_task(agent);
+        }
+        let agent = agent.resolve("agent_id")?;
+        let wake = Wake::new();
+        cancel.attach(&wake);
+        self.store.watch(&agent, &wake).map_err(store_err)?;
+        let start = self.clock.monotonic();
+        let waited = || self.clock.monotonic().saturating_sub(start);
+        let mut stale = Vec::new();
+        let mut first = true;
         loop {
-            let Some(claimed) = self.store.claim_next(&agent).map_err(store_err)? else {
-                return Ok(PollOutcome::Empty {
-                    message: format!("No pending contracts for agent \"{agent}\""),
-                    skipped_stale: stale,
-                });
+            if cancel.is_cancelled() {
+                return Ok(self.cancelled(&agent, stale, waited()));
+            }
+            let round = self.poll_round(&agent, &mut stale)?;
+            if let Round::Claimed(c) = &round
+                && cancel.is_cancelled()
+            {
+                // The caller is gone (its answer would be suppressed): the claim is undone.
+                self.revert(c, Revert::WaitCancelled)?;
+                return Ok(self.cancelled(&agent, stale, waited()));
+            }
+            let waited_ms = if first { Duration::ZERO } else { waited() };
+            if !matches!(round, Round::Empty) || waited() >= wait {
+                return Ok(self.answer_round(&agent, round, stale, Some(waited_ms)));
+            }
+            first = false;
+            self.sleep_until_due(&agent, wait, start, &wake, cancel)?;
+        }
+    }
+
+    /// The wait phase of a waiting poll: returns when the store signalled, something of `agent` fell
+    /// due, the deadline passed, or the wait was cancelled.
+    fn sleep_until_due(
+        &self,
+        agent: &AgentId,
+        wait: Duration,
+        start: Duration,
+        wake: &Wake,
+        cancel: &Cancel,
+    ) -> Result<(), Refusal> {
+        let due_at = |due: crate::store::Due, now: EpochMs, mono: Duration| {
+            due.next_at
+                .map(|at| mono + Duration::from_millis(u64::try_from(at - now).unwrap_or(0)))
+        };
+        let now = epoch_ms(self.clock.as_ref());
+        let mut checked = self.clock.monotonic();
+        let due = self.store.due(agent, now).map_err(store_err)?;
+        if due.claimable {
+            return Ok(());
+        }
+        let mut falls_due = due_at(due, now, checked);
+        loop {
+            let mono = self.clock.monotonic();
+            let elapsed = mono.saturating_sub(start);
+            if cancel.is_cancelled() || elapsed >= wait || falls_due.is_some_and(|d| mono >= d) {
+                return Ok(());
+            }
+            if mono.saturating_sub(checked) >= WAIT_RECHECK {
+                // The safety net: a signal lost (a reconnecting listener) costs at most this long.
+                let now = epoch_ms(self.clock.as_ref());
+                let due = self.store.due(agent, now).map_err(store_err)?;
+                if due.claimable {
+                    return Ok(());
+                }
+                checked = mono;
+                falls_due = due_at(due, now, mono);
+            }
+            let mut timeout = (wait - elapsed).min(WAIT_SLICE);
+            if let Some(d) = falls_due {
+                timeout = timeout.min(d.saturating_sub(mono));
+            }
+            if wake.wait(timeout) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The answer of a cancelled wait: nothing claimed.
+    fn cancelled(&self, agent: &AgentId, stale: Vec<Skipped>, waited: Duration) -> PollOutcome {
+        PollOutcome::Empty {
+            message: format!("Stopped waiting for work for agent \"{agent}\": the wait was cancelled"),
+            skipped_stale: stale,
+            waited_ms: Some(millis(waited)),
+        }
+    }
+
+    fn answer_round(
+        &self,
+        agent: &AgentId,
+        round: Round,
+        stale: Vec<Skipped>,
+        waited: Option<Duration>,
+    ) -> PollOutcome {
+        let waited_ms = waited.map(millis);
+        match round {
+            Round::Claimed(c) => PollOutcome::Claimed {
+                status: Status::Claimed,
+                contract: Box::new(HeldContract::of(&c)),
+                skipped_stale: stale,
+                waited_ms,
+            },
+            Round::Empty => PollOutcome::Empty {
+                message: format!("No pending contracts for agent \"{agent}\""),
+                skipped_stale: stale,
+                waited_ms,
+            },
+            Round::StaleLimit => PollOutcome::Empty {
+                message: format!(
+                    "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
+                ),
+                skipped_stale: stale,
+                waited_ms,
+            },
+        }
+    }
+
+    /// C3 for the claim `c` made.
+    fn revert(&self, c: &Contract, why: Revert) -> Result<(), Refusal> {
+        let policy = self.policy();
+        let command = Command::RevertClaim {
+            epoch: c.claim_epoch,
+            why,
+        };
+        self.store
+            .update(&c.contract_id, &|r, now| {
+                transition::apply(r, &command, now, &policy)
+            })
+            .map_err(store_err)?;
+        Ok(())
+    }
+
+    /// The loop of CT-65 (steps 1 to 5), adding to `stale` the contracts it closes.
+    fn poll_round(&self, agent: &AgentId, stale: &mut Vec<Skipped>) -> Result<Round, Refusal> {
+        loop {
+            let Some(claimed) = self.store.claim_next(agent).map_err(store_err)? else {
+                return Ok(Round::Empty);
             };
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("after-claim-commit");
@@ -371,13 +556,7 @@ impl Contracts {
                 &claimed.pointers,
                 &self.config.allowed_roots,
             ) {
-                Ok(drift) if drift.is_empty() => {
-                    return Ok(PollOutcome::Claimed {
-                        status: Status::Claimed,
-                        contract: Box::new(HeldContract::of(&claimed)),
-                        skipped_stale: stale,
-                    });
-                }
+                Ok(drift) if drift.is_empty() => return Ok(Round::Claimed(Box::new(claimed))),
                 Ok(drift) => {
                     let policy = self.policy();
                     let command = Command::StaleAtClaim {
@@ -395,26 +574,15 @@ impl Contracts {
                         dirty_files: drift,
                     });
                     if stale.len() >= MAX_STALE_PER_POLL {
-                        return Ok(PollOutcome::Empty {
-                            message: format!(
-                                "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
-                            ),
-                            skipped_stale: stale,
-                        });
+                        return Ok(Round::StaleLimit);
                     }
                 }
                 Err(failed) => {
-                    let policy = self.policy();
-                    let command = Command::RevertClaim { epoch };
-                    self.store
-                        .update(&claimed.contract_id, &|c, now| {
-                            transition::apply(c, &command, now, &policy)
-                        })
-                        .map_err(store_err)?;
+                    self.revert(&claimed, Revert::CheckFailed)?;
                     return Err(io_refusal(
                         Some(&claimed.contract_id),
                         Some(&failed.path),
-                        Some(&stale),
+                        Some(stale),
                         &failed.error,
                     ));
                 }
@@ -438,6 +606,11 @@ impl Contracts {
     }
 
     fn run(&self, id: &str, command: &Command) -> Result<Contract, Refusal> {
+        self.run_reply(id, command).map(|(c, _)| c)
+    }
+
+    /// Runs `command`: the record afterwards, and whether the command had already taken effect.
+    fn run_reply(&self, id: &str, command: &Command) -> Result<(Contract, bool), Refusal> {
         let policy = self.policy();
         match self
             .store
@@ -445,7 +618,8 @@ impl Contracts {
             .map_err(store_err)?
         {
             None => Err(Refusal::not_found(id)),
-            Some(Reply::Done(c)) => Ok(*c),
+            Some(Reply::Done(c)) => Ok((*c, false)),
+            Some(Reply::Already(c)) => Ok((*c, true)),
             Some(Reply::Refused(r)) => Err(r),
             Some(Reply::GuardFailed) => Err(Refusal::not_found(id)),
         }
@@ -499,6 +673,12 @@ impl Contracts {
 
     /// Fails the contract (F1), or records a late report after the lease ran out (F2).
     pub fn fail_contract(&self, h: &HolderRef, reason: &str) -> Result<FailOutcome, Refusal> {
+        self.fail(h, reason, false)
+    }
+
+    /// [`Contracts::fail_contract`]; with `retryable`, a contract with deliveries left goes back to the
+    /// queue after its backoff instead (F3, CT-188).
+    pub fn fail(&self, h: &HolderRef, reason: &str, retryable: bool) -> Result<FailOutcome, Refusal> {
         let id = request::contract_id(&h.contract_id)?;
         request::fail_reason(reason)?;
         let (_, holder) = self.holder(h)?;
@@ -507,22 +687,61 @@ impl Contracts {
             &Command::Fail {
                 holder,
                 reason: reason.to_owned(),
+                retryable,
             },
         )?;
-        let message = if c.status == Status::TimedOut {
-            format!(
+        let message = match c.status {
+            Status::TimedOut => format!(
                 "The lease on contract {} had already run out; it stays TIMED_OUT and your reason is recorded.",
                 c.contract_id
-            )
-        } else {
-            format!("Contract {} is closed FAILED.", c.contract_id)
+            ),
+            Status::Submitted => format!(
+                "Contract {} goes back to the queue for agent \"{}\" at redelivery_at ({} of {} deliveries used); your claim_epoch no longer works.",
+                c.contract_id, c.target_agent, c.delivery_count, c.max_deliveries
+            ),
+            _ => format!("Contract {} is closed FAILED.", c.contract_id),
         };
+        let requeued = c.status == Status::Submitted;
         Ok(FailOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
-            completed_at: c.completed_at.unwrap_or_default(),
+            completed_at: if requeued {
+                None
+            } else {
+                Some(c.completed_at.unwrap_or_default())
+            },
+            redelivery_at: if requeued { c.available_at } else { None },
             message,
             warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Withdraws a contract (K1, K2; CT-183 … CT-185): only its requester may; a second cancel answers
+    /// success again with `already_cancelled` and changes nothing.
+    pub fn cancel(
+        &self,
+        contract_id: &str,
+        caller: &Identity,
+        reason: &str,
+    ) -> Result<CancelOutcome, Refusal> {
+        let id = request::contract_id(contract_id)?;
+        request::cancel_reason(reason)?;
+        let requester = caller.resolve("agent_id")?;
+        let was_claimed = |c: &Contract| c.claimed_at.is_some();
+        let (c, already) = self.run_reply(
+            &id,
+            &Command::Cancel {
+                requester,
+                reason: reason.to_owned(),
+            },
+        )?;
+        Ok(CancelOutcome {
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            was_claimed: was_claimed(&c),
+            holder: was_claimed(&c).then(|| c.target_agent.clone()),
+            already_cancelled: already,
+            cancel_reason: c.cancel_reason.clone().unwrap_or_default(),
         })
     }
 
@@ -687,8 +906,9 @@ impl Contracts {
             let r = self.store.sweep(now, SWEEP_BATCH_PER_CALL).map_err(store_err)?;
             total.queued_timed_out += r.queued_timed_out;
             total.claimed_timed_out += r.claimed_timed_out;
+            total.redelivered += r.redelivered;
             let full = SWEEP_BATCH_PER_CALL as u64;
-            if r.queued_timed_out < full && r.claimed_timed_out < full {
+            if r.queued_timed_out < full && r.claimed_timed_out < full && r.redelivered < full {
                 return Ok(total);
             }
             #[cfg(feature = "test-failpoints")]
@@ -715,6 +935,26 @@ impl Contracts {
     pub fn check_integrity(&self) -> Result<IntegrityReport, Refusal> {
         self.store.check_integrity().map_err(store_err)
     }
+}
+
+/// One round of a poll (CT-65).
+enum Round {
+    /// A contract claimed with its baseline intact.
+    Claimed(Box<Contract>),
+    /// Nothing qualified.
+    Empty,
+    /// Stopped after closing [`MAX_STALE_PER_POLL`] stale contracts.
+    StaleLimit,
+}
+
+/// How long a waiting poll sleeps at most between looks at its clock and its cancellation (a
+/// [`shiftwork_seams::ManualClock`] moved by a test is noticed within it).
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// How often a waiting poll asks the store again even without a signal.
+const WAIT_RECHECK: Duration = Duration::from_secs(5);
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
@@ -780,6 +1020,9 @@ pub fn payload_sha256(req: &DispatchRequest) -> String {
     }
     if let Some(v) = req.queue_ttl_sec {
         m.insert("queue_ttl_sec".into(), json!(v));
+    }
+    if let Some(v) = req.max_deliveries {
+        m.insert("max_deliveries".into(), json!(v));
     }
     canonical::sha256_hex(&Value::Object(m))
 }

@@ -16,7 +16,9 @@
 //! * [`Store`]: one atomic transaction per operation; [`MemoryStore`] and, with the default `sqlite`
 //!   feature, [`SqliteStore`] (and `PgStore` with the `postgres` feature). Stores call the pure
 //!   transition functions, so they all judge alike.
-//! * [`Contracts`]: the facade, one method per operation.
+//! * [`Contracts`]: the facade, one method per operation; [`Contracts::poll_next_task_wait`] waits for
+//!   work ([`wait`]), [`Contracts::cancel`] withdraws a contract, and a contract dispatched with
+//!   `max_deliveries` is redelivered with backoff when its holder is lost.
 //! * [`args`]: decoding of tool arguments (JSON objects) in each tool's argument order, used by the
 //!   MCP adapter; the rules themselves live in [`request`].
 //!
@@ -54,6 +56,7 @@ pub mod store;
 pub mod testing;
 pub mod transition;
 pub mod views;
+pub mod wait;
 
 pub use error::{Refusal, RefusalCode, StoreError};
 pub use facade::{Contracts, ContractsConfig, payload_sha256};

@@ -72,6 +72,16 @@ pub const INSPECT_PAGE_MAX_BYTES: usize = 32 * 1024;
 pub const INSPECT_DETAIL_MAX_BYTES: usize = 64 * 1024;
 /// SQLite `busy_timeout` (CT-137).
 pub const SQLITE_BUSY_TIMEOUT_MS: u32 = 5000;
+/// Longest `wait_sec` of `poll_next_task` (CT-179).
+pub const MAX_WAIT_SEC: u32 = 60;
+/// Largest `max_deliveries` of a dispatch (CT-186).
+pub const MAX_DELIVERIES: u32 = 10;
+/// The redelivery backoff of the first redelivery, doubled for each further one (CT-187): 30 s.
+pub const REDELIVERY_BACKOFF_MS: i64 = 30_000;
+/// The longest redelivery backoff (CT-187): 1 h.
+pub const MAX_REDELIVERY_BACKOFF_MS: i64 = 3_600_000;
+/// Length cap of the `reason` of `cancel_contract`, in characters (CT-183).
+pub const MAX_CANCEL_REASON_CHARS: usize = 2000;
 /// Shown `error_reason` length in summaries, in characters.
 pub const SUMMARY_ERROR_REASON_CHARS: usize = 200;
 /// Validation errors reported per delivery or schema (CT-70).

@@ -146,6 +146,8 @@ pub struct DispatchRequest {
     pub idempotency_key: Option<String>,
     /// The requester (absent: [`Identity::Missing`]).
     pub requester_agent: Identity,
+    /// Claims the contract may get before a lost lease ends it (absent: 1, CT-186).
+    pub max_deliveries: Option<i64>,
 }
 
 impl DispatchRequest {
@@ -175,6 +177,7 @@ impl DispatchRequest {
             queue_ttl_sec: None,
             idempotency_key: None,
             requester_agent: Identity::Missing,
+            max_deliveries: None,
         }
     }
 }
@@ -335,6 +338,44 @@ pub fn claim_epoch(value: u64) -> Result<u64, Refusal> {
     Ok(value)
 }
 
+/// A `max_deliveries`: 1 ..= 10 (CT-186).
+pub fn max_deliveries(value: i64) -> Result<u32, Refusal> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| (1..=MAX_DELIVERIES).contains(v))
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                "max_deliveries",
+                format!("max_deliveries must be an integer from 1 to {MAX_DELIVERIES}."),
+            )
+        })
+}
+
+/// A `wait_sec`: 0 ..= 60 (CT-179).
+pub fn wait_sec(value: i64) -> Result<u32, Refusal> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| *v <= MAX_WAIT_SEC)
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                "wait_sec",
+                format!("wait_sec must be an integer from 0 to {MAX_WAIT_SEC}."),
+            )
+        })
+}
+
+/// A cancel `reason`: 1 ..= 2,000 characters (CT-183).
+pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
+    let n = value.chars().count();
+    if n == 0 || n > MAX_CANCEL_REASON_CHARS {
+        return Err(Refusal::invalid_argument(
+            "reason",
+            format!("reason must be 1 to {MAX_CANCEL_REASON_CHARS} characters."),
+        ));
+    }
+    Ok(())
+}
+
 /// A release `reason`: at most 1,000 characters.
 pub fn release_reason(value: &str) -> Result<(), Refusal> {
     if value.chars().count() > MAX_REASON_CHARS {
@@ -385,10 +426,10 @@ pub fn statuses(values: &[String]) -> Result<Vec<Status>, Refusal> {
     let refuse = || {
         Refusal::invalid_argument(
             "status",
-            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, or an array of 1 to 6 distinct ones.",
+            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, CANCELLED, or an array of 1 to 7 distinct ones.",
         )
     };
-    if values.is_empty() || values.len() > 6 {
+    if values.is_empty() || values.len() > Status::ALL.len() {
         return Err(refuse());
     }
     let mut out = Vec::new();

@@ -221,7 +221,9 @@ fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
             "fail_contract",
             "fulfill_contract",
             "verify_contract",
-            "inspect_mesh_state"
+            "inspect_mesh_state",
+            // CT-183: the ninth tool.
+            "cancel_contract"
         ]
     );
     let expected = [
@@ -233,6 +235,7 @@ fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
         ("Fulfil contract", false, false, false),
         ("Verify contract files", true, false, true),
         ("Inspect contracts", true, false, true),
+        ("Cancel contract", false, true, true),
     ];
     for (tool, (title, ro, destructive, idempotent)) in r.tools().iter().zip(expected) {
         assert_eq!(tool.title, title);
@@ -695,12 +698,22 @@ fn issue11_input_schemas_carry_the_limits_of_the_crate() {
         "fulfill_contract",
         "verify_contract",
     ] {
-        assert_eq!(
-            bounds(tool, "claim_epoch"),
-            (Some(1), Some(MAX_CLAIM_EPOCH as i64), None),
-            "{tool}"
-        );
+        // MAX_CLAIM_EPOCH (2^53 − 1) is beyond what a schema usefully states; the server checks it.
+        assert_eq!(bounds(tool, "claim_epoch"), (Some(1), None, None), "{tool}");
     }
+    const { assert!(MAX_CLAIM_EPOCH > 1 << 32) };
+    assert_eq!(
+        bounds("poll_next_task", "wait_sec"),
+        (Some(0), Some(i64::from(MAX_WAIT_SEC)), None)
+    );
+    assert_eq!(
+        bounds("dispatch_contract", "max_deliveries"),
+        (Some(1), Some(i64::from(MAX_DELIVERIES)), None)
+    );
+    assert_eq!(
+        schema("cancel_contract", "reason")["maxLength"],
+        MAX_CANCEL_REASON_CHARS
+    );
     assert_eq!(schema("dispatch_contract", "title")["maxLength"], MAX_TITLE_CHARS);
     assert_eq!(
         schema("dispatch_contract", "idempotency_key")["maxLength"],

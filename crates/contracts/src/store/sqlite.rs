@@ -9,18 +9,20 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transac
 use shiftwork_seams::{Clock, Fs};
 
 use super::{
-    Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
+    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
 };
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
 use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
 use crate::transition::Reply;
+use crate::wait::{Wake, Watchers};
 
 /// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
 pub const APPLICATION_ID: i32 = 0x5357_4354;
-/// The schema version of this crate (CT-136).
-pub const SCHEMA_VERSION: i32 = 1;
+/// The schema version of this crate (CT-136; 2 since CT-191 added delivery, availability and
+/// cancellation).
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// `PRAGMA synchronous` (CT-138).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,8 +73,11 @@ impl Default for SqliteOptions {
     }
 }
 
-const SCHEMA: &str = "
-CREATE TABLE contracts (
+/// The `contracts` table of schema version 2 (CT-139, then the four columns of CT-191), named `name`.
+fn table(name: &str) -> String {
+    format!(
+        "
+CREATE TABLE {name} (
   seq                INTEGER PRIMARY KEY AUTOINCREMENT,
   contract_id        TEXT    NOT NULL UNIQUE,
   requester_agent    TEXT    NOT NULL,
@@ -88,7 +93,7 @@ CREATE TABLE contracts (
   exec_ttl_sec       INTEGER NOT NULL,
   queue_ttl_sec      INTEGER NOT NULL,
   status             TEXT    NOT NULL CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
-                                                         'FAILED','TIMED_OUT','POINTER_STALE')),
+                                                         'FAILED','TIMED_OUT','POINTER_STALE','CANCELLED')),
   created_at         INTEGER NOT NULL,
   queued_at          INTEGER NOT NULL,
   queue_expires_at   INTEGER NOT NULL,
@@ -108,8 +113,16 @@ CREATE TABLE contracts (
   result_summary     TEXT,
   structured_output  TEXT,
   artifacts_pointers TEXT,
-  salvaged_result    TEXT
-) STRICT;
+  salvaged_result    TEXT,
+  max_deliveries     INTEGER NOT NULL,
+  delivery_count     INTEGER NOT NULL,
+  available_at       INTEGER,
+  cancel_reason      TEXT
+) STRICT;"
+    )
+}
+
+const INDEXES: &str = "
 CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_lease_due  ON contracts (expires_at, seq)              WHERE status = 'CLAIMED';
@@ -118,15 +131,20 @@ CREATE UNIQUE INDEX contracts_key ON contracts (requester_agent, idempotency_key
 CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
 CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
 CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
+CREATE INDEX contracts_live         ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
 ";
+
+/// The columns of schema version 1, in their order (the migration copies them).
+const V1_COLUMNS: usize = 35;
 
 const CLAIM: &str = "
 UPDATE contracts
-   SET status = 'CLAIMED', claim_epoch = claim_epoch + 1, claimed_at = :now,
-       expires_at = min(:now + exec_ttl_sec * 1000, lifetime_ends_at),
+   SET status = 'CLAIMED', claim_epoch = claim_epoch + 1, delivery_count = delivery_count + 1,
+       claimed_at = :now, expires_at = min(:now + exec_ttl_sec * 1000, lifetime_ends_at),
        extend_count = 0, toctou_strikes = 0, dirty_files = NULL
  WHERE seq = (SELECT seq FROM contracts
                WHERE status = 'SUBMITTED' AND target_agent = :agent AND queue_expires_at > :now
+                 AND (available_at IS NULL OR available_at <= :now)
                ORDER BY queued_at, seq
                LIMIT 1)
    AND status = 'SUBMITTED'
@@ -140,13 +158,56 @@ UPDATE contracts
                 ORDER BY queue_expires_at, seq LIMIT :batch)
    AND status = 'SUBMITTED' AND queue_expires_at <= :now";
 
-const SWEEP_CLAIMED: &str = "
+/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+const BACKOFF: &str = "min(30000 << min(max(delivery_count - 1, 0), 7), 3600000)";
+
+/// A claimed record whose lease ran out goes back to the queue (E3) when it has deliveries left and
+/// its backoff ends before its lifetime ceiling.
+const REDELIVERABLE: &str = "delivery_count < max_deliveries AND :now + {B} < lifetime_ends_at";
+
+static SWEEP_REDELIVER: std::sync::LazyLock<String> = std::sync::LazyLock::new(sweep_redeliver);
+static SWEEP_CLAIMED: std::sync::LazyLock<String> = std::sync::LazyLock::new(sweep_claimed);
+
+fn sweep_redeliver() -> String {
+    let redeliverable = REDELIVERABLE.replace("{B}", BACKOFF);
+    format!(
+        "
+UPDATE contracts
+   SET status = 'SUBMITTED', queued_at = :now, available_at = :now + {BACKOFF},
+       queue_expires_at = min(:now + {BACKOFF} + queue_ttl_sec * 1000, lifetime_ends_at),
+       claimed_at = NULL, expires_at = NULL, extend_count = 0, toctou_strikes = 0,
+       error_reason = {entry}
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
+                ORDER BY expires_at, seq LIMIT :batch)
+   AND status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
+RETURNING target_agent",
+        entry = super::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
+    )
+}
+
+fn sweep_claimed() -> String {
+    let redeliverable = REDELIVERABLE.replace("{B}", BACKOFF);
+    format!(
+        "
 UPDATE contracts
    SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
  WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'CLAIMED' AND expires_at <= :now
+                WHERE status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
                 ORDER BY expires_at, seq LIMIT :batch)
-   AND status = 'CLAIMED' AND expires_at <= :now";
+   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})"
+    )
+}
+
+/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due (CT-180).
+const DUE: &str = "
+SELECT coalesce(max(claimable), 0), min(CASE WHEN at > ?2 THEN at END) FROM (
+  SELECT (status = 'SUBMITTED' AND queue_expires_at > ?2 AND (available_at IS NULL OR available_at <= ?2))
+           AS claimable,
+         CASE WHEN status = 'SUBMITTED'
+              THEN CASE WHEN available_at > ?2 THEN available_at ELSE queue_expires_at END
+              ELSE expires_at END AS at
+    FROM contracts WHERE target_agent = ?1 AND status IN ('SUBMITTED', 'CLAIMED'))";
 
 /// The embedded store: one SQLite file in WAL mode shared by any number of processes of one host.
 ///
@@ -169,6 +230,95 @@ pub struct SqliteStore {
     clock: Arc<dyn Clock>,
     pool: Mutex<Pool>,
     available: Condvar,
+    watch: Arc<Watching>,
+}
+
+/// The waiting polls of one store and the thread that watches the file for commits of other
+/// processes (CT-180).
+struct Watching {
+    watchers: Watchers,
+    /// Whether the watching thread runs; held while it decides to stop, so a waiter registered at that
+    /// moment starts a new one.
+    running: Mutex<bool>,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+}
+
+/// How often the watching thread reads the database's change counter (CT-180: at least every 50 ms).
+const WATCH_PERIOD: Duration = Duration::from_millis(20);
+/// How long the watching thread stays with nobody waiting before it stops.
+const WATCH_IDLE: Duration = Duration::from_secs(1);
+
+impl Watching {
+    fn lock_running(&self) -> MutexGuard<'_, bool> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The watching thread: a dedicated connection that writes nothing reads `PRAGMA data_version`
+    /// (it changes when any other connection, in any process, commits); on a change it asks which
+    /// waiting agents now have a claimable record and wakes them.
+    fn run(self: Arc<Self>) {
+        let conn = match Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ) {
+            Ok(c) => c,
+            Err(_) => {
+                // Without a connection the waiters fall back to looking again every few seconds.
+                *self.lock_running() = false;
+                return;
+            }
+        };
+        let _ = conn.busy_timeout(Duration::from_millis(100));
+        let mut last: Option<i64> = None;
+        let mut idle = Duration::ZERO;
+        loop {
+            std::thread::sleep(WATCH_PERIOD);
+            let agents = self.watchers.agents();
+            if agents.is_empty() {
+                idle += WATCH_PERIOD;
+                if idle >= WATCH_IDLE {
+                    let mut running = self.lock_running();
+                    if self.watchers.agents().is_empty() {
+                        *running = false;
+                        return;
+                    }
+                }
+                continue;
+            }
+            idle = Duration::ZERO;
+            let Ok(version) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else {
+                continue;
+            };
+            if last == Some(version) {
+                continue;
+            }
+            last = Some(version);
+            let now = epoch_ms(self.clock.as_ref());
+            match claimable_agents(&conn, &agents, now) {
+                Ok(ready) => ready.iter().for_each(|a| self.watchers.notify(a)),
+                Err(_) => self.watchers.notify_all(),
+            }
+        }
+    }
+}
+
+/// Which of `agents` have a claimable record at `now`.
+fn claimable_agents(conn: &Connection, agents: &[AgentId], now: EpochMs) -> Result<Vec<AgentId>, StoreError> {
+    let marks: Vec<String> = (0..agents.len()).map(|i| format!("?{}", i + 2)).collect();
+    let sql = format!(
+        "SELECT DISTINCT target_agent FROM contracts
+          WHERE status = 'SUBMITTED' AND target_agent IN ({}) AND queue_expires_at > ?1
+            AND (available_at IS NULL OR available_at <= ?1)",
+        marks.join(", ")
+    );
+    let mut values: Vec<Sql> = vec![Sql::Integer(now)];
+    values.extend(agents.iter().map(|a| Sql::Text(a.as_str().to_owned())));
+    let mut stmt = conn.prepare(&sql).map_err(io)?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(values), |r| agent_col(r, 0))
+        .map_err(io)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(io)
 }
 
 struct Pool {
@@ -277,6 +427,12 @@ impl SqliteStore {
             }
         }
         let store = SqliteStore {
+            watch: Arc::new(Watching {
+                watchers: Watchers::default(),
+                running: Mutex::new(false),
+                path: path.to_path_buf(),
+                clock: clock.clone(),
+            }),
             path: path.to_path_buf(),
             read_only,
             options: SqliteOptions {
@@ -323,12 +479,20 @@ impl SqliteStore {
             .map_err(unavailable("the busy timeout cannot be set"))?;
         // Judge the header before anything writes to the file: a foreign or newer database is refused
         // and left untouched (CT-136); switching it to WAL would already change its header.
-        let fresh = check_header(&conn)?;
+        let header = check_header(&conn)?;
         if self.read_only {
-            if fresh {
-                return Err(StoreError::Unavailable(String::from(
-                    "the database file is empty and not writable",
-                )));
+            match header {
+                Header::Fresh => {
+                    return Err(StoreError::Unavailable(String::from(
+                        "the database file is empty and not writable",
+                    )));
+                }
+                Header::Known(v) if v < SCHEMA_VERSION => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database has schema version {v} and is not writable, so it cannot be upgraded"
+                    )));
+                }
+                Header::Known(_) => {}
             }
             conn.execute_batch("PRAGMA trusted_schema = OFF;")
                 .map_err(unavailable("the connection cannot be configured"))?;
@@ -378,15 +542,21 @@ impl SqliteStore {
     }
 
     /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held
-    /// (CT-122, CT-140). Any error rolls back.
+    /// (CT-122, CT-140). Any error rolls back. `f` names the agents whose records it returned to the
+    /// queue; their waiting polls are woken after the commit (CT-180).
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs) -> Result<T, StoreError>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Vec<AgentId>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writable()?;
-        self.transaction(TransactionBehavior::Immediate, |tx| {
-            f(tx, epoch_ms(self.clock.as_ref()))
-        })
+        let mut woken = Vec::new();
+        let out = self.transaction(TransactionBehavior::Immediate, |tx| {
+            f(tx, epoch_ms(self.clock.as_ref()), &mut woken)
+        })?;
+        for agent in &woken {
+            self.watch.watchers.notify(agent);
+        }
+        Ok(out)
     }
 
     fn writable(&self) -> Result<(), StoreError> {
@@ -442,9 +612,17 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// What the header says: `Ok(true)` for an empty file to initialise, `Ok(false)` for a contracts
-/// database of a known version, `Err` for anything else (CT-136). Reads only.
-fn check_header(conn: &Connection) -> Result<bool, StoreError> {
+/// What the header of a database says (CT-136).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Header {
+    /// An empty file to initialise.
+    Fresh,
+    /// A contracts database of this known version (1 ..= [`SCHEMA_VERSION`]).
+    Known(i32),
+}
+
+/// The header, or `Err` for another application's file or an unknown version (CT-136). Reads only.
+fn check_header(conn: &Connection) -> Result<Header, StoreError> {
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(unavailable("the database header cannot be read"))?;
@@ -455,7 +633,7 @@ fn check_header(conn: &Connection) -> Result<bool, StoreError> {
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(unavailable("the database catalogue cannot be read"))?;
     if app == 0 && version == 0 && objects == 0 {
-        return Ok(true);
+        return Ok(Header::Fresh);
     }
     if app != APPLICATION_ID {
         return Err(StoreError::Unavailable(String::from(
@@ -472,23 +650,62 @@ fn check_header(conn: &Connection) -> Result<bool, StoreError> {
             "the database has unknown schema version {version}"
         )));
     }
-    Ok(false)
+    Ok(Header::Known(version))
 }
 
+/// Creates the schema of a fresh file, or migrates an older version, in one `BEGIN IMMEDIATE`
+/// transaction (CT-136, CT-191).
 fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(io)?;
-    // Judged again under the write lock: another process may have initialised it meanwhile.
-    if check_header(&tx)? {
-        tx.execute_batch(SCHEMA).map_err(io)?;
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
-        ))
-        .map_err(io)?;
-        tx.commit().map_err(io)?;
+    // Judged again under the write lock: another process may have initialised or migrated it meanwhile.
+    match check_header(&tx)? {
+        Header::Fresh => {
+            tx.execute_batch(&table("contracts")).map_err(io)?;
+            tx.execute_batch(INDEXES).map_err(io)?;
+        }
+        Header::Known(1) => migrate_v1(&tx)?,
+        Header::Known(_) => return Ok(()),
     }
-    Ok(())
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+    ))
+    .map_err(io)?;
+    tx.commit().map_err(io)
+}
+
+/// Schema version 1 → 2 (CT-191): the table is rebuilt (SQLite cannot change a `CHECK`), every row
+/// copied with `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when it was ever
+/// claimed, else 0; the `seq` counter keeps its value, so no number is ever reused.
+fn migrate_v1(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let counter: i64 = tx
+        .query_row(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(io)?;
+    let old: Vec<&str> = COLUMNS[..V1_COLUMNS].to_vec();
+    tx.execute_batch(&table("contracts_v2")).map_err(io)?;
+    tx.execute_batch(&format!(
+        "INSERT INTO contracts_v2 ({cols}, max_deliveries, delivery_count, available_at, cancel_reason)
+         SELECT {cols}, 1, CASE WHEN claim_epoch >= 1 THEN 1 ELSE 0 END, NULL, NULL FROM contracts;
+         DROP TABLE contracts;
+         ALTER TABLE contracts_v2 RENAME TO contracts;
+         DELETE FROM sqlite_sequence WHERE name IN ('contracts', 'contracts_v2');",
+        cols = old.join(", ")
+    ))
+    .map_err(io)?;
+    let high: i64 = tx
+        .query_row("SELECT coalesce(max(seq), 0) FROM contracts", [], |r| r.get(0))
+        .map_err(io)?;
+    tx.execute(
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('contracts', ?1)",
+        [counter.max(high)],
+    )
+    .map_err(io)?;
+    tx.execute_batch(INDEXES).map_err(io)
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<T>> {
@@ -558,6 +775,10 @@ fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
         structured_output: json_col(row, 32)?,
         artifacts_pointers: json_col(row, 33)?,
         salvaged_result: json_col(row, 34)?,
+        max_deliveries: u32_col(row, 35)?,
+        delivery_count: u32_col(row, 36)?,
+        available_at: row.get(37)?,
+        cancel_reason: row.get(38)?,
     })
 }
 
@@ -576,7 +797,7 @@ fn opt_int(v: Option<i64>) -> Sql {
     v.map_or(Sql::Null, Sql::Integer)
 }
 
-/// The 35 column values of a record, in the column order of CT-139.
+/// The 39 column values of a record, in the column order of CT-139.
 fn encode(c: &Contract) -> Vec<Sql> {
     vec![
         Sql::Integer(c.seq),
@@ -615,27 +836,47 @@ fn encode(c: &Contract) -> Vec<Sql> {
         json_text(&c.structured_output),
         json_text(&c.artifacts_pointers),
         json_text(&c.salvaged_result),
+        Sql::Integer(i64::from(c.max_deliveries)),
+        Sql::Integer(i64::from(c.delivery_count)),
+        opt_int(c.available_at),
+        opt_text(&c.cancel_reason),
     ]
 }
 
-fn sweep_tx(tx: &rusqlite::Transaction<'_>, now: EpochMs, max: usize) -> Result<SweepReport, StoreError> {
+/// The sweep of CT-142 and the redelivery of CT-187, in batches of `max` per kind: the report and the
+/// agents whose records went back to the queue (their waiters are woken after the commit).
+fn sweep_tx(
+    tx: &rusqlite::Transaction<'_>,
+    now: EpochMs,
+    max: usize,
+) -> Result<(SweepReport, Vec<AgentId>), StoreError> {
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
     let queued = tx
-        .execute(
-            SWEEP_QUEUED,
-            rusqlite::named_params! {":now": now, ":batch": batch},
-        )
+        .prepare_cached(SWEEP_QUEUED)
+        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
+    let mut requeued = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(&SWEEP_REDELIVER).map_err(io)?;
+        let mut rows = stmt
+            .query(rusqlite::named_params! {":now": now, ":batch": batch})
+            .map_err(io)?;
+        while let Some(row) = rows.next().map_err(io)? {
+            requeued.push(agent_col(row, 0).map_err(io)?);
+        }
+    }
     let claimed = tx
-        .execute(
-            SWEEP_CLAIMED,
-            rusqlite::named_params! {":now": now, ":batch": batch},
-        )
+        .prepare_cached(&SWEEP_CLAIMED)
+        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
-    Ok(SweepReport {
-        queued_timed_out: queued as u64,
-        claimed_timed_out: claimed as u64,
-    })
+    Ok((
+        SweepReport {
+            queued_timed_out: queued as u64,
+            claimed_timed_out: claimed as u64,
+            redelivered: requeued.len() as u64,
+        },
+        requeued,
+    ))
 }
 
 fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
@@ -679,8 +920,8 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
 
 impl Store for SqliteStore {
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
             let seq: i64 = tx
                 .query_row(
                     "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
@@ -710,31 +951,36 @@ impl Store for SqliteStore {
             .map_err(io)?;
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("insert-before-commit");
+            woken.push(record.target_agent.clone());
             Ok(InsertOutcome::Inserted(record))
         })
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
-            tx.query_row(
-                CLAIM,
-                rusqlite::named_params! {":now": now, ":agent": agent.as_str()},
-                decode,
-            )
-            .optional()
-            .map_err(io)
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+            tx.prepare_cached(CLAIM)
+                .map_err(io)?
+                .query_row(
+                    rusqlite::named_params! {":now": now, ":agent": agent.as_str()},
+                    decode,
+                )
+                .optional()
+                .map_err(io)
         })
     }
 
     fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
             let Some(record) = by_id(tx, contract_id)? else {
                 return Ok(None);
             };
             let out = step(&record, now);
             if let Some(next) = &out.next {
+                if next.status == Status::Submitted && record.status != Status::Submitted {
+                    woken.push(next.target_agent.clone());
+                }
                 let sets: Vec<String> = COLUMNS
                     .iter()
                     .enumerate()
@@ -822,13 +1068,16 @@ impl Store for SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
-        let report = sweep_tx(&tx, now, max_per_kind)?;
+        let (report, requeued) = sweep_tx(&tx, now, max_per_kind)?;
         tx.commit().map_err(io)?;
+        for agent in &requeued {
+            self.watch.watchers.notify(agent);
+        }
         Ok(report)
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
-        self.write(|tx, _now| {
+        self.write(|tx, _now, _| {
             let n = tx
                 .execute(
                     "DELETE FROM contracts WHERE seq IN (
@@ -842,6 +1091,33 @@ impl Store for SqliteStore {
                 .map_err(io)?;
             Ok(n as u64)
         })
+    }
+
+    fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
+        self.read(|tx| {
+            let (claimable, next_at): (i64, Option<i64>) = tx
+                .prepare_cached(DUE)
+                .and_then(|mut s| s.query_row(params![agent.as_str(), now], |r| Ok((r.get(0)?, r.get(1)?))))
+                .map_err(io)?;
+            Ok(Due {
+                claimable: claimable != 0,
+                next_at,
+            })
+        })
+    }
+
+    fn watch(&self, agent: &AgentId, wake: &Wake) -> Result<(), StoreError> {
+        self.watch.watchers.add(agent, wake);
+        let mut running = self.watch.lock_running();
+        if !*running {
+            let watching = self.watch.clone();
+            std::thread::Builder::new()
+                .name(String::from("contracts-watch"))
+                .spawn(move || watching.run())
+                .map_err(|e| StoreError::Io(format!("the watching thread cannot start: {e}")))?;
+            *running = true;
+        }
+        Ok(())
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

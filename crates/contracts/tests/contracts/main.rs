@@ -5,10 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acceptance;
+mod beyond;
 mod concurrency;
 mod crash;
 mod fencing;
 mod hostile;
+mod migration;
 mod model;
 mod postgres;
 mod rules;

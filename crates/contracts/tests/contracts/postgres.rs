@@ -177,10 +177,10 @@ mod with_server {
         let stores: Vec<PgStore> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         assert!(stores[0].check_integrity().unwrap().is_clean());
         stores[0].drop_schema().unwrap();
-        // A newer version is refused, the schema left untouched.
+        // A newer version is refused, the schema left untouched (this build's is 2, CT-191).
         raw(&p.schema)
             .execute(
-                "UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version'",
+                "UPDATE contracts_meta SET value = '3' WHERE key = 'schema_version'",
                 &[],
             )
             .unwrap();
@@ -194,7 +194,7 @@ mod with_server {
         }
         raw(&p.schema)
             .execute(
-                "UPDATE contracts_meta SET value = '1' WHERE key = 'schema_version'",
+                "UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version'",
                 &[],
             )
             .unwrap();

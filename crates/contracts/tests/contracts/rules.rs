@@ -73,6 +73,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "EXTEND_LIMIT",
             "LIFETIME_CEILING",
             "STORE_BUSY",
@@ -90,6 +92,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "RELEASE_LIMIT",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
@@ -105,6 +109,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "STALE_EPOCH",
             "NOT_CLAIMED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
             "STORE_ERROR",
@@ -120,11 +126,15 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "ARTIFACT_REFUSED",
             "RETRY_NEEDED",
             "POINTER_STALE",
             "OUTPUT_SCHEMA_INVALID",
             "SCHEMA_RETRIES_EXHAUSTED",
+            // Issue 12 item 11: a validation the regex engine could not decide.
+            "CONTRACT_SCHEMA_INVALID",
             "IO_ERROR",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
@@ -135,6 +145,18 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "INVALID_ARGUMENT",
             "CONTRACT_NOT_FOUND",
             "IO_ERROR",
+            "STORE_BUSY",
+            "STORE_UNAVAILABLE",
+            "STORE_ERROR",
+        ],
+        // CT-183, CT-184.
+        "cancel_contract" => &[
+            "UNKNOWN_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "AGENT_ID_REQUIRED",
+            "CONTRACT_NOT_FOUND",
+            "NOT_REQUESTER",
+            "ALREADY_TERMINAL",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
             "STORE_ERROR",
@@ -824,7 +846,7 @@ fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
     );
 }
 
-/// CT-136, CT-137: a new file gets the application id, schema version 1 and WAL; a file with another
+/// CT-136, CT-137: a new file gets the application id, the schema version (2, CT-191) and WAL; a file with another
 /// application id or a newer version is refused with STORE_UNAVAILABLE and left untouched.
 #[test]
 fn ct136_ct137_sqlite_header_and_refused_files() {
@@ -847,13 +869,14 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .unwrap();
-    assert_eq!(header, (0x5357_4354, 1, String::from("wal")));
+    // CT-136, CT-191: schema version 2 since §13 added its columns.
+    assert_eq!(header, (0x5357_4354, 2, String::from("wal")));
     drop(raw);
     for (name, setup) in [
         ("other.db", "PRAGMA application_id = 42; CREATE TABLE notes (x);"),
         (
             "newer.db",
-            "PRAGMA application_id = 1398227796; PRAGMA user_version = 2; CREATE TABLE contracts (x);",
+            "PRAGMA application_id = 1398227796; PRAGMA user_version = 3; CREATE TABLE contracts (x);",
         ),
     ] {
         let p = dir.path().join(name);

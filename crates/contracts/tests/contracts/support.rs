@@ -98,7 +98,11 @@ pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> shiftwork_contracts::PgS
 
 /// A new, empty store of `kind` reading `clock` (SQLite: a file in a fresh temporary directory).
 pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
-    let clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    store_with_clock(kind, Arc::new(clock.clone()))
+}
+
+/// [`store`] with any clock (the waiting tests use the system's).
+pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore {
     match kind {
         "memory" => TestStore {
             name: kind,

@@ -8,14 +8,16 @@
 //! library's messages name none).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
+use shiftwork_contracts::wait::Cancel;
 use shiftwork_contracts::{Contracts, ContractsConfig, DefaultAgent, StoreError};
 
-use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
+use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
 mod schema;
 use crate::settings::{Setting, Settings};
@@ -190,12 +192,81 @@ impl Lazy {
 
     /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
+        self.call_in(tool, args, &CallContext::default())
+    }
+
+    /// [`Lazy::call`] within the MCP call's `context` (CT-181): a waiting `poll_next_task` ends at once,
+    /// claiming nothing, when the client cancels the request (`notifications/cancelled`), and while it
+    /// waits it reports progress every 10 s when the client asked for progress (a `progressToken`).
+    pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
         let mut answer = match self.contracts.get() {
-            Ok(c) => shiftwork_contracts::args::call(&c, tool, args, &self.agent),
+            Ok(c) => {
+                let cancel = Cancel::new();
+                let on_cancel = cancel.clone();
+                context.on_cancel(move || on_cancel.cancel());
+                let waits = tool == "poll_next_task"
+                    && args
+                        .get("wait_sec")
+                        .and_then(Value::as_u64)
+                        .is_some_and(|w| w > 0);
+                let _progress = (waits && context.wants_progress()).then(|| {
+                    let total = args.get("wait_sec").and_then(Value::as_f64);
+                    Progress::start(context.clone(), total, PROGRESS_EVERY)
+                });
+                shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
+            }
             Err(e) => e.to_refusal().to_json(),
         };
         add_hint(&mut answer);
         answer
+    }
+}
+
+/// How often a waiting poll reports progress (CT-181).
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
+/// `total` the `wait_sec` asked for.
+struct Progress {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(context: CallContext, total: Option<f64>, every: Duration) -> Progress {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(String::from("contracts-progress"))
+            .spawn(move || {
+                let (lock, cv) = &*flag;
+                let started = Instant::now();
+                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                loop {
+                    let (guard, timeout) = cv
+                        .wait_timeout_while(stopped, every, |s| !*s)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    stopped = guard;
+                    if !timeout.timed_out() {
+                        return;
+                    }
+                    let waited = started.elapsed().as_secs_f64().round();
+                    context.progress(waited, total, Some("waiting for a contract"));
+                }
+            })
+            .ok();
+        Progress { stop, thread }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -268,7 +339,7 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 hints,
                 unknown_argument,
                 handler: Arc::new(move |args| {
-                    Outcome::Answer(lazy.call(name, args.map()), TextStyle::Compact)
+                    Outcome::Answer(lazy.call_in(name, args.map(), args.context()), TextStyle::Compact)
                 }),
             }
         })
@@ -282,7 +353,8 @@ const RELEASE: &str = "Hand a contract you hold back to the queue, behind the co
 const FAIL: &str = "Close a contract you hold as FAILED, with a reason. If your lease had already run out, the contract stays TIMED_OUT and your reason is recorded.";
 const FULFILL: &str = "Deliver the result of a contract you hold: result_summary, optional structured_output (checked against the contract's contract_schema) and optional artifacts_pointers (files you produced; they are fingerprinted). The pointer files must still match their baseline: the first mismatch answers RETRY_NEEDED and renews your lease once, the next closes the contract POINTER_STALE. The third schema-invalid delivery closes it FAILED. Never edit pointer files; put proposed changes in structured_output, e.g. under fixes.";
 const VERIFY: &str = "Compare a contract's pointer files with their baseline without changing anything. Lists every drifted file (FILE_MISSING, SIZE_MISMATCH, CONTENT_CHANGED, PATH_REFUSED) with a restore hint and says whether fulfill_contract would pass its file check for you now. Uses up no retry.";
-const CANCEL: &str = "Withdraw a contract you dispatched (requester only), waiting or claimed, with a reason; it ends CANCELLED and its holder learns at its next call. Cancelling it again changes nothing.";
+const CANCEL: &str =
+    "Withdraw a contract you dispatched; it ends CANCELLED and its holder is told at its next call.";
 const INSPECT: &str = "Read contracts without claiming or changing them. Filter by target_agent, requester_agent, status or contract_id; newest first, paged with limit and cursor; counts per status included. Contracts past a deadline that no sweep has recorded yet show is_logically_expired. With contract_id, returns the full record, including results and failure causes.";
 
 fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
@@ -291,17 +363,55 @@ fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
             &CONTRACTS_DB,
             root.join("contracts-demo.db").display().to_string(),
         ),
+        (&CONTRACTS_ROOTS, root.display().to_string()),
         (&AGENT, String::from("alice")),
     ]
+}
+
+/// alice's first dispatch, made from another connection to the demo's database half a second after
+/// bob started waiting (as alice's own server would).
+fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
+    use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
+    let db = root.join("contracts-demo.db");
+    let config = ContractsConfig {
+        allowed_roots: AllowedRoots::new([root]),
+        ..ContractsConfig::default()
+    };
+    let lazy = LazyContracts::new(
+        Ok(Location::File(db)),
+        shiftwork_contracts::Synchronous::Normal,
+        config,
+    );
+    let contracts = lazy.get().map_err(std::io::Error::other)?;
+    let (alice, bob) = (AgentId::parse("alice"), AgentId::parse("bob"));
+    let (Some(alice), Some(bob)) = (alice, bob) else {
+        return Err(std::io::Error::other("the demo's agent names are valid"));
+    };
+    let request = DispatchRequest {
+        pointers: Some(vec![String::from("src/lib.rs")]),
+        contract_schema: json!({"type": "object", "required": ["verdict"],
+                                "properties": {"verdict": {"enum": ["approve", "reject"]}}})
+        .as_object()
+        .cloned(),
+        requester_agent: Identity::from(alice),
+        ..DispatchRequest::new(bob, "Review add()", workspace.display().to_string())
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        // Should it fail, bob's wait ends after its wait_sec with nothing claimed.
+        let _ = contracts.dispatch(&request);
+    });
+    Ok(())
 }
 
 fn demo(root: &Path) -> Vec<DemoStep> {
     let workspace = root.join("workspace");
     let file = workspace.join("src").join("lib.rs");
     let ws = workspace.display().to_string();
+    let later = (root.to_path_buf(), workspace.clone());
     vec![
         DemoStep::Say(String::from(
-            "alice (AGENT_NAME) asks bob to review a file; bob claims the contract and delivers a verdict.",
+            "bob waits for work instead of polling; alice (AGENT_NAME) asks him to review a file and he wakes at once, claims it and delivers a verdict; then alice withdraws a second contract.",
         )),
         DemoStep::Prepare(
             format!("write {}", file.display()),
@@ -310,14 +420,13 @@ fn demo(root: &Path) -> Vec<DemoStep> {
                 std::fs::write(&file, "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n")
             }),
         ),
-        DemoStep::Call(
-            "dispatch_contract",
-            json!({"target_agent": "bob", "title": "Review add()", "workspace_root": ws,
-                   "pointers": ["src/lib.rs"],
-                   "contract_schema": {"type": "object", "required": ["verdict"],
-                                       "properties": {"verdict": {"enum": ["approve", "reject"]}}}}),
+        DemoStep::Prepare(
+            String::from(
+                "in half a second, alice dispatches \"Review add()\" to bob from her own connection",
+            ),
+            Box::new(move || dispatch_later(&later.0, &later.1)),
         ),
-        DemoStep::Call("poll_next_task", json!({"agent_id": "bob"})),
+        DemoStep::Call("poll_next_task", json!({"agent_id": "bob", "wait_sec": 10})),
         DemoStep::CallWith(
             "fulfill_contract",
             Box::new(|answers: &[Value]| {
@@ -326,12 +435,27 @@ fn demo(root: &Path) -> Vec<DemoStep> {
                        "result_summary": "Looks right.", "structured_output": {"verdict": "approve"}})
             }),
         ),
+        DemoStep::Call(
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "Rename add() to sum()", "workspace_root": ws,
+                   "pointers": ["src/lib.rs"], "task_type": "implementation", "max_deliveries": 3}),
+        ),
+        DemoStep::CallWith(
+            "cancel_contract",
+            Box::new(|answers: &[Value]| {
+                let id = answers
+                    .last()
+                    .map(|a| a["contract_id"].clone())
+                    .unwrap_or_default();
+                json!({"contract_id": id, "reason": "Keeping the name after all."})
+            }),
+        ),
         DemoStep::CallWith(
             "inspect_mesh_state",
             Box::new(|answers: &[Value]| {
                 let id = answers
                     .first()
-                    .map(|a| a["contract_id"].clone())
+                    .map(|a| a["contract"]["contract_id"].clone())
                     .unwrap_or_default();
                 json!({"contract_id": id})
             }),
