@@ -76,7 +76,7 @@ pub(crate) fn history_entry(entry: &str) -> String {
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
+pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
 
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -377,9 +377,53 @@ impl SqliteStore {
         clock: Arc<dyn Clock>,
         fs: &dyn Fs,
     ) -> Result<SqliteStore, StoreError> {
+        Self::open_as(path, options, clock, fs, false)
+    }
+
+    /// Opens an existing database for reading only (a view of the store, such as a live terminal
+    /// view): it never creates, initialises or upgrades a file and never writes a record; every write
+    /// operation answers [`StoreError::ReadOnly`]. A missing file, an empty one, another application's
+    /// or one of an older or newer schema version is refused with [`StoreError::Unavailable`].
+    ///
+    /// ```
+    /// use shiftwork_contracts::{SqliteOptions, SqliteStore, Store, StoreError};
+    /// use shiftwork_seams::{OsFs, SystemClock};
+    /// use std::sync::Arc;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("c.db");
+    /// let clock = Arc::new(SystemClock::new());
+    /// assert!(SqliteStore::open_read_only(&path, SqliteOptions::default(), clock.clone(), &OsFs).is_err());
+    /// assert!(!path.exists(), "nothing created");
+    /// drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &OsFs).unwrap());
+    /// let view = SqliteStore::open_read_only(&path, SqliteOptions::default(), clock, &OsFs).unwrap();
+    /// assert!(view.check_integrity().unwrap().is_clean());
+    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly(_))));
+    /// ```
+    pub fn open_read_only(
+        path: &Path,
+        options: SqliteOptions,
+        clock: Arc<dyn Clock>,
+        fs: &dyn Fs,
+    ) -> Result<SqliteStore, StoreError> {
+        Self::open_as(path, options, clock, fs, true)
+    }
+
+    fn open_as(
+        path: &Path,
+        options: SqliteOptions,
+        clock: Arc<dyn Clock>,
+        fs: &dyn Fs,
+        reader: bool,
+    ) -> Result<SqliteStore, StoreError> {
         // A location that exists must be a regular file (or a link to one): SQLite would otherwise
         // write its journal beside `/dev/null` or read a FIFO (issue 12).
         let read_only = match fs.metadata(path) {
+            Err(_) if reader => {
+                return Err(StoreError::Unavailable(String::from(
+                    "there is no contracts database at the store location yet",
+                )));
+            }
+            Ok(m) if m.kind == shiftwork_seams::FileKind::File && reader => true,
             Ok(m) if m.kind != shiftwork_seams::FileKind::File => {
                 return Err(StoreError::Unavailable(String::from(
                     "the store location exists but is not a regular file",

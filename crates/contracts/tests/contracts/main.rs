@@ -13,6 +13,7 @@ mod hostile;
 mod migration;
 mod model;
 mod postgres;
+mod redelivery_race;
 mod rules;
 pub mod scenarios;
 pub mod support;

@@ -166,6 +166,7 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
 pub struct Lazy {
     contracts: LazyContracts,
     agent: DefaultAgent,
+    progress_every: Duration,
 }
 
 impl Lazy {
@@ -174,6 +175,7 @@ impl Lazy {
         Lazy {
             contracts: LazyContracts::new(config.location, config.sync, config.contracts),
             agent: config.agent,
+            progress_every: PROGRESS_EVERY,
         }
     }
 
@@ -182,7 +184,15 @@ impl Lazy {
         Lazy {
             contracts: LazyContracts::ready(contracts),
             agent: DefaultAgent::from_value(agent.as_deref(), "AGENT_NAME"),
+            progress_every: PROGRESS_EVERY,
         }
+    }
+
+    /// The same facade reporting a waiting poll's progress every `every` instead of
+    /// [`PROGRESS_EVERY`] (tests).
+    pub fn with_progress_every(mut self, every: Duration) -> Self {
+        self.progress_every = every;
+        self
     }
 
     /// The facade, or the store failure that keeps it closed.
@@ -211,7 +221,7 @@ impl Lazy {
                         .is_some_and(|w| w > 0);
                 let _progress = (waits && context.wants_progress()).then(|| {
                     let total = args.get("wait_sec").and_then(Value::as_f64);
-                    Progress::start(context.clone(), total, PROGRESS_EVERY)
+                    Progress::start(context.clone(), total, self.progress_every)
                 });
                 shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
             }
