@@ -91,13 +91,16 @@ fn ct181_a_cancelled_waiting_poll_ends_at_once_and_claims_nothing() {
     );
 }
 
+/// One progress report: progress, total, message.
+type Report = (f64, Option<f64>, Option<String>);
+
 /// CT-181: with a `progressToken` a waiting poll reports its progress (seconds waited of `wait_sec`)
 /// at the interval (10 s by default), and stops when the call ends; without one it reports nothing.
 #[test]
 fn ct181_a_waiting_poll_reports_progress_when_asked() {
     assert_eq!(PROGRESS_EVERY, Duration::from_secs(10));
     let (tools, _) = world(Duration::from_millis(200));
-    let reports: Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>> = Arc::default();
+    let reports: Arc<Mutex<Vec<Report>>> = Arc::default();
     let seen = reports.clone();
     let context = CallContext::new(Some(Box::new(move |p, total, message| {
         seen.lock().unwrap().push((p, total, message.map(str::to_owned)));
