@@ -15,7 +15,7 @@
 //! let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(MemFs::new()),
 //!                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
 //! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), &DefaultAgent::Unset);
-//! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id");
+//! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id, wait_sec");
 //! let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
 //! let answer = args::call(&c, "poll_next_task", &Default::default(), &bob);
 //! assert_eq!(answer["has_task"], false);

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, Row, Transaction};
+use postgres::{Client, Config, NoTls, Row, Statement, Transaction};
 use serde_json::Value;
 use shiftwork_seams::Clock;
+use std::collections::HashMap;
 
 use super::{Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
 use crate::error::StoreError;
@@ -96,14 +97,15 @@ struct Shared {
 }
 
 struct Pool {
-    idle: Vec<Client>,
+    idle: Vec<Conn>,
     open: usize,
 }
 
 impl Drop for Pool {
     /// Closes the idle connections on a thread of their own: closing a synchronous `postgres::Client`
     /// blocks on the driver's runtime, which panics when the store is dropped inside an async runtime
-    /// (as when an MCP server ends its session). The join waits for the connections to close.
+    /// (as when an embedder's async server ends its session). The join waits for the connections to
+    /// close.
     fn drop(&mut self) {
         let idle = std::mem::take(&mut self.idle);
         if !idle.is_empty() {
@@ -112,10 +114,76 @@ impl Drop for Pool {
     }
 }
 
-/// A pooled connection; a connection that failed is not given back (the pool reconnects).
+/// A pooled connection and the statements prepared on it (every statement of the store is prepared
+/// once per connection, not parsed and planned at every call).
+struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+/// The most statements kept prepared on one connection (the filters of `list` make a few variants).
+const STATEMENTS_KEPT: usize = 64;
+
+/// A transaction whose statements are prepared once per connection.
+struct Tx<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    statements: &'t mut HashMap<String, Statement>,
+}
+
+/// A connection outside a transaction, for a read of one statement (no `BEGIN` / `COMMIT` round
+/// trips), with the same prepared statements.
+struct Plain<'t> {
+    tx: &'t mut Client,
+    statements: &'t mut HashMap<String, Statement>,
+}
+
+type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+macro_rules! prepared_calls {
+    ($ty:ty) => {
+        impl $ty {
+            fn statement(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+                if let Some(s) = self.statements.get(sql) {
+                    return Ok(s.clone());
+                }
+                let prepared = self.tx.prepare(sql)?;
+                if self.statements.len() >= STATEMENTS_KEPT {
+                    self.statements.clear();
+                }
+                self.statements.insert(sql.to_owned(), prepared.clone());
+                Ok(prepared)
+            }
+
+            fn query(&mut self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.query(&st, params)
+            }
+
+            fn query_one(&mut self, sql: &str, params: Params<'_>) -> Result<Row, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.query_one(&st, params)
+            }
+
+            #[allow(dead_code)] // `Plain` only reads.
+            fn execute(&mut self, sql: &str, params: Params<'_>) -> Result<u64, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.execute(&st, params)
+            }
+
+            #[allow(dead_code)] // `Plain` only reads.
+            fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error> {
+                self.tx.batch_execute(sql)
+            }
+        }
+    };
+}
+
+prepared_calls!(Tx<'_, '_>);
+prepared_calls!(Plain<'_>);
+
 struct Lease<'a> {
     shared: &'a Shared,
-    client: Option<Client>,
+    client: Option<Conn>,
     broken: bool,
 }
 
@@ -123,7 +191,7 @@ impl Drop for Lease<'_> {
     fn drop(&mut self) {
         let mut pool = self.shared.lock_pool();
         match self.client.take() {
-            Some(c) if !self.broken && !c.is_closed() => pool.idle.push(c),
+            Some(c) if !self.broken && !c.client.is_closed() => pool.idle.push(c),
             _ => pool.open = pool.open.saturating_sub(1),
         }
         drop(pool);
@@ -208,7 +276,7 @@ impl Shared {
         let mut pool = self.lock_pool();
         loop {
             if let Some(client) = pool.idle.pop() {
-                if client.is_closed() {
+                if client.client.is_closed() {
                     pool.open = pool.open.saturating_sub(1);
                     continue;
                 }
@@ -224,7 +292,10 @@ impl Shared {
                 return match self.connect() {
                     Ok(client) => Ok(Lease {
                         shared: self,
-                        client: Some(client),
+                        client: Some(Conn {
+                            client,
+                            statements: HashMap::new(),
+                        }),
                         broken: false,
                     }),
                     Err(e) => {
@@ -240,25 +311,54 @@ impl Shared {
 
     /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
     /// pool so the next call reconnects (CT-152).
-    fn run<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
         let result = {
-            let Some(client) = lease.client.as_mut() else {
+            let Some(conn) = lease.client.as_mut() else {
                 return Err(StoreError::Io(String::from("no connection")));
             };
+            let Conn { client, statements } = conn;
             match client.transaction() {
                 Err(e) => Err(classify(&e)),
-                Ok(mut tx) => match f(&mut tx) {
-                    Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
-                    Err(e) => {
-                        let _ = tx.rollback();
-                        Err(e)
+                Ok(mut tx) => {
+                    let out = f(&mut Tx {
+                        tx: &mut tx,
+                        statements,
+                    });
+                    match out {
+                        Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
+                        Err(e) => {
+                            let _ = tx.rollback();
+                            Err(e)
+                        }
                     }
-                },
+                }
             }
         };
         if matches!(result, Err(StoreError::Unavailable(_)))
-            || lease.client.as_ref().is_some_and(Client::is_closed)
+            || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
+        {
+            lease.broken = true;
+        }
+        result
+    }
+
+    /// Runs the one-statement read `f` outside a transaction (a lost connection is dropped from the
+    /// pool, as for [`Shared::run`]).
+    fn read<T>(&self, f: impl FnOnce(&mut Plain<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut lease = self.lease()?;
+        let result = {
+            let Some(conn) = lease.client.as_mut() else {
+                return Err(StoreError::Io(String::from("no connection")));
+            };
+            let Conn { client, statements } = conn;
+            f(&mut Plain {
+                tx: client,
+                statements,
+            })
+        };
+        if matches!(result, Err(StoreError::Unavailable(_)))
+            || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
         {
             lease.broken = true;
         }
@@ -267,7 +367,7 @@ impl Shared {
 
     /// `NOTIFY` of the agents whose records became `SUBMITTED`, sent when the transaction commits
     /// (CT-180).
-    fn notify(&self, tx: &mut Transaction<'_>, agents: &[String]) -> Result<(), StoreError> {
+    fn notify(&self, tx: &mut Tx<'_, '_>, agents: &[String]) -> Result<(), StoreError> {
         let mut seen: Vec<&String> = agents.iter().collect();
         seen.sort();
         seen.dedup();
@@ -348,7 +448,7 @@ impl Shared {
         false
     }
 
-    fn now(&self, tx: &mut Transaction<'_>) -> Result<EpochMs, StoreError> {
+    fn now(&self, tx: &mut Tx<'_, '_>) -> Result<EpochMs, StoreError> {
         match &self.options.clock {
             Some(clock) => Ok(clock.now().timestamp_millis()),
             None => {
@@ -657,29 +757,35 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
 
 /// The sweep of CT-151 and the redelivery of CT-187: the report and the agents whose records went back
 /// to the queue (notified in the same transaction by the caller).
-fn sweep_tx(
-    tx: &mut Transaction<'_>,
-    now: EpochMs,
-    max: usize,
-) -> Result<(SweepReport, Vec<String>), StoreError> {
+/// The sweep of CT-151 and the redelivery of CT-187 as one statement (one round trip): three
+/// data-modifying CTEs over disjoint rows (queued past their deadline; claimed with a delivery left;
+/// claimed without), the counts, and the agents whose records went back to the queue.
+static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let strip = |sql: &str| sql.trim().to_owned();
+    format!(
+        "WITH q AS ({} RETURNING 1), r AS ({}), c AS ({} RETURNING 1)
+         SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM c), (SELECT count(*) FROM r),
+                ARRAY(SELECT DISTINCT target_agent FROM r)",
+        strip(SWEEP_QUEUED),
+        strip(&SWEEP_REDELIVER),
+        strip(&SWEEP_CLAIMED)
+    )
+});
+
+/// The sweep and redelivery at `now`, at most `max` records of each kind: the report and the agents
+/// whose records went back to the queue (notified in the same transaction by the caller).
+fn sweep_tx(tx: &mut Tx<'_, '_>, now: EpochMs, max: usize) -> Result<(SweepReport, Vec<String>), StoreError> {
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
-    let queued = tx
-        .execute(SWEEP_QUEUED, &[&now, &batch])
+    let row = tx
+        .query_one(SWEEP.as_str(), &[&now, &batch])
         .map_err(|e| classify(&e))?;
-    let requeued: Vec<String> = tx
-        .query(SWEEP_REDELIVER.as_str(), &[&now, &batch])
-        .map_err(|e| classify(&e))?
-        .iter()
-        .map(|r| r.get::<_, String>(0))
-        .collect();
-    let claimed = tx
-        .execute(SWEEP_CLAIMED.as_str(), &[&now, &batch])
-        .map_err(|e| classify(&e))?;
+    let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+    let requeued: Vec<String> = row.get(3);
     Ok((
         SweepReport {
-            queued_timed_out: queued,
-            claimed_timed_out: claimed,
-            redelivered: requeued.len() as u64,
+            queued_timed_out: count(0),
+            claimed_timed_out: count(1),
+            redelivered: count(2),
         },
         requeued,
     ))
@@ -827,7 +933,7 @@ struct ServerClock {
 
 impl Clock for ServerClock {
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        let ms = self.shared.run(|tx| {
+        let ms = self.shared.read(|tx| {
             let row = tx
                 .query_one(
                     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
@@ -949,7 +1055,7 @@ impl Store for PgStore {
     }
 
     fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
-        self.shared.run(|tx| {
+        self.shared.read(|tx| {
             let rows = tx
                 .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
                 .map_err(|e| classify(&e))?;
@@ -958,7 +1064,7 @@ impl Store for PgStore {
     }
 
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
-        self.shared.run(|tx| {
+        self.shared.read(|tx| {
             let rows = tx
                 .query(
                     "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
@@ -1018,7 +1124,7 @@ impl Store for PgStore {
     }
 
     fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
-        self.shared.run(|tx| {
+        self.shared.read(|tx| {
             let row = tx
                 .query_one(DUE, &[&agent.as_str(), &now])
                 .map_err(|e| classify(&e))?;

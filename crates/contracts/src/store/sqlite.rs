@@ -158,6 +158,11 @@ UPDATE contracts
                 ORDER BY queue_expires_at, seq LIMIT :batch)
    AND status = 'SUBMITTED' AND queue_expires_at <= :now";
 
+/// Whether any record is past its queue deadline or its lease at `:now` (the sweep's gate).
+const ANYTHING_DUE: &str = "
+SELECT EXISTS (SELECT 1 FROM contracts WHERE status = 'SUBMITTED' AND queue_expires_at <= :now)
+    OR EXISTS (SELECT 1 FROM contracts WHERE status = 'CLAIMED' AND expires_at <= :now)";
+
 /// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "min(30000 << min(max(delivery_count - 1, 0), 7), 3600000)";
 
@@ -231,6 +236,8 @@ pub struct SqliteStore {
     pool: Mutex<Pool>,
     available: Condvar,
     watch: Arc<Watching>,
+    /// Held for each write transaction of this store (see [`SqliteStore::transaction`]).
+    writer: Mutex<()>,
 }
 
 /// The waiting polls of one store and the thread that watches the file for commits of other
@@ -270,6 +277,7 @@ impl Watching {
             }
         };
         let _ = conn.busy_timeout(Duration::from_millis(100));
+        let _ = stable_plans(&conn);
         let mut last: Option<i64> = None;
         let mut idle = Duration::ZERO;
         loop {
@@ -477,6 +485,7 @@ impl SqliteStore {
                 path: path.to_path_buf(),
                 clock: clock.clone(),
             }),
+            writer: Mutex::new(()),
             path: path.to_path_buf(),
             read_only,
             options: SqliteOptions {
@@ -501,6 +510,10 @@ impl SqliteStore {
         Ok(store)
     }
 
+    fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn lock_pool(&self) -> MutexGuard<'_, Pool> {
         // The pool holds plain values; a panic elsewhere cannot leave it half-updated.
         self.pool.lock().unwrap_or_else(PoisonError::into_inner)
@@ -519,8 +532,10 @@ impl SqliteStore {
         };
         let conn = Connection::open_with_flags(&self.path, flags)
             .map_err(unavailable("the database cannot be opened"))?;
-        conn.busy_timeout(Duration::from_millis(u64::from(self.options.busy_timeout_ms)))
+        let mut conn = conn;
+        set_busy_wait(&mut conn, self.options.busy_timeout_ms)
             .map_err(unavailable("the busy timeout cannot be set"))?;
+        stable_plans(&conn).map_err(unavailable("the connection cannot be configured"))?;
         // Judge the header before anything writes to the file: a foreign or newer database is refused
         // and left untouched (CT-136); switching it to WAL would already change its header.
         let header = check_header(&conn)?;
@@ -551,7 +566,7 @@ impl SqliteStore {
             )));
         }
         conn.execute_batch(&format!(
-            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF;",
+            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000;",
             self.options.synchronous.pragma()
         ))
         .map_err(unavailable("the connection cannot be configured"))?;
@@ -625,6 +640,9 @@ impl SqliteStore {
         behavior: TransactionBehavior,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        // The writers of this process take turns here, handed on at once, instead of sleeping in
+        // SQLite's busy handler; the file lock then only arbitrates between processes.
+        let _turn = matches!(behavior, TransactionBehavior::Immediate).then(|| self.lock_writer());
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));
@@ -634,6 +652,43 @@ impl SqliteStore {
         tx.commit().map_err(io)?;
         Ok(out)
     }
+}
+
+/// One plan per statement, whatever the values bound to it, and every statement of the store kept
+/// prepared. The bundled SQLite is built with `SQLITE_ENABLE_STAT4`, under which a statement that
+/// compares a parameter with an indexed column (every sweep and claim compares `now` with a deadline)
+/// is compiled again at each step with a new value: most of a transaction's time. The query planner
+/// stability guarantee turns that off.
+fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(())
+}
+
+/// The wait for a lock another process holds (CT-137's `busy_timeout`, with a better wait): SQLite's
+/// own busy handler sleeps 1, 2, 5, 10 … ms between tries, so under contention a writer sleeps long
+/// after the lock came free (a transaction here holds it for a fraction of a millisecond). This one
+/// yields, then sleeps 20 µs doubling to at most 1 ms, and gives up (`SQLITE_BUSY`) after `timeout_ms`
+/// of real time.
+fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()> {
+    let limit = Duration::from_millis(u64::from(timeout_ms));
+    let mut started = shiftwork_seams::SystemClock::new();
+    conn.busy_handler(Some(move |count: i32| {
+        if count == 0 {
+            started = shiftwork_seams::SystemClock::new();
+        }
+        if started.monotonic() >= limit {
+            return false;
+        }
+        match count {
+            0..=63 => std::thread::yield_now(),
+            n => {
+                let micros = (20u64 << (n - 64).min(5)).min(500);
+                std::thread::sleep(Duration::from_micros(micros));
+            }
+        }
+        true
+    }))
 }
 
 fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
@@ -894,6 +949,15 @@ fn sweep_tx(
     now: EpochMs,
     max: usize,
 ) -> Result<(SweepReport, Vec<AgentId>), StoreError> {
+    // Nearly always nothing is due: one probe of the two deadline indexes decides whether the three
+    // sweeping statements run at all.
+    let due: bool = tx
+        .prepare_cached(ANYTHING_DUE)
+        .and_then(|mut s| s.query_row(rusqlite::named_params! {":now": now}, |r| r.get(0)))
+        .map_err(io)?;
+    if !due {
+        return Ok((SweepReport::default(), Vec::new()));
+    }
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
     let queued = tx
         .prepare_cached(SWEEP_QUEUED)
@@ -924,10 +988,37 @@ fn sweep_tx(
 }
 
 fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
-    tx.query_row("SELECT * FROM contracts WHERE contract_id = ?1", [id], decode)
-        .optional()
+    tx.prepare_cached("SELECT * FROM contracts WHERE contract_id = ?1")
+        .and_then(|mut s| s.query_row([id], decode).optional())
         .map_err(io)
 }
+
+fn by_key(
+    tx: &rusqlite::Transaction<'_>,
+    requester: &AgentId,
+    key: &str,
+) -> Result<Option<Contract>, StoreError> {
+    tx.prepare_cached("SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2")
+        .and_then(|mut s| s.query_row(params![requester.as_str(), key], decode).optional())
+        .map_err(io)
+}
+
+/// `INSERT` of every column of a record (CT-139 order).
+static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
+    format!("INSERT INTO contracts VALUES ({})", placeholders.join(","))
+});
+
+/// `UPDATE` of every column but `seq` of the record `?1` (CT-143).
+static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let sets: Vec<String> = COLUMNS
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, c)| format!("{c} = ?{}", i + 1))
+        .collect();
+    format!("UPDATE contracts SET {} WHERE seq = ?1", sets.join(", "))
+});
 
 fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
     let mut clauses: Vec<String> = Vec::new();
@@ -967,32 +1058,21 @@ impl Store for SqliteStore {
         self.write(|tx, now, woken| {
             woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
             let seq: i64 = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
-                    [],
-                    |r| r.get(0),
                 )
+                .and_then(|mut s| s.query_row([], |r| r.get(0)))
                 .map_err(io)?;
             let record = build(now, seq);
             if let Some(key) = &record.idempotency_key {
-                let existing = tx
-                    .query_row(
-                        "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
-                        params![record.requester_agent.as_str(), key],
-                        decode,
-                    )
-                    .optional()
-                    .map_err(io)?;
+                let existing = by_key(tx, &record.requester_agent, key)?;
                 if let Some(existing) = existing {
                     return Ok(InsertOutcome::KeyTaken(existing));
                 }
             }
-            let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
-            tx.execute(
-                &format!("INSERT INTO contracts VALUES ({})", placeholders.join(",")),
-                rusqlite::params_from_iter(encode(&record)),
-            )
-            .map_err(io)?;
+            tx.prepare_cached(&INSERT)
+                .and_then(|mut s| s.execute(rusqlite::params_from_iter(encode(&record))))
+                .map_err(io)?;
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("insert-before-commit");
             woken.push(record.target_agent.clone());
@@ -1025,19 +1105,11 @@ impl Store for SqliteStore {
                 if next.status == Status::Submitted && record.status != Status::Submitted {
                     woken.push(next.target_agent.clone());
                 }
-                let sets: Vec<String> = COLUMNS
-                    .iter()
-                    .enumerate()
-                    .skip(1)
-                    .map(|(i, c)| format!("{c} = ?{}", i + 1))
-                    .collect();
                 let mut values = encode(next);
                 values[0] = Sql::Integer(record.seq);
-                tx.execute(
-                    &format!("UPDATE contracts SET {} WHERE seq = ?1", sets.join(", ")),
-                    rusqlite::params_from_iter(values),
-                )
-                .map_err(io)?;
+                tx.prepare_cached(&UPDATE)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(io)?;
             }
             Ok(Some(out.reply))
         })
@@ -1048,15 +1120,7 @@ impl Store for SqliteStore {
     }
 
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
-        self.read(|tx| {
-            tx.query_row(
-                "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
-                params![requester.as_str(), key],
-                decode,
-            )
-            .optional()
-            .map_err(io)
-        })
+        self.read(|tx| by_key(tx, requester, key))
     }
 
     fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
@@ -1105,6 +1169,7 @@ impl Store for SqliteStore {
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
         self.writable()?;
+        let _turn = self.lock_writer();
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));

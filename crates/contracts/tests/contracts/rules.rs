@@ -700,7 +700,9 @@ fn ct177_limitations_are_documented_for_users() {
         "power loss",
         "symlink swapped",
         "1 GiB",
-        "no requester-side cancel",
+        // CT-177 item 6 is superseded by §13: the README says who may cancel and what is redelivered.
+        "cancel_contract",
+        "max_deliveries",
         "wall-clock",
         "jsonschema",
     ] {
