@@ -19,14 +19,31 @@ use std::time::{Duration, Instant};
 
 use divan::Bencher;
 use divan::counter::BytesCount;
+use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, RefusalCode, SqliteOptions,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, RefusalCode, SqliteOptions,
     SqliteStore, Store, Synchronous,
 };
 use shiftwork_seams::{MemFs, OsFs, SystemClock};
 
 const AGENTS: [&str; 4] = ["a0", "a1", "a2", "a3"];
+
+fn agent(name: &str) -> AgentId {
+    AgentId::parse(name).unwrap()
+}
+
+fn who(name: &str) -> Identity {
+    Identity::from(agent(name))
+}
+
+/// The benches' facade configuration: the in-memory workspace `/w` is the one allowed root.
+fn config() -> ContractsConfig {
+    ContractsConfig {
+        allowed_roots: AllowedRoots::new(["/w"]),
+        ..ContractsConfig::default()
+    }
+}
 
 fn main() {
     if let Ok(role) = std::env::var("SHIFTWORK_BENCH_CHILD") {
@@ -90,7 +107,7 @@ fn facade(store: Arc<dyn Store>, fs: &MemFs) -> Contracts {
         Arc::new(SystemClock::new()),
         Arc::new(fs.clone()),
         Arc::new(OsIdSource),
-        ContractsConfig::default(),
+        config(),
     )
 }
 
@@ -103,11 +120,8 @@ fn workspace() -> MemFs {
 fn fill(c: &Contracts, n: usize, agents: &[&str]) {
     for i in 0..n {
         c.dispatch(&DispatchRequest {
-            target_agent: agents[i % agents.len()].into(),
-            title: format!("job {i}"),
-            workspace_root: "/w".into(),
-            requester_agent: Some("boss".into()),
-            ..Default::default()
+            requester_agent: who("boss"),
+            ..DispatchRequest::new(agent(agents[i % agents.len()]), format!("job {i}"), "/w")
         })
         .unwrap();
     }
@@ -137,7 +151,7 @@ fn in_process(threads: usize, sync: Synchronous) -> f64 {
                     let c = facade(open(&path, sync, 1), &fs);
                     let mut k = 0;
                     loop {
-                        match c.poll_next_task(&Identity::from("bob")) {
+                        match c.poll_next_task(&who("bob")) {
                             Ok(p) if p.held().is_some() => k += 1,
                             Ok(_) => return k,
                             Err(r) if r.code == RefusalCode::StoreBusy => {}
@@ -176,7 +190,7 @@ fn child(role: &str) {
     let (mut busy, mut lat) = (0u64, Vec::new());
     loop {
         let t = Instant::now();
-        match c.poll_next_task(&Identity::from(agent)) {
+        match c.poll_next_task(&who(agent)) {
             Ok(p) => match p.held() {
                 Some(h) => {
                     lat.push(t.elapsed().as_micros() as u64);
@@ -306,17 +320,14 @@ fn sweep_figure() {
         Arc::new(clock.clone()),
         Arc::new(fs),
         Arc::new(OsIdSource),
-        ContractsConfig::default(),
+        config(),
     );
-    let d = |agent: &str, qttl: i64, ettl: i64| {
+    let d = |agent_name: &str, qttl: i64, ettl: i64| {
         c.dispatch(&DispatchRequest {
-            target_agent: agent.into(),
-            title: "x".into(),
-            workspace_root: "/w".into(),
             queue_ttl_sec: Some(qttl),
             exec_ttl_sec: Some(ettl),
-            requester_agent: Some("boss".into()),
-            ..Default::default()
+            requester_agent: who("boss"),
+            ..DispatchRequest::new(agent(agent_name), "x", "/w")
         })
         .unwrap();
     };
@@ -329,12 +340,7 @@ fn sweep_figure() {
     for _ in 0..90_000 / q {
         d("live", 604_800, 86_400);
     }
-    while c
-        .poll_next_task(&Identity::from("claimed"))
-        .unwrap()
-        .held()
-        .is_some()
-    {}
+    while c.poll_next_task(&who("claimed")).unwrap().held().is_some() {}
     let now = 1_767_225_600_000 + 120_000;
     let started = Instant::now();
     let r = c.sweep(now).unwrap();
@@ -369,10 +375,12 @@ fn fingerprint_figure() {
     let p = shiftwork_contracts::fingerprint::fingerprint(&OsFs, &path, "big.bin").unwrap();
     let fp = size as f64 / started.elapsed().as_secs_f64() / 1e6;
     let started = Instant::now();
+    let anywhere = AllowedRoots::new([dir.path()]);
     let drift = shiftwork_contracts::fingerprint::verify(
         &OsFs,
         dir.path().to_str().unwrap(),
         std::slice::from_ref(&p),
+        &anywhere,
     )
     .unwrap();
     let vf = size as f64 / started.elapsed().as_secs_f64() / 1e6;
@@ -382,7 +390,8 @@ fn fingerprint_figure() {
     wrong.size += 1;
     let started = Instant::now();
     let drift =
-        shiftwork_contracts::fingerprint::verify(&OsFs, dir.path().to_str().unwrap(), &[wrong]).unwrap();
+        shiftwork_contracts::fingerprint::verify(&OsFs, dir.path().to_str().unwrap(), &[wrong], &anywhere)
+            .unwrap();
     assert_eq!(drift.len(), 1);
     println!(
         "CT-175: fingerprint {fp:.0} MB/s, verify {vf:.0} MB/s of a {} MiB file (target >= 500 MB/s; SHA instructions: {}); SIZE_MISMATCH in {:?} without reading",
@@ -467,7 +476,7 @@ fn poll_claim_sqlite(bencher: Bencher<'_, '_>) {
     let c = facade(open(&dir.path().join("c.db"), Synchronous::Normal, 1), &fs);
     fill(&c, 2000, &["bob"]);
     bencher.bench_local(|| {
-        if c.poll_next_task(&Identity::from("bob")).unwrap().held().is_none() {
+        if c.poll_next_task(&who("bob")).unwrap().held().is_none() {
             fill(&c, 2000, &["bob"]);
         }
     });

@@ -16,7 +16,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use shiftwork_contracts::store::epoch_ms;
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource,
 };
 use shiftwork_core::json;
 use shiftwork_seams::{ManualClock, MemFs};
@@ -99,30 +99,30 @@ fn store() -> (Arc<MemoryStore>, ManualClock) {
         Arc::new(clock.clone()),
         Arc::new(fs),
         Arc::new(SeededIdSource::new(1)),
-        ContractsConfig::default(),
+        ContractsConfig {
+            allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
+            ..ContractsConfig::default()
+        },
     );
     for i in 0..300 {
         let target = format!("agent-{}", i % 3);
         queue
             .dispatch(&DispatchRequest {
-                target_agent: target.clone(),
-                title: format!("Contract {i}"),
-                workspace_root: "/repo".into(),
                 pointers: Some(vec!["src/lib.rs".into()]),
-                requester_agent: Some(Identity::from("lead")),
-                ..Default::default()
+                requester_agent: Identity::given("lead").unwrap(),
+                ..DispatchRequest::new(AgentId::parse(&target).unwrap(), format!("Contract {i}"), "/repo")
             })
             .unwrap();
         match i % 3 {
             0 => {
-                queue.poll_next_task(&Identity::from(target.as_str())).unwrap();
+                queue.poll_next_task(&Identity::given(&target).unwrap()).unwrap();
             }
             1 => {
-                let held = queue.poll_next_task(&Identity::from(target.as_str())).unwrap();
+                let held = queue.poll_next_task(&Identity::given(&target).unwrap()).unwrap();
                 let h = held.held().unwrap();
                 let holder = shiftwork_contracts::HolderRef {
                     contract_id: h.contract_id.clone(),
-                    agent_id: Identity::from(target.as_str()),
+                    agent_id: Identity::given(&target).unwrap(),
                     claim_epoch: Some(h.claim_epoch),
                 };
                 queue.fail_contract(&holder, "no").unwrap();

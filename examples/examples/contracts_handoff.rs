@@ -2,7 +2,7 @@
 //!
 //! alice asks bob to review a file and names the shape of the answer; bob claims the contract, checks
 //! the file is still the one alice read, and delivers a verdict; then bob hands a follow-up back to
-//! alice, who claims and fulfils it. Each agent has its own `Contracts` facade and its own connection,
+//! alice, who claims and fulfills it. Each agent has its own `Contracts` facade and its own connection,
 //! as two processes on one machine would.
 //!
 //! Run with `cargo run -p examples --example contracts_handoff`.
@@ -11,13 +11,18 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest,
-    OsIdSource, SqliteOptions, SqliteStore,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, FulfillRequest, HolderRef, Identity,
+    InspectRequest, OsIdSource, SqliteOptions, SqliteStore,
 };
 use shiftwork_seams::{OsFs, SystemClock};
 
-fn agent_facade(db: &std::path::Path) -> Contracts {
+fn agent(name: &str) -> AgentId {
+    AgentId::parse(name).unwrap()
+}
+
+fn agent_facade(db: &std::path::Path, workspaces: &std::path::Path) -> Contracts {
     let clock = Arc::new(SystemClock::new());
     let store = SqliteStore::open(db, SqliteOptions::default(), clock.clone(), &OsFs).unwrap();
     Contracts::new(
@@ -25,7 +30,11 @@ fn agent_facade(db: &std::path::Path) -> Contracts {
         clock,
         Arc::new(OsFs),
         Arc::new(OsIdSource),
-        ContractsConfig::default(),
+        // Workspace roots must lie in an allowed root (the default: the home and temporary directories).
+        ContractsConfig {
+            allowed_roots: AllowedRoots::new([workspaces]),
+            ..ContractsConfig::default()
+        },
     )
 }
 
@@ -39,22 +48,19 @@ fn main() {
     )
     .unwrap();
     let db = dir.path().join("shared").join("contracts.db");
-    let alice = agent_facade(&db);
-    let bob = agent_facade(&db);
+    let alice = agent_facade(&db, dir.path());
+    let bob = agent_facade(&db, dir.path());
 
     // alice dispatches a review with a result schema.
     let sent = alice
         .dispatch(&DispatchRequest {
-            target_agent: "bob".into(),
-            title: "Review add()".into(),
-            workspace_root: workspace.display().to_string(),
             pointers: Some(vec!["src/lib.rs".into()]),
             contract_schema: json!({"type": "object", "required": ["verdict"],
                                      "properties": {"verdict": {"enum": ["approve", "reject"]}}})
             .as_object()
             .cloned(),
-            requester_agent: Some(Identity::from("alice")),
-            ..Default::default()
+            requester_agent: Identity::from(agent("alice")),
+            ..DispatchRequest::new(agent("bob"), "Review add()", workspace.display().to_string())
         })
         .unwrap();
     println!(
@@ -63,7 +69,7 @@ fn main() {
     );
 
     // bob claims it; the poll verifies the pinned file before handing it over.
-    let polled = bob.poll_next_task(&Identity::from("bob")).unwrap();
+    let polled = bob.poll_next_task(&Identity::from(agent("bob"))).unwrap();
     let held = polled.held().expect("bob has work");
     println!(
         "bob claimed {} with claim_epoch {}",
@@ -71,13 +77,13 @@ fn main() {
     );
     let bob_holds = HolderRef {
         contract_id: held.contract_id.clone(),
-        agent_id: Identity::from("bob"),
+        agent_id: Identity::from(agent("bob")),
         claim_epoch: Some(held.claim_epoch),
     };
     let done = bob
         .fulfill_contract(
             &bob_holds,
-            &FulfilRequest {
+            &FulfillRequest {
                 result_summary: "add() is correct; consider overflow.".into(),
                 structured_output: json!({"verdict": "approve", "fixes": ["use checked_add"]})
                     .as_object()
@@ -91,27 +97,28 @@ fn main() {
     // bob hands a follow-up back to alice.
     let follow_up = bob
         .dispatch(&DispatchRequest {
-            target_agent: "alice".into(),
-            title: "Apply the overflow fix".into(),
-            workspace_root: workspace.display().to_string(),
             pointers: Some(vec!["src/lib.rs".into()]),
             task_type: Some("implementation".into()),
             context_summary: Some("Use checked_add and return an Option.".into()),
-            requester_agent: Some(Identity::from("bob")),
-            ..Default::default()
+            requester_agent: Identity::from(agent("bob")),
+            ..DispatchRequest::new(
+                agent("alice"),
+                "Apply the overflow fix",
+                workspace.display().to_string(),
+            )
         })
         .unwrap();
-    let polled = alice.poll_next_task(&Identity::from("alice")).unwrap();
+    let polled = alice.poll_next_task(&Identity::from(agent("alice"))).unwrap();
     let held = polled.held().expect("alice has work");
     assert_eq!(held.contract_id, follow_up.contract_id);
     alice
         .fulfill_contract(
             &HolderRef {
                 contract_id: held.contract_id.clone(),
-                agent_id: Identity::from("alice"),
+                agent_id: Identity::from(agent("alice")),
                 claim_epoch: Some(held.claim_epoch),
             },
-            &FulfilRequest {
+            &FulfillRequest {
                 result_summary: "Fix proposed under fixes.".into(),
                 ..Default::default()
             },

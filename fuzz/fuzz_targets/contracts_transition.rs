@@ -7,21 +7,12 @@
 
 use std::sync::Arc;
 
-use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, RefusalCode, SeededIdSource};
+use shiftwork_contracts::roots::AllowedRoots;
+use shiftwork_contracts::{Contracts, ContractsConfig, DefaultAgent, MemoryStore, RefusalCode, SeededIdSource};
 use libfuzzer_sys::fuzz_target;
 use shiftwork_seams::{ManualClock, MemFs};
 use serde_json::{Map, Value};
 
-const TOOLS: [&str; 8] = [
-    "dispatch_contract",
-    "poll_next_task",
-    "extend_ttl",
-    "release_contract",
-    "fail_contract",
-    "fulfill_contract",
-    "verify_contract",
-    "inspect_mesh_state",
-];
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -32,7 +23,8 @@ fuzz_target!(|data: &[u8]| {
     fs.write_file("/w/.env", b"K=1\n");
     fs.symlink("/etc/passwd", "/w/out");
     let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let c = Contracts::new(store.clone(), Arc::new(clock.clone()), Arc::new(fs.clone()), Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
+    let c = Contracts::new(store.clone(), Arc::new(clock.clone()), Arc::new(fs.clone()), Arc::new(SeededIdSource::new(1)), ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() });
+    let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
     let mut ids: Vec<String> = Vec::new();
     // One step per line: `<tool digit><json object>`; `+<ms>` moves the clock; `s` sweeps; `e` edits
     // src/lib.rs.
@@ -49,7 +41,8 @@ fuzz_target!(|data: &[u8]| {
             }
             Some('e') => fs.write_file("/w/src/lib.rs", chars.as_str().as_bytes()),
             Some(d) if d.is_ascii_digit() => {
-                let tool = TOOLS[d.to_digit(10).unwrap_or(0) as usize % 8];
+                let tools = &shiftwork_contracts::args::TOOLS;
+                let tool = tools[d.to_digit(10).unwrap_or(0) as usize % tools.len()].name;
                 let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(chars.as_str()) else { continue };
                 // `$n` stands for the n-th contract id seen, so the fuzzer reaches real records.
                 if let Some(Value::String(s)) = args.get("contract_id")
@@ -58,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
                 {
                     args.insert("contract_id".into(), Value::String(ids[n % ids.len()].clone()));
                 }
-                let answer = shiftwork_contracts::args::call(&c, tool, &args, Some("bob"));
+                let answer = shiftwork_contracts::args::call(&c, tool, &args, &bob);
                 check(&answer);
                 if let Some(id) = answer.get("contract_id").and_then(Value::as_str) {
                     ids.push(id.to_owned());

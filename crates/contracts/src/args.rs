@@ -1,86 +1,357 @@
-//! Tool arguments as JSON objects: decoding in each tool's argument order (CT-86, CT-87, CT-88) and
-//! one entry point, [`call`], that runs a tool and returns its JSON answer (CT-82, CT-83). The MCP
-//! adapter is a thin shell over this module; it is also what the fuzz target drives.
+//! Tool arguments as JSON objects: the argument tables of §7.2 ([`TOOLS`], typed and bounded by
+//! [`crate::limits`], from which the MCP adapter derives its input schemas), decoding in each tool's
+//! argument order (CT-86, CT-87, CT-88), and one entry point, [`call`], that runs a tool and returns its
+//! JSON answer (CT-82, CT-83). The wire-only fields `ok` and `has_task` are added here, when an outcome
+//! becomes an answer; the outcome types themselves do not carry them. The MCP adapter is a thin shell
+//! over this module; it is also what the fuzz target drives.
 //!
 //! ```
 //! use shiftwork_contracts::{args, Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+//! use shiftwork_contracts::request::DefaultAgent;
 //! use shiftwork_seams::{ManualClock, MemFs};
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));
 //! let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(MemFs::new()),
 //!                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
-//! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), None);
-//! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id");
-//! let answer = args::call(&c, "poll_next_task", &Default::default(), Some("bob"));
+//! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), &DefaultAgent::Unset);
+//! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id, wait_sec");
+//! let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
+//! let answer = args::call(&c, "poll_next_task", &Default::default(), &bob);
 //! assert_eq!(answer["has_task"], false);
 //! ```
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Refusal, RefusalCode};
 use crate::facade::Contracts;
-use crate::request::{self, DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest};
+use crate::limits::*;
+use crate::model::AgentId;
+use crate::request::{
+    self, DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest, MAX_EPOCH,
+};
+use crate::views::PollOutcome;
+use crate::wait::Cancel;
 
-/// The eight tools and their argument names in table order (§7.2).
-pub const TOOLS: [(&str, &[&str]); 8] = [
-    (
-        "dispatch_contract",
-        &[
-            "target_agent",
-            "title",
-            "workspace_root",
-            "pointers",
-            "task_type",
-            "context_summary",
-            "contract_schema",
-            "exec_ttl_sec",
-            "queue_ttl_sec",
-            "idempotency_key",
-            "requester_agent",
-        ],
-    ),
-    ("poll_next_task", &["agent_id"]),
-    ("extend_ttl", &["contract_id", "claim_epoch", "agent_id"]),
-    (
-        "release_contract",
-        &["contract_id", "reason", "claim_epoch", "agent_id"],
-    ),
-    (
-        "fail_contract",
-        &["contract_id", "reason", "claim_epoch", "agent_id"],
-    ),
-    (
-        "fulfill_contract",
-        &[
-            "contract_id",
-            "result_summary",
-            "structured_output",
-            "artifacts_pointers",
-            "claim_epoch",
-            "agent_id",
-        ],
-    ),
-    ("verify_contract", &["contract_id", "agent_id", "claim_epoch"]),
-    (
-        "inspect_mesh_state",
-        &[
-            "target_agent",
-            "requester_agent",
-            "status",
-            "contract_id",
-            "limit",
-            "cursor",
-        ],
-    ),
-];
-
-/// The argument names of `tool`, in table order.
-pub fn known_arguments(tool: &str) -> Option<&'static [&'static str]> {
-    TOOLS.iter().find(|(t, _)| *t == tool).map(|(_, a)| *a)
+/// How long a text argument may be, and in which unit (CT-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// Unbounded.
+    Any,
+    /// At most this many characters (Unicode scalar values).
+    Chars(usize),
+    /// At most this many bytes of UTF-8.
+    Bytes(usize),
 }
 
-/// The `UNKNOWN_ARGUMENT` refusal of CT-86.
+/// The JSON type of an argument and the bounds its table row gives (§7.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An `AgentId` (CT-17): 1 to 64 of `[A-Za-z0-9._@:-]`, starting alphanumeric.
+    Agent,
+    /// A contract id argument (CT-18): 1 to 64 characters.
+    ContractId,
+    /// A string of at least `min` characters (`min` 1 also means "not blank") and at most `max`.
+    Text {
+        /// Fewest characters.
+        min: usize,
+        /// Most characters or bytes.
+        max: Length,
+    },
+    /// A string matching `pattern`.
+    Pattern(&'static str),
+    /// An integer in `min ..= max`.
+    Integer {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// An array of strings: paths under the workspace root (count and paths per CT-34).
+    Paths,
+    /// A JSON object.
+    Object,
+    /// One status, or an array of 1 to 6 distinct statuses (CT-117).
+    Statuses,
+    /// `true` or `false`.
+    Boolean,
+}
+
+/// The default of an optional argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// No default: absent means absent.
+    None,
+    /// The embedder's default identity (CT-88).
+    DefaultAgent,
+    /// An integer.
+    Integer(i64),
+    /// A string.
+    Text(&'static str),
+    /// A boolean.
+    Boolean(bool),
+}
+
+/// One row of a tool's argument table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arg {
+    /// The argument's name.
+    pub name: &'static str,
+    /// Its JSON type and bounds.
+    pub kind: Kind,
+    /// Whether it must be given.
+    pub required: bool,
+    /// Its default when absent.
+    pub default: Fallback,
+}
+
+/// A tool: its name and its argument table, in the order of §7.2 (CT-86, CT-87).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tool {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its arguments in table order.
+    pub args: &'static [Arg],
+}
+
+impl Tool {
+    /// The argument names in table order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.args.iter().map(|a| a.name).collect()
+    }
+}
+
+const fn arg(name: &'static str, kind: Kind) -> Arg {
+    Arg {
+        name,
+        kind,
+        required: false,
+        default: Fallback::None,
+    }
+}
+
+const fn required(name: &'static str, kind: Kind) -> Arg {
+    Arg {
+        name,
+        kind,
+        required: true,
+        default: Fallback::None,
+    }
+}
+
+const fn with_default(name: &'static str, kind: Kind, default: Fallback) -> Arg {
+    Arg {
+        name,
+        kind,
+        required: false,
+        default,
+    }
+}
+
+const AGENT_ID: Arg = with_default("agent_id", Kind::Agent, Fallback::DefaultAgent);
+const CONTRACT: Arg = required("contract_id", Kind::ContractId);
+/// `claim_epoch`: 1 ..= 2^53 − 1.
+const EPOCH: Arg = arg(
+    "claim_epoch",
+    Kind::Integer {
+        min: 1,
+        max: MAX_EPOCH as i64,
+    },
+);
+
+/// The task type grammar of CT-95.
+pub const TASK_TYPE_PATTERN: &str = "^[a-z][a-z0-9_-]{0,31}$";
+
+/// The nine tools and their argument tables (§7.2, CT-183), in `tools/list` order (CT-81).
+pub const TOOLS: [Tool; 9] = [
+    Tool {
+        name: "dispatch_contract",
+        args: &[
+            required("target_agent", Kind::Agent),
+            required(
+                "title",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Chars(MAX_TITLE_CHARS),
+                },
+            ),
+            required(
+                "workspace_root",
+                Kind::Text {
+                    min: 0,
+                    max: Length::Any,
+                },
+            ),
+            arg("pointers", Kind::Paths),
+            with_default(
+                "task_type",
+                Kind::Pattern(TASK_TYPE_PATTERN),
+                Fallback::Text("review"),
+            ),
+            arg(
+                "context_summary",
+                Kind::Text {
+                    min: 0,
+                    max: Length::Bytes(MAX_CONTEXT_SUMMARY_BYTES),
+                },
+            ),
+            arg("contract_schema", Kind::Object),
+            with_default(
+                "exec_ttl_sec",
+                Kind::Integer {
+                    min: MIN_EXEC_TTL_SEC as i64,
+                    max: MAX_EXEC_TTL_SEC as i64,
+                },
+                Fallback::Integer(DEFAULT_EXEC_TTL_SEC as i64),
+            ),
+            with_default(
+                "queue_ttl_sec",
+                Kind::Integer {
+                    min: MIN_QUEUE_TTL_SEC as i64,
+                    max: MAX_QUEUE_TTL_SEC as i64,
+                },
+                Fallback::Integer(DEFAULT_QUEUE_TTL_SEC as i64),
+            ),
+            arg(
+                "idempotency_key",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Chars(MAX_IDEMPOTENCY_KEY_CHARS),
+                },
+            ),
+            with_default("requester_agent", Kind::Agent, Fallback::DefaultAgent),
+            with_default(
+                "max_deliveries",
+                Kind::Integer {
+                    min: 1,
+                    max: MAX_DELIVERIES as i64,
+                },
+                Fallback::Integer(1),
+            ),
+        ],
+    },
+    Tool {
+        name: "poll_next_task",
+        args: &[
+            AGENT_ID,
+            with_default(
+                "wait_sec",
+                Kind::Integer {
+                    min: 0,
+                    max: MAX_WAIT_SEC as i64,
+                },
+                Fallback::Integer(0),
+            ),
+        ],
+    },
+    Tool {
+        name: "extend_ttl",
+        args: &[CONTRACT, EPOCH, AGENT_ID],
+    },
+    Tool {
+        name: "release_contract",
+        args: &[
+            CONTRACT,
+            arg(
+                "reason",
+                Kind::Text {
+                    min: 0,
+                    max: Length::Chars(MAX_REASON_CHARS),
+                },
+            ),
+            EPOCH,
+            AGENT_ID,
+        ],
+    },
+    Tool {
+        name: "fail_contract",
+        args: &[
+            CONTRACT,
+            required(
+                "reason",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Chars(MAX_REASON_CHARS),
+                },
+            ),
+            EPOCH,
+            AGENT_ID,
+            with_default("retryable", Kind::Boolean, Fallback::Boolean(false)),
+        ],
+    },
+    Tool {
+        name: "fulfill_contract",
+        args: &[
+            CONTRACT,
+            required(
+                "result_summary",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Bytes(MAX_RESULT_SUMMARY_BYTES),
+                },
+            ),
+            arg("structured_output", Kind::Object),
+            arg("artifacts_pointers", Kind::Paths),
+            EPOCH,
+            AGENT_ID,
+        ],
+    },
+    Tool {
+        name: "verify_contract",
+        args: &[CONTRACT, AGENT_ID, EPOCH],
+    },
+    Tool {
+        name: "inspect_mesh_state",
+        args: &[
+            arg("target_agent", Kind::Agent),
+            arg("requester_agent", Kind::Agent),
+            arg("status", Kind::Statuses),
+            arg("contract_id", Kind::ContractId),
+            with_default(
+                "limit",
+                Kind::Integer {
+                    min: 1,
+                    max: INSPECT_MAX_LIMIT as i64,
+                },
+                Fallback::Integer(INSPECT_DEFAULT_LIMIT as i64),
+            ),
+            arg(
+                "cursor",
+                Kind::Text {
+                    min: 0,
+                    max: Length::Any,
+                },
+            ),
+        ],
+    },
+    Tool {
+        name: "cancel_contract",
+        args: &[
+            CONTRACT,
+            required(
+                "reason",
+                Kind::Text {
+                    min: 1,
+                    max: Length::Chars(MAX_CANCEL_REASON_CHARS),
+                },
+            ),
+            AGENT_ID,
+        ],
+    },
+];
+
+/// The tool called `name`.
+pub fn tool(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The argument names of `tool`, in table order.
+pub fn known_arguments(tool_name: &str) -> Option<Vec<&'static str>> {
+    tool(tool_name).map(Tool::names)
+}
+
+/// The `UNKNOWN_ARGUMENT` refusal of CT-86 for `key`, with the tool's argument names `known`.
 pub fn unknown_argument(key: &str, known: &[&str]) -> Refusal {
     let list = if known.is_empty() {
         String::from("(none)")
@@ -89,61 +360,116 @@ pub fn unknown_argument(key: &str, known: &[&str]) -> Refusal {
     };
     Refusal::new(
         RefusalCode::UnknownArgument,
-        format!("unknown argument '{key}'; known: {list}"),
-        vec![("argument", json!(key)), ("known", json!(known))],
+        format!("unknown argument '{}'; known: {list}", clip(key)),
+        vec![("argument", json!(clip(key))), ("known", json!(known))],
     )
 }
 
+/// The check of CT-86, the one place it is made: the refusal for the first key of `args` (in arrival
+/// order) that is not an argument of `tool`, or `None`.
+pub fn check_keys(tool: &Tool, args: &Map<String, Value>) -> Option<Refusal> {
+    let known = tool.names();
+    args.keys()
+        .find(|k| !known.contains(&k.as_str()))
+        .map(|key| unknown_argument(key, &known))
+}
+
+/// An input value as an answer may echo it: at most [`shiftwork_seams::echo::ECHO_LIMIT`] code points.
+fn clip(text: &str) -> String {
+    shiftwork_seams::echo::clip_echo(text)
+}
+
 /// Runs `tool` with `args` and returns its answer object: the success shape, or the refusal shape of
-/// CT-83. `default_agent` is the adapter's `--agent` / `AGENT_NAME`. An unknown tool answers
-/// `INVALID_ARGUMENT { argument: "tool" }`.
+/// CT-83. `default_agent` is the embedder's default identity (the adapter's `--agent` /
+/// `AGENT_NAME`). An unknown tool answers `INVALID_ARGUMENT { argument: "tool" }`.
 pub fn call(
     contracts: &Contracts,
     tool: &str,
     args: &Map<String, Value>,
-    default_agent: Option<&str>,
+    default_agent: &DefaultAgent,
 ) -> Value {
-    match run(contracts, tool, args, default_agent) {
+    call_cancellable(contracts, tool, args, default_agent, &Cancel::new())
+}
+
+/// [`call`] whose waiting poll (`poll_next_task` with `wait_sec`) ends at once, with no claim, when
+/// `cancel` is triggered (CT-181: the adapter triggers it on `notifications/cancelled`).
+pub fn call_cancellable(
+    contracts: &Contracts,
+    tool: &str,
+    args: &Map<String, Value>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
+) -> Value {
+    match run(contracts, tool, args, default_agent, cancel) {
         Ok(v) => v,
         Err(r) => r.to_json(),
     }
 }
 
-fn to_value<T: serde::Serialize>(v: T) -> Result<Value, Refusal> {
-    serde_json::to_value(v).map_err(|e| {
-        Refusal::new(
-            RefusalCode::StoreError,
-            format!("The answer could not be encoded: {e}."),
-            Vec::new(),
-        )
-    })
+/// The answer object of a success: `ok: true`, then the outcome's fields (CT-82).
+pub fn answer<T: Serialize>(outcome: &T) -> Value {
+    answer_with(outcome, &[])
+}
+
+/// The answer object of a poll (CT-99): `ok: true`, `has_task`, then the outcome's fields.
+pub fn poll_answer(outcome: &PollOutcome) -> Value {
+    answer_with(outcome, &[("has_task", Value::Bool(outcome.held().is_some()))])
+}
+
+fn answer_with<T: Serialize>(outcome: &T, first: &[(&str, Value)]) -> Value {
+    let mut map = Map::new();
+    map.insert("ok".into(), Value::Bool(true));
+    for (k, v) in first {
+        map.insert((*k).to_owned(), v.clone());
+    }
+    match serde_json::to_value(outcome) {
+        Ok(Value::Object(fields)) => map.extend(fields),
+        Ok(_) | Err(_) => {
+            return Refusal::new(
+                RefusalCode::StoreError,
+                "The answer could not be encoded.",
+                Vec::new(),
+            )
+            .to_json();
+        }
+    }
+    Value::Object(map)
 }
 
 fn run(
     c: &Contracts,
-    tool: &str,
+    tool_name: &str,
     args: &Map<String, Value>,
-    default_agent: Option<&str>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
 ) -> Result<Value, Refusal> {
-    let Some(known) = known_arguments(tool) else {
+    let Some(tool) = tool(tool_name) else {
         return Err(Refusal::invalid_argument(
             "tool",
-            format!("There is no contracts tool named {tool}."),
+            format!("There is no contracts tool named {}.", clip(tool_name)),
         ));
     };
-    if let Some(key) = args.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(unknown_argument(key, known));
+    if let Some(refusal) = check_keys(tool, args) {
+        return Err(refusal);
     }
     let a = Args {
         map: args,
         default_agent,
     };
-    match tool {
-        "dispatch_contract" => to_value(c.dispatch(&a.dispatch()?)?),
-        "poll_next_task" => to_value(c.poll_next_task(&a.identity("agent_id")?)?),
+    match tool.name {
+        "dispatch_contract" => Ok(answer(&c.dispatch(&a.dispatch()?)?)),
+        "poll_next_task" => {
+            let agent = a.identity("agent_id")?;
+            let wait = match a.integer("wait_sec")? {
+                Some(w) => request::wait_sec(w)?,
+                None => 0,
+            };
+            let wait = std::time::Duration::from_secs(u64::from(wait));
+            Ok(poll_answer(&c.poll_next_task_wait(&agent, wait, cancel)?))
+        }
         "extend_ttl" => {
             let h = a.holder(None)?;
-            to_value(c.extend_ttl(&h)?)
+            Ok(answer(&c.extend_ttl(&h)?))
         }
         "release_contract" => {
             let mut reason = None;
@@ -154,7 +480,7 @@ fn run(
                 }
                 Ok(())
             }))?;
-            to_value(c.release_contract(&h, reason.as_deref())?)
+            Ok(answer(&c.release_contract(&h, reason.as_deref())?))
         }
         "fail_contract" => {
             let mut reason = String::new();
@@ -162,10 +488,19 @@ fn run(
                 reason = a.required_string("reason")?;
                 request::fail_reason(&reason)
             }))?;
-            to_value(c.fail_contract(&h, &reason)?)
+            let retryable = a.boolean("retryable")?.unwrap_or(false);
+            Ok(answer(&c.fail(&h, &reason, retryable)?))
+        }
+        "cancel_contract" => {
+            let id = a.required_string("contract_id")?;
+            request::contract_id(&id)?;
+            let reason = a.required_string("reason")?;
+            request::cancel_reason(&reason)?;
+            let agent = a.identity("agent_id")?;
+            Ok(answer(&c.cancel(&id, &agent, &reason)?))
         }
         "fulfill_contract" => {
-            let mut delivery = FulfilRequest::default();
+            let mut delivery = FulfillRequest::default();
             let h = a.holder(Some(&mut |a: &Args<'_>| {
                 delivery.result_summary = a.required_string("result_summary")?;
                 request::result_summary(&delivery.result_summary)?;
@@ -176,22 +511,22 @@ fn run(
                 delivery.artifacts_pointers = a.strings("artifacts_pointers")?;
                 Ok(())
             }))?;
-            to_value(c.fulfill_contract(&h, &delivery)?)
+            Ok(answer(&c.fulfill_contract(&h, &delivery)?))
         }
         "verify_contract" => {
             let id = a.required_string("contract_id")?;
             request::contract_id(&id)?;
             let agent = a.identity("agent_id")?;
             let epoch = a.epoch()?;
-            to_value(c.verify_contract(&id, &agent, epoch)?)
+            Ok(answer(&c.verify_contract(&id, &agent, epoch)?))
         }
-        _ => to_value(c.inspect(&a.inspect()?)?),
+        _ => Ok(answer(&c.inspect(&a.inspect()?)?)),
     }
 }
 
 struct Args<'a> {
     map: &'a Map<String, Value>,
-    default_agent: Option<&'a str>,
+    default_agent: &'a DefaultAgent,
 }
 
 fn wrong_type(argument: &str, what: &str) -> Refusal {
@@ -234,6 +569,14 @@ impl Args<'_> {
         }
     }
 
+    fn boolean(&self, key: &str) -> Result<Option<bool>, Refusal> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(wrong_type(key, "true or false")),
+        }
+    }
+
     fn strings(&self, key: &str) -> Result<Option<Vec<String>>, Refusal> {
         match self.get(key) {
             None => Ok(None),
@@ -258,23 +601,25 @@ impl Args<'_> {
         }
     }
 
+    /// An agent argument, parsed once.
+    fn agent(&self, key: &str) -> Result<Option<AgentId>, Refusal> {
+        self.string(key)?.map(|s| request::agent(key, &s)).transpose()
+    }
+
+    /// An identity argument: the caller's, else the embedder's default (CT-88).
     fn identity(&self, key: &str) -> Result<Identity, Refusal> {
-        match self.string(key)? {
-            Some(s) => {
-                request::agent(key, &s)?;
-                Ok(Identity::Given(s))
-            }
-            None => Ok(Identity::from_default(self.default_agent)),
-        }
+        Ok(match self.agent(key)? {
+            Some(a) => Identity::Given(a),
+            None => Identity::from_default(self.default_agent),
+        })
     }
 
     fn epoch(&self) -> Result<Option<u64>, Refusal> {
         match self.integer("claim_epoch")? {
             None => Ok(None),
             Some(e) => {
-                let e = u64::try_from(e)
-                    .map_err(|_| wrong_type("claim_epoch", "an integer from 1 to 9007199254740991"))?;
-                request::claim_epoch(e).map(Some)
+                // A negative epoch is out of range like 0.
+                request::claim_epoch(u64::try_from(e).unwrap_or(0)).map(Some)
             }
         }
     }
@@ -296,8 +641,9 @@ impl Args<'_> {
     }
 
     fn dispatch(&self) -> Result<DispatchRequest, Refusal> {
-        let target_agent = self.required_string("target_agent")?;
-        request::agent("target_agent", &target_agent)?;
+        let target_agent = self
+            .agent("target_agent")?
+            .ok_or_else(|| Refusal::invalid_argument("target_agent", "target_agent is required."))?;
         let title = self.required_string("title")?;
         request::title(&title)?;
         let workspace_root = self.required_string("workspace_root")?;
@@ -313,37 +659,23 @@ impl Args<'_> {
         let contract_schema = self.object("contract_schema")?;
         let exec_ttl_sec = self.integer("exec_ttl_sec")?;
         if let Some(v) = exec_ttl_sec {
-            request::ttl(
-                "exec_ttl_sec",
-                v,
-                crate::limits::MIN_EXEC_TTL_SEC,
-                crate::limits::MAX_EXEC_TTL_SEC,
-            )?;
+            request::ttl("exec_ttl_sec", v, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)?;
         }
         let queue_ttl_sec = self.integer("queue_ttl_sec")?;
         if let Some(v) = queue_ttl_sec {
-            request::ttl(
-                "queue_ttl_sec",
-                v,
-                crate::limits::MIN_QUEUE_TTL_SEC,
-                crate::limits::MAX_QUEUE_TTL_SEC,
-            )?;
+            request::ttl("queue_ttl_sec", v, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)?;
         }
         let idempotency_key = self.string("idempotency_key")?;
         if let Some(k) = &idempotency_key {
             request::idempotency_key(k)?;
         }
-        let requester_agent = match self.string("requester_agent")? {
-            Some(s) => {
-                request::agent("requester_agent", &s)?;
-                Identity::Given(s)
-            }
-            None => Identity::from_default(self.default_agent),
-        };
+        let requester_agent = self.identity("requester_agent")?;
+        let max_deliveries = self.integer("max_deliveries")?;
+        if let Some(v) = max_deliveries {
+            request::max_deliveries(v)?;
+        }
         Ok(DispatchRequest {
-            target_agent,
-            title,
-            workspace_root,
+            max_deliveries,
             pointers,
             task_type,
             context_summary,
@@ -351,19 +683,14 @@ impl Args<'_> {
             exec_ttl_sec,
             queue_ttl_sec,
             idempotency_key,
-            requester_agent: Some(requester_agent),
+            requester_agent,
+            ..DispatchRequest::new(target_agent, title, workspace_root)
         })
     }
 
     fn inspect(&self) -> Result<InspectRequest, Refusal> {
-        let target_agent = self.string("target_agent")?;
-        if let Some(a) = &target_agent {
-            request::agent("target_agent", a)?;
-        }
-        let requester_agent = self.string("requester_agent")?;
-        if let Some(a) = &requester_agent {
-            request::agent("requester_agent", a)?;
-        }
+        let target_agent = self.agent("target_agent")?;
+        let requester_agent = self.agent("requester_agent")?;
         let status = match self.get("status") {
             None => None,
             Some(Value::String(s)) => Some(vec![s.clone()]),

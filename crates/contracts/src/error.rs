@@ -37,11 +37,13 @@ pub enum RefusalCode {
     StoreBusy,
     StoreUnavailable,
     StoreError,
+    NotRequester,
+    Cancelled,
 }
 
 impl RefusalCode {
-    /// Every code, in the order of Appendix B.
-    pub const ALL: [RefusalCode; 27] = [
+    /// Every code, in the order of Appendix B, then the two of CT-191.
+    pub const ALL: [RefusalCode; 29] = [
         RefusalCode::UnknownArgument,
         RefusalCode::InvalidArgument,
         RefusalCode::AgentIdRequired,
@@ -69,6 +71,8 @@ impl RefusalCode {
         RefusalCode::StoreBusy,
         RefusalCode::StoreUnavailable,
         RefusalCode::StoreError,
+        RefusalCode::NotRequester,
+        RefusalCode::Cancelled,
     ];
 
     /// The wire name (`UNKNOWN_ARGUMENT`, …).
@@ -101,6 +105,8 @@ impl RefusalCode {
             RefusalCode::StoreBusy => "STORE_BUSY",
             RefusalCode::StoreUnavailable => "STORE_UNAVAILABLE",
             RefusalCode::StoreError => "STORE_ERROR",
+            RefusalCode::NotRequester => "NOT_REQUESTER",
+            RefusalCode::Cancelled => "CANCELLED",
         }
     }
 
@@ -147,6 +153,8 @@ impl RefusalCode {
                 &["contract_id", "status", "retry_count", "validation_errors"]
             }
             RefusalCode::IoError => &["contract_id", "path", "skipped_stale"],
+            RefusalCode::NotRequester => &["contract_id", "requester_agent"],
+            RefusalCode::Cancelled => &["contract_id", "cancel_reason"],
         }
     }
 }
@@ -208,6 +216,7 @@ impl Refusal {
 
 /// A store failure (CT-132). Each one leaves the store unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The store's lock was not obtained within the timeout.
     #[error("the contract store was busy: {0}")]
@@ -221,6 +230,9 @@ pub enum StoreError {
     /// The store holds data it cannot read.
     #[error("the contract store holds a record it cannot read: {0}")]
     Corrupt(String),
+    /// The store was opened read-only (its file is not writable): reading works, writing does not.
+    #[error("the contract store is read-only: {0}")]
+    ReadOnly(String),
 }
 
 impl StoreError {
@@ -233,8 +245,12 @@ impl StoreError {
             ),
             StoreError::Unavailable(why) => (
                 RefusalCode::StoreUnavailable,
+                format!("The contract store is unavailable ({why})."),
+            ),
+            StoreError::ReadOnly(why) => (
+                RefusalCode::StoreUnavailable,
                 format!(
-                    "The contract store is unavailable ({why}); check --contracts-db / SHIFTWORK_CONTRACTS_DB."
+                    "The contract store is read-only ({why}): reading tools work, but this call writes and was refused; nothing was changed."
                 ),
             ),
             StoreError::Io(why) | StoreError::Corrupt(why) => (

@@ -4,25 +4,30 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Clock, Fs};
 
 use crate::canonical;
 use crate::error::{Refusal, RefusalCode, StoreError};
-use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal};
+use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal, RootReason};
 use crate::ids::{IdSource, contract_id_from_bits};
 use crate::integrity::IntegrityReport;
 use crate::limits::*;
+use crate::model::AgentId;
 use crate::model::{Contract, Drift, EpochMs, Status, Warning};
-use crate::request::{self, DispatchRequest, FulfilRequest, HolderRef, Identity};
-use crate::schema;
+use crate::request::{self, DispatchRequest, FulfillRequest, HolderRef, Identity};
+use crate::roots::{AllowedRoots, SYSTEM_DIRECTORIES};
+use crate::schema::{self, Checked};
 use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
-use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Verdict};
+use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Revert, Verdict};
 use crate::views::*;
+use crate::wait::{Cancel, Wake};
+use std::time::Duration;
 
 mod inspect;
 
-/// Configuration of the facade (CT-125).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Configuration of the facade (CT-125), plus where workspace roots may lie ([`AllowedRoots`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractsConfig {
     /// Execution TTL when a dispatch gives none (60 ..= 86,400).
     pub default_exec_ttl_sec: u32,
@@ -30,6 +35,8 @@ pub struct ContractsConfig {
     pub default_queue_ttl_sec: u32,
     /// Refuse holder operations without `claim_epoch` (`EPOCH_REQUIRED`).
     pub require_claim_epoch: bool,
+    /// The directories a `workspace_root` must lie in (default: the user's home directory and `/tmp`).
+    pub allowed_roots: AllowedRoots,
 }
 
 impl Default for ContractsConfig {
@@ -38,6 +45,7 @@ impl Default for ContractsConfig {
             default_exec_ttl_sec: DEFAULT_EXEC_TTL_SEC,
             default_queue_ttl_sec: DEFAULT_QUEUE_TTL_SEC,
             require_claim_epoch: false,
+            allowed_roots: AllowedRoots::default(),
         }
     }
 }
@@ -71,6 +79,7 @@ impl ContractsConfig {
             default_exec_ttl_sec,
             default_queue_ttl_sec,
             require_claim_epoch,
+            allowed_roots: AllowedRoots::default(),
         })
     }
 }
@@ -78,21 +87,25 @@ impl ContractsConfig {
 /// The contract queue: one method per operation (CT-58). `Send + Sync`; call it from many threads.
 ///
 /// ```
-/// use shiftwork_contracts::{Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
+/// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
+/// use shiftwork_contracts::roots::AllowedRoots;
 /// use shiftwork_seams::{ManualClock, MemFs};
 /// use std::sync::Arc;
 ///
 /// let clock = Arc::new(ManualClock::new(chrono::DateTime::from_timestamp_millis(1_767_225_600_000).unwrap()));
 /// let fs = MemFs::new();
 /// fs.write_file("/w/src/lib.rs", b"pub fn add() {}\n");
+/// // Workspace roots must lie inside an allowed root (default: the home and temporary directories).
+/// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
 /// let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
-///                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
+///                        Arc::new(SeededIdSource::new(1)), config);
+/// let bob = AgentId::parse("bob").unwrap();
 /// let sent = c.dispatch(&DispatchRequest {
-///     target_agent: "bob".into(), title: "Review".into(), workspace_root: "/w".into(),
-///     pointers: Some(vec!["src/lib.rs".into()]), requester_agent: Some("alice".into()),
-///     ..Default::default()
+///     pointers: Some(vec!["src/lib.rs".into()]),
+///     requester_agent: Identity::given("alice").unwrap(),
+///     ..DispatchRequest::new(bob.clone(), "Review", "/w")
 /// }).unwrap();
-/// let polled = c.poll_next_task(&"bob".into()).unwrap();
+/// let polled = c.poll_next_task(&bob.into()).unwrap();
 /// assert_eq!(polled.held().unwrap().contract_id, sent.contract_id);
 /// ```
 pub struct Contracts {
@@ -134,7 +147,9 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
     } else {
         "artifact"
     };
-    let message = match (&r.path, r.pattern) {
+    // The path as the caller wrote it, clipped: a 10 MB path is not echoed back (issue 16).
+    let path = r.path.as_deref().map(clip_echo);
+    let message = match (&path, r.pattern) {
         (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
         (Some(p), Some(pattern)) => format!(
             "The {noun} path '{p}' was refused: {} (matches {pattern}).",
@@ -146,7 +161,7 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
         code,
         message,
         vec![
-            ("path", json!(r.path)),
+            ("path", json!(path)),
             ("reason", json!(r.reason.as_str())),
             ("pattern", json!(r.pattern)),
         ],
@@ -161,8 +176,13 @@ impl Contracts {
     /// The drift of `record`'s pointers against its baseline (CT-39); a file that cannot be read is
     /// the I/O refusal naming it.
     fn drift_of(&self, record: &Contract) -> Result<Vec<Drift>, Refusal> {
-        fingerprint::verify(self.fs.as_ref(), &record.workspace_root, &record.pointers)
-            .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
+        fingerprint::verify(
+            self.fs.as_ref(),
+            &record.workspace_root,
+            &record.pointers,
+            &self.config.allowed_roots,
+        )
+        .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
     }
 
     /// A facade over `store`, reading time from `clock` for read-only operations, files through `fs`
@@ -189,8 +209,28 @@ impl Contracts {
     }
 
     /// The configuration.
-    pub fn config(&self) -> ContractsConfig {
-        self.config
+    pub fn config(&self) -> &ContractsConfig {
+        &self.config
+    }
+
+    /// `WORKSPACE_ROOT_INVALID` for `reason`, the sentence naming the rule.
+    fn root_refusal(&self, reason: RootReason) -> Refusal {
+        let message = match reason {
+            RootReason::SystemDirectory => format!(
+                "workspace_root was refused: SYSTEM_DIRECTORY (no workspace root may lie in or under {}, even inside an allowed root).",
+                SYSTEM_DIRECTORIES.join(", ")
+            ),
+            RootReason::OutsideAllowedRoots => format!(
+                "workspace_root was refused: OUTSIDE_ALLOWED_ROOTS (a workspace root must lie inside one of the allowed roots: {}).",
+                clip_echo(&self.config.allowed_roots.describe())
+            ),
+            other => format!("workspace_root was refused: {}.", other.as_str()),
+        };
+        Refusal::new(
+            RefusalCode::WorkspaceRootInvalid,
+            message,
+            vec![("reason", json!(reason.as_str()))],
+        )
     }
 
     fn policy(&self) -> Policy {
@@ -201,8 +241,8 @@ impl Contracts {
 
     /// Dispatches a contract (CT-61).
     pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, Refusal> {
-        // Step 1: every argument, in table order, then the schema.
-        let target = request::agent("target_agent", &req.target_agent)?;
+        // Step 1: every argument, in table order, then the schema (the agents are parsed already).
+        let target = req.target_agent.clone();
         request::title(&req.title)?;
         if let Some(t) = &req.task_type {
             request::task_type(t)?;
@@ -221,8 +261,10 @@ impl Contracts {
         if let Some(k) = &req.idempotency_key {
             request::idempotency_key(k)?;
         }
-        let identity = req.requester_agent.clone().unwrap_or(Identity::Missing);
-        identity.check_given("requester_agent")?;
+        let deliveries = match req.max_deliveries {
+            Some(v) => request::max_deliveries(v)?,
+            None => 1,
+        };
         if let Some(s) = &req.contract_schema
             && let Err(errors) = schema::accept(s)
         {
@@ -233,7 +275,7 @@ impl Contracts {
             ));
         }
         // Step 2: identity.
-        let requester = identity.resolve("requester_agent")?;
+        let requester = req.requester_agent.resolve("requester_agent")?;
         let payload = payload_sha256(req);
         // Step 3: idempotent replay, read-only.
         if let Some(key) = &req.idempotency_key
@@ -242,17 +284,15 @@ impl Contracts {
             return replay(&existing, &payload);
         }
         // Step 4: the root.
-        let root = match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root) {
-            Ok(Ok(root)) => root,
-            Ok(Err(reason)) => {
-                return Err(Refusal::new(
-                    RefusalCode::WorkspaceRootInvalid,
-                    format!("workspace_root was refused: {}.", reason.as_str()),
-                    vec![("reason", json!(reason.as_str()))],
-                ));
-            }
-            Err(CouldNotRun { path, error }) => return Err(io_refusal(None, path.as_deref(), None, &error)),
-        };
+        let root =
+            match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root, &self.config.allowed_roots)
+            {
+                Ok(Ok(root)) => root,
+                Ok(Err(reason)) => return Err(self.root_refusal(reason)),
+                Err(CouldNotRun { path, error }) => {
+                    return Err(io_refusal(None, path.as_deref(), None, &error));
+                }
+            };
         // Step 5: the pointers, no transaction open.
         let paths = req.pointers.clone().unwrap_or_default();
         let pointers = match fingerprint::accept_paths(self.fs.as_ref(), &paths, &req.workspace_root, &root) {
@@ -268,7 +308,7 @@ impl Contracts {
             .map(|p| Warning {
                 code: String::from("LARGE_POINTER"),
                 message: format!(
-                    "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfil hashes it again.",
+                    "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfill hashes it again.",
                     p.path, p.size
                 ),
             })
@@ -311,6 +351,10 @@ impl Contracts {
             structured_output: None,
             artifacts_pointers: None,
             salvaged_result: None,
+            max_deliveries: deliveries,
+            delivery_count: 0,
+            available_at: None,
+            cancel_reason: None,
         };
         match self.store.insert(&build).map_err(store_err)? {
             InsertOutcome::Inserted(c) => Ok(dispatched(&c, false, warnings)),
@@ -320,31 +364,199 @@ impl Contracts {
 
     /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
     pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
-        agent.check_given("agent_id")?;
         let agent = agent.resolve("agent_id")?;
-        let mut stale: Vec<Skipped> = Vec::new();
+        let mut stale = Vec::new();
+        Ok(self.answer_round(&agent, self.poll_round(&agent, &mut stale)?, stale, None))
+    }
+
+    /// [`Contracts::poll_next_task`], waiting up to `wait` for work when none is there (CT-179 …
+    /// CT-182): the call sleeps, holding no transaction, lock or pooled connection, until the store
+    /// signals that a contract of `agent` may have become claimable (or a redelivery or a deadline falls
+    /// due), then runs the poll again; it answers nothing claimed only once `wait` has passed (the last
+    /// poll runs at the deadline). `cancel` ends the wait at once with no claim. The answer carries
+    /// `waited_ms`; with a zero `wait` this is exactly `poll_next_task`.
+    ///
+    /// ```
+    /// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
+    /// use shiftwork_contracts::roots::AllowedRoots;
+    /// use shiftwork_contracts::wait::Cancel;
+    /// use shiftwork_seams::{MemFs, SystemClock};
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let clock = Arc::new(SystemClock::new());
+    /// let fs = MemFs::new();
+    /// fs.create_dir_all("/w");
+    /// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
+    /// let c = Arc::new(Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
+    ///                                 Arc::new(SeededIdSource::new(1)), config));
+    /// let bob = AgentId::parse("bob").unwrap();
+    /// let requester = c.clone();
+    /// let target = bob.clone();
+    /// std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(50));
+    ///     requester.dispatch(&DispatchRequest {
+    ///         requester_agent: Identity::given("alice").unwrap(),
+    ///         ..DispatchRequest::new(target, "Review", "/w")
+    ///     }).unwrap();
+    /// });
+    /// let polled = c.poll_next_task_wait(&bob.into(), Duration::from_secs(10), &Cancel::new()).unwrap();
+    /// assert!(polled.held().is_some(), "woken by the dispatch, not after ten seconds");
+    /// ```
+    pub fn poll_next_task_wait(
+        &self,
+        agent: &Identity,
+        wait: Duration,
+        cancel: &Cancel,
+    ) -> Result<PollOutcome, Refusal> {
+        if wait.is_zero() {
+            return self.poll_next_task(agent);
+        }
+        let agent = agent.resolve("agent_id")?;
+        let wake = Wake::new();
+        cancel.attach(&wake);
+        self.store.watch(&agent, &wake).map_err(store_err)?;
+        let start = self.clock.monotonic();
+        let waited = || self.clock.monotonic().saturating_sub(start);
+        let mut stale = Vec::new();
+        let mut first = true;
         loop {
-            let Some(claimed) = self.store.claim_next(&agent).map_err(store_err)? else {
-                return Ok(PollOutcome::Empty {
-                    ok: true,
-                    has_task: false,
-                    message: format!("No pending contracts for agent \"{agent}\""),
-                    skipped_stale: stale,
-                });
+            if cancel.is_cancelled() {
+                return Ok(self.cancelled(&agent, stale, waited()));
+            }
+            let round = self.poll_round(&agent, &mut stale)?;
+            if let Round::Claimed(c) = &round
+                && cancel.is_cancelled()
+            {
+                // The caller is gone (its answer would be suppressed): the claim is undone.
+                self.revert(c, Revert::WaitCancelled)?;
+                return Ok(self.cancelled(&agent, stale, waited()));
+            }
+            let waited_ms = if first { Duration::ZERO } else { waited() };
+            if !matches!(round, Round::Empty) || waited() >= wait {
+                return Ok(self.answer_round(&agent, round, stale, Some(waited_ms)));
+            }
+            first = false;
+            self.sleep_until_due(&agent, wait, start, &wake, cancel)?;
+        }
+    }
+
+    /// The wait phase of a waiting poll: returns when the store signalled, something of `agent` fell
+    /// due, the deadline passed, or the wait was cancelled.
+    fn sleep_until_due(
+        &self,
+        agent: &AgentId,
+        wait: Duration,
+        start: Duration,
+        wake: &Wake,
+        cancel: &Cancel,
+    ) -> Result<(), Refusal> {
+        let due_at = |due: crate::store::Due, now: EpochMs, mono: Duration| {
+            due.next_at
+                .map(|at| mono + Duration::from_millis(u64::try_from(at - now).unwrap_or(0)))
+        };
+        let now = epoch_ms(self.clock.as_ref());
+        let mut checked = self.clock.monotonic();
+        let due = self.store.due(agent, now).map_err(store_err)?;
+        if due.claimable {
+            return Ok(());
+        }
+        let mut falls_due = due_at(due, now, checked);
+        loop {
+            let mono = self.clock.monotonic();
+            let elapsed = mono.saturating_sub(start);
+            if cancel.is_cancelled() || elapsed >= wait || falls_due.is_some_and(|d| mono >= d) {
+                return Ok(());
+            }
+            if mono.saturating_sub(checked) >= WAIT_RECHECK {
+                // The safety net: a signal lost (a reconnecting listener) costs at most this long.
+                let now = epoch_ms(self.clock.as_ref());
+                let due = self.store.due(agent, now).map_err(store_err)?;
+                if due.claimable {
+                    return Ok(());
+                }
+                checked = mono;
+                falls_due = due_at(due, now, mono);
+            }
+            let mut timeout = (wait - elapsed).min(WAIT_SLICE);
+            if let Some(d) = falls_due {
+                timeout = timeout.min(d.saturating_sub(mono));
+            }
+            if wake.wait(timeout) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The answer of a cancelled wait: nothing claimed.
+    fn cancelled(&self, agent: &AgentId, stale: Vec<Skipped>, waited: Duration) -> PollOutcome {
+        PollOutcome::Empty {
+            message: format!("Stopped waiting for work for agent \"{agent}\": the wait was cancelled"),
+            skipped_stale: stale,
+            waited_ms: Some(millis(waited)),
+        }
+    }
+
+    fn answer_round(
+        &self,
+        agent: &AgentId,
+        round: Round,
+        stale: Vec<Skipped>,
+        waited: Option<Duration>,
+    ) -> PollOutcome {
+        let waited_ms = waited.map(millis);
+        match round {
+            Round::Claimed(c) => PollOutcome::Claimed {
+                status: Status::Claimed,
+                contract: Box::new(HeldContract::of(&c)),
+                skipped_stale: stale,
+                waited_ms,
+            },
+            Round::Empty => PollOutcome::Empty {
+                message: format!("No pending contracts for agent \"{agent}\""),
+                skipped_stale: stale,
+                waited_ms,
+            },
+            Round::StaleLimit => PollOutcome::Empty {
+                message: format!(
+                    "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
+                ),
+                skipped_stale: stale,
+                waited_ms,
+            },
+        }
+    }
+
+    /// C3 for the claim `c` made.
+    fn revert(&self, c: &Contract, why: Revert) -> Result<(), Refusal> {
+        let policy = self.policy();
+        let command = Command::RevertClaim {
+            epoch: c.claim_epoch,
+            why,
+        };
+        self.store
+            .update(&c.contract_id, &|r, now| {
+                transition::apply(r, &command, now, &policy)
+            })
+            .map_err(store_err)?;
+        Ok(())
+    }
+
+    /// The loop of CT-65 (steps 1 to 5), adding to `stale` the contracts it closes.
+    fn poll_round(&self, agent: &AgentId, stale: &mut Vec<Skipped>) -> Result<Round, Refusal> {
+        loop {
+            let Some(claimed) = self.store.claim_next(agent).map_err(store_err)? else {
+                return Ok(Round::Empty);
             };
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("after-claim-commit");
             let epoch = claimed.claim_epoch;
-            match fingerprint::verify(self.fs.as_ref(), &claimed.workspace_root, &claimed.pointers) {
-                Ok(drift) if drift.is_empty() => {
-                    return Ok(PollOutcome::Claimed {
-                        ok: true,
-                        has_task: true,
-                        status: Status::Claimed,
-                        contract: Box::new(HeldContract::of(&claimed)),
-                        skipped_stale: stale,
-                    });
-                }
+            match fingerprint::verify(
+                self.fs.as_ref(),
+                &claimed.workspace_root,
+                &claimed.pointers,
+                &self.config.allowed_roots,
+            ) {
+                Ok(drift) if drift.is_empty() => return Ok(Round::Claimed(Box::new(claimed))),
                 Ok(drift) => {
                     let policy = self.policy();
                     let command = Command::StaleAtClaim {
@@ -362,28 +574,15 @@ impl Contracts {
                         dirty_files: drift,
                     });
                     if stale.len() >= MAX_STALE_PER_POLL {
-                        return Ok(PollOutcome::Empty {
-                            ok: true,
-                            has_task: false,
-                            message: format!(
-                                "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
-                            ),
-                            skipped_stale: stale,
-                        });
+                        return Ok(Round::StaleLimit);
                     }
                 }
                 Err(failed) => {
-                    let policy = self.policy();
-                    let command = Command::RevertClaim { epoch };
-                    self.store
-                        .update(&claimed.contract_id, &|c, now| {
-                            transition::apply(c, &command, now, &policy)
-                        })
-                        .map_err(store_err)?;
+                    self.revert(&claimed, Revert::CheckFailed)?;
                     return Err(io_refusal(
                         Some(&claimed.contract_id),
                         Some(&failed.path),
-                        Some(&stale),
+                        Some(stale),
                         &failed.error,
                     ));
                 }
@@ -396,7 +595,6 @@ impl Contracts {
         if let Some(e) = h.claim_epoch {
             request::claim_epoch(e)?;
         }
-        h.agent_id.check_given("agent_id")?;
         let agent = h.agent_id.resolve("agent_id")?;
         Ok((
             id,
@@ -408,6 +606,11 @@ impl Contracts {
     }
 
     fn run(&self, id: &str, command: &Command) -> Result<Contract, Refusal> {
+        self.run_reply(id, command).map(|(c, _)| c)
+    }
+
+    /// Runs `command`: the record afterwards, and whether the command had already taken effect.
+    fn run_reply(&self, id: &str, command: &Command) -> Result<(Contract, bool), Refusal> {
         let policy = self.policy();
         match self
             .store
@@ -415,7 +618,8 @@ impl Contracts {
             .map_err(store_err)?
         {
             None => Err(Refusal::not_found(id)),
-            Some(Reply::Done(c)) => Ok(*c),
+            Some(Reply::Done(c)) => Ok((*c, false)),
+            Some(Reply::Already(c)) => Ok((*c, true)),
             Some(Reply::Refused(r)) => Err(r),
             Some(Reply::GuardFailed) => Err(Refusal::not_found(id)),
         }
@@ -426,7 +630,6 @@ impl Contracts {
         let (id, holder) = self.holder(h)?;
         let c = self.run(&id, &Command::Extend { holder })?;
         Ok(ExtendOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
             claim_epoch: c.claim_epoch,
@@ -454,7 +657,6 @@ impl Contracts {
             },
         )?;
         Ok(ReleaseOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
             release_count: c.release_count,
@@ -471,6 +673,12 @@ impl Contracts {
 
     /// Fails the contract (F1), or records a late report after the lease ran out (F2).
     pub fn fail_contract(&self, h: &HolderRef, reason: &str) -> Result<FailOutcome, Refusal> {
+        self.fail(h, reason, false)
+    }
+
+    /// [`Contracts::fail_contract`]; with `retryable`, a contract with deliveries left goes back to the
+    /// queue after its backoff instead (F3, CT-188).
+    pub fn fail(&self, h: &HolderRef, reason: &str, retryable: bool) -> Result<FailOutcome, Refusal> {
         let id = request::contract_id(&h.contract_id)?;
         request::fail_reason(reason)?;
         let (_, holder) = self.holder(h)?;
@@ -479,23 +687,61 @@ impl Contracts {
             &Command::Fail {
                 holder,
                 reason: reason.to_owned(),
+                retryable,
             },
         )?;
-        let message = if c.status == Status::TimedOut {
-            format!(
+        let message = match c.status {
+            Status::TimedOut => format!(
                 "The lease on contract {} had already run out; it stays TIMED_OUT and your reason is recorded.",
                 c.contract_id
-            )
-        } else {
-            format!("Contract {} is closed FAILED.", c.contract_id)
+            ),
+            Status::Submitted => format!(
+                "Contract {} goes back to the queue for agent \"{}\" at redelivery_at ({} of {} deliveries used); your claim_epoch no longer works.",
+                c.contract_id, c.target_agent, c.delivery_count, c.max_deliveries
+            ),
+            _ => format!("Contract {} is closed FAILED.", c.contract_id),
         };
+        let requeued = c.status == Status::Submitted;
         Ok(FailOutcome {
-            ok: true,
             contract_id: c.contract_id.clone(),
             status: c.status,
-            completed_at: c.completed_at.unwrap_or_default(),
+            completed_at: if requeued {
+                None
+            } else {
+                Some(c.completed_at.unwrap_or_default())
+            },
+            redelivery_at: if requeued { c.available_at } else { None },
             message,
             warnings: epoch_warning(h, &c.contract_id),
+        })
+    }
+
+    /// Withdraws a contract (K1, K2; CT-183 … CT-185): only its requester may; a second cancel answers
+    /// success again with `already_cancelled` and changes nothing.
+    pub fn cancel(
+        &self,
+        contract_id: &str,
+        caller: &Identity,
+        reason: &str,
+    ) -> Result<CancelOutcome, Refusal> {
+        let id = request::contract_id(contract_id)?;
+        request::cancel_reason(reason)?;
+        let requester = caller.resolve("agent_id")?;
+        let was_claimed = |c: &Contract| c.claimed_at.is_some();
+        let (c, already) = self.run_reply(
+            &id,
+            &Command::Cancel {
+                requester,
+                reason: reason.to_owned(),
+            },
+        )?;
+        Ok(CancelOutcome {
+            contract_id: c.contract_id.clone(),
+            status: c.status,
+            was_claimed: was_claimed(&c),
+            holder: was_claimed(&c).then(|| c.target_agent.clone()),
+            already_cancelled: already,
+            cancel_reason: c.cancel_reason.clone().unwrap_or_default(),
         })
     }
 
@@ -503,8 +749,8 @@ impl Contracts {
     pub fn fulfill_contract(
         &self,
         h: &HolderRef,
-        delivery: &FulfilRequest,
-    ) -> Result<FulfilOutcome, Refusal> {
+        delivery: &FulfillRequest,
+    ) -> Result<FulfillOutcome, Refusal> {
         // Step 1: arguments, in table order.
         let id = request::contract_id(&h.contract_id)?;
         request::result_summary(&delivery.result_summary)?;
@@ -512,13 +758,22 @@ impl Contracts {
             request::structured_output(o)?;
         }
         let (_, holder) = self.holder(h)?;
-        // Step 2: the pre-check transaction.
-        let record = self.run(
-            &id,
-            &Command::FulfilCheck {
-                holder: holder.clone(),
-            },
-        )?;
+        // Step 2: the pre-check (CT-68). It writes nothing but an expiry step, so when a read of the
+        // record shows the pre-check passing with nothing to write, its write transaction is left out
+        // (one lock fewer per delivery under contention); the fulfill transaction of step 6 sweeps and
+        // judges the record again at its own `now`. Otherwise it runs as one write transaction.
+        let check = Command::FulfillCheck {
+            holder: holder.clone(),
+        };
+        let read = self.store.get(&id).map_err(store_err)?;
+        let now = epoch_ms(self.clock.as_ref());
+        let record = match read.map(|c| transition::apply(&c, &check, now, &self.policy())) {
+            Some(transition::Step {
+                next: None,
+                reply: Reply::Done(c),
+            }) => *c,
+            _ => self.run(&id, &check)?,
+        };
         // Step 3: artifacts.
         let artifact_paths = delivery.artifacts_pointers.clone().unwrap_or_default();
         let artifacts = match fingerprint::accept_paths(
@@ -546,14 +801,30 @@ impl Contracts {
         } else {
             match &record.contract_schema {
                 None => Verdict::Valid,
-                Some(s) => match schema::validate(s, delivery.structured_output.as_ref()) {
-                    Ok(()) => Verdict::Valid,
-                    Err(errors) => Verdict::Invalid(errors),
+                Some(s) => match schema::check(s, delivery.structured_output.as_ref()) {
+                    Checked::Valid => Verdict::Valid,
+                    Checked::Invalid(errors) => Verdict::Invalid(errors),
+                    // Issue 12: not the holder's fault; nothing is written and no attempt is used.
+                    Checked::Undecided(error) => {
+                        return Err(Refusal::new(
+                            RefusalCode::ContractSchemaInvalid,
+                            format!(
+                                "structured_output could not be checked against the contract_schema of contract {}: {} hit the regular-expression engine's backtracking limit. No schema attempt was used; deliver an output that avoids it, or fail the contract.",
+                                record.contract_id,
+                                if error.instance_path.is_empty() {
+                                    "(root)"
+                                } else {
+                                    error.instance_path.as_str()
+                                }
+                            ),
+                            vec![("validation_errors", json!([error]))],
+                        ));
+                    }
                 },
             }
         };
-        // Step 6: the fulfil transaction.
-        let command = Command::Fulfil {
+        // Step 6: the fulfill transaction.
+        let command = Command::Fulfill {
             holder,
             delivery: Delivery {
                 result_summary: delivery.result_summary.clone(),
@@ -568,8 +839,7 @@ impl Contracts {
             crate::failpoints::hit("after-u2-commit");
         }
         let c = result?;
-        Ok(FulfilOutcome {
-            ok: true,
+        Ok(FulfillOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
             completed_at: c.completed_at.unwrap_or_default(),
@@ -590,11 +860,10 @@ impl Contracts {
         claim_epoch: Option<u64>,
     ) -> Result<VerifyOutcome, Refusal> {
         let id = request::contract_id(contract_id)?;
-        caller.check_given("agent_id")?;
         if let Some(e) = claim_epoch {
             request::claim_epoch(e)?;
         }
-        let caller = caller.resolve_optional("agent_id")?;
+        let caller = caller.resolve_optional()?;
         let Some(record) = self.store.get(&id).map_err(store_err)? else {
             return Err(Refusal::not_found(&id));
         };
@@ -609,7 +878,7 @@ impl Contracts {
                 warnings.push(Warning {
                     code: String::from("NO_IDENTITY"),
                     message: String::from(
-                        "No agent_id was given and AGENT_NAME is unset, so fulfillable is false; pass agent_id to learn whether you could fulfil.",
+                        "No agent_id was given and there is no default agent identity, so fulfillable is false; pass agent_id to learn whether you could fulfill.",
                     ),
                 });
                 false
@@ -621,7 +890,6 @@ impl Contracts {
         };
         let fulfillable = valid && record.status == Status::Claimed && !expired && identity_ok && epoch_ok;
         Ok(VerifyOutcome {
-            ok: true,
             contract_id: record.contract_id.clone(),
             status: record.status,
             is_logically_expired: expired,
@@ -647,8 +915,9 @@ impl Contracts {
             let r = self.store.sweep(now, SWEEP_BATCH_PER_CALL).map_err(store_err)?;
             total.queued_timed_out += r.queued_timed_out;
             total.claimed_timed_out += r.claimed_timed_out;
+            total.redelivered += r.redelivered;
             let full = SWEEP_BATCH_PER_CALL as u64;
-            if r.queued_timed_out < full && r.claimed_timed_out < full {
+            if r.queued_timed_out < full && r.claimed_timed_out < full && r.redelivered < full {
                 return Ok(total);
             }
             #[cfg(feature = "test-failpoints")]
@@ -677,6 +946,26 @@ impl Contracts {
     }
 }
 
+/// One round of a poll (CT-65).
+enum Round {
+    /// A contract claimed with its baseline intact.
+    Claimed(Box<Contract>),
+    /// Nothing qualified.
+    Empty,
+    /// Stopped after closing [`MAX_STALE_PER_POLL`] stale contracts.
+    StaleLimit,
+}
+
+/// How long a waiting poll sleeps at most between looks at its clock and its cancellation (a
+/// [`shiftwork_seams::ManualClock`] moved by a test is noticed within it).
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// How often a waiting poll asks the store again even without a signal.
+const WAIT_RECHECK: Duration = Duration::from_secs(5);
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
     if h.claim_epoch.is_none() {
         vec![Warning::epoch_not_supplied(contract_id)]
@@ -687,7 +976,6 @@ fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
 
 fn dispatched(c: &Contract, replay: bool, warnings: Vec<Warning>) -> DispatchOutcome {
     DispatchOutcome {
-        ok: true,
         contract_id: c.contract_id.clone(),
         status: c.status,
         idempotent_replay: replay,
@@ -741,6 +1029,9 @@ pub fn payload_sha256(req: &DispatchRequest) -> String {
     }
     if let Some(v) = req.queue_ttl_sec {
         m.insert("queue_ttl_sec".into(), json!(v));
+    }
+    if let Some(v) = req.max_deliveries {
+        m.insert("max_deliveries".into(), json!(v));
     }
     canonical::sha256_hex(&Value::Object(m))
 }

@@ -21,6 +21,7 @@ use shiftwork_seams::{FileKind, Fs};
 use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES};
 use crate::model::{Drift, DriftReason, Pointer};
 use crate::paths::{self, PathReason};
+use crate::roots::{self, AllowedRoots};
 
 /// Why a workspace root was refused (CT-29).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +38,11 @@ pub enum RootReason {
     FilesystemRoot,
     /// A component is a sensitive directory name (CT-32 group A).
     SensitiveLocation,
+    /// In or under `/proc`, `/sys`, `/dev`, `/etc` or `/boot` (refused even when an allowed root holds
+    /// it).
+    SystemDirectory,
+    /// Not inside any of the allowed roots.
+    OutsideAllowedRoots,
 }
 
 impl RootReason {
@@ -49,6 +55,8 @@ impl RootReason {
             RootReason::NotADirectory => "NOT_A_DIRECTORY",
             RootReason::FilesystemRoot => "FILESYSTEM_ROOT",
             RootReason::SensitiveLocation => "SENSITIVE_LOCATION",
+            RootReason::SystemDirectory => "SYSTEM_DIRECTORY",
+            RootReason::OutsideAllowedRoots => "OUTSIDE_ALLOWED_ROOTS",
         }
     }
 }
@@ -58,11 +66,23 @@ impl RootReason {
 enum Class {
     Missing,
     Denied,
+    /// The path turned out not to be a regular file when it was opened (a FIFO or a device swapped in
+    /// after its metadata was read, or a directory): the non-blocking read refused it.
+    NotAFile,
+    /// The file grew past the bound of the read (CT-28 limits).
+    TooLarge,
     Other,
 }
 
 fn classify(e: &io::Error) -> Class {
+    if shiftwork_seams::is_not_regular_file(e) {
+        return Class::NotAFile;
+    }
+    if shiftwork_seams::is_file_too_large(e) {
+        return Class::TooLarge;
+    }
     match e.raw_os_error() {
+        Some(libc::EISDIR) => return Class::NotAFile,
         Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP) => return Class::Missing,
         Some(libc::EACCES) | Some(libc::EPERM) => return Class::Denied,
         _ => {}
@@ -83,8 +103,13 @@ pub struct CouldNotRun {
     pub error: io::Error,
 }
 
-/// Accepts a workspace root (CT-29) and returns its canonical form.
-pub fn accept_root(fs: &dyn Fs, root: &str) -> Result<Result<String, RootReason>, CouldNotRun> {
+/// Accepts a workspace root (CT-29, and the allowed-roots rule of [`crate::roots`]) and returns its
+/// canonical form.
+pub fn accept_root(
+    fs: &dyn Fs,
+    root: &str,
+    allowed: &AllowedRoots,
+) -> Result<Result<String, RootReason>, CouldNotRun> {
     if !root.starts_with('/') {
         return Ok(Err(RootReason::NotAbsolute));
     }
@@ -94,7 +119,7 @@ pub fn accept_root(fs: &dyn Fs, root: &str) -> Result<Result<String, RootReason>
             return match classify(&e) {
                 Class::Missing => Ok(Err(RootReason::NotFound)),
                 Class::Denied => Ok(Err(RootReason::Unreadable)),
-                Class::Other => Err(CouldNotRun { path: None, error: e }),
+                Class::NotAFile | Class::TooLarge | Class::Other => Err(CouldNotRun { path: None, error: e }),
             };
         }
     };
@@ -105,7 +130,7 @@ pub fn accept_root(fs: &dyn Fs, root: &str) -> Result<Result<String, RootReason>
             return match classify(&e) {
                 Class::Missing => Ok(Err(RootReason::NotFound)),
                 Class::Denied => Ok(Err(RootReason::Unreadable)),
-                Class::Other => Err(CouldNotRun { path: None, error: e }),
+                Class::NotAFile | Class::TooLarge | Class::Other => Err(CouldNotRun { path: None, error: e }),
             };
         }
     }
@@ -116,15 +141,24 @@ pub fn accept_root(fs: &dyn Fs, root: &str) -> Result<Result<String, RootReason>
         return Ok(Err(RootReason::FilesystemRoot));
     }
     let lower = text.to_ascii_lowercase();
-    if lower.split('/').any(|c| {
-        matches!(
-            c,
-            ".git" | ".ssh" | ".gnupg" | ".aws" | ".azure" | ".password-store"
-        )
-    }) {
+    if lower
+        .split('/')
+        .any(|c| paths::SENSITIVE_DIRECTORIES.contains(&c))
+    {
         return Ok(Err(RootReason::SensitiveLocation));
     }
-    Ok(Ok(text))
+    Ok(place(fs, &canonical, allowed).map(|()| text))
+}
+
+/// The allowed-roots rule on a canonical root.
+fn place(fs: &dyn Fs, canonical: &Path, allowed: &AllowedRoots) -> Result<(), RootReason> {
+    if roots::system_directory(canonical).is_some() {
+        return Err(RootReason::SystemDirectory);
+    }
+    if !allowed.allows(fs, canonical) {
+        return Err(RootReason::OutsideAllowedRoots);
+    }
+    Ok(())
 }
 
 /// A path of a list that was refused (CT-34).
@@ -170,6 +204,8 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
     let failed = |raw: &str, rel: String, error: io::Error| match classify(&error) {
         Class::Missing => refuse(raw, PathReason::FileMissing, None),
         Class::Denied => refuse(raw, PathReason::Unreadable, None),
+        Class::NotAFile => refuse(raw, PathReason::NotAFile, None),
+        Class::TooLarge => refuse(raw, PathReason::TooLarge, None),
         Class::Other => Accepted::Io(CouldNotRun {
             path: Some(rel),
             error,
@@ -180,7 +216,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
     let mut pointers = Vec::new();
     let mut total: u64 = 0;
     for raw in paths {
-        let rel = match paths::normalise(raw, root_as_written, canonical_root) {
+        let rel = match paths::normalize(raw, root_as_written, canonical_root) {
             Ok(rel) => rel,
             Err(reason) => return refuse(raw, reason, None),
         };
@@ -209,12 +245,15 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
         if meta.kind != FileKind::File {
             return refuse(raw, PathReason::NotAFile, None);
         }
-        total = total.saturating_add(meta.len);
-        if meta.len > MAX_TOTAL_POINTER_BYTES || total > MAX_TOTAL_POINTER_BYTES {
+        if meta.len > MAX_TOTAL_POINTER_BYTES || total.saturating_add(meta.len) > MAX_TOTAL_POINTER_BYTES {
             return refuse(raw, PathReason::TooLarge, None);
         }
-        match fingerprint(fs, &resolved, &rel) {
-            Ok(p) => pointers.push(p),
+        // The read is bounded by what the list may still hold, whatever the metadata said.
+        match fingerprint_within(fs, &resolved, &rel, MAX_TOTAL_POINTER_BYTES - total) {
+            Ok(p) => {
+                total += p.size;
+                pointers.push(p);
+            }
             Err(e) => return failed(raw, rel, e),
         }
     }
@@ -303,31 +342,53 @@ fn line_text(bytes: &[u8]) -> String {
 }
 
 /// Fingerprints the file at `path` in one streamed pass (CT-37, CT-38); `rel` becomes the pointer's
-/// path.
+/// path. The read is bounded by [`MAX_TOTAL_POINTER_BYTES`].
 pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
+    fingerprint_within(fs, path, rel, MAX_TOTAL_POINTER_BYTES)
+}
+
+/// [`fingerprint`] reading at most `limit` bytes: a longer file is refused with
+/// [`shiftwork_seams::file_too_large`] after `limit + 1` bytes (issue 12: a file that grows, or a
+/// device, is never read without end).
+pub fn fingerprint_within(fs: &dyn Fs, path: &Path, rel: &str, limit: u64) -> io::Result<Pointer> {
     let mut lines = Lines::default();
-    let digest = hash(fs, path, &mut |chunk| lines.feed(chunk))?;
+    let digest = hash(fs, path, limit, &mut |chunk| lines.feed(chunk))?;
     let (first_line, last_line) = lines.finish();
     Ok(Pointer {
         path: rel.to_owned(),
         size: digest.len,
-        sha256: digest.hex(),
+        sha256: shiftwork_seams::hash::hex(&digest.sha256),
         first_line,
         last_line,
     })
 }
 
-/// Streams `path` through SHA-256 (the one hashing path of this crate; the `mid-hash` failpoint of
-/// CT-167 sits in it, after the first chunk).
+/// Streams `path` through SHA-256 with the seam's non-blocking regular-file read, at most `limit`
+/// bytes (the one hashing path of this crate; the `mid-hash` failpoint of CT-167 sits in it, after the
+/// first chunk).
 fn hash(
     fs: &dyn Fs,
     path: &Path,
+    limit: u64,
     also: &mut dyn FnMut(&[u8]),
 ) -> io::Result<shiftwork_seams::hash::FileDigest> {
-    shiftwork_seams::hash::sha256_file(fs, path, &mut |chunk| {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    let mut read: u64 = 0;
+    let len = fs.read_chunks(path, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {
+        read += chunk.len() as u64;
+        if read > limit {
+            return Err(shiftwork_seams::file_too_large());
+        }
+        hasher.update(chunk);
         also(chunk);
         #[cfg(feature = "test-failpoints")]
         crate::failpoints::hit("mid-hash");
+        Ok(())
+    })?;
+    Ok(shiftwork_seams::hash::FileDigest {
+        len,
+        sha256: hasher.finalize().into(),
     })
 }
 
@@ -340,9 +401,22 @@ pub struct VerifyFailed {
     pub error: io::Error,
 }
 
-/// Verifies a baseline (CT-39, CT-40): the drift of the pointers that fail, in baseline order.
-pub fn verify(fs: &dyn Fs, root: &str, pointers: &[Pointer]) -> Result<Vec<Drift>, VerifyFailed> {
+/// Verifies a baseline (CT-39, CT-40): the drift of the pointers that fail, in baseline order. A root
+/// that now resolves outside the allowed roots or into a system directory reads every pointer as
+/// `PATH_REFUSED`.
+pub fn verify(
+    fs: &dyn Fs,
+    root: &str,
+    pointers: &[Pointer],
+    allowed: &AllowedRoots,
+) -> Result<Vec<Drift>, VerifyFailed> {
     let canonical = match fs.canonicalize(Path::new(root)) {
+        Ok(p) if place(fs, &p, allowed).is_err() => {
+            return Ok(pointers
+                .iter()
+                .map(|p| drift(p, DriftReason::PathRefused, None))
+                .collect());
+        }
         Ok(p) => Some(p),
         Err(e) if classify(&e) != Class::Other => None,
         Err(error) => {
@@ -352,23 +426,27 @@ pub fn verify(fs: &dyn Fs, root: &str, pointers: &[Pointer]) -> Result<Vec<Drift
             });
         }
     };
-    let mut drift = Vec::new();
+    let mut drifted = Vec::new();
     for pointer in pointers {
         let found = match &canonical {
             Some(root) => check_one(fs, root, pointer)?,
             None => Some((DriftReason::FileMissing, None)),
         };
         if let Some((reason, actual_size)) = found {
-            drift.push(Drift {
-                path: pointer.path.clone(),
-                reason,
-                expected_size: pointer.size,
-                actual_size,
-                hint: hint(&pointer.path, reason, pointer.size, actual_size, &pointer.sha256),
-            });
+            drifted.push(drift(pointer, reason, actual_size));
         }
     }
-    Ok(drift)
+    Ok(drifted)
+}
+
+fn drift(pointer: &Pointer, reason: DriftReason, actual_size: Option<u64>) -> Drift {
+    Drift {
+        path: pointer.path.clone(),
+        reason,
+        expected_size: pointer.size,
+        actual_size,
+        hint: hint(&pointer.path, reason, pointer.size, actual_size, &pointer.sha256),
+    }
 }
 
 fn check_one(
@@ -401,8 +479,13 @@ fn check_one(
     if meta.len != pointer.size {
         return Ok(Some((DriftReason::SizeMismatch, Some(meta.len))));
     }
-    let digest = match hash(fs, &resolved, &mut |_| ()) {
+    // At most one byte more than the baseline is read: a file that grows, or streams without end
+    // while its metadata says otherwise, is a size mismatch, not an endless read.
+    let digest = match hash(fs, &resolved, pointer.size, &mut |_| ()) {
         Ok(d) => d,
+        Err(e) if classify(&e) == Class::TooLarge => {
+            return Ok(Some((DriftReason::SizeMismatch, Some(pointer.size + 1))));
+        }
         Err(e) if classify(&e) == Class::Other => return Err(fail(e)),
         Err(_) => return missing,
     };

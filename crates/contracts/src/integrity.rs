@@ -8,8 +8,8 @@
 use serde::Serialize;
 
 use crate::limits::{
-    LIFETIME_FACTOR, MAX_EXTENDS_PER_CLAIM, MAX_POINTERS, MAX_RELEASES, MAX_TOTAL_POINTER_BYTES,
-    SCHEMA_INVALID_LIMIT,
+    LIFETIME_FACTOR, MAX_DELIVERIES, MAX_EXTENDS_PER_CLAIM, MAX_POINTERS, MAX_RELEASES,
+    MAX_TOTAL_POINTER_BYTES, SCHEMA_INVALID_LIMIT,
 };
 use crate::model::{Contract, EndReason, Status};
 
@@ -86,6 +86,7 @@ pub fn violations(c: &Contract) -> Vec<String> {
                     Status::PointerStale,
                     EndReason::PointerDriftAtClaim | EndReason::PointerDriftAtFulfill
                 )
+                | (Status::Cancelled, EndReason::CancelledByRequester)
         );
         check(pair_ok, "status and end_reason do not form an allowed pair");
     }
@@ -129,8 +130,25 @@ pub fn violations(c: &Contract) -> Vec<String> {
     check(
         c.claim_epoch > 0
             || c.status == Status::Submitted
+            || c.status == Status::Cancelled
             || (c.status == Status::TimedOut && c.end_reason == Some(EndReason::QueueTtlExpired)),
-        "claim_epoch 0 on a contract that was never claimed but is neither SUBMITTED nor queue-expired",
+        "claim_epoch 0 on a contract that was never claimed but is neither SUBMITTED, CANCELLED nor queue-expired",
+    );
+    check(
+        (1..=MAX_DELIVERIES).contains(&c.max_deliveries),
+        "max_deliveries outside 1 ..= 10",
+    );
+    check(
+        u64::from(c.delivery_count) <= c.claim_epoch,
+        "delivery_count above claim_epoch",
+    );
+    check(
+        c.status != Status::Claimed || c.delivery_count >= 1,
+        "CLAIMED with delivery_count 0",
+    );
+    check(
+        (c.status == Status::Cancelled) == c.cancel_reason.is_some(),
+        "status CANCELLED and cancel_reason disagree",
     );
     check(c.pointers.len() <= MAX_POINTERS, "more than 32 pointers");
     check(

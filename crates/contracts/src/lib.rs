@@ -11,12 +11,14 @@
 //! * [`model`]: the record and its parts; [`limits`]: the constants of the spec.
 //! * [`transition`]: the pure state machine — every transition with its guards and refusal codes,
 //!   fencing by `claim_epoch`, the expiry step. No I/O, no clock.
-//! * [`paths`] (pure) and [`fingerprint`] (over [`shiftwork_seams::Fs`]): normalisation, refusals of escaping and
+//! * [`paths`] (pure) and [`fingerprint`] (over [`shiftwork_seams::Fs`]): normalization, refusals of escaping and
 //!   secret-bearing paths, streaming fingerprints, verification.
 //! * [`Store`]: one atomic transaction per operation; [`MemoryStore`] and, with the default `sqlite`
 //!   feature, [`SqliteStore`] (and `PgStore` with the `postgres` feature). Stores call the pure
 //!   transition functions, so they all judge alike.
-//! * [`Contracts`]: the facade, one method per operation.
+//! * [`Contracts`]: the facade, one method per operation; [`Contracts::poll_next_task_wait`] waits for
+//!   work ([`wait`]), [`Contracts::cancel`] withdraws a contract, and a contract dispatched with
+//!   `max_deliveries` is redelivered with backoff when its holder is lost.
 //! * [`args`]: decoding of tool arguments (JSON objects) in each tool's argument order, used by the
 //!   MCP adapter; the rules themselves live in [`request`].
 //!
@@ -42,15 +44,19 @@ pub mod fingerprint;
 pub mod ids;
 pub mod integrity;
 pub mod limits;
+#[cfg(feature = "sqlite")]
+pub mod location;
 pub mod model;
 pub mod paths;
 pub mod request;
+pub mod roots;
 pub mod schema;
 pub mod store;
 #[doc(hidden)]
 pub mod testing;
 pub mod transition;
 pub mod views;
+pub mod wait;
 
 pub use error::{Refusal, RefusalCode, StoreError};
 pub use facade::{Contracts, ContractsConfig, payload_sha256};
@@ -58,7 +64,7 @@ pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, Contract, Drift, DriftReason, EndReason, EpochMs, Pointer, SalvagedResult, Status, Warning,
 };
-pub use request::{DispatchRequest, FulfilRequest, HolderRef, Identity, InspectRequest};
+pub use request::{DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest};
 pub use store::{MemoryStore, Store};
 #[cfg(feature = "postgres")]
 pub use store::{PgOptions, PgStore};

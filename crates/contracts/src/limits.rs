@@ -30,7 +30,7 @@ pub const MIN_QUEUE_TTL_SEC: u32 = 60;
 pub const MAX_QUEUE_TTL_SEC: u32 = 604_800;
 /// Pointers (and artifacts) per contract.
 pub const MAX_POINTERS: usize = 32;
-/// Length of a normalised pointer path in bytes.
+/// Length of a normalized pointer path in bytes.
 pub const MAX_PATH_BYTES: usize = 512;
 /// Sum of pointer sizes per contract (also for artifacts): 1 GiB.
 pub const MAX_TOTAL_POINTER_BYTES: u64 = 1 << 30;
@@ -48,10 +48,14 @@ pub const MAX_RESULT_SUMMARY_BYTES: usize = 8192;
 pub const MAX_REASON_CHARS: usize = 1000;
 /// Size cap of `contract_schema` (compact JSON): 16 KiB.
 pub const MAX_CONTRACT_SCHEMA_BYTES: usize = 16 * 1024;
+/// Subschemas a `contract_schema` may reach when every `$ref` is followed (issue 12).
+pub const MAX_CONTRACT_SCHEMA_EXPANSION: usize = 10_000;
 /// Size cap of `structured_output` (compact JSON): 32 KiB.
 pub const MAX_STRUCTURED_OUTPUT_BYTES: usize = 32 * 1024;
 /// Length cap of `idempotency_key`, in characters (printable ASCII).
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+/// The largest accepted `claim_epoch` argument (2^53 − 1, the largest integer every JSON reader keeps).
+pub const MAX_CLAIM_EPOCH: u64 = (1 << 53) - 1;
 /// Length cap of `error_reason`, in characters (CT-26).
 pub const MAX_ERROR_REASON_CHARS: usize = 2000;
 /// Contracts one poll may close as `POINTER_STALE` before it stops.
@@ -68,6 +72,16 @@ pub const INSPECT_PAGE_MAX_BYTES: usize = 32 * 1024;
 pub const INSPECT_DETAIL_MAX_BYTES: usize = 64 * 1024;
 /// SQLite `busy_timeout` (CT-137).
 pub const SQLITE_BUSY_TIMEOUT_MS: u32 = 5000;
+/// Longest `wait_sec` of `poll_next_task` (CT-179).
+pub const MAX_WAIT_SEC: u32 = 60;
+/// Largest `max_deliveries` of a dispatch (CT-186).
+pub const MAX_DELIVERIES: u32 = 10;
+/// The redelivery backoff of the first redelivery, doubled for each further one (CT-187): 30 s.
+pub const REDELIVERY_BACKOFF_MS: i64 = 30_000;
+/// The longest redelivery backoff (CT-187): 1 h.
+pub const MAX_REDELIVERY_BACKOFF_MS: i64 = 3_600_000;
+/// Length cap of the `reason` of `cancel_contract`, in characters (CT-183).
+pub const MAX_CANCEL_REASON_CHARS: usize = 2000;
 /// Shown `error_reason` length in summaries, in characters.
 pub const SUMMARY_ERROR_REASON_CHARS: usize = 200;
 /// Validation errors reported per delivery or schema (CT-70).

@@ -60,17 +60,20 @@ pub enum Status {
     TimedOut,
     /// Its files changed.
     PointerStale,
+    /// Withdrawn by its requester (CT-184).
+    Cancelled,
 }
 
 impl Status {
-    /// Every status, in the order of CT-19.
-    pub const ALL: [Status; 6] = [
+    /// Every status, in the order of CT-19, then `CANCELLED` (CT-184).
+    pub const ALL: [Status; 7] = [
         Status::Submitted,
         Status::Claimed,
         Status::Completed,
         Status::Failed,
         Status::TimedOut,
         Status::PointerStale,
+        Status::Cancelled,
     ];
 
     /// The wire name (`SUBMITTED`, …).
@@ -82,6 +85,7 @@ impl Status {
             Status::Failed => "FAILED",
             Status::TimedOut => "TIMED_OUT",
             Status::PointerStale => "POINTER_STALE",
+            Status::Cancelled => "CANCELLED",
         }
     }
 
@@ -95,7 +99,7 @@ impl Status {
         matches!(self, Status::Submitted | Status::Claimed)
     }
 
-    /// One of the four terminal states.
+    /// One of the terminal states.
     pub fn is_terminal(self) -> bool {
         !self.is_live()
     }
@@ -119,11 +123,13 @@ pub enum EndReason {
     PointerDriftAtClaim,
     /// U3.
     PointerDriftAtFulfill,
+    /// K1, K2.
+    CancelledByRequester,
 }
 
 impl EndReason {
     /// Every end reason.
-    pub const ALL: [EndReason; 7] = [
+    pub const ALL: [EndReason; 8] = [
         EndReason::Fulfilled,
         EndReason::WorkerFailed,
         EndReason::SchemaRetriesExhausted,
@@ -131,6 +137,7 @@ impl EndReason {
         EndReason::ExecTtlExpired,
         EndReason::PointerDriftAtClaim,
         EndReason::PointerDriftAtFulfill,
+        EndReason::CancelledByRequester,
     ];
 
     /// The wire name.
@@ -143,6 +150,7 @@ impl EndReason {
             EndReason::ExecTtlExpired => "EXEC_TTL_EXPIRED",
             EndReason::PointerDriftAtClaim => "POINTER_DRIFT_AT_CLAIM",
             EndReason::PointerDriftAtFulfill => "POINTER_DRIFT_AT_FULFILL",
+            EndReason::CancelledByRequester => "CANCELLED_BY_REQUESTER",
         }
     }
 
@@ -181,7 +189,7 @@ impl DriftReason {
 /// One pinned file (CT-23).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pointer {
-    /// Normalised relative path with `/` separators.
+    /// Normalized relative path with `/` separators.
     pub path: String,
     /// Size in bytes.
     pub size: u64,
@@ -293,9 +301,24 @@ pub struct Contract {
     pub artifacts_pointers: Option<Vec<Pointer>>,
     /// The delivery that was not accepted when the contract ended on it.
     pub salvaged_result: Option<SalvagedResult>,
+    /// Claims a contract may get before a lost lease ends it (CT-186: 1 to 10, default 1).
+    pub max_deliveries: u32,
+    /// Claims so far (CT-186); a reverted claim (C3) does not count.
+    pub delivery_count: u32,
+    /// Before this instant the contract is not claimable, even though `SUBMITTED` (CT-186).
+    pub available_at: Option<EpochMs>,
+    /// The reason its requester gave to `cancel_contract` (CT-185).
+    pub cancel_reason: Option<String>,
 }
 
 impl Contract {
+    /// True when the contract may be claimed at `now` by its target (C1's guards but the order).
+    pub fn is_claimable(&self, now: EpochMs) -> bool {
+        self.status == Status::Submitted
+            && now < self.queue_expires_at
+            && self.available_at.is_none_or(|at| at <= now)
+    }
+
     /// True when the contract is past its deadline at `now` but not yet terminal in storage (CT-45).
     pub fn is_logically_expired(&self, now: EpochMs) -> bool {
         match self.status {

@@ -1,10 +1,10 @@
-//! The pure path rules of spec §4: normalisation (CT-31) and the sensitive-file test (CT-32).
+//! The pure path rules of spec §4: normalization (CT-31) and the sensitive-file test (CT-32).
 //!
 //! ```
-//! use shiftwork_contracts::paths::{normalise, sensitive, PathReason};
-//! assert_eq!(normalise("./src//lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
-//! assert_eq!(normalise("/w/src/lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
-//! assert_eq!(normalise("src/../README.md", "/w", "/w"), Err(PathReason::PathEscape));
+//! use shiftwork_contracts::paths::{normalize, sensitive, PathReason};
+//! assert_eq!(normalize("./src//lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
+//! assert_eq!(normalize("/w/src/lib.rs", "/w", "/w").unwrap(), "src/lib.rs");
+//! assert_eq!(normalize("src/../README.md", "/w", "/w"), Err(PathReason::PathEscape));
 //! assert_eq!(sensitive(".git/config"), Some(".git"));
 //! assert_eq!(sensitive("certs/server.PEM"), Some("*.pem"));
 //! assert_eq!(sensitive(".env.example"), None);
@@ -24,7 +24,7 @@ pub enum PathReason {
     InvalidPath,
     /// Outside the root, or a `..` component.
     PathEscape,
-    /// The same normalised path twice.
+    /// The same normalized path twice.
     Duplicate,
     /// A sensitive name (CT-32).
     SensitiveFile,
@@ -62,9 +62,9 @@ fn components(path: &str) -> Vec<&str> {
     path.split('/').filter(|c| !c.is_empty() && *c != ".").collect()
 }
 
-/// Normalises a caller's pointer or artifact path lexically (CT-31). `root_as_written` and
+/// Normalizes a caller's pointer or artifact path lexically (CT-31). `root_as_written` and
 /// `canonical_root` are the two forms an absolute path may start with.
-pub fn normalise(path: &str, root_as_written: &str, canonical_root: &str) -> Result<String, PathReason> {
+pub fn normalize(path: &str, root_as_written: &str, canonical_root: &str) -> Result<String, PathReason> {
     if path.is_empty() || path.contains('\0') {
         return Err(PathReason::InvalidPath);
     }
@@ -103,11 +103,12 @@ pub fn normalise(path: &str, root_as_written: &str, canonical_root: &str) -> Res
     Ok(joined)
 }
 
-/// Group A: directory names matched against every component.
-const DIRECTORIES: [&str; 6] = [".git", ".ssh", ".gnupg", ".aws", ".azure", ".password-store"];
+/// Group A of CT-32: directory names matched against every component (also the sensitive locations of
+/// a workspace root, CT-29).
+pub const SENSITIVE_DIRECTORIES: [&str; 6] = [".git", ".ssh", ".gnupg", ".aws", ".azure", ".password-store"];
 
 /// Group B: last-component patterns, in table order (`*` is any run of characters).
-const FILE_PATTERNS: [&str; 32] = [
+const FILE_PATTERNS: [&str; 38] = [
     ".env",
     ".env.*",
     ".envrc",
@@ -125,6 +126,12 @@ const FILE_PATTERNS: [&str; 32] = [
     "secrets.yml",
     "secrets.yaml",
     "secrets.toml",
+    ".vault-token",
+    ".s3cfg",
+    ".boto",
+    ".my.cnf",
+    ".terraformrc",
+    "*_history",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -142,8 +149,13 @@ const FILE_PATTERNS: [&str; 32] = [
     "*.tfvars",
 ];
 
-/// Group C: the last two components.
-const TOOL_CONFIGS: [&str; 2] = [".kube/config", ".docker/config.json"];
+/// Group C: the last components (as many as the pattern has), each matched like group B.
+const TOOL_CONFIGS: [&str; 4] = [
+    ".kube/config",
+    ".docker/config.json",
+    ".cargo/credentials*",
+    ".config/gh/hosts.yml",
+];
 
 /// `.env.*` does not match these names.
 const ENV_EXAMPLES: [&str; 3] = [".env.example", ".env.sample", ".env.template"];
@@ -154,7 +166,7 @@ pub fn sensitive(path: &str) -> Option<&'static str> {
     let lower = path.to_ascii_lowercase();
     let parts = components(&lower);
     let last = parts.last().copied()?;
-    if let Some(dir) = DIRECTORIES.iter().find(|d| parts.contains(d)) {
+    if let Some(dir) = SENSITIVE_DIRECTORIES.iter().find(|d| parts.contains(d)) {
         return Some(dir);
     }
     for pattern in &FILE_PATTERNS {
@@ -167,13 +179,14 @@ pub fn sensitive(path: &str) -> Option<&'static str> {
             return Some(pattern);
         }
     }
-    if parts.len() >= 2 {
-        let tail = format!("{}/{}", parts[parts.len() - 2], last);
-        if let Some(p) = TOOL_CONFIGS.iter().find(|p| **p == tail) {
-            return Some(p);
-        }
-    }
-    None
+    TOOL_CONFIGS.into_iter().find(|pattern| {
+        let wanted: Vec<&str> = pattern.split('/').collect();
+        parts.len() >= wanted.len()
+            && parts[parts.len() - wanted.len()..]
+                .iter()
+                .zip(&wanted)
+                .all(|(part, want)| glob(want, part))
+    })
 }
 
 /// Glob match where `*` stands for any run of characters (possibly empty).
@@ -206,14 +219,14 @@ mod tests {
 
     fn check_norm(input: &str, expected: Result<&str, PathReason>) {
         assert_eq!(
-            normalise(input, "/w/./", "/real/w"),
+            normalize(input, "/w/./", "/real/w"),
             expected.map(str::to_owned),
             "{input}"
         );
     }
 
     #[test]
-    fn ct31_normalisation_table() {
+    fn ct31_normalization_table() {
         check_norm("./src//lib.rs", Ok("src/lib.rs"));
         check_norm("src/./a/", Ok("src/a"));
         check_norm("/w/src/lib.rs", Ok("src/lib.rs"));
@@ -262,6 +275,38 @@ mod tests {
         check_sensitive("secrets.yaml", Some("secrets.yaml"));
         // The first matching pattern of the table wins: group A before group B.
         check_sensitive(".git/id_rsa", Some(".git"));
+    }
+
+    /// Issue 12 item 2: the credential files people actually have.
+    #[test]
+    fn issue12_credential_files_people_have_are_sensitive() {
+        for (path, pattern) in [
+            (".cargo/credentials", Some("credentials")),
+            (".cargo/credentials.toml", Some(".cargo/credentials*")),
+            ("home/.cargo/Credentials.TOML", Some(".cargo/credentials*")),
+            (".config/gh/hosts.yml", Some(".config/gh/hosts.yml")),
+            ("gh/hosts.yml", None),
+            (".vault-token", Some(".vault-token")),
+            (".s3cfg", Some(".s3cfg")),
+            (".boto", Some(".boto")),
+            (".my.cnf", Some(".my.cnf")),
+            (".netrc", Some(".netrc")),
+            (".pgpass", Some(".pgpass")),
+            (".terraformrc", Some(".terraformrc")),
+            (".bash_history", Some("*_history")),
+            ("x/.zsh_history", Some("*_history")),
+            (".python_history", Some("*_history")),
+            ("history", None),
+            (".docker/config.json", Some(".docker/config.json")),
+            (".kube/config", Some(".kube/config")),
+            (".aws/credentials", Some(".aws")),
+            (".ssh/id_ed25519", Some(".ssh")),
+            (".ssh/known_hosts", Some(".ssh")),
+            (".gnupg/pubring.kbx", Some(".gnupg")),
+            ("src/cargo/credentials.rs", None),
+        ] {
+            check_sensitive(path, pattern);
+        }
     }
 
     #[test]

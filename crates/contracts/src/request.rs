@@ -9,78 +9,123 @@ use crate::error::{Refusal, RefusalCode};
 use crate::limits::*;
 use crate::model::{AgentId, Status};
 
-/// Where an identity argument came from (CT-88).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The identity an embedder gives every absent identity argument (CT-88: the adapter's `--agent` /
+/// `AGENT_NAME`), parsed once when it is configured.
+///
+/// ```
+/// use shiftwork_contracts::request::DefaultAgent;
+/// assert!(matches!(DefaultAgent::from_value(Some("alice"), "AGENT_NAME"), DefaultAgent::Valid(_)));
+/// assert!(matches!(DefaultAgent::from_value(Some(""), "AGENT_NAME"), DefaultAgent::Unset));
+/// assert!(matches!(DefaultAgent::from_value(Some("bad name"), "AGENT_NAME"), DefaultAgent::Invalid { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DefaultAgent {
+    /// No default: an absent identity is refused `AGENT_ID_REQUIRED` (verify proceeds without one).
+    #[default]
+    Unset,
+    /// A valid default identity.
+    Valid(AgentId),
+    /// A default was configured but is not an `AgentId`; every call that needs it is refused
+    /// `INVALID_ARGUMENT` with `details.argument = source`.
+    Invalid {
+        /// Where the default came from, as the refusal names it (the adapter passes `AGENT_NAME`).
+        source: &'static str,
+    },
+}
+
+impl DefaultAgent {
+    /// Parses a configured default once; an empty value is no default.
+    pub fn from_value(value: Option<&str>, source: &'static str) -> DefaultAgent {
+        match value.filter(|v| !v.is_empty()) {
+            None => DefaultAgent::Unset,
+            Some(v) => AgentId::parse(v).map_or(DefaultAgent::Invalid { source }, DefaultAgent::Valid),
+        }
+    }
+}
+
+/// An identity argument (CT-88), parsed once: the caller's, the embedder's default, or none.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Identity {
     /// The caller passed it as an argument.
-    Given(String),
-    /// The argument was absent; this is the adapter's default (`--agent` / `AGENT_NAME`).
-    Default(String),
+    Given(AgentId),
+    /// The argument was absent; this is the embedder's default.
+    Default(AgentId),
+    /// The argument was absent and the embedder's default is not a valid `AgentId` (named `source`).
+    InvalidDefault {
+        /// Where the default came from.
+        source: &'static str,
+    },
     /// The argument was absent and there is no default.
+    #[default]
     Missing,
 }
 
-impl From<&str> for Identity {
-    fn from(s: &str) -> Identity {
-        Identity::Given(s.to_owned())
+impl From<AgentId> for Identity {
+    fn from(a: AgentId) -> Identity {
+        Identity::Given(a)
     }
 }
 
 impl From<&AgentId> for Identity {
     fn from(a: &AgentId) -> Identity {
-        Identity::Given(a.as_str().to_owned())
+        Identity::Given(a.clone())
     }
 }
 
 impl Identity {
-    /// An absent argument resolved against the adapter's default.
-    pub fn from_default(default: Option<&str>) -> Identity {
-        match default.filter(|d| !d.is_empty()) {
-            Some(d) => Identity::Default(d.to_owned()),
-            None => Identity::Missing,
+    /// The identity `text` when it follows the grammar of CT-17.
+    ///
+    /// ```
+    /// use shiftwork_contracts::Identity;
+    /// assert!(Identity::given("bob").is_some());
+    /// assert!(Identity::given("bad name").is_none());
+    /// ```
+    pub fn given(text: &str) -> Option<Identity> {
+        AgentId::parse(text).map(Identity::Given)
+    }
+
+    /// An absent argument resolved against the embedder's default.
+    pub fn from_default(default: &DefaultAgent) -> Identity {
+        match default {
+            DefaultAgent::Unset => Identity::Missing,
+            DefaultAgent::Valid(a) => Identity::Default(a.clone()),
+            DefaultAgent::Invalid { source } => Identity::InvalidDefault { source },
         }
     }
 
-    /// Checks a given identity's grammar (step 1); a default is checked by [`Identity::resolve`].
-    pub(crate) fn check_given(&self, argument: &str) -> Result<(), Refusal> {
-        match self {
-            Identity::Given(s) => agent(argument, s).map(|_| ()),
-            _ => Ok(()),
-        }
-    }
-
-    /// The identity, or `AGENT_ID_REQUIRED` / `INVALID_ARGUMENT { argument: "AGENT_NAME" }`.
+    /// The identity, or `AGENT_ID_REQUIRED` / `INVALID_ARGUMENT { argument: <source> }`.
     pub(crate) fn resolve(&self, argument: &str) -> Result<AgentId, Refusal> {
-        match self.resolve_optional(argument)? {
+        match self.resolve_optional()? {
             Some(a) => Ok(a),
             None => Err(Refusal::new(
                 RefusalCode::AgentIdRequired,
-                format!("{argument} is required: pass it, or start the server with --agent or AGENT_NAME."),
+                format!("{argument} is required: pass it, or give the server a default agent identity."),
                 Vec::new(),
             )),
         }
     }
 
     /// Like [`Identity::resolve`], but `Missing` is `None` (verify, CT-71).
-    pub(crate) fn resolve_optional(&self, argument: &str) -> Result<Option<AgentId>, Refusal> {
+    pub(crate) fn resolve_optional(&self) -> Result<Option<AgentId>, Refusal> {
         match self {
-            Identity::Given(s) => agent(argument, s).map(Some),
-            Identity::Default(s) => AgentId::parse(s).map(Some).ok_or_else(|| {
-                Refusal::invalid_argument(
-                    "AGENT_NAME",
-                    "AGENT_NAME (or --agent) is not a valid agent id: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit.",
-                )
-            }),
+            Identity::Given(a) | Identity::Default(a) => Ok(Some(a.clone())),
+            Identity::InvalidDefault { source } => Err(Refusal::invalid_argument(
+                source,
+                format!(
+                    "{source}, the default agent identity, is not a valid agent id: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit."
+                ),
+            )),
             Identity::Missing => Ok(None),
         }
     }
 }
 
-/// `dispatch_contract`'s arguments (CT-95), as supplied.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// `dispatch_contract`'s arguments (CT-95), as supplied. [`DispatchRequest::new`] gives the three
+/// required ones and leaves every other absent.
+#[derive(Debug, Clone, PartialEq)]
 pub struct DispatchRequest {
     /// The target agent.
-    pub target_agent: String,
+    pub target_agent: AgentId,
     /// The title.
     pub title: String,
     /// The workspace root.
@@ -99,8 +144,42 @@ pub struct DispatchRequest {
     pub queue_ttl_sec: Option<i64>,
     /// Retry key.
     pub idempotency_key: Option<String>,
-    /// The requester.
-    pub requester_agent: Option<Identity>,
+    /// The requester (absent: [`Identity::Missing`]).
+    pub requester_agent: Identity,
+    /// Claims the contract may get before a lost lease ends it (absent: 1, CT-186).
+    pub max_deliveries: Option<i64>,
+}
+
+impl DispatchRequest {
+    /// A dispatch to `target_agent` with `title` and `workspace_root`, every optional argument absent
+    /// and no requester identity.
+    ///
+    /// ```
+    /// use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
+    /// let bob = AgentId::parse("bob").unwrap();
+    /// let req = DispatchRequest {
+    ///     pointers: Some(vec!["src/lib.rs".into()]),
+    ///     requester_agent: Identity::given("alice").unwrap(),
+    ///     ..DispatchRequest::new(bob, "Review add()", "/work")
+    /// };
+    /// assert_eq!(req.task_type, None);
+    /// ```
+    pub fn new(target_agent: AgentId, title: impl Into<String>, workspace_root: impl Into<String>) -> Self {
+        DispatchRequest {
+            target_agent,
+            title: title.into(),
+            workspace_root: workspace_root.into(),
+            pointers: None,
+            task_type: None,
+            context_summary: None,
+            contract_schema: None,
+            exec_ttl_sec: None,
+            queue_ttl_sec: None,
+            idempotency_key: None,
+            requester_agent: Identity::Missing,
+            max_deliveries: None,
+        }
+    }
 }
 
 /// The caller of a holder operation (CT-58).
@@ -116,7 +195,7 @@ pub struct HolderRef {
 
 /// What `fulfill_contract` delivers (CT-110).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct FulfilRequest {
+pub struct FulfillRequest {
     /// The summary.
     pub result_summary: String,
     /// The structured result.
@@ -129,9 +208,9 @@ pub struct FulfilRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InspectRequest {
     /// Filter by target.
-    pub target_agent: Option<String>,
+    pub target_agent: Option<AgentId>,
     /// Filter by requester.
-    pub requester_agent: Option<String>,
+    pub requester_agent: Option<AgentId>,
     /// Filter by status (one or a set).
     pub status: Option<Vec<String>>,
     /// Filter by id.
@@ -244,18 +323,57 @@ pub fn contract_id(value: &str) -> Result<String, Refusal> {
     Ok(value.to_ascii_lowercase())
 }
 
-/// The largest accepted `claim_epoch` (2^53 − 1).
-pub const MAX_EPOCH: u64 = (1 << 53) - 1;
+pub use crate::limits::MAX_CLAIM_EPOCH as MAX_EPOCH;
 
 /// A `claim_epoch`: 1 ..= 2^53 − 1.
 pub fn claim_epoch(value: u64) -> Result<u64, Refusal> {
     if !(1..=MAX_EPOCH).contains(&value) {
         return Err(Refusal::invalid_argument(
             "claim_epoch",
-            "claim_epoch must be an integer from 1 to 9007199254740991 (the value poll_next_task returned).",
+            format!(
+                "claim_epoch must be an integer from 1 to {MAX_EPOCH} (the value poll_next_task returned)."
+            ),
         ));
     }
     Ok(value)
+}
+
+/// A `max_deliveries`: 1 ..= 10 (CT-186).
+pub fn max_deliveries(value: i64) -> Result<u32, Refusal> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| (1..=MAX_DELIVERIES).contains(v))
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                "max_deliveries",
+                format!("max_deliveries must be an integer from 1 to {MAX_DELIVERIES}."),
+            )
+        })
+}
+
+/// A `wait_sec`: 0 ..= 60 (CT-179).
+pub fn wait_sec(value: i64) -> Result<u32, Refusal> {
+    u32::try_from(value)
+        .ok()
+        .filter(|v| *v <= MAX_WAIT_SEC)
+        .ok_or_else(|| {
+            Refusal::invalid_argument(
+                "wait_sec",
+                format!("wait_sec must be an integer from 0 to {MAX_WAIT_SEC}."),
+            )
+        })
+}
+
+/// A cancel `reason`: 1 ..= 2,000 characters (CT-183).
+pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
+    let n = value.chars().count();
+    if n == 0 || n > MAX_CANCEL_REASON_CHARS {
+        return Err(Refusal::invalid_argument(
+            "reason",
+            format!("reason must be 1 to {MAX_CANCEL_REASON_CHARS} characters."),
+        ));
+    }
+    Ok(())
 }
 
 /// A release `reason`: at most 1,000 characters.
@@ -308,10 +426,10 @@ pub fn statuses(values: &[String]) -> Result<Vec<Status>, Refusal> {
     let refuse = || {
         Refusal::invalid_argument(
             "status",
-            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, or an array of 1 to 6 distinct ones.",
+            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, CANCELLED, or an array of 1 to 7 distinct ones.",
         )
     };
-    if values.is_empty() || values.len() > 6 {
+    if values.is_empty() || values.len() > Status::ALL.len() {
         return Err(refuse());
     }
     let mut out = Vec::new();

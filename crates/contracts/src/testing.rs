@@ -43,5 +43,9 @@ pub fn sample_contract(now: EpochMs) -> Contract {
         structured_output: None,
         artifacts_pointers: None,
         salvaged_result: None,
+        max_deliveries: 1,
+        delivery_count: 0,
+        available_at: None,
+        cancel_reason: None,
     }
 }

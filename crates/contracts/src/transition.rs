@@ -1,7 +1,7 @@
 //! The pure transition functions of spec §5 (CT-49, CT-60): no I/O, no clock.
 //!
 //! Every store calls these, so every store judges identically. The instant `now` is an argument; the
-//! verification result and the schema verdict are inputs of the fulfil command.
+//! verification result and the schema verdict are inputs of the fulfill command.
 //!
 //! ```
 //! use shiftwork_contracts::transition::{self, Command, Holder, Policy, Reply};
@@ -26,7 +26,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Refusal, RefusalCode};
 use crate::limits::{
-    MAX_ERROR_REASON_CHARS, MAX_EXTENDS_PER_CLAIM, MAX_RELEASES, SCHEMA_INVALID_LIMIT, TOCTOU_STRIKES,
+    MAX_ERROR_REASON_CHARS, MAX_EXTENDS_PER_CLAIM, MAX_REDELIVERY_BACKOFF_MS, MAX_RELEASES,
+    REDELIVERY_BACKOFF_MS, SCHEMA_INVALID_LIMIT, TOCTOU_STRIKES,
 };
 use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status};
 
@@ -55,7 +56,7 @@ pub struct ValidationError {
     pub message: String,
 }
 
-/// What a fulfil delivers.
+/// What a fulfill delivers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delivery {
     /// The summary.
@@ -66,7 +67,7 @@ pub struct Delivery {
     pub artifacts_pointers: Vec<Pointer>,
 }
 
-/// The outcome of the checks a fulfil runs outside the store (CT-68 steps 4–5).
+/// The outcome of the checks a fulfill runs outside the store (CT-68 steps 4–5).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// The baseline drifted (non-empty list); the output was not validated.
@@ -77,7 +78,7 @@ pub enum Verdict {
     Invalid(Vec<ValidationError>),
 }
 
-/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfil pre-check).
+/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfill pre-check).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// C2: the poll's verification found drift in the claim of `epoch`.
@@ -87,10 +88,13 @@ pub enum Command {
         /// The drift found (non-empty).
         drift: Vec<Drift>,
     },
-    /// C3: the poll's verification could not run for the claim of `epoch`.
+    /// C3: the claim of `epoch` is undone: the poll's verification could not run, or the waiting poll
+    /// that made it was cancelled before it could answer (CT-181).
     RevertClaim {
         /// The epoch the claim gave.
         epoch: u64,
+        /// Why.
+        why: Revert,
     },
     /// X1.
     Extend {
@@ -104,20 +108,29 @@ pub enum Command {
         /// The caller's reason, if any.
         reason: Option<String>,
     },
-    /// F1 / F2.
+    /// F1 / F2, or F3 with `retryable` (CT-188).
     Fail {
         /// The caller.
         holder: Holder,
         /// The caller's reason.
         reason: String,
+        /// Return the contract to the queue when it has deliveries left.
+        retryable: bool,
     },
-    /// The fulfil pre-check: expiry step, holder check and status matrix only.
-    FulfilCheck {
+    /// K1 / K2 (CT-184): the requester withdraws the contract.
+    Cancel {
+        /// The caller (must be the requester).
+        requester: AgentId,
+        /// The requester's reason.
+        reason: String,
+    },
+    /// The fulfill pre-check: expiry step, holder check and status matrix only.
+    FulfillCheck {
         /// The caller.
         holder: Holder,
     },
     /// U1–U5.
-    Fulfil {
+    Fulfill {
         /// The caller.
         holder: Holder,
         /// What was delivered.
@@ -127,11 +140,22 @@ pub enum Command {
     },
 }
 
+/// Why a claim is undone (C3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revert {
+    /// The poll's verification could not run (CT-65 step 5).
+    CheckFailed,
+    /// The waiting poll that claimed it was cancelled before it answered (CT-181).
+    WaitCancelled,
+}
+
 /// The reply of a step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// The operation succeeded; the record as it stands afterwards.
     Done(Box<Contract>),
+    /// The operation had already taken effect (a second cancel, CT-184); nothing was written.
+    Already(Box<Contract>),
     /// The operation was refused (the record may still have changed: E1/E2 before a refusal, U2–U5).
     Refused(Refusal),
     /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
@@ -148,7 +172,48 @@ pub struct Step {
     pub reply: Reply,
 }
 
-/// E1 / E2: the successor of a record that is logically expired at `now`, or `None` (CT-45, CT-49).
+/// The redelivery backoff after `delivery_count` deliveries (CT-187): 30 s × 2^(n−1), at most 1 h.
+///
+/// ```
+/// use shiftwork_contracts::transition::backoff_ms;
+/// assert_eq!((backoff_ms(1), backoff_ms(2), backoff_ms(3)), (30_000, 60_000, 120_000));
+/// assert_eq!(backoff_ms(10), 3_600_000);
+/// ```
+pub fn backoff_ms(delivery_count: u32) -> i64 {
+    let shift = delivery_count.saturating_sub(1).min(7);
+    (REDELIVERY_BACKOFF_MS << shift).min(MAX_REDELIVERY_BACKOFF_MS)
+}
+
+/// E3 / F3 (CT-187, CT-188): `c`, claimed, back in the queue at `now` after its backoff, or `None`
+/// when it has no delivery left or the backoff would reach its lifetime ceiling.
+fn redeliver(c: &Contract, now: EpochMs, entry: &str) -> Option<Contract> {
+    if c.delivery_count >= c.max_deliveries {
+        return None;
+    }
+    let available_at = now.saturating_add(backoff_ms(c.delivery_count));
+    if available_at >= c.lifetime_ends_at {
+        return None;
+    }
+    let mut next = c.clone();
+    next.status = Status::Submitted;
+    next.queued_at = now;
+    next.available_at = Some(available_at);
+    next.queue_expires_at = available_at
+        .saturating_add(i64::from(c.queue_ttl_sec) * 1000)
+        .min(c.lifetime_ends_at);
+    next.claimed_at = None;
+    next.expires_at = None;
+    next.extend_count = 0;
+    next.toctou_strikes = 0;
+    record(&mut next, entry);
+    Some(next)
+}
+
+/// The history entry of a redelivery after a lost lease (CT-187).
+pub const REDELIVERED_AFTER_TIMEOUT: &str = "REDELIVERED: EXEC_TTL_EXPIRED";
+
+/// E1 / E2 / E3: the successor of a record that is logically expired at `now`, or `None` (CT-45,
+/// CT-49, CT-187).
 pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
     if !c.is_logically_expired(now) {
         return None;
@@ -160,6 +225,9 @@ pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
             next.completed_at = Some(c.queue_expires_at);
         }
         Status::Claimed => {
+            if let Some(again) = redeliver(c, now, REDELIVERED_AFTER_TIMEOUT) {
+                return Some(again);
+            }
             next.end_reason = Some(EndReason::ExecTtlExpired);
             next.completed_at = c.expires_at;
         }
@@ -170,14 +238,15 @@ pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
 }
 
 /// C1: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
-/// queue deadline). The "oldest first" part of the guard is the store's.
+/// queue deadline, before `available_at`). The "oldest first" part of the guard is the store's.
 pub fn claim(c: &Contract, agent: &AgentId, now: EpochMs) -> Option<Contract> {
-    if c.status != Status::Submitted || &c.target_agent != agent || now >= c.queue_expires_at {
+    if &c.target_agent != agent || !c.is_claimable(now) {
         return None;
     }
     let mut next = c.clone();
     next.status = Status::Claimed;
     next.claim_epoch += 1;
+    next.delivery_count = next.delivery_count.saturating_add(1);
     next.claimed_at = Some(now);
     next.expires_at = Some(lease_end(c, now));
     next.extend_count = 0;
@@ -226,7 +295,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
             );
             done(next)
         }
-        Command::RevertClaim { epoch } => {
+        Command::RevertClaim { epoch, why } => {
             if c.status != Status::Claimed || c.claim_epoch != *epoch {
                 return unchanged(Reply::GuardFailed);
             }
@@ -234,7 +303,15 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
             next.status = Status::Submitted;
             next.claimed_at = None;
             next.expires_at = None;
-            record(&mut next, "CLAIM_REVERTED: pointer check could not run");
+            // The delivery never reached a holder (CT-190 counts the claims holders saw).
+            next.delivery_count = next.delivery_count.saturating_sub(1);
+            record(
+                &mut next,
+                match why {
+                    Revert::CheckFailed => "CLAIM_REVERTED: pointer check could not run",
+                    Revert::WaitCancelled => "CLAIM_REVERTED: the waiting poll was cancelled",
+                },
+            );
             done(next)
         }
         Command::Extend { holder } => holder_op(c, holder, policy, |c| {
@@ -265,6 +342,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
             next.expires_at = None;
             next.extend_count = 0;
             next.toctou_strikes = 0;
+            next.available_at = None;
             next.release_count += 1;
             let entry = match reason.as_deref().filter(|r| !r.is_empty()) {
                 Some(r) => format!("RELEASED_BY_HOLDER: {}", one_line(r)),
@@ -273,11 +351,26 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
             record(&mut next, &entry);
             done(next)
         }),
-        Command::Fail { holder, reason } => {
+        Command::Fail {
+            holder,
+            reason,
+            retryable,
+        } => {
             if let Some(refusal) = holder_check(c, holder, policy) {
                 return refused(refusal);
             }
             match (c.status, c.end_reason) {
+                (Status::Claimed, _)
+                    if *retryable
+                        && let Some(mut next) = redeliver(
+                            c,
+                            now,
+                            &format!("REDELIVERED: WORKER_FAILED: {}", one_line(reason)),
+                        ) =>
+                {
+                    next.fail_reason = Some(reason.clone());
+                    done(next)
+                }
                 (Status::Claimed, _) => {
                     let mut next = c.clone();
                     next.status = Status::Failed;
@@ -294,21 +387,23 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
                     done(next)
                 }
                 (Status::Submitted, _) => refused(refusal_status(RefusalCode::NotClaimed, c)),
+                (Status::Cancelled, _) => refused(refusal_cancelled(c)),
                 _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
             }
         }
-        Command::FulfilCheck { holder } => {
+        Command::Cancel { requester, reason } => cancel(c, requester, reason, now),
+        Command::FulfillCheck { holder } => {
             holder_op(c, holder, policy, |c| unchanged(Reply::Done(Box::new(c.clone()))))
         }
-        Command::Fulfil {
+        Command::Fulfill {
             holder,
             delivery,
             verdict,
-        } => holder_op(c, holder, policy, |c| fulfil(c, delivery, verdict, now)),
+        } => holder_op(c, holder, policy, |c| fulfill(c, delivery, verdict, now)),
     }
 }
 
-/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfil, then `claimed`
+/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfill, then `claimed`
 /// for a `CLAIMED` record.
 fn holder_op(
     c: &Contract,
@@ -325,8 +420,57 @@ fn holder_op(
         (Status::TimedOut, Some(EndReason::ExecTtlExpired)) => {
             refused(refusal_status(RefusalCode::LeaseExpired, c))
         }
+        (Status::Cancelled, _) => refused(refusal_cancelled(c)),
         _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
     }
+}
+
+/// K1 / K2 (CT-183, CT-184): the requester cancels; a second cancel answers success again and
+/// changes nothing.
+fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step {
+    if requester != &c.requester_agent {
+        return refused(Refusal::new(
+            RefusalCode::NotRequester,
+            format!(
+                "Only its requester \"{}\" may cancel contract {}, not \"{requester}\".",
+                c.requester_agent, c.contract_id
+            ),
+            vec![
+                ("contract_id", json!(c.contract_id)),
+                ("requester_agent", json!(c.requester_agent)),
+            ],
+        ));
+    }
+    match c.status {
+        Status::Submitted | Status::Claimed => {
+            let mut next = c.clone();
+            next.status = Status::Cancelled;
+            next.end_reason = Some(EndReason::CancelledByRequester);
+            next.cancel_reason = Some(reason.to_owned());
+            next.completed_at = Some(now);
+            record(
+                &mut next,
+                &format!("CANCELLED_BY_REQUESTER: {}", one_line(reason)),
+            );
+            done(next)
+        }
+        Status::Cancelled => unchanged(Reply::Already(Box::new(c.clone()))),
+        _ => refused(refusal_status(RefusalCode::AlreadyTerminal, c)),
+    }
+}
+
+fn refusal_cancelled(c: &Contract) -> Refusal {
+    Refusal::new(
+        RefusalCode::Cancelled,
+        format!(
+            "Contract {} was cancelled by its requester \"{}\"; stop working on it.",
+            c.contract_id, c.requester_agent
+        ),
+        vec![
+            ("contract_id", json!(c.contract_id)),
+            ("cancel_reason", json!(c.cancel_reason)),
+        ],
+    )
 }
 
 /// Steps 2–4 of CT-48 (step 1, not found, is the store's).
@@ -369,7 +513,7 @@ fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<Refusa
     }
 }
 
-fn fulfil(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -> Step {
+fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -> Step {
     let salvage = || SalvagedResult {
         result_summary: delivery.result_summary.clone(),
         structured_output: delivery.structured_output.clone(),

@@ -1,5 +1,6 @@
-//! The outcome types of the facade: the JSON shapes of §7 (CT-96 … CT-120), field for field. The
-//! adapter serialises them as they are.
+//! The outcome types of the facade: the JSON shapes of §7 (CT-96 … CT-120), field for field, without
+//! the wire-only fields: `ok` (and `has_task` of a poll) are added when an outcome is rendered as a tool
+//! answer ([`crate::args`]).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -12,8 +13,6 @@ use crate::transition::cut_chars;
 /// Dispatch success (CT-96).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DispatchOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// `SUBMITTED`, or the current status on a replay.
@@ -88,6 +87,12 @@ pub struct HeldContract {
     pub releases_left: u32,
     /// Schema-invalid deliveries left before the breaker.
     pub schema_attempts_left: u32,
+    /// Claims so far, this one included (CT-189).
+    pub delivery_count: u32,
+    /// Claims it may get before a lost lease ends it (CT-186).
+    pub max_deliveries: u32,
+    /// When it last became claimable after a redelivery, or `null` (CT-186).
+    pub available_at: Option<EpochMs>,
 }
 
 impl HeldContract {
@@ -111,37 +116,38 @@ impl HeldContract {
             extends_left: MAX_EXTENDS_PER_CLAIM.saturating_sub(c.extend_count),
             releases_left: MAX_RELEASES.saturating_sub(c.release_count),
             schema_attempts_left: SCHEMA_INVALID_LIMIT.saturating_sub(c.retry_count),
+            delivery_count: c.delivery_count,
+            max_deliveries: c.max_deliveries,
+            available_at: c.available_at,
         }
     }
 }
 
-/// Poll success (CT-99).
+/// Poll success (CT-99): a claimed contract, or nothing claimed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum PollOutcome {
     /// Work claimed.
     Claimed {
-        /// Always true.
-        ok: bool,
-        /// Always true.
-        has_task: bool,
         /// Always `CLAIMED`.
         status: Status,
         /// The claimed contract.
         contract: Box<HeldContract>,
         /// Contracts closed stale on the way.
         skipped_stale: Vec<Skipped>,
+        /// How long the call waited (a waiting poll only, CT-179).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        waited_ms: Option<u64>,
     },
     /// Nothing claimed.
     Empty {
-        /// Always true.
-        ok: bool,
-        /// Always false.
-        has_task: bool,
-        /// Why nothing was claimed.
+        /// Why nothing was claimed (one of the two sentences of CT-99, or a cancelled wait).
         message: String,
         /// Contracts closed stale on the way.
         skipped_stale: Vec<Skipped>,
+        /// How long the call waited (a waiting poll only, CT-179).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        waited_ms: Option<u64>,
     },
 }
 
@@ -167,8 +173,6 @@ impl PollOutcome {
 /// Extend success (CT-102).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExtendOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Always `CLAIMED`.
@@ -192,8 +196,6 @@ pub struct ExtendOutcome {
 /// Release success (CT-105).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReleaseOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Always `SUBMITTED`.
@@ -215,25 +217,42 @@ pub struct ReleaseOutcome {
 /// Fail success (CT-108).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
-    /// `FAILED`, or `TIMED_OUT` for a late report (F2).
+    /// `FAILED`, `TIMED_OUT` for a late report (F2), or `SUBMITTED` for a redelivery (F3).
     pub status: Status,
-    /// When it ended (the lease deadline for F2).
-    pub completed_at: EpochMs,
+    /// When it ended (the lease deadline for F2); absent for a redelivery.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<EpochMs>,
+    /// When the redelivered contract becomes claimable again (F3, CT-188); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redelivery_at: Option<EpochMs>,
     /// One sentence.
     pub message: String,
     /// `EPOCH_NOT_SUPPLIED`.
     pub warnings: Vec<Warning>,
 }
 
-/// Fulfil success (CT-111).
+/// Cancel success (CT-184).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FulfilOutcome {
-    /// Always true.
-    pub ok: bool,
+pub struct CancelOutcome {
+    /// The contract.
+    pub contract_id: String,
+    /// Always `CANCELLED`.
+    pub status: Status,
+    /// It had a holder when it was cancelled (K2).
+    pub was_claimed: bool,
+    /// That holder, or `null`.
+    pub holder: Option<AgentId>,
+    /// It was cancelled already; nothing changed.
+    pub already_cancelled: bool,
+    /// The reason stored with the cancel.
+    pub cancel_reason: String,
+}
+
+/// Fulfill success (CT-111).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FulfillOutcome {
     /// The contract.
     pub contract_id: String,
     /// Always `COMPLETED`.
@@ -297,6 +316,12 @@ pub struct ContractSummary {
     pub has_result: bool,
     /// History, cut to 200 characters.
     pub error_reason: Option<String>,
+    /// Claims so far (CT-189).
+    pub delivery_count: u32,
+    /// Claims it may get before a lost lease ends it (CT-186).
+    pub max_deliveries: u32,
+    /// Before this instant it is not claimable (CT-186).
+    pub available_at: Option<EpochMs>,
 }
 
 impl ContractSummary {
@@ -329,6 +354,9 @@ impl ContractSummary {
                 .error_reason
                 .as_deref()
                 .map(|e| cut_chars(e, SUMMARY_ERROR_REASON_CHARS)),
+            delivery_count: c.delivery_count,
+            max_deliveries: c.max_deliveries,
+            available_at: c.available_at,
         }
     }
 }
@@ -365,6 +393,8 @@ pub struct ContractDetail {
     pub artifacts_pointers: Option<Vec<Pointer>>,
     /// The delivery kept when the contract ended on it.
     pub salvaged_result: Option<SalvagedResult>,
+    /// The requester's reason when it was cancelled (CT-185).
+    pub cancel_reason: Option<String>,
     /// Fields replaced by `null` to respect the 64 KiB bound.
     pub omitted_fields: Vec<String>,
 }
@@ -389,6 +419,7 @@ impl ContractDetail {
             structured_output: c.structured_output.clone(),
             artifacts_pointers: c.artifacts_pointers.clone(),
             salvaged_result: c.salvaged_result.clone(),
+            cancel_reason: c.cancel_reason.clone(),
             omitted_fields: Vec::new(),
         }
     }
@@ -437,8 +468,6 @@ pub enum InspectItem {
 /// Inspect success (CT-118).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The length of `contracts`.
     pub total_returned: usize,
     /// The page.
@@ -454,8 +483,6 @@ pub struct InspectOutcome {
 /// Verify success (CT-115).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyOutcome {
-    /// Always true.
-    pub ok: bool,
     /// The contract.
     pub contract_id: String,
     /// Stored status.
@@ -464,7 +491,7 @@ pub struct VerifyOutcome {
     pub is_logically_expired: bool,
     /// The baseline holds.
     pub valid: bool,
-    /// A fulfil by this caller now would pass the holder and file checks.
+    /// A fulfill by this caller now would pass the holder and file checks.
     pub fulfillable: bool,
     /// What drifted.
     pub dirty_files: Vec<Drift>,

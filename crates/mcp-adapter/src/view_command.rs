@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use shiftwork_contracts::location::Location;
 use shiftwork_mcp::cli::{self, ParsedFlags};
 use shiftwork_mcp::groups::{contracts, hours};
 use shiftwork_mcp::settings::{Setting, Settings};
@@ -137,10 +138,10 @@ fn options(parsed: &ParsedFlags, settings: &Settings) -> Result<WatchOptions, St
     // in any case.
     let named = settings.value(&contracts::CONTRACTS_DB).is_some();
     let store = match config.location {
-        contracts::Location::File(path) if !named && !path.exists() => None,
-        contracts::Location::File(path) => Some(StoreLocation::Sqlite(path)),
-        contracts::Location::Postgres(url) => Some(StoreLocation::Postgres(url)),
-        contracts::Location::Unknown(_) => None,
+        Ok(Location::File(path)) if !named && !path.exists() => None,
+        Ok(Location::File(path)) => Some(StoreLocation::Sqlite(path)),
+        Ok(Location::Postgres(url)) => Some(StoreLocation::Postgres(url)),
+        Err(_) => None,
     };
     let flag_only = Setting { env: None, ..ZONE };
     let flag = settings.value(&flag_only);
@@ -159,7 +160,11 @@ fn options(parsed: &ParsedFlags, settings: &Settings) -> Result<WatchOptions, St
     Ok(WatchOptions {
         checkpoints: checkpoints(parsed),
         store,
-        agent: config.agent,
+        // The raw value: the view refuses one that is not an agent name, naming it.
+        agent: settings
+            .value(&contracts::AGENT)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned),
         hours: last(parsed, &HOURS).map(str::to_owned),
         zone: zone.zone,
     })

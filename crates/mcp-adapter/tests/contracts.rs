@@ -69,6 +69,7 @@ impl Mcp {
             self.ids.clone(),
             ContractsConfig {
                 require_claim_epoch: strict,
+                allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/w"]),
                 ..ContractsConfig::default()
             },
         ))
@@ -220,7 +221,9 @@ fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
             "fail_contract",
             "fulfill_contract",
             "verify_contract",
-            "inspect_mesh_state"
+            "inspect_mesh_state",
+            // CT-183: the ninth tool.
+            "cancel_contract"
         ]
     );
     let expected = [
@@ -232,6 +235,7 @@ fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
         ("Fulfil contract", false, false, false),
         ("Verify contract files", true, false, true),
         ("Inspect contracts", true, false, true),
+        ("Cancel contract", false, true, true),
     ];
     for (tool, (title, ro, destructive, idempotent)) in r.tools().iter().zip(expected) {
         assert_eq!(tool.title, title);
@@ -543,8 +547,8 @@ fn two_servers_hand_a_contract(dir: &std::path::Path, db: &str) {
 }
 
 /// S29 and the issue's "as a user would": two `serve` processes with different AGENT_NAMEs on one
-/// database hand a contract from alice to bob; alice edits the file, bob's fulfil answers the one
-/// recoverable retry naming the drifted file; after the restore the fulfil completes.
+/// database hand a contract from alice to bob; alice edits the file, bob's fulfill answers the one
+/// recoverable retry naming the drifted file; after the restore the fulfill completes.
 #[test]
 fn s29_two_servers_hand_a_contract_over_one_database() {
     let dir = tempfile::tempdir().unwrap();
@@ -642,4 +646,175 @@ fn issue8_two_servers_hand_a_contract_over_postgres() {
     admin
         .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
         .unwrap();
+}
+
+/// Issue 11 item 4: the input schemas are derived from the crate's argument tables, so their bounds
+/// are the crate's limits (none is written a second time in the adapter).
+#[test]
+fn issue11_input_schemas_carry_the_limits_of_the_crate() {
+    use shiftwork_contracts::limits::*;
+    let dir = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", dir.path().join("c.db").display().to_string())],
+        vec![],
+    )
+    .unwrap();
+    let schema = |tool: &str, arg: &str| r.get(tool).unwrap().input_schema["properties"][arg].clone();
+    let bounds = |tool: &str, arg: &str| {
+        let p = schema(tool, arg);
+        (
+            p["minimum"].as_i64(),
+            p["maximum"].as_i64(),
+            p["default"].as_i64(),
+        )
+    };
+    let int = |v: u32| Some(i64::from(v));
+    assert_eq!(
+        bounds("dispatch_contract", "exec_ttl_sec"),
+        (
+            int(MIN_EXEC_TTL_SEC),
+            int(MAX_EXEC_TTL_SEC),
+            int(DEFAULT_EXEC_TTL_SEC)
+        )
+    );
+    assert_eq!(
+        bounds("dispatch_contract", "queue_ttl_sec"),
+        (
+            int(MIN_QUEUE_TTL_SEC),
+            int(MAX_QUEUE_TTL_SEC),
+            int(DEFAULT_QUEUE_TTL_SEC)
+        )
+    );
+    assert_eq!(
+        bounds("inspect_mesh_state", "limit"),
+        (
+            Some(1),
+            Some(INSPECT_MAX_LIMIT as i64),
+            Some(INSPECT_DEFAULT_LIMIT as i64)
+        )
+    );
+    for tool in [
+        "extend_ttl",
+        "release_contract",
+        "fail_contract",
+        "fulfill_contract",
+        "verify_contract",
+    ] {
+        // MAX_CLAIM_EPOCH (2^53 − 1) is beyond what a schema usefully states; the server checks it.
+        assert_eq!(bounds(tool, "claim_epoch"), (Some(1), None, None), "{tool}");
+    }
+    const { assert!(MAX_CLAIM_EPOCH > 1 << 32) };
+    assert_eq!(
+        bounds("poll_next_task", "wait_sec"),
+        (Some(0), Some(i64::from(MAX_WAIT_SEC)), None)
+    );
+    assert_eq!(
+        bounds("dispatch_contract", "max_deliveries"),
+        (Some(1), Some(i64::from(MAX_DELIVERIES)), None)
+    );
+    assert_eq!(
+        schema("cancel_contract", "reason")["maxLength"],
+        MAX_CANCEL_REASON_CHARS
+    );
+    assert_eq!(schema("dispatch_contract", "title")["maxLength"], MAX_TITLE_CHARS);
+    assert_eq!(
+        schema("dispatch_contract", "idempotency_key")["maxLength"],
+        MAX_IDEMPOTENCY_KEY_CHARS
+    );
+    assert_eq!(
+        schema("release_contract", "reason")["maxLength"],
+        MAX_REASON_CHARS
+    );
+    assert_eq!(schema("fail_contract", "reason")["maxLength"], MAX_REASON_CHARS);
+    assert_eq!(
+        schema("dispatch_contract", "task_type")["pattern"],
+        shiftwork_contracts::args::TASK_TYPE_PATTERN
+    );
+    // Every table row is a property, typed, with `required` exactly the required rows.
+    for tool in shiftwork_contracts::args::TOOLS {
+        let s = &r.get(tool.name).unwrap().input_schema;
+        let required: Vec<&str> = tool.args.iter().filter(|a| a.required).map(|a| a.name).collect();
+        assert_eq!(
+            s["required"].as_array().map_or(0, Vec::len),
+            required.len(),
+            "{}",
+            tool.name
+        );
+        for a in tool.args {
+            assert!(s["properties"][a.name].is_object(), "{}.{}", tool.name, a.name);
+        }
+    }
+}
+
+/// Issue 12 item 2: `--contracts-roots DIR,…` / `SHIFTWORK_CONTRACTS_ROOTS` (default: the home and the
+/// temporary directory); a root outside them is refused `WORKSPACE_ROOT_INVALID` naming the rule and
+/// the setting; `/etc` is refused even when listed; an entry that is not absolute is a start-up error.
+#[test]
+fn issue12_contracts_roots_setting_and_its_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db").display().to_string();
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("project");
+    std::fs::create_dir_all(&ws).unwrap();
+    let dispatch = |r: &Registry, root: &str| -> Value {
+        let out = r.get("dispatch_contract").unwrap().call(
+            json!({"target_agent": "bob", "title": "t", "workspace_root": root})
+                .as_object()
+                .unwrap(),
+        );
+        let shiftwork_mcp::Outcome::Answer(v, _) = out else {
+            panic!()
+        };
+        v
+    };
+    let e = registry(
+        vec![
+            ("--contracts-db", db.clone()),
+            ("--contracts-roots", "relative/dir".into()),
+        ],
+        vec![],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("--contracts-roots") && e.contains("not an absolute path"),
+        "{e}"
+    );
+    // The default: the home directory and the temporary directory.
+    let r = registry(
+        vec![("--contracts-db", db.clone())],
+        vec![("HOME", home.path().to_str().unwrap()), ("AGENT_NAME", "alice")],
+    )
+    .unwrap();
+    assert_eq!(dispatch(&r, ws.to_str().unwrap())["ok"], true);
+    let etc = dispatch(&r, "/etc");
+    assert_eq!(etc["error"]["details"]["reason"], "SYSTEM_DIRECTORY", "{etc}");
+    // Listed roots replace the default; the variable works like the flag.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let r = registry(
+        vec![("--contracts-db", db.clone())],
+        vec![
+            ("HOME", home.path().to_str().unwrap()),
+            ("AGENT_NAME", "alice"),
+            (
+                "SHIFTWORK_CONTRACTS_ROOTS",
+                &format!("{}, /etc", elsewhere.path().display()),
+            ),
+        ],
+    )
+    .unwrap();
+    let outside = dispatch(&r, ws.to_str().unwrap());
+    assert_eq!(
+        outside["error"]["details"]["reason"], "OUTSIDE_ALLOWED_ROOTS",
+        "{outside}"
+    );
+    let message = outside["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("allowed roots") && message.contains("--contracts-roots"),
+        "{message}"
+    );
+    assert_eq!(
+        dispatch(&r, "/etc")["error"]["details"]["reason"],
+        "SYSTEM_DIRECTORY"
+    );
+    assert_eq!(dispatch(&r, elsewhere.path().to_str().unwrap())["ok"], true);
 }

@@ -32,8 +32,8 @@ pub const MAX_REFRESH_RATE: u32 = 10;
 /// The shortest time between two reads of the sources.
 const REFRESH_GAP: Duration = Duration::from_millis(1_000 / MAX_REFRESH_RATE as u64);
 
-/// PORT: a PostgreSQL store sends no file events; until the contracts crate offers a change counter
-/// it is read again this often.
+/// A PostgreSQL store sends no file events, and its `NOTIFY` (CT-180) tells only of contracts entering
+/// one agent's queue, not of claims and ends; it is read again this often.
 const SERVER_READ_GAP: Duration = Duration::from_secs(2);
 
 /// How long the keyboard thread waits for a key before it checks whether the view has ended.

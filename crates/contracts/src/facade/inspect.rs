@@ -14,16 +14,8 @@ use crate::views::*;
 impl Contracts {
     /// Reads contracts without changing them (CT-72 … CT-76).
     pub fn inspect(&self, req: &InspectRequest) -> Result<InspectOutcome, Refusal> {
-        let target = req
-            .target_agent
-            .as_deref()
-            .map(|a| request::agent("target_agent", a))
-            .transpose()?;
-        let requester = req
-            .requester_agent
-            .as_deref()
-            .map(|a| request::agent("requester_agent", a))
-            .transpose()?;
+        let target = req.target_agent.clone();
+        let requester = req.requester_agent.clone();
         let statuses = req.status.as_deref().map(request::statuses).transpose()?;
         let contract_id = req.contract_id.as_deref().map(request::contract_id).transpose()?;
         let limit = match req.limit {
@@ -53,7 +45,6 @@ impl Contracts {
         };
         let page = self.store.list(&query, now).map_err(store_err)?;
         let mut outcome = InspectOutcome {
-            ok: true,
             total_returned: 0,
             contracts: Vec::new(),
             next_cursor: None,

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use shiftwork_seams::Clock;
 
-use super::{Build, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
+use super::{Build, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::SWEEP_BATCH_PER_CALL;
@@ -26,6 +26,9 @@ use crate::transition::{self, Reply};
 pub struct MemoryStore {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
+    /// Waiting polls, woken when a record of their agent becomes `SUBMITTED` (CT-180: the condition
+    /// variable of the memory store).
+    watchers: crate::wait::Watchers,
 }
 
 #[derive(Default)]
@@ -40,6 +43,7 @@ impl MemoryStore {
         MemoryStore {
             clock,
             state: Mutex::new(State::default()),
+            watchers: crate::wait::Watchers::default(),
         }
     }
 
@@ -50,34 +54,45 @@ impl MemoryStore {
 }
 
 impl State {
-    fn sweep(&mut self, now: EpochMs, max: usize) -> SweepReport {
+    /// E1 and E2/E3 for at most `max` records of each kind (E3 counted apart, like the SQL stores'
+    /// separate statements); the agents whose records went back to the queue.
+    fn sweep(&mut self, now: EpochMs, max: usize) -> (SweepReport, Vec<AgentId>) {
         let mut queued: Vec<(EpochMs, i64)> = Vec::new();
         let mut claimed: Vec<(EpochMs, i64)> = Vec::new();
+        let mut redeliverable: Vec<(EpochMs, i64)> = Vec::new();
         for c in self.records.values() {
             if !c.is_logically_expired(now) {
                 continue;
             }
-            match c.status {
-                Status::Submitted => queued.push((c.queue_expires_at, c.seq)),
-                Status::Claimed => claimed.push((c.expires_at.unwrap_or(EpochMs::MIN), c.seq)),
+            let key = (c.expires_at.unwrap_or(EpochMs::MIN), c.seq);
+            match (c.status, transition::expire(c, now).map(|n| n.status)) {
+                (Status::Submitted, _) => queued.push((c.queue_expires_at, c.seq)),
+                (Status::Claimed, Some(Status::Submitted)) => redeliverable.push(key),
+                (Status::Claimed, _) => claimed.push(key),
                 _ => {}
             }
         }
         queued.sort_unstable();
         claimed.sort_unstable();
+        redeliverable.sort_unstable();
         let mut report = SweepReport::default();
+        let mut requeued = Vec::new();
         for (list, counter) in [
             (queued, &mut report.queued_timed_out),
+            (redeliverable, &mut report.redelivered),
             (claimed, &mut report.claimed_timed_out),
         ] {
             for (_, seq) in list.into_iter().take(max) {
                 if let Some(next) = self.records.get(&seq).and_then(|c| transition::expire(c, now)) {
+                    if next.status == Status::Submitted {
+                        requeued.push(next.target_agent.clone());
+                    }
                     self.records.insert(seq, next);
                     *counter += 1;
                 }
             }
         }
-        report
+        (report, requeued)
     }
 
     fn by_id(&self, contract_id: &str) -> Option<i64> {
@@ -88,11 +103,20 @@ impl State {
     }
 }
 
+impl MemoryStore {
+    /// Wakes the waiters of the agents whose records a sweep returned to the queue.
+    fn swept(&self, requeued: Vec<AgentId>) {
+        for agent in requeued {
+            self.watchers.notify(&agent);
+        }
+    }
+}
+
 impl Store for MemoryStore {
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
         let seq = st.last_seq + 1;
         let record = build(now, seq);
         if let Some(key) = &record.idempotency_key
@@ -104,17 +128,19 @@ impl Store for MemoryStore {
         }
         st.last_seq = seq;
         st.records.insert(seq, record.clone());
+        drop(st);
+        self.watchers.notify(&record.target_agent);
         Ok(InsertOutcome::Inserted(record))
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
         let oldest = st
             .records
             .values()
-            .filter(|c| c.status == Status::Submitted && &c.target_agent == agent && c.queue_expires_at > now)
+            .filter(|c| &c.target_agent == agent && c.is_claimable(now))
             .min_by_key(|c| (c.queued_at, c.seq))
             .map(|c| c.seq);
         let Some(seq) = oldest else { return Ok(None) };
@@ -131,16 +157,23 @@ impl Store for MemoryStore {
     fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        st.sweep(now, SWEEP_BATCH_PER_CALL);
+        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
         let Some(seq) = st.by_id(contract_id) else {
             return Ok(None);
         };
         let Some(record) = st.records.get(&seq) else {
             return Ok(None);
         };
+        let was_queued = record.status == Status::Submitted;
         let out = step(record, now);
         if let Some(next) = out.next {
+            let requeued =
+                (!was_queued && next.status == Status::Submitted).then(|| next.target_agent.clone());
             st.records.insert(seq, next);
+            drop(st);
+            if let Some(agent) = requeued {
+                self.watchers.notify(&agent);
+            }
         }
         Ok(Some(out.reply))
     }
@@ -179,7 +212,9 @@ impl Store for MemoryStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        Ok(self.lock().sweep(now, max_per_kind))
+        let (report, requeued) = self.lock().sweep(now, max_per_kind);
+        self.swept(requeued);
+        Ok(report)
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
@@ -195,6 +230,19 @@ impl Store for MemoryStore {
             st.records.remove(seq);
         }
         Ok(doomed.len() as u64)
+    }
+
+    fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
+        let st = self.lock();
+        Ok(Due::of(
+            st.records.values().filter(|c| &c.target_agent == agent),
+            now,
+        ))
+    }
+
+    fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
+        self.watchers.add(agent, wake);
+        Ok(())
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

@@ -12,7 +12,8 @@ use crate::transition::{Reply, Step};
 
 /// The columns of the `contracts` table, in the order both SQL stores write and read them (CT-147:
 /// one schema with each engine's types).
-pub(crate) const COLUMNS: [&str; 35] = [
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const COLUMNS: [&str; 39] = [
     "seq",
     "contract_id",
     "requester_agent",
@@ -48,15 +49,34 @@ pub(crate) const COLUMNS: [&str; 35] = [
     "structured_output",
     "artifacts_pointers",
     "salvaged_result",
+    "max_deliveries",
+    "delivery_count",
+    "available_at",
+    "cancel_reason",
 ];
 
 mod memory;
 pub use memory::MemoryStore;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// The SQL of CT-26's `push_entry(error_reason, entry)`: `<entry> | prev: <previous>`, cut to 2,000
+/// characters (shared by both SQL stores: `length` and `substr` count characters in both).
+pub(crate) fn history_entry(entry: &str) -> String {
+    let entry = entry.replace('\'', "''");
+    let full = format!(
+        "(CASE WHEN error_reason IS NULL THEN '{entry}' ELSE '{entry} | prev: ' || error_reason END)"
+    );
+    format!(
+        "(CASE WHEN length({full}) > {max} THEN substr({full}, 1, {keep}) || '…' ELSE {full} END)",
+        max = crate::limits::MAX_ERROR_REASON_CHARS,
+        keep = crate::limits::MAX_ERROR_REASON_CHARS - 1,
+    )
+}
+
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
+pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
 
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -124,6 +144,8 @@ pub struct Counts {
     pub TIMED_OUT: u64,
     /// `POINTER_STALE` records.
     pub POINTER_STALE: u64,
+    /// `CANCELLED` records (CT-185).
+    pub CANCELLED: u64,
     /// Live records past their deadline at the reading's `now`.
     pub logically_expired: u64,
 }
@@ -146,6 +168,7 @@ impl Counts {
             Status::Failed => &mut self.FAILED,
             Status::TimedOut => &mut self.TIMED_OUT,
             Status::PointerStale => &mut self.POINTER_STALE,
+            Status::Cancelled => &mut self.CANCELLED,
         };
         *slot += n;
     }
@@ -167,6 +190,40 @@ pub struct SweepReport {
     pub queued_timed_out: u64,
     /// E2 transitions written.
     pub claimed_timed_out: u64,
+    /// E3 transitions written: lost leases returned to the queue (CT-187).
+    pub redelivered: u64,
+}
+
+/// What a waiting poll needs to know of an agent's records at an instant (CT-180).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Due {
+    /// A record of the agent is claimable now.
+    pub claimable: bool,
+    /// The earliest later instant at which a record of the agent falls due: a redelivery becomes
+    /// available, a lease or a queue window runs out.
+    pub next_at: Option<EpochMs>,
+}
+
+impl Due {
+    /// The due state of `records` (of one agent) at `now`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a Contract>, now: EpochMs) -> Due {
+        let mut due = Due::default();
+        for c in records {
+            due.claimable |= c.is_claimable(now);
+            let at = match c.status {
+                Status::Submitted => match c.available_at {
+                    Some(a) if a > now => Some(a),
+                    _ => Some(c.queue_expires_at),
+                },
+                Status::Claimed => c.expires_at,
+                _ => None,
+            };
+            if let Some(at) = at.filter(|at| *at > now) {
+                due.next_at = Some(due.next_at.map_or(at, |n| n.min(at)));
+            }
+        }
+        due
+    }
 }
 
 /// The closure `insert` calls with the transaction's `now` and the new `seq` (CT-126, CT-129).
@@ -208,6 +265,25 @@ pub trait Store: Send + Sync {
 
     /// The store's own consistency check plus CT-27 on every record (CT-79).
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// Whether a record of `agent` is claimable at `now`, and when the next one falls due (CT-180). A
+    /// read, no sweep. The default reads nothing and says "try" (a store that cannot tell).
+    fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
+        let _ = (agent, now);
+        Ok(Due {
+            claimable: true,
+            next_at: None,
+        })
+    }
+
+    /// Registers `wake` to be notified when a record of `agent` may have become claimable — a
+    /// dispatch, release, reverted claim or redelivery committed by this store or, for the SQL stores,
+    /// by another process or machine (CT-180). It stays registered while `wake` lives. The default
+    /// registers nothing: a waiting poll then looks again every few seconds.
+    fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
+        let _ = (agent, wake);
+        Ok(())
+    }
 }
 
 /// The clock reading of CT-3: milliseconds, truncated.

@@ -11,19 +11,28 @@ use std::time::Duration;
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, Row, Transaction};
+use postgres::{Client, Config, NoTls, Row, Statement, Transaction};
 use serde_json::Value;
 use shiftwork_seams::Clock;
+use std::collections::HashMap;
 
-use super::{Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
+use super::{Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::SWEEP_BATCH_PER_CALL;
 use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
 use crate::transition::Reply;
+use crate::wait::{Wake, Watchers};
 
-/// The schema version of this crate (CT-147).
-pub const PG_SCHEMA_VERSION: i64 = 1;
+/// The schema version of this crate (CT-147; 2 since CT-191).
+pub const PG_SCHEMA_VERSION: i64 = 2;
+
+/// How long the listening thread waits for a notification before it looks at its waiters again.
+const LISTEN_SLICE: Duration = Duration::from_millis(200);
+/// How long the listening thread waits before it connects again after a failure.
+const LISTEN_RETRY: Duration = Duration::from_millis(200);
+/// How long the listening thread stays with nobody waiting before it stops.
+const LISTEN_IDLE: Duration = Duration::from_secs(1);
 
 /// The key of the transaction-scoped advisory lock migrations run under ("SWCT").
 const MIGRATION_LOCK: i64 = 0x5357_4354;
@@ -79,17 +88,24 @@ struct Shared {
     options: PgOptions,
     pool: Mutex<Pool>,
     available: Condvar,
+    /// Waiting polls, woken by the listening thread (CT-180).
+    watchers: Watchers,
+    /// Whether the listening thread runs (held while it decides to stop).
+    listening: Mutex<bool>,
+    /// The `NOTIFY` channel of this store's tables: one per schema.
+    channel: String,
 }
 
 struct Pool {
-    idle: Vec<Client>,
+    idle: Vec<Conn>,
     open: usize,
 }
 
 impl Drop for Pool {
     /// Closes the idle connections on a thread of their own: closing a synchronous `postgres::Client`
     /// blocks on the driver's runtime, which panics when the store is dropped inside an async runtime
-    /// (as when an MCP server ends its session). The join waits for the connections to close.
+    /// (as when an embedder's async server ends its session). The join waits for the connections to
+    /// close.
     fn drop(&mut self) {
         let idle = std::mem::take(&mut self.idle);
         if !idle.is_empty() {
@@ -98,10 +114,76 @@ impl Drop for Pool {
     }
 }
 
-/// A pooled connection; a connection that failed is not given back (the pool reconnects).
+/// A pooled connection and the statements prepared on it (every statement of the store is prepared
+/// once per connection, not parsed and planned at every call).
+struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+/// The most statements kept prepared on one connection (the filters of `list` make a few variants).
+const STATEMENTS_KEPT: usize = 64;
+
+/// A transaction whose statements are prepared once per connection.
+struct Tx<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    statements: &'t mut HashMap<String, Statement>,
+}
+
+/// A connection outside a transaction, for a read of one statement (no `BEGIN` / `COMMIT` round
+/// trips), with the same prepared statements.
+struct Plain<'t> {
+    tx: &'t mut Client,
+    statements: &'t mut HashMap<String, Statement>,
+}
+
+type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+macro_rules! prepared_calls {
+    ($ty:ty) => {
+        impl $ty {
+            fn statement(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+                if let Some(s) = self.statements.get(sql) {
+                    return Ok(s.clone());
+                }
+                let prepared = self.tx.prepare(sql)?;
+                if self.statements.len() >= STATEMENTS_KEPT {
+                    self.statements.clear();
+                }
+                self.statements.insert(sql.to_owned(), prepared.clone());
+                Ok(prepared)
+            }
+
+            fn query(&mut self, sql: &str, params: Params<'_>) -> Result<Vec<Row>, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.query(&st, params)
+            }
+
+            fn query_one(&mut self, sql: &str, params: Params<'_>) -> Result<Row, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.query_one(&st, params)
+            }
+
+            #[allow(dead_code)] // `Plain` only reads.
+            fn execute(&mut self, sql: &str, params: Params<'_>) -> Result<u64, postgres::Error> {
+                let st = self.statement(sql)?;
+                self.tx.execute(&st, params)
+            }
+
+            #[allow(dead_code)] // `Plain` only reads.
+            fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error> {
+                self.tx.batch_execute(sql)
+            }
+        }
+    };
+}
+
+prepared_calls!(Tx<'_, '_>);
+prepared_calls!(Plain<'_>);
+
 struct Lease<'a> {
     shared: &'a Shared,
-    client: Option<Client>,
+    client: Option<Conn>,
     broken: bool,
 }
 
@@ -109,7 +191,7 @@ impl Drop for Lease<'_> {
     fn drop(&mut self) {
         let mut pool = self.shared.lock_pool();
         match self.client.take() {
-            Some(c) if !self.broken && !c.is_closed() => pool.idle.push(c),
+            Some(c) if !self.broken && !c.client.is_closed() => pool.idle.push(c),
             _ => pool.open = pool.open.saturating_sub(1),
         }
         drop(pool);
@@ -194,7 +276,7 @@ impl Shared {
         let mut pool = self.lock_pool();
         loop {
             if let Some(client) = pool.idle.pop() {
-                if client.is_closed() {
+                if client.client.is_closed() {
                     pool.open = pool.open.saturating_sub(1);
                     continue;
                 }
@@ -210,7 +292,10 @@ impl Shared {
                 return match self.connect() {
                     Ok(client) => Ok(Lease {
                         shared: self,
-                        client: Some(client),
+                        client: Some(Conn {
+                            client,
+                            statements: HashMap::new(),
+                        }),
                         broken: false,
                     }),
                     Err(e) => {
@@ -226,32 +311,144 @@ impl Shared {
 
     /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
     /// pool so the next call reconnects (CT-152).
-    fn run<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
         let result = {
-            let Some(client) = lease.client.as_mut() else {
+            let Some(conn) = lease.client.as_mut() else {
                 return Err(StoreError::Io(String::from("no connection")));
             };
+            let Conn { client, statements } = conn;
             match client.transaction() {
                 Err(e) => Err(classify(&e)),
-                Ok(mut tx) => match f(&mut tx) {
-                    Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
-                    Err(e) => {
-                        let _ = tx.rollback();
-                        Err(e)
+                Ok(mut tx) => {
+                    let out = f(&mut Tx {
+                        tx: &mut tx,
+                        statements,
+                    });
+                    match out {
+                        Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
+                        Err(e) => {
+                            let _ = tx.rollback();
+                            Err(e)
+                        }
                     }
-                },
+                }
             }
         };
         if matches!(result, Err(StoreError::Unavailable(_)))
-            || lease.client.as_ref().is_some_and(Client::is_closed)
+            || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
         {
             lease.broken = true;
         }
         result
     }
 
-    fn now(&self, tx: &mut Transaction<'_>) -> Result<EpochMs, StoreError> {
+    /// Runs the one-statement read `f` outside a transaction (a lost connection is dropped from the
+    /// pool, as for [`Shared::run`]).
+    fn read<T>(&self, f: impl FnOnce(&mut Plain<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut lease = self.lease()?;
+        let result = {
+            let Some(conn) = lease.client.as_mut() else {
+                return Err(StoreError::Io(String::from("no connection")));
+            };
+            let Conn { client, statements } = conn;
+            f(&mut Plain {
+                tx: client,
+                statements,
+            })
+        };
+        if matches!(result, Err(StoreError::Unavailable(_)))
+            || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
+        {
+            lease.broken = true;
+        }
+        result
+    }
+
+    /// `NOTIFY` of the agents whose records became `SUBMITTED`, sent when the transaction commits
+    /// (CT-180).
+    fn notify(&self, tx: &mut Tx<'_, '_>, agents: &[String]) -> Result<(), StoreError> {
+        let mut seen: Vec<&String> = agents.iter().collect();
+        seen.sort();
+        seen.dedup();
+        for agent in seen {
+            tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, agent])
+                .map_err(|e| classify(&e))?;
+        }
+        Ok(())
+    }
+
+    /// The listening thread: one dedicated connection, outside the operation pool, that `LISTEN`s on
+    /// the store's channel and wakes the waiters of the agent each notification names. It reconnects
+    /// after a failure (waking every waiter, so none misses a change) and stops when nobody has waited
+    /// for a second.
+    fn listen(self: Arc<Self>) {
+        let mut idle = Duration::ZERO;
+        'connect: loop {
+            let client = self.connect().and_then(|mut c| {
+                c.batch_execute(&format!("LISTEN \"{}\"", self.channel))
+                    .map_err(|e| classify(&e))?;
+                Ok(c)
+            });
+            let mut client = match client {
+                Ok(c) => c,
+                Err(_) => {
+                    self.watchers.notify_all();
+                    std::thread::sleep(LISTEN_RETRY);
+                    if self.stop_listening_if_idle(&mut idle, LISTEN_RETRY) {
+                        return;
+                    }
+                    continue 'connect;
+                }
+            };
+            // Anything committed while no connection listened is looked for again.
+            self.watchers.notify_all();
+            loop {
+                let next = {
+                    use postgres::fallible_iterator::FallibleIterator;
+                    client.notifications().timeout_iter(LISTEN_SLICE).next()
+                };
+                match next {
+                    Ok(Some(n)) => {
+                        idle = Duration::ZERO;
+                        if let Some(agent) = AgentId::parse(n.payload()) {
+                            self.watchers.notify(&agent);
+                        }
+                    }
+                    Ok(None) => {
+                        if self.stop_listening_if_idle(&mut idle, LISTEN_SLICE) {
+                            // Closing a client blocks on its runtime: do it here, on this thread.
+                            drop(client);
+                            return;
+                        }
+                    }
+                    Err(_) => continue 'connect,
+                }
+            }
+        }
+    }
+
+    /// Counts `slept` towards the idle time and stops the listener once nobody has waited for
+    /// [`LISTEN_IDLE`]; true when it stopped.
+    fn stop_listening_if_idle(&self, idle: &mut Duration, slept: Duration) -> bool {
+        if !self.watchers.agents().is_empty() {
+            *idle = Duration::ZERO;
+            return false;
+        }
+        *idle += slept;
+        if *idle < LISTEN_IDLE {
+            return false;
+        }
+        let mut listening = self.listening.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.watchers.agents().is_empty() {
+            *listening = false;
+            return true;
+        }
+        *idle = Duration::ZERO;
+        false
+    }
+
+    fn now(&self, tx: &mut Tx<'_, '_>) -> Result<EpochMs, StoreError> {
         match &self.options.clock {
             Some(clock) => Ok(clock.now().timestamp_millis()),
             None => {
@@ -284,8 +481,9 @@ CREATE TABLE contracts (
   contract_schema    JSONB,
   exec_ttl_sec       BIGINT  NOT NULL,
   queue_ttl_sec      BIGINT  NOT NULL,
-  status             TEXT    NOT NULL CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
-                                                         'FAILED','TIMED_OUT','POINTER_STALE')),
+  status             TEXT    NOT NULL CONSTRAINT contracts_status_check
+                             CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
+                                               'FAILED','TIMED_OUT','POINTER_STALE','CANCELLED')),
   created_at         BIGINT  NOT NULL,
   queued_at          BIGINT  NOT NULL,
   queue_expires_at   BIGINT  NOT NULL,
@@ -305,7 +503,11 @@ CREATE TABLE contracts (
   result_summary     TEXT,
   structured_output  JSONB,
   artifacts_pointers JSONB,
-  salvaged_result    JSONB
+  salvaged_result    JSONB,
+  max_deliveries     BIGINT  NOT NULL,
+  delivery_count     BIGINT  NOT NULL,
+  available_at       BIGINT,
+  cancel_reason      TEXT
 );
 CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
@@ -315,19 +517,40 @@ CREATE UNIQUE INDEX contracts_key ON contracts (requester_agent, idempotency_key
 CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
 CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
 CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
+CREATE INDEX contracts_live         ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
 CREATE TABLE contracts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '1');
+INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '2');
+";
+
+/// Schema version 1 → 2 (CT-191): the four columns of §13 (migrated contracts get
+/// `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when ever claimed, else 0) and
+/// `CANCELLED` in the status check.
+const MIGRATE_V1: &str = "
+ALTER TABLE contracts
+  ADD COLUMN max_deliveries BIGINT NOT NULL DEFAULT 1,
+  ADD COLUMN delivery_count BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN available_at   BIGINT,
+  ADD COLUMN cancel_reason  TEXT;
+UPDATE contracts SET delivery_count = 1 WHERE claim_epoch >= 1;
+ALTER TABLE contracts ALTER COLUMN max_deliveries DROP DEFAULT, ALTER COLUMN delivery_count DROP DEFAULT;
+ALTER TABLE contracts DROP CONSTRAINT IF EXISTS contracts_status_check;
+ALTER TABLE contracts ADD CONSTRAINT contracts_status_check
+  CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED','FAILED','TIMED_OUT','POINTER_STALE','CANCELLED'));
+CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
+UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
 const CLAIM: &str = "
 WITH next AS MATERIALIZED (
     SELECT seq FROM contracts
      WHERE status = 'SUBMITTED' AND target_agent = $1 AND queue_expires_at > $2
+       AND (available_at IS NULL OR available_at <= $2)
      ORDER BY queued_at, seq
      LIMIT 1
      FOR UPDATE SKIP LOCKED)
 UPDATE contracts c
-   SET status = 'CLAIMED', claim_epoch = c.claim_epoch + 1, claimed_at = $2,
+   SET status = 'CLAIMED', claim_epoch = c.claim_epoch + 1, delivery_count = c.delivery_count + 1,
+       claimed_at = $2,
        expires_at = least($2 + c.exec_ttl_sec * 1000, c.lifetime_ends_at),
        extend_count = 0, toctou_strikes = 0, dirty_files = NULL
   FROM next
@@ -343,14 +566,55 @@ UPDATE contracts
                 FOR UPDATE SKIP LOCKED)
    AND status = 'SUBMITTED' AND queue_expires_at <= $1";
 
-const SWEEP_CLAIMED: &str = "
+/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+const BACKOFF: &str = "least(30000::bigint << least(greatest(delivery_count - 1, 0), 7)::int, 3600000)";
+
+fn redeliverable() -> String {
+    format!("delivery_count < max_deliveries AND $1 + {BACKOFF} < lifetime_ends_at")
+}
+
+static SWEEP_REDELIVER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let r = redeliverable();
+    format!(
+        "
+UPDATE contracts
+   SET status = 'SUBMITTED', queued_at = $1, available_at = $1 + {BACKOFF},
+       queue_expires_at = least($1 + {BACKOFF} + queue_ttl_sec * 1000, lifetime_ends_at),
+       claimed_at = NULL, expires_at = NULL, extend_count = 0, toctou_strikes = 0,
+       error_reason = {entry}
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= $1 AND {r}
+                ORDER BY expires_at, seq LIMIT $2
+                FOR UPDATE SKIP LOCKED)
+   AND status = 'CLAIMED' AND expires_at <= $1 AND {r}
+RETURNING target_agent",
+        entry = crate::store::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
+    )
+});
+
+static SWEEP_CLAIMED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let r = redeliverable();
+    format!(
+        "
 UPDATE contracts
    SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
  WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'CLAIMED' AND expires_at <= $1
+                WHERE status = 'CLAIMED' AND expires_at <= $1 AND NOT ({r})
                 ORDER BY expires_at, seq LIMIT $2
                 FOR UPDATE SKIP LOCKED)
-   AND status = 'CLAIMED' AND expires_at <= $1";
+   AND status = 'CLAIMED' AND expires_at <= $1 AND NOT ({r})"
+    )
+});
+
+/// Whether a record of an agent is claimable at `$2`, and the next instant one falls due (CT-180).
+const DUE: &str = "
+SELECT coalesce(bool_or(claimable), false), min(CASE WHEN at > $2 THEN at END) FROM (
+  SELECT (status = 'SUBMITTED' AND queue_expires_at > $2 AND (available_at IS NULL OR available_at <= $2))
+           AS claimable,
+         CASE WHEN status = 'SUBMITTED'
+              THEN CASE WHEN available_at > $2 THEN available_at ELSE queue_expires_at END
+              ELSE expires_at END AS at
+    FROM contracts WHERE target_agent = $1 AND status IN ('SUBMITTED', 'CLAIMED')) AS live";
 
 fn bad(what: &str) -> StoreError {
     StoreError::Corrupt(what.to_owned())
@@ -431,6 +695,10 @@ fn decode(row: &Row) -> Result<Contract, StoreError> {
         structured_output: json_col(row, "structured_output")?,
         artifacts_pointers: json_col(row, "artifacts_pointers")?,
         salvaged_result: json_col(row, "salvaged_result")?,
+        max_deliveries: small(row, "max_deliveries")?,
+        delivery_count: small(row, "delivery_count")?,
+        available_at: opt_int(row, "available_at")?,
+        cancel_reason: opt_text(row, "cancel_reason")?,
     })
 }
 
@@ -476,6 +744,10 @@ fn encode(c: &Contract) -> Vec<Box<dyn ToSql + Sync>> {
         Box::new(json(&c.structured_output)),
         Box::new(json(&c.artifacts_pointers)),
         Box::new(json(&c.salvaged_result)),
+        Box::new(i64::from(c.max_deliveries)),
+        Box::new(i64::from(c.delivery_count)),
+        Box::new(c.available_at),
+        Box::new(c.cancel_reason.clone()),
     ]
 }
 
@@ -483,18 +755,40 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|b| b.as_ref()).collect()
 }
 
-fn sweep_tx(tx: &mut Transaction<'_>, now: EpochMs, max: usize) -> Result<SweepReport, StoreError> {
+/// The sweep of CT-151 and the redelivery of CT-187: the report and the agents whose records went back
+/// to the queue (notified in the same transaction by the caller).
+/// The sweep of CT-151 and the redelivery of CT-187 as one statement (one round trip): three
+/// data-modifying CTEs over disjoint rows (queued past their deadline; claimed with a delivery left;
+/// claimed without), the counts, and the agents whose records went back to the queue.
+static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let strip = |sql: &str| sql.trim().to_owned();
+    format!(
+        "WITH q AS ({} RETURNING 1), r AS ({}), c AS ({} RETURNING 1)
+         SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM c), (SELECT count(*) FROM r),
+                ARRAY(SELECT DISTINCT target_agent FROM r)",
+        strip(SWEEP_QUEUED),
+        strip(&SWEEP_REDELIVER),
+        strip(&SWEEP_CLAIMED)
+    )
+});
+
+/// The sweep and redelivery at `now`, at most `max` records of each kind: the report and the agents
+/// whose records went back to the queue (notified in the same transaction by the caller).
+fn sweep_tx(tx: &mut Tx<'_, '_>, now: EpochMs, max: usize) -> Result<(SweepReport, Vec<String>), StoreError> {
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
-    let queued = tx
-        .execute(SWEEP_QUEUED, &[&now, &batch])
+    let row = tx
+        .query_one(SWEEP.as_str(), &[&now, &batch])
         .map_err(|e| classify(&e))?;
-    let claimed = tx
-        .execute(SWEEP_CLAIMED, &[&now, &batch])
-        .map_err(|e| classify(&e))?;
-    Ok(SweepReport {
-        queued_timed_out: queued,
-        claimed_timed_out: claimed,
-    })
+    let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+    let requeued: Vec<String> = row.get(3);
+    Ok((
+        SweepReport {
+            queued_timed_out: count(0),
+            claimed_timed_out: count(1),
+            redelivered: count(2),
+        },
+        requeued,
+    ))
 }
 
 fn one(rows: Vec<Row>) -> Result<Option<Contract>, StoreError> {
@@ -541,6 +835,10 @@ impl PgStore {
         let mut config = Config::from_str(url)
             .map_err(|_| StoreError::Unavailable(String::from("the PostgreSQL URL cannot be parsed")))?;
         config.connect_timeout(options.connect_timeout);
+        let channel = match &options.schema {
+            Some(schema) => format!("shiftwork_contracts_{schema}"),
+            None => String::from("shiftwork_contracts"),
+        };
         let shared = Arc::new(Shared {
             config,
             options: PgOptions {
@@ -552,6 +850,9 @@ impl PgStore {
                 open: 0,
             }),
             available: Condvar::new(),
+            watchers: Watchers::default(),
+            listening: Mutex::new(false),
+            channel,
         });
         let store = PgStore { shared };
         store.migrate()?;
@@ -588,6 +889,7 @@ impl PgStore {
                 .get(0);
             match version.parse::<i64>() {
                 Ok(PG_SCHEMA_VERSION) => Ok(()),
+                Ok(1) => tx.batch_execute(MIGRATE_V1).map_err(|e| classify(&e)),
                 Ok(v) if v > PG_SCHEMA_VERSION => Err(StoreError::Unavailable(format!(
                     "the database has schema version {v}, newer than this build's {PG_SCHEMA_VERSION}"
                 ))),
@@ -631,7 +933,7 @@ struct ServerClock {
 
 impl Clock for ServerClock {
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        let ms = self.shared.run(|tx| {
+        let ms = self.shared.read(|tx| {
             let row = tx
                 .query_one(
                     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
@@ -658,7 +960,8 @@ impl Store for PgStore {
         let shared = &self.shared;
         shared.run(|tx| {
             let now = shared.now(tx)?;
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            shared.notify(tx, &requeued)?;
             let seq: i64 = tx
                 .query_one("SELECT nextval(pg_get_serial_sequence('contracts', 'seq'))", &[])
                 .map_err(|e| classify(&e))?
@@ -678,6 +981,7 @@ impl Store for PgStore {
                 )
                 .map_err(|e| classify(&e))?;
             if let Some(inserted) = one(rows)? {
+                shared.notify(tx, &[inserted.target_agent.as_str().to_owned()])?;
                 return Ok(InsertOutcome::Inserted(inserted));
             }
             let existing = tx
@@ -696,7 +1000,8 @@ impl Store for PgStore {
         let shared = &self.shared;
         shared.run(|tx| {
             let now = shared.now(tx)?;
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            shared.notify(tx, &requeued)?;
             let rows = tx
                 .query(CLAIM, &[&agent.as_str(), &now])
                 .map_err(|e| classify(&e))?;
@@ -715,7 +1020,8 @@ impl Store for PgStore {
                 )
                 .map_err(|e| classify(&e))?;
             let now = shared.now(tx)?;
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            shared.notify(tx, &requeued)?;
             if locked.is_empty() {
                 return Ok(None);
             }
@@ -727,6 +1033,9 @@ impl Store for PgStore {
             };
             let out = step(&record, now);
             if let Some(next) = &out.next {
+                if next.status == Status::Submitted && record.status != Status::Submitted {
+                    shared.notify(tx, &[next.target_agent.as_str().to_owned()])?;
+                }
                 let sets: Vec<String> = COLUMNS
                     .iter()
                     .enumerate()
@@ -746,7 +1055,7 @@ impl Store for PgStore {
     }
 
     fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
-        self.shared.run(|tx| {
+        self.shared.read(|tx| {
             let rows = tx
                 .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
                 .map_err(|e| classify(&e))?;
@@ -755,7 +1064,7 @@ impl Store for PgStore {
     }
 
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
-        self.shared.run(|tx| {
+        self.shared.read(|tx| {
             let rows = tx
                 .query(
                     "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
@@ -806,7 +1115,42 @@ impl Store for PgStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        self.shared.run(|tx| sweep_tx(tx, now, max_per_kind))
+        let shared = &self.shared;
+        shared.run(|tx| {
+            let (report, requeued) = sweep_tx(tx, now, max_per_kind)?;
+            shared.notify(tx, &requeued)?;
+            Ok(report)
+        })
+    }
+
+    fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
+        self.shared.read(|tx| {
+            let row = tx
+                .query_one(DUE, &[&agent.as_str(), &now])
+                .map_err(|e| classify(&e))?;
+            Ok(Due {
+                claimable: row.get(0),
+                next_at: row.get(1),
+            })
+        })
+    }
+
+    fn watch(&self, agent: &AgentId, wake: &Wake) -> Result<(), StoreError> {
+        self.shared.watchers.add(agent, wake);
+        let mut listening = self
+            .shared
+            .listening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !*listening {
+            let shared = self.shared.clone();
+            std::thread::Builder::new()
+                .name(String::from("contracts-listen"))
+                .spawn(move || shared.listen())
+                .map_err(|e| StoreError::Io(format!("the listening thread cannot start: {e}")))?;
+            *listening = true;
+        }
+        Ok(())
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {

@@ -9,18 +9,20 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transac
 use shiftwork_seams::{Clock, Fs};
 
 use super::{
-    Build, COLUMNS, Counts, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
+    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
 };
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
 use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
 use crate::transition::Reply;
+use crate::wait::{Wake, Watchers};
 
 /// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
 pub const APPLICATION_ID: i32 = 0x5357_4354;
-/// The schema version of this crate (CT-136).
-pub const SCHEMA_VERSION: i32 = 1;
+/// The schema version of this crate (CT-136; 2 since CT-191 added delivery, availability and
+/// cancellation).
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// `PRAGMA synchronous` (CT-138).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,8 +73,11 @@ impl Default for SqliteOptions {
     }
 }
 
-const SCHEMA: &str = "
-CREATE TABLE contracts (
+/// The `contracts` table of schema version 2 (CT-139, then the four columns of CT-191), named `name`.
+fn table(name: &str) -> String {
+    format!(
+        "
+CREATE TABLE {name} (
   seq                INTEGER PRIMARY KEY AUTOINCREMENT,
   contract_id        TEXT    NOT NULL UNIQUE,
   requester_agent    TEXT    NOT NULL,
@@ -88,7 +93,7 @@ CREATE TABLE contracts (
   exec_ttl_sec       INTEGER NOT NULL,
   queue_ttl_sec      INTEGER NOT NULL,
   status             TEXT    NOT NULL CHECK (status IN ('SUBMITTED','CLAIMED','COMPLETED',
-                                                         'FAILED','TIMED_OUT','POINTER_STALE')),
+                                                         'FAILED','TIMED_OUT','POINTER_STALE','CANCELLED')),
   created_at         INTEGER NOT NULL,
   queued_at          INTEGER NOT NULL,
   queue_expires_at   INTEGER NOT NULL,
@@ -108,8 +113,16 @@ CREATE TABLE contracts (
   result_summary     TEXT,
   structured_output  TEXT,
   artifacts_pointers TEXT,
-  salvaged_result    TEXT
-) STRICT;
+  salvaged_result    TEXT,
+  max_deliveries     INTEGER NOT NULL,
+  delivery_count     INTEGER NOT NULL,
+  available_at       INTEGER,
+  cancel_reason      TEXT
+) STRICT;"
+    )
+}
+
+const INDEXES: &str = "
 CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_lease_due  ON contracts (expires_at, seq)              WHERE status = 'CLAIMED';
@@ -118,15 +131,20 @@ CREATE UNIQUE INDEX contracts_key ON contracts (requester_agent, idempotency_key
 CREATE INDEX contracts_by_target    ON contracts (target_agent, seq);
 CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
 CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
+CREATE INDEX contracts_live         ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
 ";
+
+/// The columns of schema version 1, in their order (the migration copies them).
+const V1_COLUMNS: usize = 35;
 
 const CLAIM: &str = "
 UPDATE contracts
-   SET status = 'CLAIMED', claim_epoch = claim_epoch + 1, claimed_at = :now,
-       expires_at = min(:now + exec_ttl_sec * 1000, lifetime_ends_at),
+   SET status = 'CLAIMED', claim_epoch = claim_epoch + 1, delivery_count = delivery_count + 1,
+       claimed_at = :now, expires_at = min(:now + exec_ttl_sec * 1000, lifetime_ends_at),
        extend_count = 0, toctou_strikes = 0, dirty_files = NULL
  WHERE seq = (SELECT seq FROM contracts
                WHERE status = 'SUBMITTED' AND target_agent = :agent AND queue_expires_at > :now
+                 AND (available_at IS NULL OR available_at <= :now)
                ORDER BY queued_at, seq
                LIMIT 1)
    AND status = 'SUBMITTED'
@@ -140,13 +158,61 @@ UPDATE contracts
                 ORDER BY queue_expires_at, seq LIMIT :batch)
    AND status = 'SUBMITTED' AND queue_expires_at <= :now";
 
-const SWEEP_CLAIMED: &str = "
+/// Whether any record is past its queue deadline or its lease at `:now` (the sweep's gate).
+const ANYTHING_DUE: &str = "
+SELECT EXISTS (SELECT 1 FROM contracts WHERE status = 'SUBMITTED' AND queue_expires_at <= :now)
+    OR EXISTS (SELECT 1 FROM contracts WHERE status = 'CLAIMED' AND expires_at <= :now)";
+
+/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+const BACKOFF: &str = "min(30000 << min(max(delivery_count - 1, 0), 7), 3600000)";
+
+/// A claimed record whose lease ran out goes back to the queue (E3) when it has deliveries left and
+/// its backoff ends before its lifetime ceiling.
+const REDELIVERABLE: &str = "delivery_count < max_deliveries AND :now + {B} < lifetime_ends_at";
+
+static SWEEP_REDELIVER: std::sync::LazyLock<String> = std::sync::LazyLock::new(sweep_redeliver);
+static SWEEP_CLAIMED: std::sync::LazyLock<String> = std::sync::LazyLock::new(sweep_claimed);
+
+fn sweep_redeliver() -> String {
+    let redeliverable = REDELIVERABLE.replace("{B}", BACKOFF);
+    format!(
+        "
+UPDATE contracts
+   SET status = 'SUBMITTED', queued_at = :now, available_at = :now + {BACKOFF},
+       queue_expires_at = min(:now + {BACKOFF} + queue_ttl_sec * 1000, lifetime_ends_at),
+       claimed_at = NULL, expires_at = NULL, extend_count = 0, toctou_strikes = 0,
+       error_reason = {entry}
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
+                ORDER BY expires_at, seq LIMIT :batch)
+   AND status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
+RETURNING target_agent",
+        entry = super::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
+    )
+}
+
+fn sweep_claimed() -> String {
+    let redeliverable = REDELIVERABLE.replace("{B}", BACKOFF);
+    format!(
+        "
 UPDATE contracts
    SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
  WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'CLAIMED' AND expires_at <= :now
+                WHERE status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
                 ORDER BY expires_at, seq LIMIT :batch)
-   AND status = 'CLAIMED' AND expires_at <= :now";
+   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})"
+    )
+}
+
+/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due (CT-180).
+const DUE: &str = "
+SELECT coalesce(max(claimable), 0), min(CASE WHEN at > ?2 THEN at END) FROM (
+  SELECT (status = 'SUBMITTED' AND queue_expires_at > ?2 AND (available_at IS NULL OR available_at <= ?2))
+           AS claimable,
+         CASE WHEN status = 'SUBMITTED'
+              THEN CASE WHEN available_at > ?2 THEN available_at ELSE queue_expires_at END
+              ELSE expires_at END AS at
+    FROM contracts WHERE target_agent = ?1 AND status IN ('SUBMITTED', 'CLAIMED'))";
 
 /// The embedded store: one SQLite file in WAL mode shared by any number of processes of one host.
 ///
@@ -163,9 +229,111 @@ UPDATE contracts
 pub struct SqliteStore {
     path: PathBuf,
     options: SqliteOptions,
+    /// Opened read-only because the file is not writable (issue 12): every write answers
+    /// [`StoreError::ReadOnly`] without touching the file.
+    read_only: bool,
+    /// A read-only store whose file this process could write: its connections are opened for
+    /// writing but with `PRAGMA query_only`, so that SQLite keeps its write-ahead log index itself
+    /// and the last connection to close removes the `-wal` and `-shm` files it needed (a connection
+    /// opened read-only would leave them behind in the directory). Nothing is ever written through
+    /// them; closing may fold a committed log into the file, as the last SQLite connection to close
+    /// always does, which changes no record.
+    file_writable: bool,
     clock: Arc<dyn Clock>,
     pool: Mutex<Pool>,
     available: Condvar,
+    watch: Arc<Watching>,
+    /// Held for each write transaction of this store (see [`SqliteStore::transaction`]).
+    writer: Mutex<()>,
+}
+
+/// The waiting polls of one store and the thread that watches the file for commits of other
+/// processes (CT-180).
+struct Watching {
+    watchers: Watchers,
+    /// Whether the watching thread runs; held while it decides to stop, so a waiter registered at that
+    /// moment starts a new one.
+    running: Mutex<bool>,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+}
+
+/// How often the watching thread reads the database's change counter (CT-180: at least every 50 ms).
+const WATCH_PERIOD: Duration = Duration::from_millis(20);
+/// How long the watching thread stays with nobody waiting before it stops.
+const WATCH_IDLE: Duration = Duration::from_secs(1);
+
+impl Watching {
+    fn lock_running(&self) -> MutexGuard<'_, bool> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The watching thread: a dedicated connection that writes nothing reads `PRAGMA data_version`
+    /// (it changes when any other connection, in any process, commits); on a change it asks which
+    /// waiting agents now have a claimable record and wakes them.
+    fn run(self: Arc<Self>) {
+        let conn = match Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ) {
+            Ok(c) => c,
+            Err(_) => {
+                // Without a connection the waiters fall back to looking again every few seconds.
+                *self.lock_running() = false;
+                return;
+            }
+        };
+        let _ = conn.busy_timeout(Duration::from_millis(100));
+        let _ = stable_plans(&conn);
+        let mut last: Option<i64> = None;
+        let mut idle = Duration::ZERO;
+        loop {
+            std::thread::sleep(WATCH_PERIOD);
+            let agents = self.watchers.agents();
+            if agents.is_empty() {
+                idle += WATCH_PERIOD;
+                if idle >= WATCH_IDLE {
+                    let mut running = self.lock_running();
+                    if self.watchers.agents().is_empty() {
+                        *running = false;
+                        return;
+                    }
+                }
+                continue;
+            }
+            idle = Duration::ZERO;
+            let Ok(version) = conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0)) else {
+                continue;
+            };
+            if last == Some(version) {
+                continue;
+            }
+            last = Some(version);
+            let now = epoch_ms(self.clock.as_ref());
+            match claimable_agents(&conn, &agents, now) {
+                Ok(ready) => ready.iter().for_each(|a| self.watchers.notify(a)),
+                Err(_) => self.watchers.notify_all(),
+            }
+        }
+    }
+}
+
+/// Which of `agents` have a claimable record at `now`.
+fn claimable_agents(conn: &Connection, agents: &[AgentId], now: EpochMs) -> Result<Vec<AgentId>, StoreError> {
+    let marks: Vec<String> = (0..agents.len()).map(|i| format!("?{}", i + 2)).collect();
+    let sql = format!(
+        "SELECT DISTINCT target_agent FROM contracts
+          WHERE status = 'SUBMITTED' AND target_agent IN ({}) AND queue_expires_at > ?1
+            AND (available_at IS NULL OR available_at <= ?1)",
+        marks.join(", ")
+    );
+    let mut values: Vec<Sql> = vec![Sql::Integer(now)];
+    values.extend(agents.iter().map(|a| Sql::Text(a.as_str().to_owned())));
+    let mut stmt = conn.prepare(&sql).map_err(io)?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(values), |r| agent_col(r, 0))
+        .map_err(io)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(io)
 }
 
 struct Pool {
@@ -207,11 +375,23 @@ fn io(e: rusqlite::Error) -> StoreError {
 fn unavailable(what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |e| match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => io(e),
-        _ => StoreError::Unavailable(format!(
-            "{what}: {}",
-            e.sqlite_error_code()
-                .map_or_else(|| String::from("error"), |c| format!("{c:?}"))
-        )),
+        code => StoreError::Unavailable(format!("{what}: {}", code.map_or("error", reason_of))),
+    }
+}
+
+/// What an SQLite result code means, as a reason in a sentence.
+fn reason_of(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::NotADatabase => "the file is not an SQLite database",
+        ErrorCode::DatabaseCorrupt => "the database file is corrupt",
+        ErrorCode::CannotOpen => "the file cannot be opened",
+        ErrorCode::PermissionDenied => "permission denied",
+        ErrorCode::ReadOnly => "the file is read-only",
+        ErrorCode::DiskFull => "the disk is full",
+        ErrorCode::SystemIoFailure => "an I/O error occurred",
+        ErrorCode::OutOfMemory => "out of memory",
+        ErrorCode::NoLargeFileSupport => "the file is too large",
+        _ => "an SQLite error occurred",
     }
 }
 
@@ -224,27 +404,114 @@ impl SqliteStore {
         clock: Arc<dyn Clock>,
         fs: &dyn Fs,
     ) -> Result<SqliteStore, StoreError> {
+        Self::open_as(path, options, clock, fs, false)
+    }
+
+    /// Opens an existing database for reading only (a view of the store, such as a live terminal
+    /// view): it never creates, initialises or upgrades a file and never writes a record; every write
+    /// operation answers [`StoreError::ReadOnly`]. A missing file, an empty one, another application's
+    /// or one of an older or newer schema version is refused with [`StoreError::Unavailable`]. It
+    /// leaves no file behind in the database's directory.
+    ///
+    /// ```
+    /// use shiftwork_contracts::{SqliteOptions, SqliteStore, Store, StoreError};
+    /// use shiftwork_seams::{OsFs, SystemClock};
+    /// use std::sync::Arc;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("c.db");
+    /// let clock = Arc::new(SystemClock::new());
+    /// assert!(SqliteStore::open_read_only(&path, SqliteOptions::default(), clock.clone(), &OsFs).is_err());
+    /// assert!(!path.exists(), "nothing created");
+    /// drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &OsFs).unwrap());
+    /// let view = SqliteStore::open_read_only(&path, SqliteOptions::default(), clock, &OsFs).unwrap();
+    /// assert!(view.check_integrity().unwrap().is_clean());
+    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly(_))));
+    /// ```
+    pub fn open_read_only(
+        path: &Path,
+        options: SqliteOptions,
+        clock: Arc<dyn Clock>,
+        fs: &dyn Fs,
+    ) -> Result<SqliteStore, StoreError> {
+        Self::open_as(path, options, clock, fs, true)
+    }
+
+    fn open_as(
+        path: &Path,
+        options: SqliteOptions,
+        clock: Arc<dyn Clock>,
+        fs: &dyn Fs,
+        reader: bool,
+    ) -> Result<SqliteStore, StoreError> {
+        // A location that exists must be a regular file (or a link to one): SQLite would otherwise
+        // write its journal beside `/dev/null` or read a FIFO (issue 12).
+        let read_only = match fs.metadata(path) {
+            Err(_) if reader => {
+                return Err(StoreError::Unavailable(String::from(
+                    "there is no contracts database at the store location yet",
+                )));
+            }
+            Ok(m) if m.kind == shiftwork_seams::FileKind::File && reader => true,
+            Ok(m) if m.kind != shiftwork_seams::FileKind::File => {
+                return Err(StoreError::Unavailable(String::from(
+                    "the store location exists but is not a regular file",
+                )));
+            }
+            // Opened for appending and closed at once, nothing written: can this process write it?
+            Ok(_) => match fs.open_append(path, false) {
+                Ok(_) => false,
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::PermissionDenied
+                        || e.raw_os_error() == Some(libc::EROFS) =>
+                {
+                    true
+                }
+                Err(e) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database file cannot be opened: {}",
+                        shiftwork_seams::os_reason(&e)
+                    )));
+                }
+            },
+            Err(_) => false,
+        };
+        // A reader whose file this process could write (opened for appending and closed at once,
+        // nothing written) lets SQLite clean up after it (see `file_writable`).
+        let file_writable = !read_only || (reader && fs.open_append(path, false).is_ok());
         let dir = shiftwork_seams::durable::parent_dir(path);
-        create_dirs(fs, &dir)?;
+        if !read_only {
+            create_dirs(fs, &dir)?;
+        }
         if let Some(kind) = shiftwork_seams::network_filesystem(&dir) {
             eprintln!(
                 "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
             );
         }
-        match fs.create_new(path, 0o600) {
-            Ok(mut w) => {
-                let _ = w.sync();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(StoreError::Unavailable(format!(
-                    "the database file cannot be created: {}",
-                    shiftwork_seams::os_reason(&e)
-                )));
+        if !read_only {
+            match fs.create_new(path, 0o600) {
+                Ok(mut w) => {
+                    let _ = w.sync();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database file cannot be created: {}",
+                        shiftwork_seams::os_reason(&e)
+                    )));
+                }
             }
         }
         let store = SqliteStore {
+            watch: Arc::new(Watching {
+                watchers: Watchers::default(),
+                running: Mutex::new(false),
+                path: path.to_path_buf(),
+                clock: clock.clone(),
+            }),
+            writer: Mutex::new(()),
             path: path.to_path_buf(),
+            read_only,
+            file_writable,
             options: SqliteOptions {
                 pool_size: options.pool_size.max(1),
                 ..options
@@ -257,7 +524,9 @@ impl SqliteStore {
             available: Condvar::new(),
         };
         let mut conn = store.connect()?;
-        init_schema(&mut conn)?;
+        if !read_only {
+            init_schema(&mut conn)?;
+        }
         let mut pool = store.lock_pool();
         pool.idle.push(conn);
         pool.open = 1;
@@ -265,22 +534,53 @@ impl SqliteStore {
         Ok(store)
     }
 
+    fn lock_writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn lock_pool(&self) -> MutexGuard<'_, Pool> {
         // The pool holds plain values; a panic elsewhere cannot leave it half-updated.
         self.pool.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// True when the file was not writable and the store serves reads only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     fn connect(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(unavailable("the database cannot be opened"))?;
-        conn.busy_timeout(Duration::from_millis(u64::from(self.options.busy_timeout_ms)))
+        let flags = if !self.file_writable {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(unavailable("the database cannot be opened"))?;
+        let mut conn = conn;
+        set_busy_wait(&mut conn, self.options.busy_timeout_ms)
             .map_err(unavailable("the busy timeout cannot be set"))?;
+        stable_plans(&conn).map_err(unavailable("the connection cannot be configured"))?;
         // Judge the header before anything writes to the file: a foreign or newer database is refused
         // and left untouched (CT-136); switching it to WAL would already change its header.
-        check_header(&conn)?;
+        let header = check_header(&conn)?;
+        if self.read_only {
+            match header {
+                Header::Fresh => {
+                    return Err(StoreError::Unavailable(String::from(
+                        "the database file is not initialised yet, and this store opens it read-only",
+                    )));
+                }
+                Header::Known(v) if v < SCHEMA_VERSION => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database has schema version {v}, and this store opens it read-only, so it cannot be upgraded"
+                    )));
+                }
+                Header::Known(_) => {}
+            }
+            conn.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")
+                .map_err(unavailable("the connection cannot be configured"))?;
+            return Ok(conn);
+        }
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(unavailable("WAL mode cannot be set"))?;
@@ -290,7 +590,7 @@ impl SqliteStore {
             )));
         }
         conn.execute_batch(&format!(
-            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF;",
+            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000;",
             self.options.synchronous.pragma()
         ))
         .map_err(unavailable("the connection cannot be configured"))?;
@@ -325,14 +625,30 @@ impl SqliteStore {
     }
 
     /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held
-    /// (CT-122, CT-140). Any error rolls back.
+    /// (CT-122, CT-140). Any error rolls back. `f` names the agents whose records it returned to the
+    /// queue; their waiting polls are woken after the commit (CT-180).
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs) -> Result<T, StoreError>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Vec<AgentId>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.transaction(TransactionBehavior::Immediate, |tx| {
-            f(tx, epoch_ms(self.clock.as_ref()))
-        })
+        self.writable()?;
+        let mut woken = Vec::new();
+        let out = self.transaction(TransactionBehavior::Immediate, |tx| {
+            f(tx, epoch_ms(self.clock.as_ref()), &mut woken)
+        })?;
+        for agent in &woken {
+            self.watch.watchers.notify(agent);
+        }
+        Ok(out)
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(String::from(
+                "the database file is not writable",
+            )));
+        }
+        Ok(())
     }
 
     fn read<T>(
@@ -348,6 +664,9 @@ impl SqliteStore {
         behavior: TransactionBehavior,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        // The writers of this process take turns here, handed on at once, instead of sleeping in
+        // SQLite's busy handler; the file lock then only arbitrates between processes.
+        let _turn = matches!(behavior, TransactionBehavior::Immediate).then(|| self.lock_writer());
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));
@@ -357,6 +676,43 @@ impl SqliteStore {
         tx.commit().map_err(io)?;
         Ok(out)
     }
+}
+
+/// One plan per statement, whatever the values bound to it, and every statement of the store kept
+/// prepared. The bundled SQLite is built with `SQLITE_ENABLE_STAT4`, under which a statement that
+/// compares a parameter with an indexed column (every sweep and claim compares `now` with a deadline)
+/// is compiled again at each step with a new value: most of a transaction's time. The query planner
+/// stability guarantee turns that off.
+fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(())
+}
+
+/// The wait for a lock another process holds (CT-137's `busy_timeout`, with a better wait): SQLite's
+/// own busy handler sleeps 1, 2, 5, 10 … ms between tries, so under contention a writer sleeps long
+/// after the lock came free (a transaction here holds it for a fraction of a millisecond). This one
+/// yields, then sleeps 20 µs doubling to at most 1 ms, and gives up (`SQLITE_BUSY`) after `timeout_ms`
+/// of real time.
+fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()> {
+    let limit = Duration::from_millis(u64::from(timeout_ms));
+    let mut started = shiftwork_seams::SystemClock::new();
+    conn.busy_handler(Some(move |count: i32| {
+        if count == 0 {
+            started = shiftwork_seams::SystemClock::new();
+        }
+        if started.monotonic() >= limit {
+            return false;
+        }
+        match count {
+            0..=63 => std::thread::yield_now(),
+            n => {
+                let micros = (20u64 << (n - 64).min(5)).min(500);
+                std::thread::sleep(Duration::from_micros(micros));
+            }
+        }
+        true
+    }))
 }
 
 fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
@@ -379,9 +735,17 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// What the header says: `Ok(true)` for an empty file to initialise, `Ok(false)` for a contracts
-/// database of a known version, `Err` for anything else (CT-136). Reads only.
-fn check_header(conn: &Connection) -> Result<bool, StoreError> {
+/// What the header of a database says (CT-136).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Header {
+    /// An empty file to initialise.
+    Fresh,
+    /// A contracts database of this known version (1 ..= [`SCHEMA_VERSION`]).
+    Known(i32),
+}
+
+/// The header, or `Err` for another application's file or an unknown version (CT-136). Reads only.
+fn check_header(conn: &Connection) -> Result<Header, StoreError> {
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(unavailable("the database header cannot be read"))?;
@@ -392,7 +756,7 @@ fn check_header(conn: &Connection) -> Result<bool, StoreError> {
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(unavailable("the database catalogue cannot be read"))?;
     if app == 0 && version == 0 && objects == 0 {
-        return Ok(true);
+        return Ok(Header::Fresh);
     }
     if app != APPLICATION_ID {
         return Err(StoreError::Unavailable(String::from(
@@ -409,23 +773,62 @@ fn check_header(conn: &Connection) -> Result<bool, StoreError> {
             "the database has unknown schema version {version}"
         )));
     }
-    Ok(false)
+    Ok(Header::Known(version))
 }
 
+/// Creates the schema of a fresh file, or migrates an older version, in one `BEGIN IMMEDIATE`
+/// transaction (CT-136, CT-191).
 fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(io)?;
-    // Judged again under the write lock: another process may have initialised it meanwhile.
-    if check_header(&tx)? {
-        tx.execute_batch(SCHEMA).map_err(io)?;
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
-        ))
-        .map_err(io)?;
-        tx.commit().map_err(io)?;
+    // Judged again under the write lock: another process may have initialised or migrated it meanwhile.
+    match check_header(&tx)? {
+        Header::Fresh => {
+            tx.execute_batch(&table("contracts")).map_err(io)?;
+            tx.execute_batch(INDEXES).map_err(io)?;
+        }
+        Header::Known(1) => migrate_v1(&tx)?,
+        Header::Known(_) => return Ok(()),
     }
-    Ok(())
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+    ))
+    .map_err(io)?;
+    tx.commit().map_err(io)
+}
+
+/// Schema version 1 → 2 (CT-191): the table is rebuilt (SQLite cannot change a `CHECK`), every row
+/// copied with `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when it was ever
+/// claimed, else 0; the `seq` counter keeps its value, so no number is ever reused.
+fn migrate_v1(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let counter: i64 = tx
+        .query_row(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(io)?;
+    let old: Vec<&str> = COLUMNS[..V1_COLUMNS].to_vec();
+    tx.execute_batch(&table("contracts_v2")).map_err(io)?;
+    tx.execute_batch(&format!(
+        "INSERT INTO contracts_v2 ({cols}, max_deliveries, delivery_count, available_at, cancel_reason)
+         SELECT {cols}, 1, CASE WHEN claim_epoch >= 1 THEN 1 ELSE 0 END, NULL, NULL FROM contracts;
+         DROP TABLE contracts;
+         ALTER TABLE contracts_v2 RENAME TO contracts;
+         DELETE FROM sqlite_sequence WHERE name IN ('contracts', 'contracts_v2');",
+        cols = old.join(", ")
+    ))
+    .map_err(io)?;
+    let high: i64 = tx
+        .query_row("SELECT coalesce(max(seq), 0) FROM contracts", [], |r| r.get(0))
+        .map_err(io)?;
+    tx.execute(
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('contracts', ?1)",
+        [counter.max(high)],
+    )
+    .map_err(io)?;
+    tx.execute_batch(INDEXES).map_err(io)
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<T>> {
@@ -495,6 +898,10 @@ fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
         structured_output: json_col(row, 32)?,
         artifacts_pointers: json_col(row, 33)?,
         salvaged_result: json_col(row, 34)?,
+        max_deliveries: u32_col(row, 35)?,
+        delivery_count: u32_col(row, 36)?,
+        available_at: row.get(37)?,
+        cancel_reason: row.get(38)?,
     })
 }
 
@@ -513,7 +920,7 @@ fn opt_int(v: Option<i64>) -> Sql {
     v.map_or(Sql::Null, Sql::Integer)
 }
 
-/// The 35 column values of a record, in the column order of CT-139.
+/// The 39 column values of a record, in the column order of CT-139.
 fn encode(c: &Contract) -> Vec<Sql> {
     vec![
         Sql::Integer(c.seq),
@@ -552,34 +959,90 @@ fn encode(c: &Contract) -> Vec<Sql> {
         json_text(&c.structured_output),
         json_text(&c.artifacts_pointers),
         json_text(&c.salvaged_result),
+        Sql::Integer(i64::from(c.max_deliveries)),
+        Sql::Integer(i64::from(c.delivery_count)),
+        opt_int(c.available_at),
+        opt_text(&c.cancel_reason),
     ]
 }
 
-fn sweep_tx(tx: &rusqlite::Transaction<'_>, now: EpochMs, max: usize) -> Result<SweepReport, StoreError> {
+/// The sweep of CT-142 and the redelivery of CT-187, in batches of `max` per kind: the report and the
+/// agents whose records went back to the queue (their waiters are woken after the commit).
+fn sweep_tx(
+    tx: &rusqlite::Transaction<'_>,
+    now: EpochMs,
+    max: usize,
+) -> Result<(SweepReport, Vec<AgentId>), StoreError> {
+    // Nearly always nothing is due: one probe of the two deadline indexes decides whether the three
+    // sweeping statements run at all.
+    let due: bool = tx
+        .prepare_cached(ANYTHING_DUE)
+        .and_then(|mut s| s.query_row(rusqlite::named_params! {":now": now}, |r| r.get(0)))
+        .map_err(io)?;
+    if !due {
+        return Ok((SweepReport::default(), Vec::new()));
+    }
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
     let queued = tx
-        .execute(
-            SWEEP_QUEUED,
-            rusqlite::named_params! {":now": now, ":batch": batch},
-        )
+        .prepare_cached(SWEEP_QUEUED)
+        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
+    let mut requeued = Vec::new();
+    {
+        let mut stmt = tx.prepare_cached(&SWEEP_REDELIVER).map_err(io)?;
+        let mut rows = stmt
+            .query(rusqlite::named_params! {":now": now, ":batch": batch})
+            .map_err(io)?;
+        while let Some(row) = rows.next().map_err(io)? {
+            requeued.push(agent_col(row, 0).map_err(io)?);
+        }
+    }
     let claimed = tx
-        .execute(
-            SWEEP_CLAIMED,
-            rusqlite::named_params! {":now": now, ":batch": batch},
-        )
+        .prepare_cached(&SWEEP_CLAIMED)
+        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
-    Ok(SweepReport {
-        queued_timed_out: queued as u64,
-        claimed_timed_out: claimed as u64,
-    })
+    Ok((
+        SweepReport {
+            queued_timed_out: queued as u64,
+            claimed_timed_out: claimed as u64,
+            redelivered: requeued.len() as u64,
+        },
+        requeued,
+    ))
 }
 
 fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
-    tx.query_row("SELECT * FROM contracts WHERE contract_id = ?1", [id], decode)
-        .optional()
+    tx.prepare_cached("SELECT * FROM contracts WHERE contract_id = ?1")
+        .and_then(|mut s| s.query_row([id], decode).optional())
         .map_err(io)
 }
+
+fn by_key(
+    tx: &rusqlite::Transaction<'_>,
+    requester: &AgentId,
+    key: &str,
+) -> Result<Option<Contract>, StoreError> {
+    tx.prepare_cached("SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2")
+        .and_then(|mut s| s.query_row(params![requester.as_str(), key], decode).optional())
+        .map_err(io)
+}
+
+/// `INSERT` of every column of a record (CT-139 order).
+static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
+    format!("INSERT INTO contracts VALUES ({})", placeholders.join(","))
+});
+
+/// `UPDATE` of every column but `seq` of the record `?1` (CT-143).
+static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let sets: Vec<String> = COLUMNS
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, c)| format!("{c} = ?{}", i + 1))
+        .collect();
+    format!("UPDATE contracts SET {} WHERE seq = ?1", sets.join(", "))
+});
 
 fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
     let mut clauses: Vec<String> = Vec::new();
@@ -616,75 +1079,61 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
 
 impl Store for SqliteStore {
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
             let seq: i64 = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
-                    [],
-                    |r| r.get(0),
                 )
+                .and_then(|mut s| s.query_row([], |r| r.get(0)))
                 .map_err(io)?;
             let record = build(now, seq);
             if let Some(key) = &record.idempotency_key {
-                let existing = tx
-                    .query_row(
-                        "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
-                        params![record.requester_agent.as_str(), key],
-                        decode,
-                    )
-                    .optional()
-                    .map_err(io)?;
+                let existing = by_key(tx, &record.requester_agent, key)?;
                 if let Some(existing) = existing {
                     return Ok(InsertOutcome::KeyTaken(existing));
                 }
             }
-            let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
-            tx.execute(
-                &format!("INSERT INTO contracts VALUES ({})", placeholders.join(",")),
-                rusqlite::params_from_iter(encode(&record)),
-            )
-            .map_err(io)?;
+            tx.prepare_cached(&INSERT)
+                .and_then(|mut s| s.execute(rusqlite::params_from_iter(encode(&record))))
+                .map_err(io)?;
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("insert-before-commit");
+            woken.push(record.target_agent.clone());
             Ok(InsertOutcome::Inserted(record))
         })
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
-            tx.query_row(
-                CLAIM,
-                rusqlite::named_params! {":now": now, ":agent": agent.as_str()},
-                decode,
-            )
-            .optional()
-            .map_err(io)
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+            tx.prepare_cached(CLAIM)
+                .map_err(io)?
+                .query_row(
+                    rusqlite::named_params! {":now": now, ":agent": agent.as_str()},
+                    decode,
+                )
+                .optional()
+                .map_err(io)
         })
     }
 
     fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
-        self.write(|tx, now| {
-            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+        self.write(|tx, now, woken| {
+            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
             let Some(record) = by_id(tx, contract_id)? else {
                 return Ok(None);
             };
             let out = step(&record, now);
             if let Some(next) = &out.next {
-                let sets: Vec<String> = COLUMNS
-                    .iter()
-                    .enumerate()
-                    .skip(1)
-                    .map(|(i, c)| format!("{c} = ?{}", i + 1))
-                    .collect();
+                if next.status == Status::Submitted && record.status != Status::Submitted {
+                    woken.push(next.target_agent.clone());
+                }
                 let mut values = encode(next);
                 values[0] = Sql::Integer(record.seq);
-                tx.execute(
-                    &format!("UPDATE contracts SET {} WHERE seq = ?1", sets.join(", ")),
-                    rusqlite::params_from_iter(values),
-                )
-                .map_err(io)?;
+                tx.prepare_cached(&UPDATE)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(values)))
+                    .map_err(io)?;
             }
             Ok(Some(out.reply))
         })
@@ -695,15 +1144,7 @@ impl Store for SqliteStore {
     }
 
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError> {
-        self.read(|tx| {
-            tx.query_row(
-                "SELECT * FROM contracts WHERE requester_agent = ?1 AND idempotency_key = ?2",
-                params![requester.as_str(), key],
-                decode,
-            )
-            .optional()
-            .map_err(io)
-        })
+        self.read(|tx| by_key(tx, requester, key))
     }
 
     fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError> {
@@ -751,6 +1192,8 @@ impl Store for SqliteStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
+        self.writable()?;
+        let _turn = self.lock_writer();
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::Io(String::from("no connection")));
@@ -758,13 +1201,16 @@ impl Store for SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
-        let report = sweep_tx(&tx, now, max_per_kind)?;
+        let (report, requeued) = sweep_tx(&tx, now, max_per_kind)?;
         tx.commit().map_err(io)?;
+        for agent in &requeued {
+            self.watch.watchers.notify(agent);
+        }
         Ok(report)
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
-        self.write(|tx, _now| {
+        self.write(|tx, _now, _| {
             let n = tx
                 .execute(
                     "DELETE FROM contracts WHERE seq IN (
@@ -778,6 +1224,33 @@ impl Store for SqliteStore {
                 .map_err(io)?;
             Ok(n as u64)
         })
+    }
+
+    fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
+        self.read(|tx| {
+            let (claimable, next_at): (i64, Option<i64>) = tx
+                .prepare_cached(DUE)
+                .and_then(|mut s| s.query_row(params![agent.as_str(), now], |r| Ok((r.get(0)?, r.get(1)?))))
+                .map_err(io)?;
+            Ok(Due {
+                claimable: claimable != 0,
+                next_at,
+            })
+        })
+    }
+
+    fn watch(&self, agent: &AgentId, wake: &Wake) -> Result<(), StoreError> {
+        self.watch.watchers.add(agent, wake);
+        let mut running = self.watch.lock_running();
+        if !*running {
+            let watching = self.watch.clone();
+            std::thread::Builder::new()
+                .name(String::from("contracts-watch"))
+                .spawn(move || watching.run())
+                .map_err(|e| StoreError::Io(format!("the watching thread cannot start: {e}")))?;
+            *running = true;
+        }
+        Ok(())
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, Identity, RefusalCode, SeededIdSource, SqliteOptions,
-    SqliteStore, Status, Store,
+    Contracts, DispatchRequest, RefusalCode, SeededIdSource, SqliteOptions, SqliteStore, Status, Store,
 };
 use shiftwork_seams::{ManualClock, MemFs, OsFs};
 
 use crate::scenarios::T0;
+use crate::support::{agent, dreq, who};
 
 pub const AGENTS: [&str; 4] = ["a0", "a1", "a2", "a3"];
 
@@ -49,18 +49,18 @@ pub fn facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contract
         Arc::new(clock.clone()),
         Arc::new(fs),
         Arc::new(SeededIdSource::new(seed)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     )
 }
 
 pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
     let fs_root = "/w";
     c.dispatch(&DispatchRequest {
-        target_agent: target.into(),
+        target_agent: agent(target),
         title: format!("job {n}"),
         workspace_root: fs_root.into(),
-        requester_agent: Some("boss".into()),
-        ..Default::default()
+        requester_agent: who("boss"),
+        ..dreq()
     })
     .map(|d| d.contract_id)
     .unwrap_or_else(|r| panic!("dispatch failed: {r}"))
@@ -163,7 +163,7 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
             let (path, clock, barrier, done) = (path.clone(), clock.clone(), barrier.clone(), done.clone());
             std::thread::spawn(move || {
                 let c = facade(open(&path, &clock, 5000, 1), &clock, 10 + i as u64);
-                let agent = Identity::from(AGENTS[i % 3]);
+                let agent = who(AGENTS[i % 3]);
                 let mut claims = Vec::new();
                 barrier.wait();
                 loop {
@@ -218,7 +218,7 @@ fn child_poller() {
     while !Path::new(&go).exists() {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let agent = Identity::from(agent.as_str());
+    let agent = who(agent.as_str());
     let mut out = std::io::stdout().lock();
     loop {
         match c.poll_next_task(&agent) {

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, SeededIdSource, Status,
-    Store,
+    Contracts, DispatchRequest, FulfillRequest, HolderRef, SeededIdSource, Status, Store,
 };
 use shiftwork_seams::{ManualClock, OsFs};
 
 use crate::concurrency::{AGENTS, clock_at, open, spawn_child};
 use crate::scenarios::T0;
+use crate::support::{agent, dreq, who};
 
 const FILE: &[u8] = b"fn main() {}\n";
 
@@ -28,7 +28,7 @@ fn os_facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contracts
         Arc::new(clock.clone()),
         Arc::new(OsFs),
         Arc::new(SeededIdSource::new(seed)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     )
 }
 
@@ -69,25 +69,25 @@ fn child_chaos() {
                 line(format!("INTENT {key}"));
                 let d = c
                     .dispatch(&DispatchRequest {
-                        target_agent: agent.into(),
+                        target_agent: crate::support::agent(agent),
                         title: format!("job {key}"),
                         workspace_root: ws.clone(),
                         pointers: Some(vec!["main.rs".into()]),
                         idempotency_key: Some(key.clone()),
-                        requester_agent: Some("boss".into()),
-                        ..Default::default()
+                        requester_agent: who("boss"),
+                        ..dreq()
                     })
                     .unwrap();
                 line(format!("DISPATCHED {} {key}", d.contract_id));
             }
             _ => {
-                let Some(h) = c.poll_next_task(&Identity::from(agent)).unwrap().held().cloned() else {
+                let Some(h) = c.poll_next_task(&who(agent)).unwrap().held().cloned() else {
                     continue;
                 };
                 line(format!("CLAIM {} {}", h.contract_id, h.claim_epoch));
                 let holder = HolderRef {
                     contract_id: h.contract_id.clone(),
-                    agent_id: Identity::from(agent),
+                    agent_id: who(agent),
                     claim_epoch: Some(h.claim_epoch),
                 };
                 match rng() % 4 {
@@ -103,7 +103,7 @@ fn child_chaos() {
                     _ => {
                         c.fulfill_contract(
                             &holder,
-                            &FulfilRequest {
+                            &FulfillRequest {
                                 result_summary: "ok".into(),
                                 ..Default::default()
                             },
@@ -140,12 +140,12 @@ fn ct162_ct167_killed_at_random_instants() {
     for n in 0..200 {
         let d = parent
             .dispatch(&DispatchRequest {
-                target_agent: AGENTS[n % 4].into(),
+                target_agent: agent(AGENTS[n % 4]),
                 title: format!("seed {n}"),
                 workspace_root: ws.display().to_string(),
                 pointers: Some(vec!["main.rs".into()]),
-                requester_agent: Some("boss".into()),
-                ..Default::default()
+                requester_agent: who("boss"),
+                ..dreq()
             })
             .unwrap();
         dispatched.insert(d.contract_id);
@@ -315,18 +315,18 @@ mod failpoints {
         shiftwork_contracts::failpoints::arm(&point);
         match op.as_str() {
             "poll" => {
-                c.poll_next_task(&Identity::from("bob")).unwrap();
+                c.poll_next_task(&who("bob")).unwrap();
             }
-            "fulfil" => {
+            "fulfill" => {
                 let id = env("CT_CONTRACT").unwrap();
                 std::fs::write(Path::new(&ws).join("main.rs"), b"changed!!!!!!\n").unwrap();
                 let _ = c.fulfill_contract(
                     &HolderRef {
                         contract_id: id,
-                        agent_id: Identity::from("bob"),
+                        agent_id: who("bob"),
                         claim_epoch: Some(1),
                     },
-                    &FulfilRequest {
+                    &FulfillRequest {
                         result_summary: "ok".into(),
                         ..Default::default()
                     },
@@ -337,12 +337,12 @@ mod failpoints {
             }
             _ => {
                 c.dispatch(&DispatchRequest {
-                    target_agent: "bob".into(),
+                    target_agent: agent("bob"),
                     title: "x".into(),
                     workspace_root: ws.clone(),
                     pointers: Some(vec!["main.rs".into()]),
-                    requester_agent: Some("alice".into()),
-                    ..Default::default()
+                    requester_agent: who("alice"),
+                    ..dreq()
                 })
                 .unwrap();
             }
@@ -387,12 +387,12 @@ mod failpoints {
 
     fn dispatch(c: &Contracts, ws: &Path) -> String {
         c.dispatch(&DispatchRequest {
-            target_agent: "bob".into(),
+            target_agent: agent("bob"),
             title: "Review".into(),
             workspace_root: ws.display().to_string(),
             pointers: Some(vec!["main.rs".into()]),
-            requester_agent: Some("alice".into()),
-            ..Default::default()
+            requester_agent: who("alice"),
+            ..dreq()
         })
         .unwrap()
         .contract_id
@@ -422,7 +422,7 @@ mod failpoints {
                 "{point}"
             );
             assert!(
-                c.poll_next_task(&Identity::from("bob")).unwrap().held().is_none(),
+                c.poll_next_task(&who("bob")).unwrap().held().is_none(),
                 "{point}: never handed out twice"
             );
             let c = reopened(&s, T0 + 1_860_000);
@@ -446,11 +446,11 @@ mod failpoints {
         let c = os_facade(open(&s.db, &clock, 5000, 1), &clock, 1);
         let id = dispatch(&c, &s.ws);
         clock.set(chrono::DateTime::from_timestamp_millis(T0 + 1000).unwrap());
-        c.poll_next_task(&Identity::from("bob")).unwrap();
+        c.poll_next_task(&who("bob")).unwrap();
         die_at(
             &s,
             "after-u2-commit",
-            "fulfil",
+            "fulfill",
             T0 + 2000,
             &[("CT_CONTRACT", id.clone())],
         );
@@ -487,12 +487,12 @@ mod failpoints {
         let c = os_facade(open(&s.db, &clock, 5000, 1), &clock, 1);
         for n in 0..2500 {
             c.dispatch(&DispatchRequest {
-                target_agent: "bob".into(),
+                target_agent: agent("bob"),
                 title: format!("{n}"),
                 workspace_root: s.ws.display().to_string(),
                 queue_ttl_sec: Some(60),
-                requester_agent: Some("alice".into()),
-                ..Default::default()
+                requester_agent: who("alice"),
+                ..dreq()
             })
             .unwrap();
         }

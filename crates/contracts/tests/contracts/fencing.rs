@@ -1,5 +1,5 @@
 //! Fencing with a manual clock (CT-13, CT-48, CT-57, CT-158), no file I/O under a store lock
-//! (CT-41, CT-163), re-judging at the fulfil transaction (CT-68), and sweeps that never act on a stale
+//! (CT-41, CT-163), re-judging at the fulfill transaction (CT-68), and sweeps that never act on a stale
 //! read (CT-130, CT-168).
 
 use std::path::Path;
@@ -7,13 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, RefusalCode,
-    SeededIdSource, Status, Store,
+    Contracts, DispatchRequest, FulfillRequest, HolderRef, RefusalCode, SeededIdSource, Status, Store,
 };
 use shiftwork_seams::{ManualClock, MemFs};
 
 use crate::scenarios::{self, T0};
-use crate::support::{store, store_kinds};
+use crate::support::{agent, dreq, store, store_kinds, who};
 
 fn at(clock: &ManualClock, offset: i64) {
     clock.set(chrono::DateTime::from_timestamp_millis(T0 + offset).unwrap());
@@ -25,21 +24,18 @@ fn facade(s: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: bool) -> 
         Arc::new(clock.clone()),
         Arc::new(fs.clone()),
         Arc::new(SeededIdSource::new(1)),
-        ContractsConfig {
-            require_claim_epoch: strict,
-            ..ContractsConfig::default()
-        },
+        crate::support::config(strict),
     )
 }
 
 fn d(c: &Contracts, pointers: &[&str]) -> String {
     c.dispatch(&DispatchRequest {
-        target_agent: "bob".into(),
+        target_agent: agent("bob"),
         title: "Review".into(),
         workspace_root: scenarios::W.into(),
         pointers: Some(pointers.iter().map(|p| (*p).to_owned()).collect()),
-        requester_agent: Some("alice".into()),
-        ..Default::default()
+        requester_agent: who("alice"),
+        ..dreq()
     })
     .unwrap()
     .contract_id
@@ -48,12 +44,12 @@ fn d(c: &Contracts, pointers: &[&str]) -> String {
 fn holder(id: &str, epoch: Option<u64>) -> HolderRef {
     HolderRef {
         contract_id: id.into(),
-        agent_id: Identity::from("bob"),
+        agent_id: who("bob"),
         claim_epoch: epoch,
     }
 }
 
-/// Every holder operation with `h`: the refusal codes, in the order extend, release, fail, fulfil.
+/// Every holder operation with `h`: the refusal codes, in the order extend, release, fail, fulfill.
 fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
     vec![
         c.extend_ttl(h).err().map(|r| r.code),
@@ -61,7 +57,7 @@ fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
         c.fail_contract(h, "x").err().map(|r| r.code),
         c.fulfill_contract(
             h,
-            &FulfilRequest {
+            &FulfillRequest {
                 result_summary: "x".into(),
                 ..Default::default()
             },
@@ -80,7 +76,7 @@ fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &["src/lib.rs"]);
         at(&fx.clock, 1000);
-        c.poll_next_task(&"bob".into()).unwrap();
+        c.poll_next_task(&who("bob")).unwrap();
         at(&fx.clock, 2000);
         c.release_contract(&holder(&id, Some(1)), None).unwrap();
         // Released, epoch still current: NOT_CLAIMED for every operation.
@@ -92,7 +88,7 @@ fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
         );
         assert_eq!(s.get(&id).unwrap(), before);
         at(&fx.clock, 3000);
-        c.poll_next_task(&"bob".into()).unwrap();
+        c.poll_next_task(&who("bob")).unwrap();
         // Claimed again: the old epoch is STALE_EPOCH, from the same agent.
         let before = s.get(&id).unwrap();
         assert_eq!(
@@ -153,7 +149,7 @@ fn ct45_deadlines_are_exclusive_to_the_millisecond() {
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);
-        c.poll_next_task(&"bob".into()).unwrap();
+        c.poll_next_task(&who("bob")).unwrap();
         at(&fx.clock, 1_799_999);
         assert!(
             c.extend_ttl(&holder(&id, Some(1))).is_ok(),
@@ -169,7 +165,7 @@ fn ct45_deadlines_are_exclusive_to_the_millisecond() {
 }
 
 /// CT-163: a verification paused in the middle of a file blocks no other thread's dispatch, claim or
-/// sweep; CT-68: the fulfil transaction judges the record as it is when it commits.
+/// sweep; CT-68: the fulfill transaction judges the record as it is when it commits.
 #[test]
 fn ct163_no_file_io_under_a_store_lock() {
     for kind in store_kinds() {
@@ -181,7 +177,7 @@ fn ct163_no_file_io_under_a_store_lock() {
         let hold = fx.fs.hold_reads(Path::new("/w/src/lib.rs"));
         let poller = {
             let c = c.clone();
-            std::thread::spawn(move || c.poll_next_task(&"bob".into()).unwrap())
+            std::thread::spawn(move || c.poll_next_task(&who("bob")).unwrap())
         };
         assert!(
             hold.wait_entered(Duration::from_secs(10)),
@@ -190,15 +186,15 @@ fn ct163_no_file_io_under_a_store_lock() {
         // While the poll's verification is paused inside the file:
         let c2 = c
             .dispatch(&DispatchRequest {
-                target_agent: "carol".into(),
+                target_agent: agent("carol"),
                 title: "Docs".into(),
                 workspace_root: scenarios::W.into(),
                 pointers: Some(vec!["README.md".into()]),
-                requester_agent: Some("alice".into()),
-                ..Default::default()
+                requester_agent: who("alice"),
+                ..dreq()
             })
             .unwrap();
-        let claimed = c.poll_next_task(&"carol".into()).unwrap();
+        let claimed = c.poll_next_task(&who("carol")).unwrap();
         assert_eq!(
             claimed.held().unwrap().contract_id,
             c2.contract_id,
@@ -208,7 +204,7 @@ fn ct163_no_file_io_under_a_store_lock() {
         hold.release();
         assert_eq!(poller.join().unwrap().held().unwrap().contract_id, c1, "{kind}");
 
-        // A fulfil paused in its verification, while the same agent releases the contract: the fulfil
+        // A fulfill paused in its verification, while the same agent releases the contract: the fulfill
         // transaction finds it SUBMITTED and refuses NOT_CLAIMED (CT-68 step 6).
         let hold = fx.fs.hold_reads(Path::new("/w/src/lib.rs"));
         let fulfiller = {
@@ -217,7 +213,7 @@ fn ct163_no_file_io_under_a_store_lock() {
             std::thread::spawn(move || {
                 c.fulfill_contract(
                     &h,
-                    &FulfilRequest {
+                    &FulfillRequest {
                         result_summary: "done".into(),
                         ..Default::default()
                     },
@@ -249,7 +245,7 @@ fn ct168_sweeps_never_act_on_stale_reads() {
         let c = facade(&s, &fx.clock, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);
-        c.poll_next_task(&"bob".into()).unwrap(); // lease ends at T0 + 1_800_000
+        c.poll_next_task(&who("bob")).unwrap(); // lease ends at T0 + 1_800_000
         // B extends at T0 + 50 (new deadline T0 + 50 + exec), then A's sweep at a `now` past the old
         // deadline but before the new one writes nothing.
         at(&fx.clock, 50);
@@ -262,10 +258,10 @@ fn ct168_sweeps_never_act_on_stale_reads() {
             (Status::Claimed, Some(T0 + 50 + 1_800_000)),
             "{kind}"
         );
-        // And after a fulfil the contract stays COMPLETED whatever a later sweep sees.
+        // And after a fulfill the contract stays COMPLETED whatever a later sweep sees.
         c.fulfill_contract(
             &holder(&id, Some(1)),
-            &FulfilRequest {
+            &FulfillRequest {
                 result_summary: "ok".into(),
                 ..Default::default()
             },
@@ -293,7 +289,7 @@ fn ct168_sqlite_sweep_holding_the_lock_serialises_a_concurrent_extend() {
     let c = Arc::new(facade(&s, &fx.clock, &fx.fs, false));
     let id = d(&c, &[]);
     at(&fx.clock, 0);
-    c.poll_next_task(&"bob".into()).unwrap();
+    c.poll_next_task(&who("bob")).unwrap();
     // Connection A: take the write lock, read the lease as expired at T0 + 1_800_200.
     let mut a = rusqlite::Connection::open(&path).unwrap();
     let tx = a

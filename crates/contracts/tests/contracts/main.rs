@@ -5,11 +5,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acceptance;
+mod beyond;
 mod concurrency;
 mod crash;
 mod fencing;
+mod hostile;
+mod migration;
 mod model;
 mod postgres;
+mod redelivery_race;
 mod rules;
 pub mod scenarios;
 pub mod support;

@@ -31,15 +31,25 @@ impl Reference {
         self.clock.now().timestamp_millis()
     }
 
+    /// E1, then E3 (a lost lease with deliveries left, CT-187), then E2, each for at most `max` records,
+    /// oldest deadline first.
     fn sweep_map(map: &mut BTreeMap<i64, Contract>, now: EpochMs, max: usize) -> SweepReport {
         let mut report = SweepReport::default();
-        for kind in [Status::Submitted, Status::Claimed] {
+        for kind in ["queued", "redelivered", "claimed"] {
             let mut due: Vec<(EpochMs, i64)> = map
                 .values()
-                .filter(|c| c.status == kind && c.is_logically_expired(now))
+                .filter(|c| c.is_logically_expired(now))
+                .filter(|c| {
+                    let next = transition::expire(c, now).unwrap();
+                    match kind {
+                        "queued" => c.status == Status::Submitted,
+                        "redelivered" => c.status == Status::Claimed && next.status == Status::Submitted,
+                        _ => c.status == Status::Claimed && next.status == Status::TimedOut,
+                    }
+                })
                 .map(|c| {
                     (
-                        if kind == Status::Submitted {
+                        if c.status == Status::Submitted {
                             c.queue_expires_at
                         } else {
                             c.expires_at.unwrap()
@@ -52,10 +62,10 @@ impl Reference {
             for (_, seq) in due.into_iter().take(max) {
                 let next = transition::expire(&map[&seq], now).unwrap();
                 map.insert(seq, next);
-                if kind == Status::Submitted {
-                    report.queued_timed_out += 1;
-                } else {
-                    report.claimed_timed_out += 1;
+                match kind {
+                    "queued" => report.queued_timed_out += 1,
+                    "redelivered" => report.redelivered += 1,
+                    _ => report.claimed_timed_out += 1,
                 }
             }
         }
@@ -221,12 +231,15 @@ enum Cmd {
         pointers: Vec<usize>,
         schema: bool,
         queue_ttl: Option<i64>,
+        deliveries: Option<u8>,
     },
     Poll(usize),
+    /// CT-183: by the requester, or by another agent.
+    Cancel(usize, bool),
     Extend(usize, EpochMode),
     Release(usize, EpochMode, bool),
-    Fail(usize, EpochMode),
-    Fulfil(usize, EpochMode, Option<bool>, bool),
+    Fail(usize, EpochMode, bool),
+    Fulfill(usize, EpochMode, Option<bool>, bool),
     Verify(usize, Option<usize>),
     Inspect(Option<usize>, bool),
     Edit(usize, Edit),
@@ -250,13 +263,14 @@ fn agent() -> impl Strategy<Value = usize> {
 
 fn cmd() -> impl Strategy<Value = Cmd> {
     prop_oneof![
-        4 => (0..3usize, agent(), proptest::option::of(0..3u8), any::<bool>(), proptest::collection::vec(0..3usize, 0..3), any::<bool>(), proptest::option::of(prop_oneof![Just(60i64), Just(600), Just(14400)]))
-            .prop_map(|(requester, target, key, other_title, pointers, schema, queue_ttl)| Cmd::Dispatch { requester, target, key, other_title, pointers, schema, queue_ttl }),
+        4 => (0..3usize, agent(), proptest::option::of(0..3u8), any::<bool>(), proptest::collection::vec(0..3usize, 0..3), any::<bool>(), proptest::option::of(prop_oneof![Just(60i64), Just(600), Just(14400)]), proptest::option::of(1..=4u8))
+            .prop_map(|(requester, target, key, other_title, pointers, schema, queue_ttl, deliveries)| Cmd::Dispatch { requester, target, key, other_title, pointers, schema, queue_ttl, deliveries }),
+        1 => (0..8usize, any::<bool>()).prop_map(|(i, wrong)| Cmd::Cancel(i, wrong)),
         5 => agent().prop_map(Cmd::Poll),
         2 => (0..8usize, epoch_mode()).prop_map(|(i, e)| Cmd::Extend(i, e)),
         2 => (0..8usize, epoch_mode(), any::<bool>()).prop_map(|(i, e, r)| Cmd::Release(i, e, r)),
-        1 => (0..8usize, epoch_mode()).prop_map(|(i, e)| Cmd::Fail(i, e)),
-        3 => (0..8usize, epoch_mode(), proptest::option::of(any::<bool>()), any::<bool>()).prop_map(|(i, e, o, a)| Cmd::Fulfil(i, e, o, a)),
+        1 => (0..8usize, epoch_mode(), any::<bool>()).prop_map(|(i, e, r)| Cmd::Fail(i, e, r)),
+        3 => (0..8usize, epoch_mode(), proptest::option::of(any::<bool>()), any::<bool>()).prop_map(|(i, e, o, a)| Cmd::Fulfill(i, e, o, a)),
         1 => (0..8usize, proptest::option::of(0..3usize)).prop_map(|(i, a)| Cmd::Verify(i, a)),
         1 => (proptest::option::of(0..3usize), any::<bool>()).prop_map(|(a, s)| Cmd::Inspect(a, s)),
         2 => (0..3usize, prop_oneof![Just(Edit::Change), Just(Edit::Grow), Just(Edit::Delete), Just(Edit::Restore), Just(Edit::SwapToOutside), Just(Edit::SwapToSibling)]).prop_map(|(f, e)| Cmd::Edit(f, e)),
@@ -391,6 +405,7 @@ impl Run {
                 pointers,
                 schema,
                 queue_ttl,
+                deliveries,
             } => {
                 let mut args = json!({
                     "requester_agent": AGENTS[*requester], "target_agent": AGENTS[*target],
@@ -407,7 +422,27 @@ impl Run {
                     args["queue_ttl_sec"] = json!(q);
                     args["exec_ttl_sec"] = json!(60);
                 }
+                if let Some(d) = deliveries {
+                    args["max_deliveries"] = json!(d);
+                }
                 self.call("dispatch_contract", args);
+            }
+            Cmd::Cancel(i, wrong) => {
+                let args = match self.record(*i) {
+                    None => {
+                        json!({"contract_id": "0196f3a0-0000-7000-8000-00000000dead", "agent_id": "alice", "reason": "x"})
+                    }
+                    Some(c) => {
+                        let requester = c.requester_agent.as_str();
+                        let who = if *wrong {
+                            AGENTS.iter().find(|a| **a != requester).unwrap()
+                        } else {
+                            requester
+                        };
+                        json!({"contract_id": c.contract_id, "agent_id": who, "reason": "changed\nmy mind"})
+                    }
+                };
+                self.call("cancel_contract", args);
             }
             Cmd::Poll(a) => {
                 self.call("poll_next_task", json!({"agent_id": AGENTS[*a]}));
@@ -423,12 +458,15 @@ impl Run {
                 }
                 self.call("release_contract", args);
             }
-            Cmd::Fail(i, m) => {
+            Cmd::Fail(i, m, retryable) => {
                 let mut args = self.holder_args(*i, m);
                 args["reason"] = json!("cannot");
+                if *retryable {
+                    args["retryable"] = json!(true);
+                }
                 self.call("fail_contract", args);
             }
-            Cmd::Fulfil(i, m, output, artifact) => {
+            Cmd::Fulfill(i, m, output, artifact) => {
                 let mut args = self.holder_args(*i, m);
                 args["result_summary"] = json!("done");
                 match output {

@@ -29,7 +29,7 @@ mod with_server {
 
     use crate::concurrency::{AGENTS, check_history, clock_at, dispatch, facade};
     use crate::scenarios::T0;
-    use crate::support::{fresh_schema, pg_store, postgres_url};
+    use crate::support::{fresh_schema, pg_store, postgres_url, who};
 
     /// A store in a fresh schema, dropped when the guard goes.
     struct Pg {
@@ -131,7 +131,7 @@ mod with_server {
         let Some(p) = pg(&clock) else { return };
         let c = facade(p.store.clone(), &clock, 1);
         let id = dispatch(&c, "bob", 1);
-        c.poll_next_task(&"bob".into()).unwrap();
+        c.poll_next_task(&who("bob")).unwrap();
         let before = p.store.get(&id).unwrap();
         let mut other = raw(&p.schema);
         let mut tx = other.transaction().unwrap();
@@ -143,7 +143,7 @@ mod with_server {
         let r = c
             .extend_ttl(&shiftwork_contracts::HolderRef {
                 contract_id: id.clone(),
-                agent_id: "bob".into(),
+                agent_id: who("bob"),
                 claim_epoch: Some(1),
             })
             .unwrap_err();
@@ -154,7 +154,7 @@ mod with_server {
         assert!(
             c.extend_ttl(&shiftwork_contracts::HolderRef {
                 contract_id: id,
-                agent_id: "bob".into(),
+                agent_id: who("bob"),
                 claim_epoch: Some(1)
             })
             .is_ok()
@@ -177,10 +177,10 @@ mod with_server {
         let stores: Vec<PgStore> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         assert!(stores[0].check_integrity().unwrap().is_clean());
         stores[0].drop_schema().unwrap();
-        // A newer version is refused, the schema left untouched.
+        // A newer version is refused, the schema left untouched (this build's is 2, CT-191).
         raw(&p.schema)
             .execute(
-                "UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version'",
+                "UPDATE contracts_meta SET value = '3' WHERE key = 'schema_version'",
                 &[],
             )
             .unwrap();
@@ -194,7 +194,7 @@ mod with_server {
         }
         raw(&p.schema)
             .execute(
-                "UPDATE contracts_meta SET value = '1' WHERE key = 'schema_version'",
+                "UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version'",
                 &[],
             )
             .unwrap();
@@ -236,7 +236,7 @@ mod with_server {
             store.server_clock(),
             Arc::new(fs_root),
             Arc::new(shiftwork_contracts::OsIdSource),
-            shiftwork_contracts::ContractsConfig::default(),
+            crate::support::config(false),
         );
         let id = dispatch(&c, "bob", 1);
         let rec = store.get(&id).unwrap().unwrap();
@@ -281,7 +281,7 @@ mod with_server {
                     let mut claims = Vec::new();
                     barrier.wait();
                     loop {
-                        match c.poll_next_task(&AGENTS[i as usize % 3].into()) {
+                        match c.poll_next_task(&who(AGENTS[i as usize % 3])) {
                             Ok(r) => match r.held() {
                                 Some(h) => claims.push((h.contract_id.clone(), h.claim_epoch)),
                                 None if done.load(std::sync::atomic::Ordering::SeqCst) => break,
@@ -343,7 +343,7 @@ mod with_server {
                 let (mut claims, mut unavailable, mut busy) = (Vec::new(), 0u32, 0u32);
                 let mut recovered_after_error = false;
                 loop {
-                    match c.poll_next_task(&"bob".into()) {
+                    match c.poll_next_task(&who("bob")) {
                         Ok(r) => match r.held() {
                             Some(h) => {
                                 recovered_after_error |= unavailable > 0;

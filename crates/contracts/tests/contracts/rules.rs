@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+use shiftwork_contracts::{Contracts, MemoryStore, SeededIdSource};
 use shiftwork_seams::{MemFs, Op};
 
 use crate::scenarios::{self, T0};
@@ -20,13 +20,13 @@ fn world() -> (scenarios::Fixture, Contracts) {
         Arc::new(fx.clock.clone()),
         Arc::new(fx.fs.clone()),
         Arc::new(SeededIdSource::new(1)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     );
     (fx, c)
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
-    shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), None)
+    shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), &Default::default())
 }
 
 fn invalid(answer: &Value) -> String {
@@ -73,6 +73,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "EXTEND_LIMIT",
             "LIFETIME_CEILING",
             "STORE_BUSY",
@@ -90,6 +92,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "RELEASE_LIMIT",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
@@ -105,6 +109,8 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "STALE_EPOCH",
             "NOT_CLAIMED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
             "STORE_ERROR",
@@ -120,11 +126,15 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "NOT_CLAIMED",
             "LEASE_EXPIRED",
             "ALREADY_TERMINAL",
+            // CT-185: a cancelled contract answers its holder CANCELLED.
+            "CANCELLED",
             "ARTIFACT_REFUSED",
             "RETRY_NEEDED",
             "POINTER_STALE",
             "OUTPUT_SCHEMA_INVALID",
             "SCHEMA_RETRIES_EXHAUSTED",
+            // Issue 12 item 11: a validation the regex engine could not decide.
+            "CONTRACT_SCHEMA_INVALID",
             "IO_ERROR",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
@@ -135,6 +145,18 @@ pub fn allowed(tool: &str) -> &'static [&'static str] {
             "INVALID_ARGUMENT",
             "CONTRACT_NOT_FOUND",
             "IO_ERROR",
+            "STORE_BUSY",
+            "STORE_UNAVAILABLE",
+            "STORE_ERROR",
+        ],
+        // CT-183, CT-184.
+        "cancel_contract" => &[
+            "UNKNOWN_ARGUMENT",
+            "INVALID_ARGUMENT",
+            "AGENT_ID_REQUIRED",
+            "CONTRACT_NOT_FOUND",
+            "NOT_REQUESTER",
+            "ALREADY_TERMINAL",
             "STORE_BUSY",
             "STORE_UNAVAILABLE",
             "STORE_ERROR",
@@ -478,7 +500,7 @@ fn ct30_ct33_ct35_roots_and_symlinks_at_verification() {
         Arc::new(fx.clock.clone()),
         Arc::new(moved),
         Arc::new(SeededIdSource::new(2)),
-        ContractsConfig::default(),
+        crate::support::config(false),
     );
     let v = call(
         &c2,
@@ -678,7 +700,9 @@ fn ct177_limitations_are_documented_for_users() {
         "power loss",
         "symlink swapped",
         "1 GiB",
-        "no requester-side cancel",
+        // CT-177 item 6 is superseded by §13: the README says who may cancel and what is redelivered.
+        "cancel_contract",
+        "max_deliveries",
         "wall-clock",
         "jsonschema",
     ] {
@@ -824,7 +848,7 @@ fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
     );
 }
 
-/// CT-136, CT-137: a new file gets the application id, schema version 1 and WAL; a file with another
+/// CT-136, CT-137: a new file gets the application id, the schema version (2, CT-191) and WAL; a file with another
 /// application id or a newer version is refused with STORE_UNAVAILABLE and left untouched.
 #[test]
 fn ct136_ct137_sqlite_header_and_refused_files() {
@@ -847,13 +871,14 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .unwrap();
-    assert_eq!(header, (0x5357_4354, 1, String::from("wal")));
+    // CT-136, CT-191: schema version 2 since §13 added its columns.
+    assert_eq!(header, (0x5357_4354, 2, String::from("wal")));
     drop(raw);
     for (name, setup) in [
         ("other.db", "PRAGMA application_id = 42; CREATE TABLE notes (x);"),
         (
             "newer.db",
-            "PRAGMA application_id = 1398227796; PRAGMA user_version = 2; CREATE TABLE contracts (x);",
+            "PRAGMA application_id = 1398227796; PRAGMA user_version = 3; CREATE TABLE contracts (x);",
         ),
     ] {
         let p = dir.path().join(name);
@@ -917,4 +942,38 @@ fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
     assert_eq!(second["contract"]["title"], "t9");
     assert_eq!(second["skipped_stale"].as_array().unwrap().len(), 1);
     assert_eq!(second["skipped_stale"][0]["title"], "t8");
+}
+
+/// Issue 11 item 4: library messages name no command-line flag and no environment variable (the
+/// adapter adds that hint where it belongs). Every string literal of the crate's code is checked.
+#[test]
+fn issue11_library_messages_name_no_flag_or_environment_variable() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    let mut found = Vec::new();
+    for (name, text) in files {
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // The string literals of the line.
+            for (i, literal) in line.split('"').enumerate() {
+                if i % 2 == 0 {
+                    continue;
+                }
+                let flag = literal
+                    .split_whitespace()
+                    .any(|w| w.starts_with("--") && w.len() > 2 && w.as_bytes()[2].is_ascii_lowercase());
+                if flag || literal.contains("AGENT_NAME") || literal.contains("SHIFTWORK_") {
+                    found.push(format!("{name}:{}: \"{literal}\"", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library messages naming a flag or variable:\n{}",
+        found.join("\n")
+    );
 }

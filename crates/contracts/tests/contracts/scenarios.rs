@@ -557,7 +557,7 @@ pub fn s13(x: &mut Ctx<'_>) {
     );
 }
 
-/// S14: fulfil (U1, CT-111, CT-159 one accepted result, CT-42 artifacts fingerprinted once).
+/// S14: fulfill (U1, CT-111, CT-159 one accepted result, CT-42 artifacts fingerprinted once).
 pub fn s14(x: &mut Ctx<'_>) {
     s3(x);
     x.at(600_000);
@@ -1059,11 +1059,12 @@ pub fn s27(x: &mut Ctx<'_>) {
 
 /// S28: unknown arguments (CT-86).
 pub fn s28(x: &mut Ctx<'_>) {
+    // CT-86 lists the tool's arguments: since CT-179 poll_next_task also takes wait_sec.
     let r = x.call("poll_next_task", json!({"agent": "bob"}));
     assert_eq!(
         r,
-        json!({"ok": false, "error": {"code": "UNKNOWN_ARGUMENT", "message": "unknown argument 'agent'; known: agent_id",
-               "details": {"argument": "agent", "known": ["agent_id"]}}})
+        json!({"ok": false, "error": {"code": "UNKNOWN_ARGUMENT", "message": "unknown argument 'agent'; known: agent_id, wait_sec",
+               "details": {"argument": "agent", "known": ["agent_id", "wait_sec"]}}})
     );
     let r = x.call("extend_ttl", json!({"contract_id": "x", "ttl": 5, "epoch": 1}));
     assert_eq!(

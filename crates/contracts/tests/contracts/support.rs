@@ -98,7 +98,11 @@ pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> shiftwork_contracts::PgS
 
 /// A new, empty store of `kind` reading `clock` (SQLite: a file in a fresh temporary directory).
 pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
-    let clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    store_with_clock(kind, Arc::new(clock.clone()))
+}
+
+/// [`store`] with any clock (the waiting tests use the system's).
+pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore {
     match kind {
         "memory" => TestStore {
             name: kind,
@@ -150,10 +154,7 @@ pub fn facade(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: b
         Arc::new(clock.clone()),
         Arc::new(fs.clone()),
         Arc::new(SeededIdSource::new(1)),
-        ContractsConfig {
-            require_claim_epoch: strict,
-            ..ContractsConfig::default()
-        },
+        crate::support::config(strict),
     )
 }
 
@@ -173,10 +174,7 @@ impl Library {
                 Arc::new(clock.clone()),
                 Arc::new(fs.clone()),
                 ids.clone(),
-                ContractsConfig {
-                    require_claim_epoch: strict,
-                    ..ContractsConfig::default()
-                },
+                crate::support::config(strict),
             )
         };
         Library {
@@ -189,11 +187,44 @@ impl Library {
 impl Surface for Library {
     fn call_with(&mut self, opts: &CallOpts<'_>, tool: &str, args: Value) -> Value {
         let c = if opts.strict { &self.strict } else { &self.normal };
-        shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), opts.agent)
+        shiftwork_contracts::args::call(
+            c,
+            tool,
+            args.as_object().unwrap(),
+            &shiftwork_contracts::DefaultAgent::from_value(opts.agent, "AGENT_NAME"),
+        )
     }
 
     fn sweep(&mut self, now: i64) -> (u64, u64) {
         let r = self.normal.sweep(now).unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
+    }
+}
+
+/// The agent `name` (a valid fixture name).
+pub fn agent(name: &str) -> shiftwork_contracts::AgentId {
+    shiftwork_contracts::AgentId::parse(name).unwrap()
+}
+
+/// The identity `name`, given as an argument.
+pub fn who(name: &str) -> shiftwork_contracts::Identity {
+    shiftwork_contracts::Identity::Given(agent(name))
+}
+
+/// A dispatch with every optional argument absent; literals give their own target, title and root.
+pub fn dreq() -> shiftwork_contracts::DispatchRequest {
+    shiftwork_contracts::DispatchRequest::new(agent("nobody"), "", "")
+}
+
+/// The facade configuration of the tests: the fixture workspace `/w` (in a `MemFs`) and the system's
+/// temporary directory (the real workspaces of the process tests) are the allowed roots.
+pub fn config(strict: bool) -> ContractsConfig {
+    ContractsConfig {
+        require_claim_epoch: strict,
+        allowed_roots: shiftwork_contracts::roots::AllowedRoots::new([
+            std::path::PathBuf::from("/w"),
+            std::env::temp_dir(),
+        ]),
+        ..ContractsConfig::default()
     }
 }

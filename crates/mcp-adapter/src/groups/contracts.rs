@@ -1,17 +1,23 @@
-//! The `contracts` tool group (contracts.md §7): the eight tools over `shiftwork_contracts::Contracts`.
+//! The `contracts` tool group (contracts.md §7): the tools over `shiftwork_contracts::Contracts`.
 //!
 //! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which decodes it
 //! in the tool's argument order, runs the operation and returns the answer object (CT-82, CT-83). The
-//! store is opened on the first contracts call, never at start-up (CT-90).
+//! store location rule and the reopen policy are the crate's (`shiftwork_contracts::location`); the
+//! store is opened on the first contracts call, never at start-up (CT-90). What the adapter adds: the
+//! settings, and the hint naming the flag or variable to check in the refusals where one helps (the
+//! library's messages name none).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use shiftwork_contracts::{Contracts, ContractsConfig, OsIdSource, Store, StoreError};
-use shiftwork_seams::{Clock, OsFs, SystemClock};
+use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
+use shiftwork_contracts::roots::AllowedRoots;
+use shiftwork_contracts::wait::Cancel;
+use shiftwork_contracts::{Contracts, ContractsConfig, DefaultAgent, StoreError};
 
-use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
+use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
 mod schema;
 use crate::settings::{Setting, Settings};
@@ -40,6 +46,14 @@ pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     help: "refuse contract holder calls without claim_epoch",
 };
 
+/// `--contracts-roots` / `SHIFTWORK_CONTRACTS_ROOTS` (issue 12): where workspace roots may lie.
+pub static CONTRACTS_ROOTS: Setting = Setting {
+    flag: "--contracts-roots",
+    env: Some("SHIFTWORK_CONTRACTS_ROOTS"),
+    takes_value: true,
+    help: "comma list of directories contract workspace roots must lie in (default: the home and temporary directories)",
+};
+
 /// `--agent` / `AGENT_NAME` (CT-88).
 pub static AGENT: Setting = Setting {
     flag: "--agent",
@@ -48,12 +62,18 @@ pub static AGENT: Setting = Setting {
     help: "this agent's identity, the default of every agent argument of the contracts tools",
 };
 
-static SETTINGS: [Setting; 4] = [CONTRACTS_DB, CONTRACTS_SYNC, CONTRACTS_REQUIRE_EPOCH, AGENT];
+static SETTINGS: [Setting; 5] = [
+    CONTRACTS_DB,
+    CONTRACTS_SYNC,
+    CONTRACTS_REQUIRE_EPOCH,
+    CONTRACTS_ROOTS,
+    AGENT,
+];
 
 /// The group.
 pub static GROUP: Group = Group {
     name: "contracts",
-    instructions: "contracts: hand work to another agent and take work handed to you — dispatch_contract, poll_next_task, extend_ttl, release_contract, fail_contract, fulfill_contract, verify_contract, inspect_mesh_state.",
+    instructions: "contracts: hand work to another agent and take work handed to you — dispatch_contract, poll_next_task (wait_sec waits for work), extend_ttl, release_contract, fail_contract, fulfill_contract, verify_contract, inspect_mesh_state, cancel_contract.",
     settings: &SETTINGS,
     build,
     demo_settings,
@@ -65,195 +85,210 @@ pub static GROUP: Group = Group {
     command: None,
 };
 
-/// Where the store lives (CT-135).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// A SQLite file.
-    File(PathBuf),
-    /// A PostgreSQL URL.
-    Postgres(String),
-    /// No location could be worked out (no home directory for the default); the reason.
-    Unknown(String),
-}
-
 /// The resolved settings of the group.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The store's location.
-    pub location: Location,
+    /// The store's location, or why there is none (answered per call, CT-90).
+    pub location: Result<Location, LocationError>,
     /// SQLite `synchronous`.
     pub sync: shiftwork_contracts::Synchronous,
-    /// `require_claim_epoch`.
-    pub require_epoch: bool,
-    /// The default identity, as given (validated per call, CT-88).
-    pub agent: Option<String>,
+    /// The facade's configuration (`require_claim_epoch`, the allowed roots).
+    pub contracts: ContractsConfig,
+    /// The default identity, parsed once (an invalid `AGENT_NAME` is answered per call, CT-88).
+    pub agent: DefaultAgent,
 }
 
 /// Resolves the settings; an invalid value is a start-up error (CT-91).
 pub fn config(settings: &Settings) -> Result<Config, String> {
-    let location = match settings.value(&CONTRACTS_DB) {
-        Some(v) if v.starts_with("postgres://") || v.starts_with("postgresql://") => {
-            Location::Postgres(v.to_owned())
+    let home = settings.env("HOME");
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let location = match Location::resolve(settings.value(&CONTRACTS_DB), home, &cwd) {
+        Err(e @ (LocationError::TildeWithoutHome | LocationError::HomeItself)) => {
+            return Err(format!("--contracts-db / SHIFTWORK_CONTRACTS_DB: {e}"));
         }
-        Some(v) => Location::File(expand(v, settings.env("HOME"))?),
-        None => match settings.env("HOME") {
-            Some(home) => Location::File(Path::new(home).join(".shiftwork").join("contracts.db")),
-            None => Location::Unknown(String::from(
-                "no home directory for the default location; set --contracts-db or SHIFTWORK_CONTRACTS_DB",
-            )),
-        },
+        other => other,
     };
     let sync = match settings.value(&CONTRACTS_SYNC) {
         None => shiftwork_contracts::Synchronous::Normal,
         Some(v) => shiftwork_contracts::Synchronous::parse(v).ok_or_else(|| {
-            format!("--contracts-sync / SHIFTWORK_CONTRACTS_SYNC must be normal or full, not '{v}'")
+            format!(
+                "--contracts-sync / SHIFTWORK_CONTRACTS_SYNC must be normal or full, not '{}'",
+                shiftwork_seams::echo::clip_echo(v)
+            )
         })?,
     };
     // `Registry::build` has refused a variable that is neither on nor off (issue 12 item 3).
     let require_epoch = settings.switch(&CONTRACTS_REQUIRE_EPOCH);
+    let temp = std::env::temp_dir();
+    let allowed_roots = AllowedRoots::from_values(
+        settings.value(&CONTRACTS_ROOTS),
+        home,
+        &temp.display().to_string(),
+    )
+    .map_err(|e| format!("--contracts-roots / SHIFTWORK_CONTRACTS_ROOTS: {e}"))?;
     // An invalid --agent flag is a start-up error; an invalid AGENT_NAME is answered per call with
     // INVALID_ARGUMENT { argument: "AGENT_NAME" } as CT-88 and scenario S29 require, so a bad variable
     // does not take the other tool groups down with it.
-    let agent = settings.value(&AGENT).map(str::to_owned);
-    if let Some(a) = &agent
-        && settings.flag(&AGENT).is_some()
-        && shiftwork_contracts::AgentId::parse(a).is_none()
+    let agent = DefaultAgent::from_value(settings.value(&AGENT), "AGENT_NAME");
+    if let Some(a) = settings.flag(&AGENT)
+        && matches!(agent, DefaultAgent::Invalid { .. })
     {
         return Err(format!(
-            "--agent must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit, not '{a}'"
+            "--agent must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit, not '{}'",
+            shiftwork_seams::echo::clip_echo(a)
         ));
     }
     Ok(Config {
         location,
         sync,
-        require_epoch,
+        contracts: ContractsConfig {
+            require_claim_epoch: require_epoch,
+            allowed_roots,
+            ..ContractsConfig::default()
+        },
         agent,
     })
 }
 
-fn expand(value: &str, home: Option<&str>) -> Result<PathBuf, String> {
-    let path = if let Some(rest) = value.strip_prefix("~/") {
-        let home = home.ok_or("--contracts-db starts with ~ but HOME is not set")?;
-        Path::new(home).join(rest)
-    } else if value == "~" {
-        return Err(String::from(
-            "--contracts-db must name a file, not the home directory",
-        ));
-    } else {
-        PathBuf::from(value)
-    };
-    if path.is_absolute() {
-        return Ok(path);
-    }
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot resolve the relative --contracts-db: {e}"))?;
-    Ok(cwd.join(path))
-}
-
-/// An opened store and the clock its facade reads (the server's clock for PostgreSQL, CT-148).
-pub type Opened = (Arc<dyn Store>, Arc<dyn Clock>);
-
-/// Opens the store of `location` (the first contracts call does this, CT-90).
-pub fn open_store(
-    location: &Location,
-    sync: shiftwork_contracts::Synchronous,
-    clock: Arc<dyn Clock>,
-) -> Result<Opened, StoreError> {
-    match location {
-        Location::Unknown(why) => Err(StoreError::Unavailable(why.clone())),
-        Location::File(path) => {
-            let options = shiftwork_contracts::SqliteOptions {
-                synchronous: sync,
-                ..shiftwork_contracts::SqliteOptions::default()
-            };
-            let store = shiftwork_contracts::SqliteStore::open(path, options, clock.clone(), &OsFs)?;
-            Ok((Arc::new(store), clock))
-        }
-        Location::Postgres(url) => open_postgres(url),
-    }
-}
-
-#[cfg(feature = "postgres")]
-fn open_postgres(url: &str) -> Result<Opened, StoreError> {
-    let store = shiftwork_contracts::PgStore::connect(url, shiftwork_contracts::PgOptions::default())?;
-    let clock = store.server_clock();
-    Ok((Arc::new(store), clock))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_postgres(_url: &str) -> Result<Opened, StoreError> {
-    Err(StoreError::Unavailable(String::from(
-        "built without PostgreSQL support",
-    )))
-}
-
-/// The facade, opened on first use; a failed open is remembered until the process restarts (CT-90).
+/// The facade, opened on first use (the crate's reopen policy), and the default identity.
 pub struct Lazy {
-    config: Config,
-    opened: Mutex<Option<Result<Arc<Contracts>, StoreError>>>,
+    contracts: LazyContracts,
+    agent: DefaultAgent,
+    progress_every: Duration,
 }
 
 impl Lazy {
     /// A facade that opens `config`'s store on first use.
     pub fn new(config: Config) -> Self {
         Lazy {
-            config,
-            opened: Mutex::new(None),
+            contracts: LazyContracts::new(config.location, config.sync, config.contracts),
+            agent: config.agent,
+            progress_every: PROGRESS_EVERY,
         }
     }
 
-    /// An already opened facade (tests, embedders).
+    /// An already opened facade (tests, embedders); `agent` is the default identity as configured.
     pub fn ready(contracts: Arc<Contracts>, agent: Option<String>) -> Self {
         Lazy {
-            config: Config {
-                location: Location::Unknown(String::from("opened by the caller")),
-                sync: shiftwork_contracts::Synchronous::Normal,
-                require_epoch: contracts.config().require_claim_epoch,
-                agent,
-            },
-            opened: Mutex::new(Some(Ok(contracts))),
+            contracts: LazyContracts::ready(contracts),
+            agent: DefaultAgent::from_value(agent.as_deref(), "AGENT_NAME"),
+            progress_every: PROGRESS_EVERY,
         }
     }
 
-    fn get(&self) -> Result<Arc<Contracts>, StoreError> {
-        // The slot only ever holds a finished result; a panic cannot leave it half-written.
-        let mut slot = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-            let opened = open_store(&self.config.location, self.config.sync, clock).map(|(store, clock)| {
-                let config = ContractsConfig {
-                    require_claim_epoch: self.config.require_epoch,
-                    ..ContractsConfig::default()
-                };
-                Arc::new(Contracts::new(
-                    store,
-                    clock,
-                    Arc::new(OsFs),
-                    Arc::new(OsIdSource),
-                    config,
-                ))
-            });
-            match opened {
-                // A busy lock at opening is transient: answer STORE_BUSY and try again next call.
-                Err(e @ StoreError::Busy(_)) => return Err(e),
-                Err(StoreError::Unavailable(why)) => *slot = Some(Err(StoreError::Unavailable(why))),
-                Err(other) => *slot = Some(Err(StoreError::Unavailable(other.to_string()))),
-                Ok(c) => *slot = Some(Ok(c)),
-            }
-        }
-        match slot.as_ref() {
-            Some(Ok(c)) => Ok(c.clone()),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err(StoreError::Unavailable(String::from("the store was not opened"))),
-        }
+    /// The same facade reporting a waiting poll's progress every `every` instead of
+    /// [`PROGRESS_EVERY`] (tests).
+    pub fn with_progress_every(mut self, every: Duration) -> Self {
+        self.progress_every = every;
+        self
     }
 
-    /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`.
+    /// The facade, or the store failure that keeps it closed.
+    pub fn contracts(&self) -> Result<Arc<Contracts>, StoreError> {
+        self.contracts.get()
+    }
+
+    /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
-        match self.get() {
-            Ok(c) => shiftwork_contracts::args::call(&c, tool, args, self.config.agent.as_deref()),
+        self.call_in(tool, args, &CallContext::default())
+    }
+
+    /// [`Lazy::call`] within the MCP call's `context` (CT-181): a waiting `poll_next_task` ends at once,
+    /// claiming nothing, when the client cancels the request (`notifications/cancelled`), and while it
+    /// waits it reports progress every 10 s when the client asked for progress (a `progressToken`).
+    pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
+        let mut answer = match self.contracts.get() {
+            Ok(c) => {
+                let cancel = Cancel::new();
+                let on_cancel = cancel.clone();
+                context.on_cancel(move || on_cancel.cancel());
+                let waits = tool == "poll_next_task"
+                    && args
+                        .get("wait_sec")
+                        .and_then(Value::as_u64)
+                        .is_some_and(|w| w > 0);
+                let _progress = (waits && context.wants_progress()).then(|| {
+                    let total = args.get("wait_sec").and_then(Value::as_f64);
+                    Progress::start(context.clone(), total, self.progress_every)
+                });
+                shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
+            }
             Err(e) => e.to_refusal().to_json(),
+        };
+        add_hint(&mut answer);
+        answer
+    }
+}
+
+/// How often a waiting poll reports progress (CT-181).
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
+/// `total` the `wait_sec` asked for.
+struct Progress {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(context: CallContext, total: Option<f64>, every: Duration) -> Progress {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(String::from("contracts-progress"))
+            .spawn(move || {
+                let (lock, cv) = &*flag;
+                let started = Instant::now();
+                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                loop {
+                    let (guard, timeout) = cv
+                        .wait_timeout_while(stopped, every, |s| !*s)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    stopped = guard;
+                    if !timeout.timed_out() {
+                        return;
+                    }
+                    let waited = started.elapsed().as_secs_f64().round();
+                    context.progress(waited, total, Some("waiting for a contract"));
+                }
+            })
+            .ok();
+        Progress { stop, thread }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
+    }
+}
+
+/// Appends to a refusal's message the flag or variable to check, where one helps (the library's own
+/// sentences name none).
+fn add_hint(answer: &mut Value) {
+    let Some(error) = answer.get_mut("error") else {
+        return;
+    };
+    let hint = match (
+        error["code"].as_str(),
+        error["details"]["argument"].as_str(),
+        error["details"]["reason"].as_str(),
+    ) {
+        (Some("STORE_UNAVAILABLE"), _, _) => " Check --contracts-db / SHIFTWORK_CONTRACTS_DB.",
+        (Some("AGENT_ID_REQUIRED"), _, _) => " The server's default is --agent or AGENT_NAME.",
+        (Some("INVALID_ARGUMENT"), Some("AGENT_NAME"), _) => " Fix AGENT_NAME (or give --agent).",
+        (Some("WORKSPACE_ROOT_INVALID"), _, Some("OUTSIDE_ALLOWED_ROOTS")) => {
+            " Allow more with --contracts-roots / SHIFTWORK_CONTRACTS_ROOTS."
+        }
+        _ => return,
+    };
+    if let Some(Value::String(message)) = error.get_mut("message") {
+        message.push_str(hint);
     }
 }
 
@@ -262,79 +297,47 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     Ok(tools(Arc::new(Lazy::new(config))))
 }
 
-fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    let _ = tool;
+/// MC-9 / CT-86: the library's refusal, the one place its sentence is written.
+fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
     Outcome::Answer(
         shiftwork_contracts::args::unknown_argument(key, known).to_json(),
         TextStyle::Compact,
     )
 }
 
-/// The eight tools over `lazy`, in the order of §7.2 (CT-81).
+/// The descriptor parts the spec fixes per tool (CT-93, CT-94): title, description, hints.
+fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
+    match name {
+        "dispatch_contract" => ("Dispatch contract", DISPATCH, Hints::local(false, false, false)),
+        "poll_next_task" => ("Poll next task", POLL, Hints::local(false, false, false)),
+        "extend_ttl" => ("Extend lease", EXTEND, Hints::local(false, false, false)),
+        "release_contract" => ("Release contract", RELEASE, Hints::local(false, false, false)),
+        "fail_contract" => ("Fail contract", FAIL, Hints::local(false, true, false)),
+        "fulfill_contract" => ("Fulfil contract", FULFILL, Hints::local(false, false, false)),
+        "verify_contract" => ("Verify contract files", VERIFY, Hints::READ_ONLY),
+        "inspect_mesh_state" => ("Inspect contracts", INSPECT, Hints::READ_ONLY),
+        _ => ("Cancel contract", CANCEL, Hints::local(false, true, true)),
+    }
+}
+
+/// The tools over `lazy`, in the order of the crate's argument tables (CT-81).
 pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
-    let defs: [(&'static str, &'static str, &'static str, Hints); 8] = [
-        (
-            "dispatch_contract",
-            "Dispatch contract",
-            DISPATCH,
-            Hints::local(false, false, false),
-        ),
-        (
-            "poll_next_task",
-            "Poll next task",
-            POLL,
-            Hints::local(false, false, false),
-        ),
-        (
-            "extend_ttl",
-            "Extend lease",
-            EXTEND,
-            Hints::local(false, false, false),
-        ),
-        (
-            "release_contract",
-            "Release contract",
-            RELEASE,
-            Hints::local(false, false, false),
-        ),
-        (
-            "fail_contract",
-            "Fail contract",
-            FAIL,
-            Hints::local(false, true, false),
-        ),
-        (
-            "fulfill_contract",
-            "Fulfil contract",
-            FULFIL,
-            Hints::local(false, false, false),
-        ),
-        (
-            "verify_contract",
-            "Verify contract files",
-            VERIFY,
-            Hints::READ_ONLY,
-        ),
-        (
-            "inspect_mesh_state",
-            "Inspect contracts",
-            INSPECT,
-            Hints::READ_ONLY,
-        ),
-    ];
-    defs.into_iter()
-        .map(|(name, title, description, hints)| {
+    shiftwork_contracts::args::TOOLS
+        .iter()
+        .map(|tool| {
+            let (title, description, hints) = descriptor(tool.name);
             let lazy = lazy.clone();
+            let name = tool.name;
             ToolDef {
                 name,
                 title,
                 description,
-                input_schema: schema::input(name),
+                input_schema: schema::input(tool),
                 output_schema: schema::output(name),
                 hints,
                 unknown_argument,
                 handler: Arc::new(move |args| {
-                    Outcome::Answer(lazy.call(name, args.map()), TextStyle::Compact)
+                    Outcome::Answer(lazy.call_in(name, args.map(), args.context()), TextStyle::Compact)
                 }),
             }
         })
@@ -346,8 +349,10 @@ const POLL: &str = "Claim the oldest SUBMITTED contract addressed to you (agent_
 const EXTEND: &str = "Renew the lease of a contract you hold: the execution window restarts now for its full exec_ttl_sec. At most 5 renewals per claim, and never past the lifetime ceiling (created_at + 4 × queue_ttl_sec). A lease that already ran out cannot be renewed; the contract is then TIMED_OUT.";
 const RELEASE: &str = "Hand a contract you hold back to the queue, behind the contracts already waiting, for the same target agent. At most 3 releases per contract; its count of schema-invalid deliveries is kept. Your claim_epoch stops working.";
 const FAIL: &str = "Close a contract you hold as FAILED, with a reason. If your lease had already run out, the contract stays TIMED_OUT and your reason is recorded.";
-const FULFIL: &str = "Deliver the result of a contract you hold: result_summary, optional structured_output (checked against the contract's contract_schema) and optional artifacts_pointers (files you produced; they are fingerprinted). The pointer files must still match their baseline: the first mismatch answers RETRY_NEEDED and renews your lease once, the next closes the contract POINTER_STALE. The third schema-invalid delivery closes it FAILED. Never edit pointer files; put proposed changes in structured_output, e.g. under fixes.";
+const FULFILL: &str = "Deliver the result of a contract you hold: result_summary, optional structured_output (checked against the contract's contract_schema) and optional artifacts_pointers (files you produced; they are fingerprinted). The pointer files must still match their baseline: the first mismatch answers RETRY_NEEDED and renews your lease once, the next closes the contract POINTER_STALE. The third schema-invalid delivery closes it FAILED. Never edit pointer files; put proposed changes in structured_output, e.g. under fixes.";
 const VERIFY: &str = "Compare a contract's pointer files with their baseline without changing anything. Lists every drifted file (FILE_MISSING, SIZE_MISMATCH, CONTENT_CHANGED, PATH_REFUSED) with a restore hint and says whether fulfill_contract would pass its file check for you now. Uses up no retry.";
+const CANCEL: &str =
+    "Withdraw a contract you dispatched; it ends CANCELLED and its holder is told at its next call.";
 const INSPECT: &str = "Read contracts without claiming or changing them. Filter by target_agent, requester_agent, status or contract_id; newest first, paged with limit and cursor; counts per status included. Contracts past a deadline that no sweep has recorded yet show is_logically_expired. With contract_id, returns the full record, including results and failure causes.";
 
 fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
@@ -356,17 +361,55 @@ fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
             &CONTRACTS_DB,
             root.join("contracts-demo.db").display().to_string(),
         ),
+        (&CONTRACTS_ROOTS, root.display().to_string()),
         (&AGENT, String::from("alice")),
     ]
+}
+
+/// alice's first dispatch, made from another connection to the demo's database half a second after
+/// bob started waiting (as alice's own server would).
+fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
+    use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
+    let db = root.join("contracts-demo.db");
+    let config = ContractsConfig {
+        allowed_roots: AllowedRoots::new([root]),
+        ..ContractsConfig::default()
+    };
+    let lazy = LazyContracts::new(
+        Ok(Location::File(db)),
+        shiftwork_contracts::Synchronous::Normal,
+        config,
+    );
+    let contracts = lazy.get().map_err(std::io::Error::other)?;
+    let (alice, bob) = (AgentId::parse("alice"), AgentId::parse("bob"));
+    let (Some(alice), Some(bob)) = (alice, bob) else {
+        return Err(std::io::Error::other("the demo's agent names are valid"));
+    };
+    let request = DispatchRequest {
+        pointers: Some(vec![String::from("src/lib.rs")]),
+        contract_schema: json!({"type": "object", "required": ["verdict"],
+                                "properties": {"verdict": {"enum": ["approve", "reject"]}}})
+        .as_object()
+        .cloned(),
+        requester_agent: Identity::from(alice),
+        ..DispatchRequest::new(bob, "Review add()", workspace.display().to_string())
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        // Should it fail, bob's wait ends after its wait_sec with nothing claimed.
+        let _ = contracts.dispatch(&request);
+    });
+    Ok(())
 }
 
 fn demo(root: &Path) -> Vec<DemoStep> {
     let workspace = root.join("workspace");
     let file = workspace.join("src").join("lib.rs");
     let ws = workspace.display().to_string();
+    let later = (root.to_path_buf(), workspace.clone());
     vec![
         DemoStep::Say(String::from(
-            "alice (AGENT_NAME) asks bob to review a file; bob claims the contract and delivers a verdict.",
+            "bob waits for work instead of polling; alice (AGENT_NAME) asks him to review a file and he wakes at once, claims it and delivers a verdict; then alice withdraws a second contract.",
         )),
         DemoStep::Prepare(
             format!("write {}", file.display()),
@@ -375,14 +418,13 @@ fn demo(root: &Path) -> Vec<DemoStep> {
                 std::fs::write(&file, "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n")
             }),
         ),
-        DemoStep::Call(
-            "dispatch_contract",
-            json!({"target_agent": "bob", "title": "Review add()", "workspace_root": ws,
-                   "pointers": ["src/lib.rs"],
-                   "contract_schema": {"type": "object", "required": ["verdict"],
-                                       "properties": {"verdict": {"enum": ["approve", "reject"]}}}}),
+        DemoStep::Prepare(
+            String::from(
+                "in half a second, alice dispatches \"Review add()\" to bob from her own connection",
+            ),
+            Box::new(move || dispatch_later(&later.0, &later.1)),
         ),
-        DemoStep::Call("poll_next_task", json!({"agent_id": "bob"})),
+        DemoStep::Call("poll_next_task", json!({"agent_id": "bob", "wait_sec": 10})),
         DemoStep::CallWith(
             "fulfill_contract",
             Box::new(|answers: &[Value]| {
@@ -391,12 +433,27 @@ fn demo(root: &Path) -> Vec<DemoStep> {
                        "result_summary": "Looks right.", "structured_output": {"verdict": "approve"}})
             }),
         ),
+        DemoStep::Call(
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "Rename add() to sum()", "workspace_root": ws,
+                   "pointers": ["src/lib.rs"], "task_type": "implementation", "max_deliveries": 3}),
+        ),
+        DemoStep::CallWith(
+            "cancel_contract",
+            Box::new(|answers: &[Value]| {
+                let id = answers
+                    .last()
+                    .map(|a| a["contract_id"].clone())
+                    .unwrap_or_default();
+                json!({"contract_id": id, "reason": "Keeping the name after all."})
+            }),
+        ),
         DemoStep::CallWith(
             "inspect_mesh_state",
             Box::new(|answers: &[Value]| {
                 let id = answers
                     .first()
-                    .map(|a| a["contract_id"].clone())
+                    .map(|a| a["contract"]["contract_id"].clone())
                     .unwrap_or_default();
                 json!({"contract_id": id})
             }),

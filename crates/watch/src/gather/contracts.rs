@@ -162,14 +162,8 @@ impl ContractsReader {
     }
 }
 
-/// PORT: `PRAGMA application_id` of a contracts database, "SWCT" (CT-136); the contracts crate keeps
-/// its constant private.
-const CONTRACTS_APPLICATION_ID: i64 = 0x5357_4354;
-
-/// PORT: opens an existing SQLite contracts database without creating or initialising one. The
-/// contracts crate's `SqliteStore::open` creates a missing file and its schema; until it offers a
-/// read-only open, this checks first, with a read-only connection, that the file is an initialised
-/// contracts database.
+/// Opens an existing SQLite contracts database for reading only: never created, initialised, upgraded
+/// or written ([`shiftwork_contracts::SqliteStore::open_read_only`]); a missing file is waited for.
 fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, String> {
     let shown = clean_text(&path.to_string_lossy());
     match fs.metadata(path) {
@@ -185,24 +179,13 @@ fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dy
             ));
         }
     }
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let header = rusqlite::Connection::open_with_flags(path, flags).and_then(|conn| {
-        let pragma = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
-        Ok((pragma("application_id")?, pragma("user_version")?))
-    });
-    match header {
-        Ok((id, version)) if id == CONTRACTS_APPLICATION_ID && version >= 1 => {}
-        Ok((0, 0)) => return Err(format!("the contracts store at {shown} is not initialised yet")),
-        Ok(_) => return Err(format!("{shown} is not a contracts database")),
-        Err(e) => return Err(format!("{shown} cannot be read: {e}")),
-    }
     let options = shiftwork_contracts::SqliteOptions {
         pool_size: 1,
         ..shiftwork_contracts::SqliteOptions::default()
     };
-    shiftwork_contracts::SqliteStore::open(path, options, clock, &shiftwork_seams::OsFs)
+    shiftwork_contracts::SqliteStore::open_read_only(path, options, clock, fs)
         .map(|s| Arc::new(s) as Arc<dyn Store>)
-        .map_err(|e| clean_text(&e.to_string()))
+        .map_err(|e| clean_text(&format!("the contracts store at {shown} cannot be read: {e}")))
 }
 
 #[cfg(feature = "postgres")]

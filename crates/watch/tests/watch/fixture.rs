@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};
 use shiftwork_contracts::{
-    Contracts, ContractsConfig, DispatchRequest, FulfilRequest, HolderRef, Identity, MemoryStore,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, FulfillRequest, HolderRef, Identity, MemoryStore,
     SeededIdSource, Store,
 };
 use shiftwork_seams::{Clock, ManualClock, MemFs};
@@ -17,6 +17,11 @@ pub const LEDGER: &str = "/repo/.shiftwork/checkpoint.json.log.jsonl";
 pub const HOURS: &str = "TZ=Europe/London Mon-Fri 09:00-17:30";
 
 /// 2026-09-21 is a Monday; 10:00 UTC is 11:00 in London.
+/// An agent's identity as a caller passes it.
+fn id(agent: &str) -> Identity {
+    Identity::given(agent).unwrap()
+}
+
 pub fn start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 9, 21, 10, 0, 0).unwrap()
 }
@@ -107,27 +112,27 @@ pub fn mid_flight() -> MidFlight {
         Arc::new(clock.clone()),
         Arc::new(fs.clone()),
         Arc::new(SeededIdSource::new(15)),
-        ContractsConfig::default(),
+        ContractsConfig {
+            allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
+            ..ContractsConfig::default()
+        },
     );
     let dispatch = |from: &str, to: &str, title: &str, exec: i64| {
         queue
             .dispatch(&DispatchRequest {
-                target_agent: to.into(),
-                title: title.into(),
-                workspace_root: "/repo".into(),
                 pointers: Some(vec!["src/parser.rs".into()]),
                 exec_ttl_sec: Some(exec),
-                requester_agent: Some(Identity::from(from)),
-                ..Default::default()
+                requester_agent: id(from),
+                ..DispatchRequest::new(AgentId::parse(to).unwrap(), title, "/repo")
             })
             .unwrap()
     };
     let claim = |agent: &str| {
-        let outcome = queue.poll_next_task(&Identity::from(agent)).unwrap();
+        let outcome = queue.poll_next_task(&id(agent)).unwrap();
         let held = outcome.held().unwrap().clone();
         HolderRef {
             contract_id: held.contract_id.clone(),
-            agent_id: Identity::from(agent),
+            agent_id: id(agent),
             claim_epoch: Some(held.claim_epoch),
         }
     };
@@ -138,7 +143,7 @@ pub fn mid_flight() -> MidFlight {
     queue
         .fulfill_contract(
             &done,
-            &FulfilRequest {
+            &FulfillRequest {
                 result_summary: "lexer is 2x faster".into(),
                 ..Default::default()
             },

@@ -106,7 +106,8 @@ fn the_contracts_pane_shows_counts_leases_waits_and_endings() {
             ("COMPLETED", 1),
             ("FAILED", 1),
             ("TIMED_OUT", 0),
-            ("POINTER_STALE", 0)
+            ("POINTER_STALE", 0),
+            ("CANCELLED", 0)
         ]
     );
     let claimed: Vec<(&str, u64, i64, bool)> = c

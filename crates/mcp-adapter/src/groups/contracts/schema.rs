@@ -1,28 +1,68 @@
-//! The `inputSchema` (CT-85) and `outputSchema` (CT-84) of the eight contracts tools.
+//! The `inputSchema` (CT-85) and `outputSchema` (CT-84) of the contracts tools.
 //!
-//! Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success shape
-//! and one for the refusal shape; nested shapes are given by type only, to keep the group's
+//! Input schemas are derived from the crate's argument tables (`shiftwork_contracts::args::TOOLS`,
+//! whose bounds are the constants of `shiftwork_contracts::limits`): no limit is written here a second
+//! time. Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success
+//! shape and one for the refusal shape; nested shapes are given by name only, to keep the group's
 //! `tools/list` under the 10,000 bytes of MC-11.
 
 use serde_json::{Map, Value, json};
+use shiftwork_contracts::args::{Arg, Fallback, Kind, Length, Tool};
 
-const MAX_SAFE: u64 = (1 << 53) - 1;
+/// The largest integer a schema states as a bound: beyond it (the epochs' 2^53 − 1) every JSON reader
+/// loses precision anyway, and the server checks it.
+const STATED_MAXIMUM: i64 = 1 << 32;
 
-/// An agent id; its grammar (CT-17) is checked by the server and named in the refusal.
-fn agent() -> Value {
-    json!({"type": "string"})
+/// The schema of one argument: its JSON type and the bounds of its table row that a client can act
+/// on. The server checks every rule again (CT-87) and names the argument; to keep the group's
+/// `tools/list` within MC-11, lower bounds of one character and the 64 characters of a contract id
+/// (a value the client copies from an answer) are left to it.
+fn property(arg: &Arg) -> Value {
+    let mut p = match arg.kind {
+        // An agent id's grammar (CT-17) is checked by the server and named in the refusal.
+        Kind::Agent | Kind::ContractId => json!({"type": "string"}),
+        Kind::Text { min: _, max } => {
+            let mut p = json!({"type": "string"});
+            // JSON Schema counts characters; a byte bound (CT-5) is the server's to check.
+            if let Length::Chars(n) = max {
+                p["maxLength"] = json!(n);
+            }
+            p
+        }
+        Kind::Pattern(pattern) => json!({"type": "string", "pattern": pattern}),
+        Kind::Integer { min, max } => {
+            let mut p = json!({"type": "integer", "minimum": min});
+            if max <= STATED_MAXIMUM {
+                p["maximum"] = json!(max);
+            }
+            p
+        }
+        Kind::Boolean => json!({"type": "boolean"}),
+        Kind::Paths => json!({"type": "array", "items": {"type": "string"}}),
+        Kind::Object => json!({"type": "object"}),
+        Kind::Statuses => statuses_or_sets(),
+    };
+    // The defaults of §7.2; the arguments of §13 default to "as before" (no wait, one delivery, not
+    // retryable), which their names say.
+    match arg.default {
+        Fallback::Integer(n) if !SECTION_13.contains(&arg.name) => p["default"] = json!(n),
+        Fallback::Text(t) => p["default"] = json!(t),
+        Fallback::Integer(_) | Fallback::Boolean(_) | Fallback::None | Fallback::DefaultAgent => {}
+    }
+    p
 }
 
-fn id() -> Value {
-    json!({"type": "string", "maxLength": 64})
-}
+/// The arguments added by contracts.md §13.
+const SECTION_13: [&str; 3] = ["wait_sec", "max_deliveries", "retryable"];
 
-fn epoch() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": MAX_SAFE})
-}
-
-fn closed(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
-    let properties: Map<String, Value> = props.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+/// The input schema of `tool`: a closed object with the arguments in table order (CT-85).
+pub fn input(tool: &Tool) -> Value {
+    let properties: Map<String, Value> = tool
+        .args
+        .iter()
+        .map(|a| (a.name.to_owned(), property(a)))
+        .collect();
+    let required: Vec<&str> = tool.args.iter().filter(|a| a.required).map(|a| a.name).collect();
     let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         schema["required"] = json!(required);
@@ -31,238 +71,154 @@ fn closed(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
     schema
 }
 
-/// The input schema of `tool` (arguments in the order of §7.2).
-pub fn input(tool: &str) -> Value {
-    let statuses = [
-        "SUBMITTED",
-        "CLAIMED",
-        "COMPLETED",
-        "FAILED",
-        "TIMED_OUT",
-        "POINTER_STALE",
-    ];
-    match tool {
-        "dispatch_contract" => closed(
-            vec![
-                ("target_agent", agent()),
-                ("title", json!({"type": "string", "maxLength": 200})),
-                ("workspace_root", json!({"type": "string"})),
-                ("pointers", json!({"type": "array", "items": {"type": "string"}})),
-                (
-                    "task_type",
-                    json!({"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$", "default": "review"}),
-                ),
-                ("context_summary", json!({"type": "string"})),
-                ("contract_schema", json!({"type": "object"})),
-                (
-                    "exec_ttl_sec",
-                    json!({"type": "integer", "minimum": 60, "maximum": 86400, "default": 1800}),
-                ),
-                (
-                    "queue_ttl_sec",
-                    json!({"type": "integer", "minimum": 60, "maximum": 604800, "default": 14400}),
-                ),
-                ("idempotency_key", json!({"type": "string", "maxLength": 128})),
-                ("requester_agent", agent()),
-            ],
-            &["target_agent", "title", "workspace_root"],
-        ),
-        "poll_next_task" => closed(vec![("agent_id", agent())], &[]),
-        "extend_ttl" => closed(
-            vec![
-                ("contract_id", id()),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id"],
-        ),
-        "release_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("reason", json!({"type": "string", "maxLength": 1000})),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id"],
-        ),
-        "fail_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                (
-                    "reason",
-                    json!({"type": "string", "minLength": 1, "maxLength": 1000}),
-                ),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id", "reason"],
-        ),
-        "fulfill_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("result_summary", json!({"type": "string", "minLength": 1})),
-                ("structured_output", json!({"type": "object"})),
-                (
-                    "artifacts_pointers",
-                    json!({"type": "array", "items": {"type": "string"}}),
-                ),
-                ("claim_epoch", epoch()),
-                ("agent_id", agent()),
-            ],
-            &["contract_id", "result_summary"],
-        ),
-        "verify_contract" => closed(
-            vec![
-                ("contract_id", id()),
-                ("agent_id", agent()),
-                ("claim_epoch", epoch()),
-            ],
-            &["contract_id"],
-        ),
-        _ => closed(
-            vec![
-                ("target_agent", agent()),
-                ("requester_agent", agent()),
-                ("status", statuses_or_sets(&statuses)),
-                ("contract_id", id()),
-                (
-                    "limit",
-                    json!({"type": "integer", "minimum": 1, "maximum": 50, "default": 20}),
-                ),
-                ("cursor", json!({"type": "string"})),
-            ],
-            &[],
-        ),
-    }
-}
-
-/// The `status` filter: one status, or an array of 1–6 distinct statuses (`pattern` applies to the
-/// string form, `items` and the counts to the array form).
-fn statuses_or_sets(statuses: &[&str]) -> Value {
-    let pattern = format!("^({})$", statuses.join("|"));
+/// The `status` filter: one status, or an array of 1 to 7 distinct statuses (the server checks them and
+/// names the accepted values when it refuses one).
+fn statuses_or_sets() -> Value {
     json!({"anyOf": [
-        {"type": "string", "pattern": pattern},
-        {"type": "array", "items": {"type": "string", "pattern": pattern}, "minItems": 1, "maxItems": 6, "uniqueItems": true},
+        {"type": "string"},
+        {"type": "array", "items": {"type": "string"}},
     ]})
 }
 
-/// The schema of an output field: the constants `T`/`F` (true/false) of `has_task` that tell the
-/// poll branches apart; every other field (`ok` included: a refusal is told apart by its required
-/// `error`, which no success branch allows) is named without a type, which keeps the branch closed within the
-/// 10,000 bytes MC-11 allows the group (the shapes are those of contracts.md §7).
-fn ty(code: &str) -> Value {
-    match code {
-        "T" => json!({"const": true}),
-        "ok" => json!({}),
-        "F" => json!({"const": false}),
-        _ => json!({}),
+/// A closed branch naming the fields of one success shape (contracts.md §7, §13). Fields are named,
+/// not typed — as `properties` or as one anchored pattern, whichever is shorter — which keeps every
+/// branch closed within the 10,000 bytes MC-11 allows the group; `has_task` alone carries a constant,
+/// to tell the two poll shapes apart.
+fn branch(fields: &[&str], has_task: Option<bool>) -> Value {
+    let mut names = vec!["ok"];
+    names.extend_from_slice(fields);
+    let constant = |b: &mut Value| {
+        if let Some(t) = has_task {
+            b["properties"]["has_task"] = json!({"const": t});
+        }
+    };
+    let mut by_pattern = json!({"patternProperties": {format!("^({})$", names.join("|")): {}}});
+    constant(&mut by_pattern);
+    let mut by_name = json!({"properties": {}});
+    for name in &names {
+        by_name["properties"][*name] = json!({});
     }
+    constant(&mut by_name);
+    let mut b = if by_pattern.to_string().len() < by_name.to_string().len() {
+        by_pattern
+    } else {
+        by_name
+    };
+    b["additionalProperties"] = json!(false);
+    b
 }
 
-fn branch(fields: &[(&str, &str)]) -> Value {
-    let properties: Map<String, Value> = fields.iter().map(|(k, t)| ((*k).to_owned(), ty(t))).collect();
-    json!({"properties": properties, "additionalProperties": false})
-}
-
+/// The refusal shape: `ok` and `error` only (no success shape has an `error`, so exactly one branch
+/// matches every answer).
 fn refusal() -> Value {
-    json!({"required": ["error"], "properties": {"ok": {"const": false}, "error": {}}, "additionalProperties": false})
+    json!({"properties": {"ok": {}, "error": {}}, "additionalProperties": false})
 }
 
 /// The output schema of `tool`.
 pub fn output(tool: &str) -> Value {
     let successes: Vec<Value> = match tool {
-        "dispatch_contract" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("idempotent_replay", "b"),
-            ("requester_agent", "s"),
-            ("target_agent", "s"),
-            ("created_at", "i"),
-            ("queue_expires_at", "i"),
-            ("lifetime_ends_at", "i"),
-            ("exec_ttl_sec", "i"),
-            ("queue_ttl_sec", "i"),
-            ("pointers", "a"),
-            ("warnings", "a"),
-        ])],
+        "dispatch_contract" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "idempotent_replay",
+                "requester_agent",
+                "target_agent",
+                "created_at",
+                "queue_expires_at",
+                "lifetime_ends_at",
+                "exec_ttl_sec",
+                "queue_ttl_sec",
+                "pointers",
+                "warnings",
+            ],
+            None,
+        )],
         "poll_next_task" => vec![
-            branch(&[
-                ("ok", "ok"),
-                ("has_task", "T"),
-                ("status", "s"),
-                ("contract", "o"),
-                ("skipped_stale", "a"),
-            ]),
-            branch(&[
-                ("ok", "ok"),
-                ("has_task", "F"),
-                ("message", "s"),
-                ("skipped_stale", "a"),
-            ]),
+            branch(&["status", "contract", "skipped_stale", "waited_ms"], Some(true)),
+            branch(&["message", "skipped_stale", "waited_ms"], Some(false)),
         ],
-        "extend_ttl" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("claim_epoch", "i"),
-            ("claimed_at", "i"),
-            ("expires_at", "i"),
-            ("extend_count", "i"),
-            ("extends_left", "i"),
-            ("lifetime_ends_at", "i"),
-            ("warnings", "a"),
-        ])],
-        "release_contract" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("release_count", "i"),
-            ("releases_left", "i"),
-            ("queued_at", "i"),
-            ("queue_expires_at", "i"),
-            ("message", "s"),
-            ("warnings", "a"),
-        ])],
-        "fail_contract" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("completed_at", "i"),
-            ("message", "s"),
-            ("warnings", "a"),
-        ])],
-        "fulfill_contract" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("completed_at", "i"),
-            ("artifacts_pointers", "a"),
-            ("message", "s"),
-            ("warnings", "a"),
-        ])],
-        "verify_contract" => vec![branch(&[
-            ("ok", "ok"),
-            ("contract_id", "s"),
-            ("status", "s"),
-            ("is_logically_expired", "b"),
-            ("valid", "b"),
-            ("fulfillable", "b"),
-            ("dirty_files", "a"),
-            ("checked", "i"),
-            ("toctou_strikes_left", "i"),
-            ("now", "i"),
-            ("contract", "o"),
-            ("warnings", "a"),
-        ])],
-        _ => vec![branch(&[
-            ("ok", "ok"),
-            ("total_returned", "i"),
-            ("contracts", "a"),
-            ("next_cursor", "s?"),
-            ("counts", "o"),
-            ("now", "i"),
-        ])],
+        "extend_ttl" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "claim_epoch",
+                "claimed_at",
+                "expires_at",
+                "extend_count",
+                "extends_left",
+                "lifetime_ends_at",
+                "warnings",
+            ],
+            None,
+        )],
+        "release_contract" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "release_count",
+                "releases_left",
+                "queued_at",
+                "queue_expires_at",
+                "message",
+                "warnings",
+            ],
+            None,
+        )],
+        // FAILED / TIMED_OUT with completed_at, or SUBMITTED with redelivery_at (CT-188).
+        "fail_contract" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "completed_at",
+                "redelivery_at",
+                "message",
+                "warnings",
+            ],
+            None,
+        )],
+        "fulfill_contract" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "completed_at",
+                "artifacts_pointers",
+                "message",
+                "warnings",
+            ],
+            None,
+        )],
+        "verify_contract" => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "is_logically_expired",
+                "valid",
+                "fulfillable",
+                "dirty_files",
+                "checked",
+                "toctou_strikes_left",
+                "now",
+                "contract",
+                "warnings",
+            ],
+            None,
+        )],
+        "inspect_mesh_state" => vec![branch(
+            &["total_returned", "contracts", "next_cursor", "counts", "now"],
+            None,
+        )],
+        _ => vec![branch(
+            &[
+                "contract_id",
+                "status",
+                "was_claimed",
+                "holder",
+                "already_cancelled",
+                "cancel_reason",
+            ],
+            None,
+        )],
     };
     let mut one_of = successes;
     one_of.push(refusal());

@@ -1,0 +1,208 @@
+//! Where a contract store lives and how it is opened (CT-90, CT-135): the location rule (a
+//! `postgres://` URL or a file path; the default `~/.shiftwork/contracts.db`; `~` is the home
+//! directory; a relative path is resolved against the working directory), the opening itself
+//! (directories 0700 and the file 0600, through [`crate::SqliteStore::open`]), and the reopen policy of
+//! a long-running embedder ([`LazyContracts`]): the store is opened on first use, a busy store is tried
+//! again at the next use, and any other failure is kept until the process restarts.
+//!
+//! The rule takes its inputs as values (the home directory, the working directory); it never reads the
+//! environment.
+//!
+//! ```
+//! use shiftwork_contracts::location::{Location, LocationError};
+//! use std::path::{Path, PathBuf};
+//! let cwd = Path::new("/work");
+//! assert_eq!(Location::resolve(None, Some("/home/me"), cwd),
+//!            Ok(Location::File(PathBuf::from("/home/me/.shiftwork/contracts.db"))));
+//! assert_eq!(Location::resolve(Some("~/q.db"), Some("/home/me"), cwd),
+//!            Ok(Location::File(PathBuf::from("/home/me/q.db"))));
+//! assert_eq!(Location::resolve(Some("q.db"), None, cwd), Ok(Location::File(PathBuf::from("/work/q.db"))));
+//! assert!(matches!(Location::resolve(Some("postgresql://db/x"), None, cwd), Ok(Location::Postgres(_))));
+//! assert_eq!(Location::resolve(None, None, cwd), Err(LocationError::NoHome));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use shiftwork_seams::{Clock, OsFs, SystemClock};
+
+use crate::error::StoreError;
+use crate::facade::{Contracts, ContractsConfig};
+use crate::ids::OsIdSource;
+use crate::store::Store;
+
+/// The default store path, relative to the home directory (CT-135).
+pub const DEFAULT_PATH: &str = ".shiftwork/contracts.db";
+
+/// Where the store lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite file (absolute).
+    File(PathBuf),
+    /// A `postgres://` or `postgresql://` URL.
+    Postgres(String),
+}
+
+/// Why no location could be worked out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LocationError {
+    /// No location was given and there is no home directory for the default.
+    #[error("there is no home directory for the default location ~/{DEFAULT_PATH}")]
+    NoHome,
+    /// The location starts with `~` but there is no home directory.
+    #[error("the store location starts with ~ but there is no home directory")]
+    TildeWithoutHome,
+    /// The location is the home directory itself.
+    #[error("the store location must name a file, not the home directory")]
+    HomeItself,
+}
+
+impl Location {
+    /// The location of `value` (`None` or blank: the default under `home`); `~` at the start is `home`,
+    /// and a relative path is taken relative to `cwd`.
+    pub fn resolve(value: Option<&str>, home: Option<&str>, cwd: &Path) -> Result<Location, LocationError> {
+        let home = home.filter(|h| !h.trim().is_empty());
+        let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+            return home
+                .map(|h| Location::File(Path::new(h).join(DEFAULT_PATH)))
+                .ok_or(LocationError::NoHome);
+        };
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            return Ok(Location::Postgres(value.to_owned()));
+        }
+        let path = if value == "~" || value == "~/" {
+            return Err(LocationError::HomeItself);
+        } else if let Some(rest) = value.strip_prefix("~/") {
+            Path::new(home.ok_or(LocationError::TildeWithoutHome)?).join(rest)
+        } else {
+            PathBuf::from(value)
+        };
+        Ok(Location::File(if path.is_absolute() {
+            path
+        } else {
+            cwd.join(path)
+        }))
+    }
+}
+
+/// An opened store and the clock its facade reads (the server's clock for PostgreSQL, CT-148).
+#[derive(Clone)]
+pub struct Opened {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The clock of the facade's read-only operations.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Opens the store at `location` with the operating system's file system: a SQLite file (created
+/// with its missing directories, modes 0700/0600; a location that is neither a regular file nor absent
+/// is refused; a file that is not writable is opened read-only) or a PostgreSQL database (with the
+/// `postgres` feature).
+pub fn open(location: &Location, synchronous: crate::Synchronous) -> Result<Opened, StoreError> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+    match location {
+        Location::File(path) => {
+            let options = crate::SqliteOptions {
+                synchronous,
+                ..crate::SqliteOptions::default()
+            };
+            let store = crate::SqliteStore::open(path, options, clock.clone(), &OsFs)?;
+            Ok(Opened {
+                store: Arc::new(store),
+                clock,
+            })
+        }
+        Location::Postgres(url) => open_postgres(url),
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Opened, StoreError> {
+    let store = crate::PgStore::connect(url, crate::PgOptions::default())?;
+    let clock = store.server_clock();
+    Ok(Opened {
+        store: Arc::new(store),
+        clock,
+    })
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(_url: &str) -> Result<Opened, StoreError> {
+    Err(StoreError::Unavailable(String::from(
+        "built without PostgreSQL support",
+    )))
+}
+
+/// A facade opened on first use (CT-90): [`LazyContracts::get`] opens the store the first time; a busy
+/// store is tried again at the next call; any other failure is kept and answered until the process
+/// restarts, so a misconfigured location never half-works.
+pub struct LazyContracts {
+    location: Result<Location, LocationError>,
+    synchronous: crate::Synchronous,
+    config: ContractsConfig,
+    opened: Mutex<Option<Result<Arc<Contracts>, StoreError>>>,
+}
+
+impl LazyContracts {
+    /// A facade that opens `location` on first use, configured by `config`.
+    pub fn new(
+        location: Result<Location, LocationError>,
+        synchronous: crate::Synchronous,
+        config: ContractsConfig,
+    ) -> Self {
+        LazyContracts {
+            location,
+            synchronous,
+            config,
+            opened: Mutex::new(None),
+        }
+    }
+
+    /// An already opened facade (tests, embedders that built their own).
+    pub fn ready(contracts: Arc<Contracts>) -> Self {
+        LazyContracts {
+            location: Err(LocationError::NoHome),
+            synchronous: crate::Synchronous::Normal,
+            config: contracts.config().clone(),
+            opened: Mutex::new(Some(Ok(contracts))),
+        }
+    }
+
+    /// The facade's configuration.
+    pub fn config(&self) -> &ContractsConfig {
+        &self.config
+    }
+
+    /// The facade, opening the store on first use.
+    pub fn get(&self) -> Result<Arc<Contracts>, StoreError> {
+        // The slot only ever holds a finished result; a panic cannot leave it half-written.
+        let mut slot = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            let opened = match &self.location {
+                Err(e) => Err(StoreError::Unavailable(e.to_string())),
+                Ok(location) => open(location, self.synchronous),
+            };
+            match opened {
+                // A busy lock at opening is transient: answer STORE_BUSY and try again next call.
+                Err(e @ StoreError::Busy(_)) => return Err(e),
+                Err(StoreError::Unavailable(why)) => *slot = Some(Err(StoreError::Unavailable(why))),
+                Err(other) => *slot = Some(Err(StoreError::Unavailable(other.to_string()))),
+                Ok(Opened { store, clock }) => {
+                    *slot = Some(Ok(Arc::new(Contracts::new(
+                        store,
+                        clock,
+                        Arc::new(OsFs),
+                        Arc::new(OsIdSource),
+                        self.config.clone(),
+                    ))));
+                }
+            }
+        }
+        match slot.as_ref() {
+            Some(Ok(c)) => Ok(c.clone()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(StoreError::Unavailable(String::from("the store was not opened"))),
+        }
+    }
+}
