@@ -51,7 +51,7 @@ mod write;
 
 pub use python::{python_repr, python_str, python_string_literal};
 pub use read::{MAX_DEPTH, ParseError, parse, pick_members};
-pub use value::{Json, Number, Object, object};
+pub use value::{Hasher, Json, Number, Object, object};
 pub use write::{
     format_answer_float, format_float, format_number, python_float_repr, to_answer_text, to_checkpoint_text,
     to_compact_text, to_ledger_text, to_structured_text,

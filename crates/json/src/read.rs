@@ -154,7 +154,7 @@ impl Parser<'_> {
     }
 
     fn object(&mut self) -> Result<Json, ParseError> {
-        let mut members = Object::new();
+        let mut members = Object::default();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;

@@ -62,7 +62,7 @@ fn reason_value(reason: &str) -> Json {
 
 /// An answer object with `result` as its first key.
 fn start(result: &str) -> Object {
-    let mut answer = Object::new();
+    let mut answer = Object::default();
     answer.insert(String::from("result"), Json::str(result));
     answer
 }

@@ -58,7 +58,7 @@ pub fn accounting_line(
     agent_id: Option<&Json>,
     briefed: bool,
 ) -> String {
-    let mut line = Object::new();
+    let mut line = Object::default();
     line.insert(String::from("ts"), Json::str(ts));
     line.insert(String::from("unit"), Json::str(unit));
     line.insert(String::from("role"), Json::str(role));

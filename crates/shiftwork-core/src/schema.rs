@@ -201,7 +201,7 @@ pub fn validate_argument(shape: ArgumentShape, value: &Json) -> Result<(), Schem
     let Some(validator) = COMPILED.arguments.get(index) else {
         return Ok(());
     };
-    let mut wrapper = crate::json::Object::new();
+    let mut wrapper = crate::json::Object::default();
     wrapper.insert(shape.argument().to_owned(), value.clone());
     let doc = Json::Object(wrapper);
     if validator.is_valid(&doc) {

@@ -284,7 +284,7 @@ fn decode(
     let decoded = match args.raw() {
         Some(raw) => match sjson::parse(raw) {
             Ok(Json::Object(members)) => members,
-            Ok(Json::Null) => Object::new(),
+            Ok(Json::Null) => Object::default(),
             Ok(_) => return refuse(String::from("the arguments must be an object")),
             Err(e) => return refuse(format!("the arguments are not JSON this server reads: {e}")),
         },

@@ -453,7 +453,7 @@ fn follow_ups_gate(
         .iter()
         .zip(all_deps)
         .map(|(item, deps)| {
-            let mut u = Object::new();
+            let mut u = Object::default();
             u.insert(String::from("id"), Json::String(field(item, "id")));
             u.insert(String::from("title"), Json::String(field(item, "title")));
             u.insert(
@@ -522,7 +522,7 @@ fn apply_unit_and_job(
     let unit_id = args.unit_id.as_str();
     if let Some(Json::Object(unit)) = units_mut(root).and_then(|u| u.get_mut(index)) {
         unit.insert(String::from("status"), Json::str(args.status.as_str()));
-        let mut attempt = Object::new();
+        let mut attempt = Object::default();
         attempt.insert(String::from("status"), Json::str(args.status.as_str()));
         for key in ["outcome", "notes", "produced"] {
             if let Some(v) = args.history_entry.get(key) {

@@ -112,7 +112,7 @@ pub fn out_args(unit: &str, status: &str) -> ClockOut {
         checkpoint: CP.to_owned(),
         unit_id: unit.to_owned(),
         status: status.to_owned(),
-        handoff_patch: Object::new(),
+        handoff_patch: Object::default(),
         history_entry: obj(&format!(r#"{{"unit": "{unit}", "outcome": "done"}}"#)),
         ..ClockOut::default()
     }
