@@ -10,6 +10,8 @@
 //! `SHIFTWORK_BENCH_QUICK=1` shrinks every figure's workload tenfold (for a smoke run).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -442,16 +444,9 @@ fn figures() {
 
 #[cfg(feature = "postgres")]
 fn postgres_figure() {
-    let Ok(url) = std::env::var("SHIFTWORK_TEST_POSTGRES_URL") else {
-        println!("CT-173 PostgreSQL: skipped (SHIFTWORK_TEST_POSTGRES_URL is not set)");
+    let Some((url, schema, store)) = common::postgres_store("CT-173 PostgreSQL", "bench") else {
         return;
     };
-    let schema = format!("bench_{}", std::process::id());
-    let options = shiftwork_contracts::PgOptions {
-        schema: Some(schema.clone()),
-        ..shiftwork_contracts::PgOptions::default()
-    };
-    let store = Arc::new(shiftwork_contracts::PgStore::connect(&url, options).unwrap());
     contended(
         &url,
         store.clone(),

@@ -12,13 +12,12 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
@@ -28,6 +27,8 @@ use shiftwork_contracts::{
 use shiftwork_seams::{OsFs, SystemClock};
 
 mod common;
+
+use common::stdio::StdioServer;
 
 fn main() {
     if let Ok(role) = std::env::var("SHIFTWORK_BENCH_PAIRS") {
@@ -50,73 +51,16 @@ fn quick() -> usize {
     }
 }
 
-/// One `serve` process and its client end.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(db: &str, agent: &str, roots: &Path, extra_env: &[(&str, String)]) -> Server {
-        let mut cmd = Command::new(common::server_binary());
-        cmd.args(["serve", "--tools", "contracts", "--contracts-db", db])
-            .env("AGENT_NAME", agent)
-            .env("SHIFTWORK_CONTRACTS_ROOTS", roots)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}),
-        );
-        writeln!(
-            s.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
-        s
+/// One `serve` process (one agent, the contracts group) and its client end.
+fn serve(db: &str, agent: &str, roots: &Path, extra_env: &[(&str, String)]) -> StdioServer {
+    let mut cmd = Command::new(common::server_binary());
+    cmd.args(["serve", "--tools", "contracts", "--contracts-db", db])
+        .env("AGENT_NAME", agent)
+        .env("SHIFTWORK_CONTRACTS_ROOTS", roots);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
     }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut text = String::new();
-            assert!(self.stdout.read_line(&mut text).unwrap() > 0, "the server ended");
-            let v: Value = serde_json::from_str(&text).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        r["result"]["structuredContent"].clone()
-    }
-
-    fn stop(self) {
-        let Server { mut child, stdin, .. } = self;
-        drop(stdin);
-        let _ = child.wait();
-    }
+    StdioServer::start(&mut cmd)
 }
 
 /// What one client saw: the (contract, epoch) pairs it claimed and the time of each pair (µs).
@@ -126,7 +70,7 @@ struct Seen {
 }
 
 /// Drives `server` until its queue is empty: poll, then fulfil what it got.
-fn drive(server: &mut Server) -> Seen {
+fn drive(server: &mut StdioServer) -> Seen {
     let mut seen = Seen {
         claims: Vec::new(),
         pairs_us: Vec::new(),
@@ -204,8 +148,8 @@ fn run(
 ) {
     let roots = tempfile::tempdir().unwrap();
     fill(store.clone(), roots.path(), agents, per_agent);
-    let servers: Vec<Server> = (0..agents)
-        .map(|a| Server::start(db, &agent(a), roots.path(), extra_env))
+    let servers: Vec<StdioServer> = (0..agents)
+        .map(|a| serve(db, &agent(a), roots.path(), extra_env))
         .collect();
     let barrier = Arc::new(Barrier::new(agents + 1));
     let clients: Vec<_> = servers
@@ -408,16 +352,10 @@ fn figures() {
 
 #[cfg(feature = "postgres")]
 fn postgres() {
-    let Ok(url) = std::env::var("SHIFTWORK_TEST_POSTGRES_URL") else {
-        println!("issue 16 item 2, PostgreSQL: skipped (SHIFTWORK_TEST_POSTGRES_URL is not set)");
+    let Some((url, schema, store)) = common::postgres_store("issue 16 item 2, PostgreSQL", "serve_bench")
+    else {
         return;
     };
-    let schema = format!("serve_bench_{}", std::process::id());
-    let options = shiftwork_contracts::PgOptions {
-        schema: Some(schema.clone()),
-        ..shiftwork_contracts::PgOptions::default()
-    };
-    let store = Arc::new(shiftwork_contracts::PgStore::connect(&url, options).unwrap());
     let sep = if url.contains('?') { '&' } else { '?' };
     let db = format!("{url}{sep}options=-c%20search_path%3D{schema}");
     run("PostgreSQL", &db, store.clone(), 16, 500 / quick(), &[], ">= 800");
@@ -461,7 +399,7 @@ fn cpu_model() -> String {
 fn poll_round_trip_empty(bencher: divan::Bencher<'_, '_>) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rt.db").display().to_string();
-    let mut server = Server::start(&db, "solo", dir.path(), &[]);
+    let mut server = serve(&db, "solo", dir.path(), &[]);
     server.call("poll_next_task", json!({}));
     bencher.bench_local(|| server.call("poll_next_task", json!({})));
     server.stop();

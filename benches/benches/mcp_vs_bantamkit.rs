@@ -17,15 +17,16 @@
 //! of the debug binary to check the path.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use shiftwork_core::json as sjson;
 
 mod common;
+
+use common::stdio::StdioServer;
 
 fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
@@ -42,7 +43,7 @@ fn main() {
         std::fs::write(d.join(".shiftwork/plan.json"), &text).unwrap();
         std::fs::write(d.join(".shiftwork/out.json"), &text).unwrap();
     }
-    let mut ours = Server::start(
+    let mut ours = StdioServer::start(
         Command::new(&ours_exe)
             .args(["serve", "--tools", "shiftwork,hours,contracts"])
             .arg("--contracts-db")
@@ -53,7 +54,7 @@ fn main() {
     let mut theirs = reference.as_ref().map(|exe| {
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
-        Server::start(
+        StdioServer::start(
             Command::new(exe)
                 .arg("--store")
                 .arg(home.join("store"))
@@ -170,8 +171,8 @@ fn main() {
     if wanted("inspect_mesh_state") {
         let workspace = tempfile::tempdir().unwrap();
         let dispatch = json!({"target_agent": "bench", "title": "One", "workspace_root": workspace.path(), "pointers": [], "contract_schema": {"type": "object"}});
-        let dispatched = ours.request(&call_line(1, "dispatch_contract", &dispatch));
-        let id = dispatched["result"]["structuredContent"]["contract_id"].clone();
+        let dispatched = ours.call("dispatch_contract", dispatch);
+        let id = dispatched["contract_id"].clone();
         assert!(id.is_string(), "{dispatched}");
         let args = json!({"contract_id": id});
         let (a, _) = side_by_side(
@@ -258,8 +259,8 @@ fn ping_line(id: u64) -> String {
 
 /// Alternating samples of the two servers: round trips of ours and of the reference.
 fn side_by_side(
-    ours: &mut Server,
-    mut theirs: Option<&mut Server>,
+    ours: &mut StdioServer,
+    mut theirs: Option<&mut StdioServer>,
     n: usize,
     request: &dyn Fn(u64) -> String,
     check: &dyn Fn(&Value),
@@ -323,77 +324,5 @@ fn fmt(d: Duration) -> String {
         format!("{us:>7.1} µs")
     } else {
         format!("{:>7.2} ms", us / 1000.0)
-    }
-}
-
-/// A running MCP server over its stdio.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(command: &mut Command) -> Server {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut server = Server {
-            stdin: child.stdin.take().unwrap(),
-            stdout: BufReader::new(child.stdout.take().unwrap()),
-            child,
-            next_id: 100,
-        };
-        server.request(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
-        writeln!(
-            server.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
-        server
-    }
-
-    fn next_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
-
-    fn request(&mut self, line: &str) -> Value {
-        self.timed(line).1
-    }
-
-    /// Writes one request line, reads until its answer; the round trip and the answer.
-    fn timed(&mut self, line: &str) -> (Duration, Value) {
-        let id: Value = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
-        let started = Instant::now();
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-        let mut text = String::new();
-        loop {
-            text.clear();
-            assert!(
-                self.stdout.read_line(&mut text).unwrap() > 0,
-                "the server closed stdout"
-            );
-            if text.contains("\"id\"") {
-                let took = started.elapsed();
-                let answer: Value = serde_json::from_str(&text).unwrap();
-                if answer["id"] == id {
-                    return (took, answer);
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

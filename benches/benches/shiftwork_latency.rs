@@ -10,12 +10,11 @@
 //! the in-process samples is printed beside them. Benchmarks measure; no test asserts a duration.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use shiftwork_core::json::{self, Json};
 use shiftwork_core::{Answer, Env};
 
@@ -32,6 +31,8 @@ fn warm_up() -> usize {
 }
 
 mod common;
+
+use common::stdio::StdioServer;
 use common::{checkpoint, p4_clock_out};
 
 fn main() {
@@ -120,73 +121,16 @@ fn p4_clock_out_1000_units() {
     println!("  cpu   {}", percentiles(&mut cpu));
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
-
-/// A running `shiftwork-mcp serve` in a repository, spoken to over its stdio.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(exe: &Path, cwd: &Path) -> Server {
-        let mut child = Command::new(exe)
-            .args(["serve", "--tools", "shiftwork"])
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut server = Server {
-            stdin: child.stdin.take().unwrap(),
-            stdout: BufReader::new(child.stdout.take().unwrap()),
-            child,
-            next_id: 1,
-        };
-        writeln!(server.stdin, "{INITIALIZE}").unwrap();
-        server.read();
-        writeln!(
-            server.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
-        server
-    }
-
-    fn read(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// One `tools/call` round trip: the structured answer.
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
-        writeln!(self.stdin, "{request}").unwrap();
-        let answer = self.read();
-        assert_eq!(answer["id"], id, "{answer}");
-        answer["result"]["structuredContent"].clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `shiftwork_plan` and `shiftwork_clock_out` through `shiftwork-mcp serve` (the relative checkpoint
 /// path a client would pass; the server's working directory is the repository).
 fn mcp_1000_units() {
     let exe = common::server_binary();
     let (dir, _cp) = repo();
-    let mut server = Server::start(&exe, dir.path());
+    let mut server = StdioServer::start(
+        Command::new(&exe)
+            .args(["serve", "--tools", "shiftwork"])
+            .current_dir(dir.path()),
+    );
     let plan = json!({"checkpoint": ".shiftwork/cp.json"});
     let out = json!({
         "checkpoint": ".shiftwork/cp.json",

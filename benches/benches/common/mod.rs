@@ -2,6 +2,8 @@
 //! release binary of `shiftwork-mcp`. Each target uses part of it.
 #![allow(dead_code)]
 
+pub mod stdio;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -77,4 +79,25 @@ pub fn server_binary() -> PathBuf {
         assert!(status.success(), "cannot build {}", exe.display());
     }
     exe
+}
+
+/// A PostgreSQL store in a schema of its own, `<prefix>_<pid>`, on the server of
+/// `SHIFTWORK_TEST_POSTGRES_URL`: the URL, the schema and the store; `None` (with `figure` said to be
+/// skipped) when the variable is not set. The caller drops the schema when done.
+#[cfg(feature = "postgres")]
+pub fn postgres_store(
+    figure: &str,
+    prefix: &str,
+) -> Option<(String, String, std::sync::Arc<shiftwork_contracts::PgStore>)> {
+    let Ok(url) = std::env::var("SHIFTWORK_TEST_POSTGRES_URL") else {
+        println!("{figure}: skipped (SHIFTWORK_TEST_POSTGRES_URL is not set)");
+        return None;
+    };
+    let schema = format!("{prefix}_{}", std::process::id());
+    let options = shiftwork_contracts::PgOptions {
+        schema: Some(schema.clone()),
+        ..shiftwork_contracts::PgOptions::default()
+    };
+    let store = shiftwork_contracts::PgStore::connect(&url, options).unwrap();
+    Some((url, schema, std::sync::Arc::new(store)))
 }
