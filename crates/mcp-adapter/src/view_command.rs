@@ -143,20 +143,7 @@ fn options(parsed: &ParsedFlags, settings: &Settings) -> Result<WatchOptions, St
         Ok(Location::Postgres(url)) => Some(StoreLocation::Postgres(url)),
         Err(_) => None,
     };
-    let flag_only = Setting { env: None, ..ZONE };
-    let flag = settings.value(&flag_only);
-    let tz = if flag.is_none() {
-        settings.value(&ZONE)
-    } else {
-        None
-    };
-    let zone = hours::resolve_server_zone(flag, tz, || iana_time_zone::get_timezone().ok())?;
-    if let Some(warning) = &zone.warning {
-        eprintln!(
-            "shiftwork-mcp: warning: {}",
-            warning.replace("hours_check uses UTC", "the view uses UTC")
-        );
-    }
+    let zone = hours::server_zone(settings, &ZONE, "the view")?;
     Ok(WatchOptions {
         checkpoints: checkpoints(parsed),
         store,
@@ -166,7 +153,7 @@ fn options(parsed: &ParsedFlags, settings: &Settings) -> Result<WatchOptions, St
             .filter(|v| !v.is_empty())
             .map(str::to_owned),
         hours: last(parsed, &HOURS).map(str::to_owned),
-        zone: zone.zone,
+        zone,
     })
 }
 

@@ -270,7 +270,9 @@ fn hr79_server_zone_from_flag_and_environment() {
     assert_eq!(zone_of(&out), "UTC");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains("warning") && stderr.contains(r#"unknown time zone "Mars/Olympus""#),
+        stderr.contains("warning")
+            && stderr.contains(r#"unknown time zone "Mars/Olympus""#)
+            && stderr.contains("; hours_check uses UTC"),
         "{stderr}"
     );
     let out = support::run(&["call", "hours_check", args, "--zone=Mars/Olympus"], &[]);

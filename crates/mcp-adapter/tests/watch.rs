@@ -223,6 +223,16 @@ fn watch_and_plan_usage_errors() {
         "standard output is not a terminal; use --once",
     );
     check(&["watch", "--bogus"], 2, "unknown option '--bogus'");
+    // HR-79 for the view: an unknown TZ is warned about, naming the view as what uses UTC.
+    let mut env: Vec<(&str, String)> = job.env();
+    env.push(("TZ", String::from("Mars/Olympus")));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = run(&["watch", "--once", "--checkpoint", &cp], &env);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"unknown time zone "Mars/Olympus""#) && stderr.contains("; the view uses UTC"),
+        "{stderr}"
+    );
 }
 
 /// tmux, or `None` (the test is skipped with a notice, except under CI, where it must run).

@@ -56,22 +56,30 @@ work that must happen inside (or outside) given hours.";
 /// Builds the group's tool: the server zone is resolved here, once (HR-79). An unknown `--zone` is a
 /// start-up usage error; an unknown `TZ` is a warning on stderr, and UTC is used.
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
-    let flag_only = Setting { env: None, ..ZONE };
+    let zone = server_zone(settings, &ZONE, "hours_check")?;
+    Ok(vec![tool(Arc::new(SystemClock::new()), zone)])
+}
+
+/// The server zone of `settings` (HR-79): the flag of `zone` (a `--zone` like [`ZONE`]), else its
+/// environment variable, else the operating system's zone. An unknown `TZ` is warned about on stderr,
+/// naming `user` as what falls back to UTC (`hours_check`, the live view).
+pub fn server_zone(settings: &Settings, zone: &Setting, user: &str) -> Result<Tz, String> {
+    let flag_only = Setting { env: None, ..*zone };
     let flag = settings.value(&flag_only);
     let env = if flag.is_none() {
-        settings.value(&ZONE)
+        settings.value(zone)
     } else {
         None
     };
-    let os_zone = || iana_time_zone::get_timezone().ok();
-    let resolved = resolve_server_zone(flag, env, os_zone)?;
+    let resolved = resolve_server_zone(flag, env, || iana_time_zone::get_timezone().ok())?;
     if let Some(warning) = &resolved.warning {
-        eprintln!("shiftwork-mcp: warning: {warning}");
+        eprintln!("shiftwork-mcp: warning: {warning}; {user} uses UTC");
     }
-    Ok(vec![tool(Arc::new(SystemClock::new()), resolved.zone)])
+    Ok(resolved.zone)
 }
 
-/// The server zone and, when `TZ` named no known zone, the warning to print.
+/// The server zone and, when `TZ` named no known zone, what is wrong with it (the caller says what
+/// uses UTC instead).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerZone {
     /// The zone for expressions without a prefix.
@@ -98,7 +106,7 @@ pub fn resolve_server_zone(
             Err(e) => ServerZone {
                 zone: Tz::UTC,
                 warning: Some(format!(
-                    "TZ={:?} is not a known time zone ({e}); hours_check uses UTC",
+                    "TZ={:?} is not a known time zone ({e})",
                     clip_echo(value)
                 )),
             },
