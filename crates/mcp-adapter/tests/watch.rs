@@ -309,7 +309,7 @@ fn watch_in_a_terminal_follows_changes_and_q_restores_it() {
     let env: String = job.env().iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
     let script = format!(
         "cd '{root}' && echo before-watch && env {env} '{bin}' watch --checkpoint '{cp}' --hours 'TZ=UTC 00:00-24:00'; \
-         echo watch-exit=$?; stty -a; sleep 60",
+         echo watch-exit=$?; stty -a; echo stty-shown; sleep 60",
         root = job.root.display(),
         bin = env!("CARGO_BIN_EXE_shiftwork-mcp"),
         cp = job.checkpoint(),
@@ -372,7 +372,9 @@ fn watch_in_a_terminal_follows_changes_and_q_restores_it() {
     );
 
     tmux.command(&["send-keys", "-t", "watch", "q"]);
-    let (_, screen) = tmux.wait_for(Duration::from_secs(5), |s| s.contains("watch-exit="));
+    // The shell prints the exit status, then the terminal's modes, then the marker: wait for the marker
+    // so that the modes are on the screen.
+    let (_, screen) = tmux.wait_for(Duration::from_secs(5), |s| s.contains("stty-shown"));
     assert!(screen.contains("watch-exit=0"), "q did not exit 0:\n{screen}");
     assert!(
         screen.contains("before-watch"),
