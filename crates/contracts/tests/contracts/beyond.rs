@@ -117,7 +117,7 @@ fn ct183_ct184_ct185_cancel_a_contract() {
         assert_eq!(record["completed_at"], T0 + 2000);
         assert_eq!(record["cancel_reason"], "plans\nchanged");
         assert_eq!(record["error_reason"], "CANCELLED_BY_REQUESTER: plans changed");
-        // The holder learns at its next call; a fulfil stores nothing.
+        // The holder learns at its next call; a fulfill stores nothing.
         let h = json!({"contract_id": held, "claim_epoch": 1, "agent_id": "bob"});
         for (tool, extra) in [
             ("extend_ttl", json!({})),
