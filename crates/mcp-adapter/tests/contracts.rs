@@ -648,6 +648,68 @@ fn issue8_two_servers_hand_a_contract_over_postgres() {
         .unwrap();
 }
 
+/// Issue 14 (CT-181) end to end through the binary: `notifications/cancelled` for a waiting
+/// `poll_next_task` ends it unanswered, and a contract dispatched afterwards by another server stays
+/// waiting for its target (the cancelled wait claimed nothing), until the target polls again.
+#[test]
+fn issue14_a_cancelled_waiting_poll_through_the_binary_claims_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db").display().to_string();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut alice = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", &db],
+        &[("AGENT_NAME", "alice")],
+    );
+    let mut bob = support::Binary::serve(
+        &["--tools", "contracts", "--contracts-db", &db],
+        &[("AGENT_NAME", "bob")],
+    );
+    alice.initialize();
+    bob.initialize();
+    // Answers up to the one with `id`, checking that the cancelled call is never among them.
+    let until = |b: &mut support::Binary, id: Value| loop {
+        let m = b.receive();
+        assert_ne!(
+            m.get("id"),
+            Some(&json!("wait-1")),
+            "a cancelled call was answered: {m}"
+        );
+        if m.get("id") == Some(&id) {
+            return m;
+        }
+    };
+    bob.send(&json!({"jsonrpc": "2.0", "id": "wait-1", "method": "tools/call", "params": {"name": "poll_next_task", "arguments": {"wait_sec": 30}}}));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    bob.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "wait-1", "reason": "changed my mind"}}));
+    bob.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    until(&mut bob, json!(2));
+    let sent = alice.request(
+        "tools/call",
+        json!({"name": "dispatch_contract", "arguments": {"target_agent": "bob", "title": "Review", "workspace_root": ws.to_str().unwrap()}}),
+    );
+    let id = sent["result"]["structuredContent"]["contract_id"].clone();
+    assert!(id.is_string(), "{sent}");
+    // Long enough for a wait that was still alive to have claimed it (the SQLite watch looks every 20 ms).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    bob.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    until(&mut bob, json!(3));
+    let seen = alice.request(
+        "tools/call",
+        json!({"name": "inspect_mesh_state", "arguments": {"contract_id": id}}),
+    );
+    assert_eq!(
+        seen["result"]["structuredContent"]["contracts"][0]["status"], "SUBMITTED",
+        "{seen}"
+    );
+    bob.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "poll_next_task", "arguments": {}}}));
+    let held = until(&mut bob, json!(4));
+    assert_eq!(
+        held["result"]["structuredContent"]["contract"]["contract_id"], id,
+        "{held}"
+    );
+}
+
 /// Issue 11 item 4: the input schemas are derived from the crate's argument tables, so their bounds
 /// are the crate's limits (none is written a second time in the adapter).
 #[test]
