@@ -155,7 +155,7 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
     let ids: Vec<String> = (0..n).map(|i| format!("U{i}")).collect();
     let mut units = Vec::new();
     for id in &ids {
-        let mut unit = Object::new();
+        let mut unit = Object::default();
         unit.insert("id".into(), Json::str(id.as_str()));
         unit.insert("title".into(), Json::str("t"));
         unit.insert("brief_path".into(), Json::str("b.md"));
@@ -203,7 +203,7 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
                 u.int_in_range(0..=3u8)?
             ))
             .map_err(|_| libfuzzer_sys::arbitrary::Error::IncorrectFormat)?;
-            let mut attempt = Object::new();
+            let mut attempt = Object::default();
             attempt.insert("status".into(), Json::str("done"));
             attempt.insert("outcome".into(), Json::str("o"));
             attempt.insert("produced".into(), produced);
@@ -211,7 +211,7 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
         }
         units.push(Json::Object(unit));
     }
-    let mut job = Object::new();
+    let mut job = Object::default();
     job.insert("id".into(), Json::str("j"));
     job.insert("goal".into(), Json::str("g"));
     job.insert("done_definition".into(), Json::str("d"));
@@ -293,7 +293,7 @@ fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOut> {
         unit_id: unit,
         status,
         handoff_patch: match u.int_in_range(0..=2u8)? {
-            0 => Object::new(),
+            0 => Object::default(),
             1 => json::parse(r#"{"open_questions": []}"#)
                 .ok()
                 .and_then(|v| v.as_object().cloned())
