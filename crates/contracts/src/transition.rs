@@ -285,10 +285,13 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
                 return unchanged(Reply::GuardFailed);
             }
             let mut next = c.clone();
-            next.status = Status::PointerStale;
-            next.end_reason = Some(EndReason::PointerDriftAtClaim);
+            end(
+                &mut next,
+                Status::PointerStale,
+                EndReason::PointerDriftAtClaim,
+                now,
+            );
             next.dirty_files = Some(drift.clone());
-            next.completed_at = Some(now);
             record(
                 &mut next,
                 &format!("POINTER_STALE_AT_CLAIM: {}", drift_list(drift)),
@@ -373,10 +376,8 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
                 }
                 (Status::Claimed, _) => {
                     let mut next = c.clone();
-                    next.status = Status::Failed;
+                    end(&mut next, Status::Failed, EndReason::WorkerFailed, now);
                     next.fail_reason = Some(reason.clone());
-                    next.end_reason = Some(EndReason::WorkerFailed);
-                    next.completed_at = Some(now);
                     record(&mut next, &format!("WORKER_FAILED: {}", one_line(reason)));
                     done(next)
                 }
@@ -444,10 +445,8 @@ fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step
     match c.status {
         Status::Submitted | Status::Claimed => {
             let mut next = c.clone();
-            next.status = Status::Cancelled;
-            next.end_reason = Some(EndReason::CancelledByRequester);
+            end(&mut next, Status::Cancelled, EndReason::CancelledByRequester, now);
             next.cancel_reason = Some(reason.to_owned());
-            next.completed_at = Some(now);
             record(
                 &mut next,
                 &format!("CANCELLED_BY_REQUESTER: {}", one_line(reason)),
@@ -548,9 +547,12 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             next.toctou_strikes = TOCTOU_STRIKES + 1;
             next.salvaged_result = Some(salvage());
             next.dirty_files = Some(drift.clone());
-            next.end_reason = Some(EndReason::PointerDriftAtFulfill);
-            next.completed_at = Some(now);
-            next.status = Status::PointerStale;
+            end(
+                &mut next,
+                Status::PointerStale,
+                EndReason::PointerDriftAtFulfill,
+                now,
+            );
             record(
                 &mut next,
                 &format!("POINTER_STALE_AT_FULFILL: {}", drift_list(drift)),
@@ -571,12 +573,10 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             changed(next, refusal)
         }
         Verdict::Valid => {
-            next.status = Status::Completed;
+            end(&mut next, Status::Completed, EndReason::Fulfilled, now);
             next.result_summary = Some(delivery.result_summary.clone());
             next.structured_output = delivery.structured_output.clone();
             next.artifacts_pointers = Some(delivery.artifacts_pointers.clone());
-            next.end_reason = Some(EndReason::Fulfilled);
-            next.completed_at = Some(now);
             done(next)
         }
         Verdict::Invalid(errors) => {
@@ -598,9 +598,7 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             record(&mut next, &entry);
             if next.retry_count >= SCHEMA_INVALID_LIMIT {
                 next.salvaged_result = Some(salvage());
-                next.end_reason = Some(EndReason::SchemaRetriesExhausted);
-                next.completed_at = Some(now);
-                next.status = Status::Failed;
+                end(&mut next, Status::Failed, EndReason::SchemaRetriesExhausted, now);
                 let refusal = Refusal::new(
                     RefusalCode::SchemaRetriesExhausted,
                     format!(
@@ -727,6 +725,14 @@ fn refusal_release_limit(c: &Contract) -> Refusal {
 }
 
 /// Replaces each CR, LF and TAB by one space (CT-26).
+/// Ends a record at `now`: its terminal `status` and the `reason` of CT-24 (the history entry is
+/// the caller's, with the details of its transition).
+fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
+    next.status = status;
+    next.end_reason = Some(reason);
+    next.completed_at = Some(now);
+}
+
 pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|ch| if matches!(ch, '\r' | '\n' | '\t') { ' ' } else { ch })
