@@ -724,7 +724,6 @@ fn refusal_release_limit(c: &Contract) -> Refusal {
     )
 }
 
-/// Replaces each CR, LF and TAB by one space (CT-26).
 /// Ends a record at `now`: its terminal `status` and the `reason` of CT-24 (the history entry is
 /// the caller's, with the details of its transition).
 fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
@@ -733,6 +732,7 @@ fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
     next.completed_at = Some(now);
 }
 
+/// Replaces each CR, LF and TAB by one space (CT-26).
 pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|ch| if matches!(ch, '\r' | '\n' | '\t') { ' ' } else { ch })
