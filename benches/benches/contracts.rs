@@ -60,25 +60,6 @@ fn main() {
     divan::main();
 }
 
-fn quick() -> usize {
-    if std::env::var("SHIFTWORK_BENCH_QUICK").is_ok_and(|v| v == "1") {
-        10
-    } else {
-        1
-    }
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| String::from("unknown CPU"))
-}
-
 fn sha_accelerated() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -138,7 +119,7 @@ fn sync_name(s: Synchronous) -> &'static str {
 
 /// CT-172: one thread (or 8) polling until the queue of 20,000 is empty.
 fn in_process(threads: usize, sync: Synchronous) -> f64 {
-    let n = 20_000 / quick();
+    let n = 20_000 / common::quick();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
     let fs = workspace();
@@ -227,7 +208,7 @@ fn postgres_store(_url: &str) -> Arc<dyn Store> {
 /// CT-173: 32 processes, 4 agents, 20,000 contracts; claims per second from the start barrier to
 /// the last exit, p50/p99 latency and STORE_BUSY replies; every contract claimed exactly once.
 pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&str, String)]) {
-    let n = 20_000 / quick();
+    let n = 20_000 / common::quick();
     let fs = workspace();
     let seed = facade(store.clone(), &fs);
     fill(&seed, n, &AGENTS);
@@ -308,7 +289,7 @@ pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&st
 
 /// CT-174: 100,000 records; 5,000 queued past their deadline, 5,000 claimed past their lease.
 fn sweep_figure() {
-    let q = quick();
+    let q = common::quick();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
     let clock = shiftwork_seams::ManualClock::new(
@@ -361,7 +342,7 @@ fn sweep_figure() {
 
 /// CT-175: fingerprint and verify one 1 GiB file (page-cached).
 fn fingerprint_figure() {
-    let size: usize = (1 << 30) / quick();
+    let size: usize = (1 << 30) / common::quick();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.bin");
     {
@@ -410,8 +391,8 @@ fn fingerprint_figure() {
 fn figures() {
     println!(
         "contracts benchmarks on {} (quick factor {})",
-        cpu_model(),
-        quick()
+        common::cpu_model(),
+        common::quick()
     );
     for (threads, sync) in [
         (1, Synchronous::Normal),

@@ -43,14 +43,6 @@ fn main() {
     divan::main();
 }
 
-fn quick() -> usize {
-    if std::env::var("SHIFTWORK_BENCH_QUICK").is_ok_and(|v| v == "1") {
-        10
-    } else {
-        1
-    }
-}
-
 /// One `serve` process (one agent, the contracts group) and its client end.
 fn serve(db: &str, agent: &str, roots: &Path, extra_env: &[(&str, String)]) -> StdioServer {
     let mut cmd = Command::new(common::server_binary());
@@ -321,18 +313,18 @@ fn sqlite_store(path: &Path) -> Arc<dyn Store> {
 fn figures() {
     // `SHIFTWORK_BENCH_ONLY=library` runs the single-process library figure alone (for a profile).
     if std::env::var("SHIFTWORK_BENCH_ONLY").is_ok_and(|v| v == "library") {
-        library_figure(1, 8000 / quick());
+        library_figure(1, 8000 / common::quick());
         return;
     }
     if std::env::var("SHIFTWORK_BENCH_ONLY").is_ok_and(|v| v == "library16") {
-        library_figure(16, 500 / quick());
+        library_figure(16, 500 / common::quick());
         return;
     }
     println!(
         "contracts through serve on {} ({} CPUs), quick factor {}",
-        cpu_model(),
+        common::cpu_model(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        quick()
+        common::quick()
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("serve.db");
@@ -341,12 +333,12 @@ fn figures() {
         &path.display().to_string(),
         sqlite_store(&path),
         16,
-        500 / quick(),
+        500 / common::quick(),
         &[],
         ">= 1,500",
     );
-    library_figure(16, 500 / quick());
-    library_figure(1, 8000 / quick());
+    library_figure(16, 500 / common::quick());
+    library_figure(1, 8000 / common::quick());
     postgres();
 }
 
@@ -358,7 +350,15 @@ fn postgres() {
     };
     let sep = if url.contains('?') { '&' } else { '?' };
     let db = format!("{url}{sep}options=-c%20search_path%3D{schema}");
-    run("PostgreSQL", &db, store.clone(), 16, 500 / quick(), &[], ">= 800");
+    run(
+        "PostgreSQL",
+        &db,
+        store.clone(),
+        16,
+        500 / common::quick(),
+        &[],
+        ">= 800",
+    );
     store.drop_schema().unwrap();
 }
 
@@ -380,17 +380,6 @@ fn smoke() {
         &[],
         "none",
     );
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| String::from("unknown CPU"))
 }
 
 /// One round trip of `poll_next_task` on an empty queue through one release server (the per-call

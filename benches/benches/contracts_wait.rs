@@ -41,14 +41,6 @@ fn main() {
     divan::main();
 }
 
-fn quick() -> usize {
-    if std::env::var("SHIFTWORK_BENCH_QUICK").is_ok_and(|v| v == "1") {
-        10
-    } else {
-        1
-    }
-}
-
 fn who(name: &str) -> Identity {
     Identity::from(AgentId::parse(name).unwrap())
 }
@@ -128,7 +120,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn figures() {
-    let n = 10_000 / quick();
+    let n = 10_000 / common::quick();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wait.db");
     drop(open(&path));

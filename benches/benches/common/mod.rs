@@ -1,5 +1,6 @@
-//! What several bench targets share: the 1,000-unit checkpoint of the shift-work figures and the
-//! release binary of `shiftwork-mcp`. Each target uses part of it.
+//! What several bench targets share: the 1,000-unit checkpoint of the shift-work figures, the
+//! release binary of `shiftwork-mcp` and a client over its stdio ([`stdio`]), a PostgreSQL store of
+//! its own, the workload factor and the CPU's name. Each target uses part of it.
 #![allow(dead_code)]
 
 pub mod stdio;
@@ -100,4 +101,25 @@ pub fn postgres_store(
     };
     let store = shiftwork_contracts::PgStore::connect(&url, options).unwrap();
     Some((url, schema, std::sync::Arc::new(store)))
+}
+
+/// How much a bench shrinks its workload: 10 with `SHIFTWORK_BENCH_QUICK=1`, else 1.
+pub fn quick() -> usize {
+    if std::env::var("SHIFTWORK_BENCH_QUICK").is_ok_and(|v| v == "1") {
+        10
+    } else {
+        1
+    }
+}
+
+/// The CPU's model name, for the figures' header.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| String::from("unknown CPU"))
 }
