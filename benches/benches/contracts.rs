@@ -130,18 +130,7 @@ fn in_process(threads: usize, sync: Synchronous) -> f64 {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 let (path, fs) = (path.clone(), fs.clone());
-                s.spawn(move || {
-                    let c = facade(open(&path, sync, 1), &fs);
-                    let mut k = 0;
-                    loop {
-                        match c.poll_next_task(&who("bob")) {
-                            Ok(p) if p.held().is_some() => k += 1,
-                            Ok(_) => return k,
-                            Err(r) if r.code == RefusalCode::StoreBusy => {}
-                            Err(r) => panic!("{r}"),
-                        }
-                    }
-                })
+                s.spawn(move || common::claim_until_empty(&facade(open(&path, sync, 1), &fs), &who("bob")))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, RefusalCode, SqliteOptions,
-    SqliteStore, Store,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, SqliteOptions, SqliteStore,
+    Store,
 };
 use shiftwork_seams::{MemFs, OsFs, SystemClock};
 
@@ -84,20 +84,7 @@ fn claim_rate(path: &Path, n: usize) -> f64 {
     let started = Instant::now();
     let claimed: usize = std::thread::scope(|s| {
         let handles: Vec<_> = (0..CLAIMERS)
-            .map(|_| {
-                s.spawn(|| {
-                    let c = facade(open(path));
-                    let mut k = 0;
-                    loop {
-                        match c.poll_next_task(&who("busy")) {
-                            Ok(p) if p.held().is_some() => k += 1,
-                            Ok(_) => return k,
-                            Err(r) if r.code == RefusalCode::StoreBusy => {}
-                            Err(r) => panic!("{r}"),
-                        }
-                    }
-                })
-            })
+            .map(|_| s.spawn(|| common::claim_until_empty(&facade(open(path)), &who("busy"))))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });

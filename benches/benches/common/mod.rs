@@ -123,3 +123,20 @@ pub fn cpu_model() -> String {
         })
         .unwrap_or_else(|| String::from("unknown CPU"))
 }
+
+/// Claims the contracts of `agent` one poll at a time until its queue is empty, trying again when the
+/// store is busy: how many it claimed.
+pub fn claim_until_empty(
+    contracts: &shiftwork_contracts::Contracts,
+    agent: &shiftwork_contracts::Identity,
+) -> usize {
+    let mut claimed = 0;
+    loop {
+        match contracts.poll_next_task(agent) {
+            Ok(p) if p.held().is_some() => claimed += 1,
+            Ok(_) => return claimed,
+            Err(r) if r.code == shiftwork_contracts::RefusalCode::StoreBusy => {}
+            Err(r) => panic!("{r}"),
+        }
+    }
+}

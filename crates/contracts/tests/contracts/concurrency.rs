@@ -68,16 +68,7 @@ pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
 
 /// The accounting of CT-155 / CT-156 over the claims observed and the final store.
 pub fn check_history(store: &dyn Store, dispatched: &HashSet<String>, claims: &[(String, u64)]) {
-    let records = store
-        .list(
-            &ListQuery {
-                limit: usize::MAX,
-                ..ListQuery::default()
-            },
-            0,
-        )
-        .unwrap()
-        .records;
+    let records = crate::support::every_record(store);
     let by_id: HashMap<&str, &shiftwork_contracts::Contract> =
         records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
     // CT-156: none lost, none duplicated, none unexpected; counts sum to the records.

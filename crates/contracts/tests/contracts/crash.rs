@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "test-failpoints")]
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
     Contracts, DispatchRequest, FulfillRequest, HolderRef, SeededIdSource, Status, Store,
@@ -211,16 +212,7 @@ fn ct162_ct167_killed_at_random_instants() {
             }
         }
     }
-    let records = store
-        .list(
-            &ListQuery {
-                limit: usize::MAX,
-                ..ListQuery::default()
-            },
-            0,
-        )
-        .unwrap()
-        .records;
+    let records = crate::support::every_record(store.as_ref());
     let by_id: HashMap<&str, &shiftwork_contracts::Contract> =
         records.iter().map(|c| (c.contract_id.as_str(), c)).collect();
     // CT-156: none lost; unexpected ones only for dispatches whose process died before replying.
@@ -264,17 +256,7 @@ fn ct162_ct167_killed_at_random_instants() {
     let far = clock_at(T0 + 40 * 86_400_000);
     let late = os_facade(open(&db, &far, 5000, 1), &far, 3);
     late.sweep(T0 + 40 * 86_400_000).unwrap();
-    let after = late
-        .store()
-        .list(
-            &ListQuery {
-                limit: usize::MAX,
-                ..ListQuery::default()
-            },
-            0,
-        )
-        .unwrap()
-        .records;
+    let after = crate::support::every_record(late.store().as_ref());
     assert!(
         after.iter().all(|c| c.status.is_terminal()),
         "no record is live after the far sweep"

@@ -23,7 +23,6 @@ mod with_server {
     use std::time::Duration;
 
     use postgres::{Client, NoTls};
-    use shiftwork_contracts::store::ListQuery;
     use shiftwork_contracts::{PgOptions, PgStore, RefusalCode, Status, Store, StoreError};
     use shiftwork_seams::{Clock, ManualClock};
 
@@ -388,17 +387,7 @@ mod with_server {
         );
         // No contract lost or claimed twice; a claim whose reply was lost stays CLAIMED until its
         // lease ends (CT-66), so only contracts not reported may be CLAIMED without a poll.
-        let records = p
-            .store
-            .list(
-                &ListQuery {
-                    limit: usize::MAX,
-                    ..ListQuery::default()
-                },
-                0,
-            )
-            .unwrap()
-            .records;
+        let records = crate::support::every_record(p.store.as_ref());
         assert_eq!(records.len(), dispatched.len());
         let mut seen = HashSet::new();
         for (id, epoch) in &claims {

@@ -410,16 +410,7 @@ fn race(db: &str, schema: Option<&str>, label: &str) {
             }
         }
     }
-    let records = store
-        .list(
-            &ListQuery {
-                limit: usize::MAX,
-                ..ListQuery::default()
-            },
-            0,
-        )
-        .unwrap()
-        .records;
+    let records = crate::support::every_record(store.as_ref());
     assert_eq!(records.len(), CONTRACTS);
     let (mut completed, mut timed_out, mut redelivered) = (0, 0, 0);
     for r in &records {

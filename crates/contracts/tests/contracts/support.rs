@@ -228,3 +228,17 @@ pub fn config(strict: bool) -> ContractsConfig {
         ..ContractsConfig::default()
     }
 }
+
+/// Every record of `store`, newest first, in one page (no sweep; counts at time 0).
+pub fn every_record(store: &dyn Store) -> Vec<shiftwork_contracts::Contract> {
+    store
+        .list(
+            &shiftwork_contracts::store::ListQuery {
+                limit: usize::MAX,
+                ..Default::default()
+            },
+            0,
+        )
+        .unwrap()
+        .records
+}
