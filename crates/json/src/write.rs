@@ -255,8 +255,14 @@ struct Writer<'o> {
 impl Writer<'_> {
     fn newline(&mut self, level: usize) {
         if let Some(step) = self.indent {
+            const SPACES: &str = "                                                                ";
             self.out.push('\n');
-            self.out.extend(std::iter::repeat_n(' ', step * level));
+            let mut left = step * level;
+            while left > 0 {
+                let run = left.min(SPACES.len());
+                self.out.push_str(&SPACES[..run]);
+                left -= run;
+            }
         }
     }
 
@@ -338,22 +344,33 @@ impl Writer<'_> {
 }
 
 /// Writes `s` as a JSON string: SW-11's escapes when `ascii`, else only `"`, `\` and controls.
+///
+/// Scans bytes: an ASCII byte is judged alone, and only under `ascii` does a byte of a multi-byte
+/// character (≥ 0x80) stop the run, to be escaped as the UTF-16 units of its character.
 fn write_string(out: &mut String, s: &str, ascii: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
     out.push('"');
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let plain = match c {
-            '"' | '\\' => false,
-            c if (c as u32) < 0x20 => false,
-            c if ascii && (c as u32) >= 0x7f => false,
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let plain = match b {
+            b'"' | b'\\' => false,
+            0..0x20 => false,
+            0x7f.. => !ascii,
             _ => true,
         };
         if plain {
+            i += 1;
             continue;
         }
         out.push_str(&s[start..i]);
-        start = i + c.len_utf8();
+        // `i` is on a character boundary: every byte before it in this run was ASCII or passed whole.
+        let c = s[i..].chars().next().unwrap_or('\u{fffd}');
+        i += c.len_utf8();
+        start = i;
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),

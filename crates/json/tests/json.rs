@@ -137,6 +137,15 @@ proptest! {
         prop_assert_eq!(shiftwork_json::to_structured_text(&v), v.to_serde().to_string());
     }
 
+    /// SW-11: a string in the ASCII forms is Python's `ensure_ascii` escaping, character by character
+    /// (the oracle below), and in the answer text only `"`, `\\` and controls are escaped; the byte
+    /// scanner of the writer agrees with both on any text.
+    #[test]
+    fn strings_escape_as_python_does_character_by_character(s in "[ -~é€😀\u{7f}\u{80}\u{2028}\u{10ffff}\t\n\r\u{1}\u{8}\u{c}\"\\\\]{0,24}") {
+        prop_assert_eq!(shiftwork_json::to_compact_text(&Json::String(s.clone())), python_escape(&s, true));
+        prop_assert_eq!(shiftwork_json::to_answer_text(&Json::String(s.clone())), python_escape(&s, false));
+    }
+
     /// `pick_members` builds exactly the members `parse` reads, and refuses what `parse` refuses.
     #[test]
     fn picked_members_are_the_parsed_ones(text in prop_oneof![text(), junk()]) {
@@ -195,4 +204,29 @@ fn python_messages_and_positions() {
             .starts_with("Nesting deeper than 512 levels")
     );
     assert!(parse(&format!("{}{}", "[".repeat(512), "]".repeat(512))).is_ok());
+}
+
+/// `json.dumps` of one string, written the obvious way: one character at a time.
+fn python_escape(s: &str, ascii: bool) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ascii && (c as u32) >= 0x7f) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
