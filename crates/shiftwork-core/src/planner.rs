@@ -551,11 +551,202 @@ fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String>
 /// ```
 pub fn work_plan(nodes: &Json) -> Result<WorkPlan, Refusal> {
     let (decoded, has_touches) = decode_nodes(nodes)?;
-    let schedule = plan(&decoded)?;
+    plan_nodes(&decoded, has_touches)
+}
+
+/// [`work_plan`] read straight from the text of its arguments, `{"nodes": [...]}`, when that text is
+/// in the plain form most clients send: a single `nodes` member holding an array of node objects whose
+/// members are `id`, `depends_on`, `priority` and `touches` (each at most once), strings without
+/// escapes or control characters, priorities as integer tokens of at most 18 digits, `null` where the
+/// node allows it. The ids and dependencies are borrowed from the text, so no value tree is built.
+///
+/// `None` for any other text, valid or not: the caller then parses it whole and calls [`work_plan`],
+/// which answers the same for every text this function reads (a property test holds them to it), and
+/// alone words the refusals of a malformed node.
+///
+/// ```
+/// let text = r#"{"nodes": [{"id": "a"}, {"id": "b", "depends_on": ["a"], "priority": 2}]}"#;
+/// let plan = shiftwork_core::planner::work_plan_text(text).unwrap().unwrap();
+/// assert_eq!(plan.batches, [vec!["a"], vec!["b"]]);
+/// // An escape takes the general path.
+/// assert!(shiftwork_core::planner::work_plan_text(r#"{"nodes": [{"id": "\u0061"}]}"#).is_none());
+/// ```
+pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan, Refusal>> {
+    let (decoded, has_touches) = PlainText::new(arguments).arguments()?;
+    Some(plan_nodes(&decoded, has_touches))
+}
+
+fn plan_nodes(decoded: &[PlanNode<'_>], has_touches: bool) -> Result<WorkPlan, Refusal> {
+    let schedule = plan(decoded)?;
     Ok(WorkPlan {
-        batches: schedule.batch_ids(&decoded),
-        held: has_touches.then(|| schedule.held_units(&decoded)),
+        batches: schedule.batch_ids(decoded),
+        held: has_touches.then(|| schedule.held_units(decoded)),
     })
+}
+
+/// The reader of [`work_plan_text`]: every method answers `None` as soon as the text leaves the
+/// plain form.
+struct PlainText<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> PlainText<'a> {
+    fn new(text: &'a str) -> Self {
+        PlainText { text, at: 0 }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.at) {
+            self.at += 1;
+        }
+        bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    /// `,` (then `true`: another item follows) or `close` (`false`).
+    fn next_or(&mut self, close: u8) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.at += 1;
+                Some(true)
+            }
+            b if b == close => {
+                self.at += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    fn null(&mut self) -> Option<bool> {
+        if self.peek()? == b'n' {
+            self.text.as_bytes()[self.at..]
+                .starts_with(b"null")
+                .then(|| self.at += 4)?;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let rest = &self.text.as_bytes()[start..];
+        let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        if rest[len] != b'"' {
+            return None;
+        }
+        self.at = start + len + 1;
+        self.text.get(start..start + len)
+    }
+
+    fn strings(&mut self) -> Option<Vec<&'a str>> {
+        self.eat(b'[')?;
+        let mut out = Vec::new();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(out);
+        }
+        loop {
+            out.push(self.string()?);
+            if !self.next_or(b']')? {
+                return Some(out);
+            }
+        }
+    }
+
+    /// An integer token of at most 18 digits (so it fits `i64`), not followed by a fraction or an
+    /// exponent.
+    fn integer(&mut self) -> Option<i64> {
+        self.peek()?;
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let digits_at = start + usize::from(bytes[start] == b'-');
+        let digits = bytes[digits_at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 || digits > 18 || (digits > 1 && bytes[digits_at] == b'0') {
+            return None;
+        }
+        self.at = digits_at + digits;
+        if let Some(b'.' | b'e' | b'E') = bytes.get(self.at) {
+            return None;
+        }
+        self.text.get(start..self.at)?.parse().ok()
+    }
+
+    fn node(&mut self) -> Option<PlanNode<'a>> {
+        self.eat(b'{')?;
+        let (mut id, mut depends_on, mut priority, mut touches) = (None, None, None, None);
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            match key {
+                "id" if id.is_none() => id = Some(self.string()?),
+                "depends_on" if depends_on.is_none() => {
+                    depends_on = Some(if self.null()? { Vec::new() } else { self.strings()? });
+                }
+                "priority" if priority.is_none() => {
+                    priority = Some(if self.null()? { 0 } else { self.integer()? });
+                }
+                "touches" if touches.is_none() => {
+                    touches = Some(if self.null()? {
+                        None
+                    } else {
+                        let paths = self.strings()?;
+                        Some(
+                            paths
+                                .into_iter()
+                                .map(normalize_touch)
+                                .collect::<Option<Vec<_>>>()?,
+                        )
+                    });
+                }
+                _ => return None,
+            }
+            if !self.next_or(b'}')? {
+                break;
+            }
+        }
+        Some(PlanNode {
+            id: id?,
+            depends_on: depends_on.unwrap_or_default(),
+            priority: Priority::Small(i128::from(priority.unwrap_or(0))),
+            touches: touches.flatten(),
+        })
+    }
+
+    fn arguments(mut self) -> Option<(Vec<PlanNode<'a>>, bool)> {
+        self.eat(b'{')?;
+        if self.string()? != "nodes" {
+            return None;
+        }
+        self.eat(b':')?;
+        self.eat(b'[')?;
+        let mut nodes = Vec::new();
+        if self.peek()? == b']' {
+            self.at += 1;
+        } else {
+            loop {
+                nodes.push(self.node()?);
+                if !self.next_or(b']')? {
+                    break;
+                }
+            }
+        }
+        self.eat(b'}')?;
+        if self.peek().is_some() {
+            return None;
+        }
+        let has_touches = nodes.iter().any(|node| node.touches.is_some());
+        Some((nodes, has_touches))
+    }
 }
 
 fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {

@@ -203,6 +203,11 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             &["result", "reason", "batches", "sequence", "width", "held"],
             Hints::READ_ONLY,
             Arc::new(move |args| {
+                // The plain form of the arguments is read without building a value tree; any other
+                // text takes the general path, which answers the same for the texts both read.
+                if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
+                    return rendered(&planned.to_answer());
+                }
                 decode(args, "work_plan", |a| {
                     let nodes = a.required("nodes", Kind::Array)?;
                     Ok(shiftwork_core::work_plan(&nodes).to_answer())
@@ -294,11 +299,16 @@ fn decode(
         },
     };
     match f(&mut Args { members: decoded }) {
-        Ok(answer) => Outcome::Prerendered {
-            structured: sjson::to_structured_text(&answer),
-            text: Some(sjson::to_answer_text(&answer)),
-        },
+        Ok(answer) => rendered(&answer),
         Err(detail) => refuse(detail),
+    }
+}
+
+/// An answer as the tool's result (SW-44): the `structuredContent` text and the indented text block.
+fn rendered(answer: &Json) -> Outcome {
+    Outcome::Prerendered {
+        structured: sjson::to_structured_text(answer),
+        text: Some(sjson::to_answer_text(answer)),
     }
 }
 
