@@ -206,25 +206,29 @@ fn python_messages_and_positions() {
     assert!(parse(&format!("{}{}", "[".repeat(512), "]".repeat(512))).is_ok());
 }
 
-/// `json.dumps` of one string, written the obvious way: one character at a time.
+/// `json.dumps` of one string, written the obvious way: one character at a time, the short escapes
+/// from Python's own table.
 fn python_escape(s: &str, ascii: bool) -> String {
+    const SHORT: [(char, &str); 7] = [
+        ('"', "\\\""),
+        ('\\', "\\\\"),
+        ('\n', "\\n"),
+        ('\r', "\\r"),
+        ('\t', "\\t"),
+        ('\u{8}', "\\b"),
+        ('\u{c}', "\\f"),
+    ];
     let mut out = String::from("\"");
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (ascii && (c as u32) >= 0x7f) => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
+        if let Some((_, short)) = SHORT.iter().find(|(k, _)| *k == c) {
+            out.push_str(short);
+        } else if (c as u32) < 0x20 || (ascii && (c as u32) >= 0x7f) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
             }
-            c => out.push(c),
+        } else {
+            out.push(c);
         }
     }
     out.push('"');
