@@ -693,7 +693,11 @@ impl<'a> PlainText<'a> {
                     depends_on = Some(if self.null()? { Vec::new() } else { self.strings()? });
                 }
                 "priority" if priority.is_none() => {
-                    priority = Some(if self.null()? { 0 } else { self.integer()? });
+                    priority = Some(if self.null()? {
+                        Priority::default()
+                    } else {
+                        Priority::Small(i128::from(self.integer()?))
+                    });
                 }
                 "touches" if touches.is_none() => {
                     touches = Some(if self.null()? {
@@ -717,7 +721,7 @@ impl<'a> PlainText<'a> {
         Some(PlanNode {
             id: id?,
             depends_on: depends_on.unwrap_or_default(),
-            priority: Priority::Small(i128::from(priority.unwrap_or(0))),
+            priority: priority.unwrap_or_default(),
             touches: touches.flatten(),
         })
     }
