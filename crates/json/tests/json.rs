@@ -141,7 +141,7 @@ proptest! {
     /// (the oracle below), and in the answer text only `"`, `\\` and controls are escaped; the byte
     /// scanner of the writer agrees with both on any text.
     #[test]
-    fn strings_escape_as_python_does_character_by_character(s in "[ -~é€😀\u{7f}\u{80}\u{2028}\u{10ffff}\t\n\r\u{1}\u{8}\u{c}\"\\\\]{0,24}") {
+    fn sw11_strings_escape_as_python_does_character_by_character(s in "[ -~é€😀\u{7f}\u{80}\u{2028}\u{10ffff}\t\n\r\u{1}\u{8}\u{c}\"\\\\]{0,24}") {
         prop_assert_eq!(shiftwork_json::to_compact_text(&Json::String(s.clone())), python_escape(&s, true));
         prop_assert_eq!(shiftwork_json::to_answer_text(&Json::String(s.clone())), python_escape(&s, false));
     }

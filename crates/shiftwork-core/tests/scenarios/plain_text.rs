@@ -134,12 +134,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn the_plain_reader_answers_as_the_general_path(text in arguments(false)) {
+    fn sw49_sw55_the_plain_reader_answers_as_the_general_path(text in arguments(false)) {
         check(&text, false)?;
     }
 
     #[test]
-    fn every_plain_text_is_read(text in arguments(true)) {
+    fn sw49_sw55_every_plain_text_is_read(text in arguments(true)) {
         check(&text, true)?;
     }
 }
