@@ -79,8 +79,8 @@ fn wire_decode_tools_call(bencher: divan::Bencher<'_, '_>, nodes: usize) {
         .bench(|| shiftwork_mcp::wire::decode(divan::black_box(line.as_bytes())).unwrap());
 }
 
-/// Writing an answer line from a pre-rendered answer (the text block escaped, `structuredContent`
-/// spliced): the answer of `work_plan` on 3,000 nodes, about 60 kB of JSON.
+/// Writing an answer line from a pre-rendered answer (the text block and `structuredContent` spliced
+/// as they are): the answer of `work_plan` on 3,000 nodes, about 60 kB of JSON.
 #[divan::bench]
 fn call_result_line_prerendered_work_plan(bencher: divan::Bencher<'_, '_>) {
     let batches: Vec<Vec<String>> = (0..300)
@@ -90,7 +90,7 @@ fn call_result_line_prerendered_work_plan(bencher: divan::Bencher<'_, '_>) {
     let answer = serde_json::json!({"result": "plan", "batches": batches, "sequence": sequence, "width": 10});
     let outcome = shiftwork_mcp::Outcome::Prerendered {
         structured: answer.to_string(),
-        text: Some(serde_json::to_string_pretty(&answer).unwrap()),
+        text_json: Some(serde_json::to_string(&serde_json::to_string_pretty(&answer).unwrap()).unwrap()),
     };
     bencher.bench(|| shiftwork_mcp::server::call_result_line("7", divan::black_box(&outcome)));
 }

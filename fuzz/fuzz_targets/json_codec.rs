@@ -2,13 +2,16 @@
 //! positions lie inside the text; whatever it reads, every writer writes a text that reads back as the
 //! same value (compared as texts, so `NaN` counts as itself) and that writing again leaves unchanged;
 //! `pick_members` builds exactly the members `parse` reads; and on every text `serde_json` also reads,
-//! both read the same strings, keys and integers.
+//! both read the same strings, keys and integers. `plain_run` stops where a byte search stops; the
+//! escaped answer text is serde_json's string of the answer text.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shiftwork_json::{Json, Number, parse, pick_members};
+use shiftwork_json::{Emit, Formatter, Json, Number, Style, parse, pick_members};
 
 fuzz_target!(|data: &[u8]| {
+    let naive = data.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+    assert_eq!(shiftwork_json::plain_run(data), naive.unwrap_or(data.len()), "plain_run");
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -36,6 +39,10 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             let _ = shiftwork_json::python_repr(value);
+            let mut escaped = String::new();
+            Formatter::new(&mut escaped, Style::ANSWER.escaped()).value(value);
+            let text = shiftwork_json::to_answer_text(value);
+            assert_eq!(format!("\"{escaped}\""), serde_json::to_string(&text).unwrap_or_default());
         }
     }
     let picked = pick_members(text, ["unit", "event", "tokens"]);

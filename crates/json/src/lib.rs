@@ -17,6 +17,11 @@
 //!   newline (all with `ensure_ascii`), and [`to_answer_text`] the two-space, non-ASCII form in which an
 //!   MCP server written in Python renders an answer's text block; floats as Python's `repr` writes them
 //!   ([`format_float`], [`python_float_repr`]);
+//! * [`Formatter`], the one writer behind those forms, fed through the [`Emit`] trait: a value is
+//!   walked into it ([`Emit::value`]), or a producer emits its tokens straight from its own fields and
+//!   no value is built ([`Builder`] builds one from the same tokens); any [`Style`] can be written
+//!   escaped, as the contents of a JSON string ([`Style::escaped`]); [`plain_run`] finds where a
+//!   string's plain bytes end, for the scanners that read strings;
 //! * Python rendering of values, as in an error message: [`python_repr`] (`repr`), [`python_str`]
 //!   (`str`) and [`python_string_literal`].
 //!
@@ -50,11 +55,12 @@ mod value;
 mod write;
 
 pub use python::{python_repr, python_str, python_string_literal};
-pub use read::{MAX_DEPTH, ParseError, parse, pick_members};
+pub use read::{MAX_DEPTH, ParseError, parse, pick_members, plain_run};
 pub use value::{Hasher, Json, Number, Object, object};
 pub use write::{
-    format_answer_float, format_float, format_number, python_float_repr, to_answer_text, to_checkpoint_text,
-    to_compact_text, to_ledger_text, to_structured_text,
+    Builder, Emit, Formatter, Literal, Style, format_answer_float, format_float, format_number,
+    python_float_repr, to_answer_text, to_checkpoint_text, to_compact_text, to_ledger_text,
+    to_structured_text,
 };
 
 /// The crate's README, run as a doc test so that its example stays true.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::value::{Json, Number};
+use crate::value::{Json, Number, Object};
 
 /// The checkpoint file's bytes (§3.1): two-space indentation, ASCII only, keys in document order,
 /// one final LF.
@@ -16,16 +16,7 @@ use crate::value::{Json, Number};
 /// );
 /// ```
 pub fn to_checkpoint_text(doc: &Json) -> String {
-    let mut out = String::with_capacity(4096);
-    Writer {
-        out: &mut out,
-        indent: Some(2),
-        ascii: true,
-        sort: false,
-        answer_floats: false,
-        structured: false,
-    }
-    .value(doc, 0);
+    let mut out = render(doc, Style::CHECKPOINT, false, 4096);
     out.push('\n');
     out
 }
@@ -41,17 +32,7 @@ pub fn to_checkpoint_text(doc: &Json) -> String {
 /// );
 /// ```
 pub fn to_ledger_text(value: &Json) -> String {
-    let mut out = String::with_capacity(256);
-    Writer {
-        out: &mut out,
-        indent: None,
-        ascii: true,
-        sort: true,
-        answer_floats: false,
-        structured: false,
-    }
-    .value(value, 0);
-    out
+    render(value, Style::COMPACT, true, 256)
 }
 
 /// The text block of an answer (SW-44): two-space indentation, non-ASCII characters as themselves,
@@ -65,17 +46,7 @@ pub fn to_ledger_text(value: &Json) -> String {
 /// );
 /// ```
 pub fn to_answer_text(value: &Json) -> String {
-    let mut out = String::with_capacity(256);
-    Writer {
-        out: &mut out,
-        indent: Some(2),
-        ascii: false,
-        sort: false,
-        answer_floats: true,
-        structured: false,
-    }
-    .value(value, 0);
-    out
+    render(value, Style::ANSWER, false, 256)
 }
 
 /// One-line JSON as the spec shows answers: keys in order, `, ` and `: ` separators, ASCII only.
@@ -85,17 +56,7 @@ pub fn to_answer_text(value: &Json) -> String {
 /// assert_eq!(shiftwork_json::to_compact_text(&v), r#"{"a": [1, {"b": null}]}"#);
 /// ```
 pub fn to_compact_text(value: &Json) -> String {
-    let mut out = String::new();
-    Writer {
-        out: &mut out,
-        indent: None,
-        ascii: true,
-        sort: false,
-        answer_floats: false,
-        structured: false,
-    }
-    .value(value, 0);
-    out
+    render(value, Style::COMPACT, false, 64)
 }
 
 /// The answer as `structuredContent` text, rendered straight from the value: byte for byte what
@@ -109,17 +70,7 @@ pub fn to_compact_text(value: &Json) -> String {
 /// assert_eq!(shiftwork_json::to_structured_text(&v), r#"{"a":[1,2.5,1e+16,"é"],"b":1.8446744073709552e+19}"#);
 /// ```
 pub fn to_structured_text(value: &Json) -> String {
-    let mut out = String::with_capacity(4096);
-    Writer {
-        out: &mut out,
-        indent: None,
-        ascii: false,
-        sort: false,
-        answer_floats: false,
-        structured: true,
-    }
-    .value(value, 0);
-    out
+    render(value, Style::STRUCTURED, false, 4096)
 }
 
 /// A float as the reference renders it in an answer's text block (SW-44): the shortest round-trip
@@ -240,89 +191,309 @@ pub fn format_number(n: &Number) -> String {
     }
 }
 
-struct Writer<'o> {
-    out: &'o mut String,
+/// How a [`Formatter`] lays out its tokens: the five byte forms of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
     indent: Option<usize>,
     ascii: bool,
-    sort: bool,
     /// Floats as the reference's answer texts write them ([`format_answer_float`]).
     answer_floats: bool,
     /// `structuredContent` form ([`to_structured_text`]): `,` and `:` without spaces, numbers as
     /// [`Json::to_serde`] holds them.
     structured: bool,
+    /// The text is written as the contents of a JSON string (every `"`, `\` and line break of it
+    /// escaped once more), for a text block spliced into a message.
+    escaped: bool,
 }
 
-impl Writer<'_> {
-    fn newline(&mut self, level: usize) {
-        if let Some(step) = self.indent {
-            const SPACES: &str = "                                                                ";
-            self.out.push('\n');
-            let mut left = step * level;
-            while left > 0 {
-                let run = left.min(SPACES.len());
-                self.out.push_str(&SPACES[..run]);
-                left -= run;
-            }
+impl Style {
+    /// [`to_checkpoint_text`]'s form (without the final newline).
+    pub const CHECKPOINT: Style = Style {
+        indent: Some(2),
+        ascii: true,
+        answer_floats: false,
+        structured: false,
+        escaped: false,
+    };
+    /// The form of [`to_compact_text`] and, with sorted keys, [`to_ledger_text`].
+    pub const COMPACT: Style = Style {
+        indent: None,
+        ..Style::CHECKPOINT
+    };
+    /// [`to_answer_text`]'s form: an answer's text block.
+    pub const ANSWER: Style = Style {
+        indent: Some(2),
+        ascii: false,
+        answer_floats: true,
+        structured: false,
+        escaped: false,
+    };
+    /// [`to_structured_text`]'s form: `structuredContent`.
+    pub const STRUCTURED: Style = Style {
+        indent: None,
+        ascii: false,
+        answer_floats: false,
+        structured: true,
+        escaped: false,
+    };
+
+    /// This form written as the contents of a JSON string: what a JSON writer makes of the text when
+    /// it writes the text as a string value, without its quotes (`\"` for `"`, `\\` for `\`, `\n` for
+    /// a line break). The text block of an MCP answer is written this way straight into the message.
+    ///
+    /// ```
+    /// use shiftwork_json::{Emit, Formatter, Style};
+    /// let v = shiftwork_json::parse(r#"{"a": ["x\"y"]}"#).unwrap();
+    /// let mut out = String::new();
+    /// Formatter::new(&mut out, Style::ANSWER.escaped()).value(&v);
+    /// assert_eq!(out, r#"{\n  \"a\": [\n    \"x\\\"y\"\n  ]\n}"#);
+    /// let text = shiftwork_json::to_answer_text(&v);
+    /// assert_eq!(format!("\"{out}\""), serde_json::to_string(&text).unwrap());
+    /// ```
+    #[must_use]
+    pub const fn escaped(self) -> Style {
+        Style {
+            escaped: true,
+            ..self
+        }
+    }
+}
+
+/// A receiver of JSON tokens in document order: [`Formatter`] writes them as text, [`Builder`]
+/// builds a [`Json`] value. Producers of large values (an answer with thousands of ids) write their
+/// tokens straight to a text this way, with no value in between; [`Emit::value`] writes a whole
+/// value.
+///
+/// A key is followed by exactly one value; containers nest as the calls do.
+pub trait Emit {
+    /// `{`.
+    fn begin_object(&mut self);
+    /// A member's key; its value follows.
+    fn key(&mut self, key: &str);
+    /// `}`.
+    fn end_object(&mut self);
+    /// `[`.
+    fn begin_array(&mut self);
+    /// `]`.
+    fn end_array(&mut self);
+    /// A string value.
+    fn string(&mut self, s: &str);
+    /// A number value.
+    fn number(&mut self, n: &Number);
+    /// `null`, `true` or `false`.
+    fn literal(&mut self, v: Literal);
+
+    /// An integer value.
+    fn int(&mut self, i: i64) {
+        self.number(&Number::Int(i));
+    }
+
+    /// A count or an index, as an integer.
+    fn count(&mut self, n: usize) {
+        match i64::try_from(n) {
+            Ok(i) => self.int(i),
+            Err(_) => self.number(&Number::BigInt(n.to_string().into())),
         }
     }
 
-    fn separator(&mut self) {
-        self.out.push(',');
-        if self.indent.is_none() && !self.structured {
-            self.out.push(' ');
+    /// An array of strings.
+    fn strings<'s>(&mut self, items: impl IntoIterator<Item = &'s str>)
+    where
+        Self: Sized,
+    {
+        self.begin_array();
+        for item in items {
+            self.string(item);
         }
+        self.end_array();
     }
 
-    fn value(&mut self, v: &Json, level: usize) {
-        match v {
-            Json::Null => self.out.push_str("null"),
-            Json::Bool(true) => self.out.push_str("true"),
-            Json::Bool(false) => self.out.push_str("false"),
-            Json::Number(n) => self.number(n),
-            Json::String(s) => write_string(self.out, s, self.ascii),
-            Json::Array(items) => {
-                if items.is_empty() {
-                    self.out.push_str("[]");
-                    return;
-                }
-                self.out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.separator();
-                    }
-                    self.newline(level + 1);
-                    self.value(item, level + 1);
-                }
-                self.newline(level);
-                self.out.push(']');
+    /// A whole value, keys in document order.
+    fn value(&mut self, v: &Json)
+    where
+        Self: Sized,
+    {
+        walk(self, v, false);
+    }
+}
+
+/// The values without content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Literal {
+    /// `null`.
+    Null,
+    /// `true`.
+    True,
+    /// `false`.
+    False,
+}
+
+/// Feeds `v` to `e`; `sort` orders the keys of every object by code point.
+fn walk<E: Emit>(e: &mut E, v: &Json, sort: bool) {
+    match v {
+        Json::Null => e.literal(Literal::Null),
+        Json::Bool(true) => e.literal(Literal::True),
+        Json::Bool(false) => e.literal(Literal::False),
+        Json::Number(n) => e.number(n),
+        Json::String(s) => e.string(s),
+        Json::Array(items) => {
+            e.begin_array();
+            for item in items {
+                walk(e, item, sort);
             }
-            Json::Object(members) => {
-                if members.is_empty() {
-                    self.out.push_str("{}");
-                    return;
-                }
-                self.out.push('{');
+            e.end_array();
+        }
+        Json::Object(members) => {
+            e.begin_object();
+            if sort {
                 let mut entries: Vec<(&String, &Json)> = members.iter().collect();
-                if self.sort {
-                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (key, item) in entries {
+                    e.key(key);
+                    walk(e, item, sort);
                 }
-                for (i, (key, item)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        self.separator();
-                    }
-                    self.newline(level + 1);
-                    write_string(self.out, key, self.ascii);
-                    self.out.push_str(if self.structured { ":" } else { ": " });
-                    self.value(item, level + 1);
+            } else {
+                for (key, item) in members {
+                    e.key(key);
+                    walk(e, item, sort);
                 }
-                self.newline(level);
-                self.out.push('}');
+            }
+            e.end_object();
+        }
+    }
+}
+
+/// Writes tokens as text in one of the [`Style`]s: the one home of this crate's byte forms.
+///
+/// ```
+/// use shiftwork_json::{Emit, Formatter, Style};
+/// let mut out = String::new();
+/// let mut f = Formatter::new(&mut out, Style::STRUCTURED);
+/// f.begin_object();
+/// f.key("ids");
+/// f.strings(["a", "é"]);
+/// f.key("n");
+/// f.int(2);
+/// f.end_object();
+/// assert_eq!(out, r#"{"ids":["a","é"],"n":2}"#);
+/// ```
+pub struct Formatter<'o> {
+    out: &'o mut String,
+    style: Style,
+    level: usize,
+    /// No item yet in the innermost open container.
+    first: bool,
+    /// A key was written; its value needs no separator.
+    after_key: bool,
+}
+
+impl<'o> Formatter<'o> {
+    /// A formatter appending to `out`.
+    pub fn new(out: &'o mut String, style: Style) -> Self {
+        Formatter {
+            out,
+            style,
+            level: 0,
+            first: true,
+            after_key: false,
+        }
+    }
+
+    fn newline(&mut self, level: usize) {
+        line_break(self.out, self.style, level);
+    }
+
+    /// What comes before an item: nothing after a key or at the top, else the separator (after the
+    /// first item) and the line break.
+    fn item(&mut self) {
+        if self.after_key {
+            self.after_key = false;
+            return;
+        }
+        if self.level == 0 {
+            return;
+        }
+        if !self.first {
+            self.out.push(',');
+            if self.style.indent.is_none() && !self.style.structured {
+                self.out.push(' ');
             }
         }
+        self.first = false;
+        self.newline(self.level);
+    }
+
+    fn open(&mut self, bracket: char) {
+        self.item();
+        self.out.push(bracket);
+        self.level += 1;
+        self.first = true;
+    }
+
+    fn close(&mut self, bracket: char) {
+        self.level = self.level.saturating_sub(1);
+        if !self.first {
+            self.newline(self.level);
+        }
+        self.out.push(bracket);
+        self.first = false;
+    }
+
+    fn text(&mut self, s: &str) {
+        if self.style.escaped {
+            write_string_escaped(self.out, s, self.style.ascii);
+        } else {
+            write_string(self.out, s, self.style.ascii);
+        }
+    }
+}
+
+/// The line break and indentation before an item at `level` (nothing in the one-line styles).
+fn line_break(out: &mut String, style: Style, level: usize) {
+    if let Some(step) = style.indent {
+        const SPACES: &str = "                                                                ";
+        out.push_str(if style.escaped { "\\n" } else { "\n" });
+        let mut left = step * level;
+        while left > 0 {
+            let run = left.min(SPACES.len());
+            out.push_str(&SPACES[..run]);
+            left -= run;
+        }
+    }
+}
+
+impl Emit for Formatter<'_> {
+    fn begin_object(&mut self) {
+        self.open('{');
+    }
+
+    fn key(&mut self, key: &str) {
+        self.item();
+        self.text(key);
+        self.out.push_str(if self.style.structured { ":" } else { ": " });
+        self.after_key = true;
+    }
+
+    fn end_object(&mut self) {
+        self.close('}');
+    }
+
+    fn begin_array(&mut self) {
+        self.open('[');
+    }
+
+    fn end_array(&mut self) {
+        self.close(']');
+    }
+
+    fn string(&mut self, s: &str) {
+        self.item();
+        self.text(s);
     }
 
     fn number(&mut self, n: &Number) {
-        if self.structured && !matches!(n, Number::Int(_)) {
+        self.item();
+        if self.style.structured && !matches!(n, Number::Int(_)) {
             // The rendering of `to_serde`'s value, by serde_json's own number formatting.
             match Json::Number(n.clone()).to_serde() {
                 serde_json::Value::Number(n) => {
@@ -337,32 +508,172 @@ impl Writer<'_> {
                 let _ = write!(self.out, "{i}");
             }
             Number::BigInt(text) => self.out.push_str(text),
-            Number::Float(f) if self.answer_floats => self.out.push_str(&format_answer_float(*f)),
+            Number::Float(f) if self.style.answer_floats => self.out.push_str(&format_answer_float(*f)),
             Number::Float(f) => self.out.push_str(&format_float(*f)),
+        }
+    }
+
+    /// The same bytes as the default, with the separator built once per array: a plan's answer is
+    /// mostly arrays of ids.
+    fn strings<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
+        self.open('[');
+        let mut lead = String::new();
+        line_break(&mut lead, self.style, self.level);
+        let mut separator = String::from(",");
+        if self.style.indent.is_none() && !self.style.structured {
+            separator.push(' ');
+        }
+        separator.push_str(&lead);
+        for item in items {
+            self.out.push_str(if self.first { &lead } else { &separator });
+            self.first = false;
+            self.text(item);
+        }
+        self.close(']');
+    }
+
+    fn literal(&mut self, v: Literal) {
+        self.item();
+        self.out.push_str(match v {
+            Literal::Null => "null",
+            Literal::True => "true",
+            Literal::False => "false",
+        });
+    }
+}
+
+/// Builds the [`Json`] value of the tokens it receives.
+///
+/// ```
+/// use shiftwork_json::{Builder, Emit};
+/// let mut b = Builder::default();
+/// b.begin_object();
+/// b.key("a");
+/// b.strings(["x"]);
+/// b.end_object();
+/// assert_eq!(shiftwork_json::to_compact_text(&b.finish()), r#"{"a": ["x"]}"#);
+/// ```
+#[derive(Debug, Default)]
+pub struct Builder {
+    /// The open containers, each with the key its next value goes under (objects).
+    open: Vec<(Json, Option<String>)>,
+    done: Option<Json>,
+}
+
+impl Builder {
+    /// The value built (`null` when no value was received).
+    pub fn finish(self) -> Json {
+        self.done.unwrap_or(Json::Null)
+    }
+
+    fn put(&mut self, v: Json) {
+        match self.open.last_mut() {
+            Some((Json::Array(items), _)) => items.push(v),
+            Some((Json::Object(members), key)) => {
+                members.insert(key.take().unwrap_or_default(), v);
+            }
+            Some(_) | None => self.done = Some(v),
         }
     }
 }
 
+impl Emit for Builder {
+    fn begin_object(&mut self) {
+        self.open.push((Json::Object(Object::default()), None));
+    }
+
+    fn key(&mut self, key: &str) {
+        if let Some((_, slot)) = self.open.last_mut() {
+            *slot = Some(key.to_owned());
+        }
+    }
+
+    fn end_object(&mut self) {
+        if let Some((v, _)) = self.open.pop() {
+            self.put(v);
+        }
+    }
+
+    fn begin_array(&mut self) {
+        self.open.push((Json::Array(Vec::new()), None));
+    }
+
+    fn end_array(&mut self) {
+        self.end_object();
+    }
+
+    fn string(&mut self, s: &str) {
+        self.put(Json::String(s.to_owned()));
+    }
+
+    fn number(&mut self, n: &Number) {
+        self.put(Json::Number(n.clone()));
+    }
+
+    fn literal(&mut self, v: Literal) {
+        self.put(match v {
+            Literal::Null => Json::Null,
+            Literal::True => Json::Bool(true),
+            Literal::False => Json::Bool(false),
+        });
+    }
+}
+
+/// `v` as text in `style`, keys sorted when `sort`.
+fn render(v: &Json, style: Style, sort: bool, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
+    walk(&mut Formatter::new(&mut out, style), v, sort);
+    out
+}
+
 /// Writes `s` as a JSON string: SW-11's escapes when `ascii`, else only `"`, `\` and controls.
+fn write_string(out: &mut String, s: &str, ascii: bool) {
+    write_string_in::<false>(out, s, ascii);
+}
+
+/// What [`write_string`] writes, written again as the contents of a JSON string (its quotes and
+/// backslashes escaped once more; it holds no control character).
+fn write_string_escaped(out: &mut String, s: &str, ascii: bool) {
+    write_string_in::<true>(out, s, ascii);
+}
+
+/// For each byte, whether it stands for itself in a JSON string: bit 0 with ASCII escapes (SW-11),
+/// bit 1 without (then every byte of a multi-byte character does).
+static PLAIN: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0x20;
+    while b < 0x100 {
+        table[b] = if b < 0x7f { 3 } else { 2 };
+        b += 1;
+    }
+    table[b'"' as usize] = 0;
+    table[b'\\' as usize] = 0;
+    table
+};
+
+/// Writes `s` as a JSON string, or (`ESCAPED`) as the contents of a JSON string holding that: then
+/// `\"` stands for each quote and `\\` for each backslash.
 ///
 /// Scans bytes: an ASCII byte is judged alone, and only under `ascii` does a byte of a multi-byte
 /// character (≥ 0x80) stop the run, to be escaped as the UTF-16 units of its character.
-fn write_string(out: &mut String, s: &str, ascii: bool) {
+fn write_string_in<const ESCAPED: bool>(out: &mut String, s: &str, ascii: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let (quote, backslash) = if ESCAPED { ("\\\"", "\\\\") } else { ("\"", "\\") };
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push('"');
+    // Bit 0: the byte stands for itself; bit 1: it does so outside `ascii` too.
+    let mask = if ascii { 1 } else { 2 };
+    let plain = |b: u8| PLAIN[usize::from(b)] & mask != 0;
+    out.reserve(bytes.len() + 2 * quote.len());
+    out.push_str(quote);
+    // Most strings (ids, keys) need no escape: one test per byte, one copy.
+    let Some(mut i) = bytes.iter().position(|&b| !plain(b)) else {
+        out.push_str(s);
+        out.push_str(quote);
+        return;
+    };
     let mut start = 0;
-    let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        let plain = match b {
-            b'"' | b'\\' => false,
-            0..0x20 => false,
-            0x7f.. => !ascii,
-            _ => true,
-        };
-        if plain {
+        if plain(bytes[i]) {
             i += 1;
             continue;
         }
@@ -371,18 +682,22 @@ fn write_string(out: &mut String, s: &str, ascii: bool) {
         let c = s[i..].chars().next().unwrap_or('\u{fffd}');
         i += c.len_utf8();
         start = i;
+        out.push_str(backslash);
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
+            '"' => out.push_str(quote),
+            '\\' => out.push_str(backslash),
+            '\n' => out.push('n'),
+            '\r' => out.push('r'),
+            '\t' => out.push('t'),
+            '\u{8}' => out.push('b'),
+            '\u{c}' => out.push('f'),
             _ => {
                 let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str("\\u");
+                for (k, unit) in c.encode_utf16(&mut units).iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(backslash);
+                    }
+                    out.push('u');
                     for shift in [12, 8, 4, 0] {
                         out.push(char::from(HEX[usize::from((*unit >> shift) & 0xf)]));
                     }
@@ -391,5 +706,5 @@ fn write_string(out: &mut String, s: &str, ascii: bool) {
         }
     }
     out.push_str(&s[start..]);
-    out.push('"');
+    out.push_str(quote);
 }

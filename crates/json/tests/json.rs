@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use shiftwork_json::{Json, Number, parse};
+use shiftwork_json::{Builder, Emit, Formatter, Json, Number, Style, parse};
 
 /// Values of every kind: integers of any size, floats, `NaN`/`Infinity`, strings with escapes and
 /// non-ASCII text, nested arrays and objects with repeated keys.
@@ -144,6 +144,67 @@ proptest! {
     fn sw11_strings_escape_as_python_does_character_by_character(s in "[ -~é€😀\u{7f}\u{80}\u{2028}\u{10ffff}\t\n\r\u{1}\u{8}\u{c}\"\\\\]{0,24}") {
         prop_assert_eq!(shiftwork_json::to_compact_text(&Json::String(s.clone())), python_escape(&s, true));
         prop_assert_eq!(shiftwork_json::to_answer_text(&Json::String(s.clone())), python_escape(&s, false));
+    }
+
+    /// Every style escaped for a JSON string (the text block spliced into an MCP message) is what
+    /// serde_json writes for the unescaped text, without its quotes; and the tokens of a value built
+    /// back by `Builder` are that value.
+    #[test]
+    fn escaped_styles_are_the_json_strings_of_the_texts_and_tokens_build_the_value(v in value()) {
+        for (style, text) in [
+            (Style::ANSWER, shiftwork_json::to_answer_text(&v)),
+            (Style::CHECKPOINT, shiftwork_json::to_checkpoint_text(&v).trim_end_matches('\n').to_owned()),
+            (Style::COMPACT, shiftwork_json::to_compact_text(&v)),
+            (Style::STRUCTURED, shiftwork_json::to_structured_text(&v)),
+        ] {
+            let mut escaped = String::new();
+            Formatter::new(&mut escaped, style.escaped()).value(&v);
+            prop_assert_eq!(format!("\"{escaped}\""), serde_json::to_string(&text).unwrap());
+        }
+        let mut builder = Builder::default();
+        builder.value(&v);
+        prop_assert_eq!(shiftwork_json::to_compact_text(&builder.finish()), shiftwork_json::to_compact_text(&v));
+    }
+
+    /// `Emit::strings`, which the formatter writes with one separator per array, writes what the
+    /// array value writes, in every style, nested or not.
+    #[test]
+    fn strings_write_what_the_array_value_writes(items in proptest::collection::vec("[a-zé\"\\\n]{0,6}", 0..5), nested in proptest::bool::ANY) {
+        let array = Json::Array(items.iter().map(|s| Json::String(s.clone())).collect());
+        for style in [Style::ANSWER, Style::CHECKPOINT, Style::COMPACT, Style::STRUCTURED] {
+            for style in [style, style.escaped()] {
+                let (mut by_value, mut by_strings) = (String::new(), String::new());
+                let mut f = Formatter::new(&mut by_value, style);
+                let mut g = Formatter::new(&mut by_strings, style);
+                if nested {
+                    f.begin_object();
+                    f.key("k");
+                    g.begin_object();
+                    g.key("k");
+                }
+                f.value(&array);
+                g.strings(items.iter().map(String::as_str));
+                if nested {
+                    f.end_object();
+                    g.end_object();
+                }
+                prop_assert_eq!(by_strings, by_value);
+            }
+        }
+    }
+
+    /// `plain_run` finds the first quote, backslash or control byte, as a byte-by-byte search does,
+    /// wherever it falls in the eight-byte words.
+    #[test]
+    fn plain_run_stops_where_a_byte_search_stops(bytes in proptest::collection::vec(prop_oneof![
+        Just(b'"'), Just(b'\\'), 0u8..0x20, 0x20u8..=0xff, Just(b'a'), Just(0x7f), Just(0x80), Just(0xff)
+    ], 0..40), skip in 0usize..40) {
+        // A plain prefix moves the first stop through every offset of the words.
+        let shifted: Vec<u8> = std::iter::repeat_n(b'a', skip).chain(bytes.iter().copied()).collect();
+        for input in [&bytes, &shifted] {
+            let naive = input.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(input.len());
+            prop_assert_eq!(shiftwork_json::plain_run(input), naive);
+        }
     }
 
     /// `pick_members` builds exactly the members `parse` reads, and refuses what `parse` refuses.

@@ -60,8 +60,9 @@ pub enum Outcome {
         /// The JSON text of the answer object (compact or indented; a newline between tokens is fine,
         /// the transport keeps every message on one line).
         structured: String,
-        /// The text block; `None` when it is `structured` itself.
-        text: Option<String>,
+        /// The text block as a JSON string, quotes included, spliced into the response as it is;
+        /// `None` when the text block is `structured` itself.
+        text_json: Option<String>,
     },
 }
 
@@ -74,7 +75,13 @@ impl Outcome {
             }
             Outcome::Answer(value, TextStyle::Compact) => value.to_string(),
             Outcome::ToolError(message) => message.clone(),
-            Outcome::Prerendered { structured, text } => text.as_ref().unwrap_or(structured).clone(),
+            Outcome::Prerendered {
+                structured,
+                text_json,
+            } => match text_json {
+                Some(literal) => serde_json::from_str(literal).unwrap_or_default(),
+                None => structured.clone(),
+            },
         }
     }
 

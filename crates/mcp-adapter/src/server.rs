@@ -196,27 +196,40 @@ pub fn render(outcome: &Outcome) -> CallToolResult {
 /// `structuredContent`.
 pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
     let (pretty, compact): (String, String);
-    let (text, structured): (&str, Option<&str>) = match outcome {
-        Outcome::ToolError(message) => (message, None),
+    // The text block, and whether it is already a JSON string (quotes included).
+    let ((text, literal), structured): ((&str, bool), Option<&str>) = match outcome {
+        Outcome::ToolError(message) => ((message, false), None),
         Outcome::Answer(value, TextStyle::Compact) => {
             compact = value.to_string();
-            (&compact, Some(&compact))
+            ((&compact, false), Some(&compact))
         }
         Outcome::Answer(value, TextStyle::Pretty) => {
             pretty = outcome.text();
             compact = value.to_string();
-            (&pretty, Some(&compact))
+            ((&pretty, false), Some(&compact))
         }
-        Outcome::Prerendered { structured, text } => {
-            (text.as_deref().unwrap_or(structured), Some(structured))
-        }
+        Outcome::Prerendered {
+            structured,
+            text_json,
+        } => (
+            text_json.as_deref().map_or((structured, false), |t| (t, true)),
+            Some(structured),
+        ),
     };
     let size = text.len() + structured.map_or(0, str::len) + id.len() + 128;
     let mut line = Vec::with_capacity(size);
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     line.extend_from_slice(id.as_bytes());
     line.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    push_json_string(&mut line, text);
+    if literal {
+        debug_assert!(
+            serde_json::from_str::<String>(text).is_ok(),
+            "a text block given as a JSON string must be one: {text}"
+        );
+        line.extend_from_slice(text.as_bytes());
+    } else {
+        push_json_string(&mut line, text);
+    }
     line.extend_from_slice(b"}]");
     match structured {
         Some(structured) => {

@@ -704,6 +704,15 @@ impl<'a> Scan<'a> {
     /// Any value at the cursor, validated and skipped; returns its kind.
     fn value(&mut self) -> Scanned<Kind> {
         match self.peek() {
+            Some(open @ (b'{' | b'['))
+                if let Some((end, overflow)) = skip_container(self.s, self.pos, self.depth) =>
+            {
+                self.pos = end;
+                if self.overflow.is_none() {
+                    self.overflow = overflow;
+                }
+                Ok(if open == b'{' { Kind::Object } else { Kind::Array })
+            }
             Some(b'{') => {
                 self.skip_object()?;
                 Ok(Kind::Object)
@@ -809,16 +818,22 @@ impl<'a> Scan<'a> {
         // Most strings are short: one pass over their bytes; a long one is searched by blocks.
         let short = (self.pos + 32).min(self.s.len());
         while self.pos < short {
-            match self.s[self.pos] {
-                b'"' => {
+            // The cursor is kept in a local while the bytes are plain.
+            let mut i = self.pos;
+            while i < short && !matches!(self.s[i], b'"' | b'\\' | 0..0x20) {
+                i += 1;
+            }
+            self.pos = i;
+            match self.s.get(i) {
+                _ if i == short => break,
+                Some(b'"') => {
                     self.pos += 1;
                     return Ok(());
                 }
-                b'\\' => {
+                Some(b'\\') => {
                     self.escape()?;
                 }
-                b if b < 0x20 => return self.fail(Expect::NoControl),
-                _ => self.pos += 1,
+                _ => return self.fail(Expect::NoControl),
             }
         }
         loop {
@@ -962,6 +977,121 @@ impl<'a> Scan<'a> {
         }
         None
     }
+}
+
+/// The end of the array or object at `start` and where its first number beyond a double starts,
+/// when it is valid JSON and, with the `depth` levels it is in, nests at most [`MAX_DEPTH`] deep;
+/// `None` otherwise, and the scanner then reads it again to name the fault.
+///
+/// The one pass that validates the bulk of a request (a tool's arguments): a loop over the bytes with
+/// an explicit stack, where [`Scan::value`] recurses and decodes keys. It is stricter than it needs to
+/// be only in declining a lone surrogate escape, which the scanner refuses too.
+fn skip_container(s: &[u8], start: usize, depth: usize) -> Option<(usize, Option<usize>)> {
+    // `true` for an object, per open level.
+    let mut open = [false; MAX_DEPTH + 1];
+    let mut levels = 0usize;
+    let mut overflow = None;
+    let mut i = start;
+    let ws = |i: &mut usize| {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = s.get(*i) {
+            *i += 1;
+        }
+    };
+    // An object key and its colon, at `i` (after whitespace).
+    let key = |i: &mut usize| -> Option<()> {
+        if s.get(*i) != Some(&b'"') {
+            return None;
+        }
+        *i = skip_plain_string(s, *i)?;
+        ws(i);
+        (s.get(*i) == Some(&b':')).then(|| *i += 1)
+    };
+    'value: loop {
+        ws(&mut i);
+        match *s.get(i)? {
+            b @ (b'{' | b'[') => {
+                if depth + levels >= MAX_DEPTH {
+                    return None;
+                }
+                open[levels] = b == b'{';
+                levels += 1;
+                i += 1;
+                ws(&mut i);
+                match (b, *s.get(i)?) {
+                    (b'{', b'}') | (b'[', b']') => {
+                        i += 1;
+                        levels -= 1;
+                    }
+                    (b'{', _) => {
+                        key(&mut i)?;
+                        continue 'value;
+                    }
+                    _ => continue 'value,
+                }
+            }
+            b'"' => i = skip_plain_string(s, i)?,
+            b'-' | b'0'..=b'9' => {
+                let (end, beyond) = skip_number(s, i)?;
+                if beyond && overflow.is_none() {
+                    overflow = Some(i);
+                }
+                i = end;
+            }
+            b't' if s[i..].starts_with(b"true") => i += 4,
+            b'f' if s[i..].starts_with(b"false") => i += 5,
+            b'n' if s[i..].starts_with(b"null") => i += 4,
+            _ => return None,
+        }
+        // After a value: close levels until one continues with a comma.
+        loop {
+            if levels == 0 {
+                return Some((i, overflow));
+            }
+            ws(&mut i);
+            let object = open[levels - 1];
+            match *s.get(i)? {
+                b',' => {
+                    i += 1;
+                    if object {
+                        ws(&mut i);
+                        key(&mut i)?;
+                    }
+                    continue 'value;
+                }
+                b'}' if object => {}
+                b']' if !object => {}
+                _ => return None,
+            }
+            i += 1;
+            levels -= 1;
+        }
+    }
+}
+
+/// The end of the string at `start` (its opening quote), when it is a valid JSON string; `None` for
+/// a control character, a bad escape, a lone surrogate or no closing quote.
+#[inline]
+fn skip_plain_string(s: &[u8], start: usize) -> Option<usize> {
+    // A string without escapes ends at the first byte that is a quote, a backslash or a control;
+    // one with an escape or a fault is read by the scanner.
+    let body = s.get(start + 1..)?;
+    let end = start + 1 + shiftwork_json::plain_run(body);
+    if s.get(end) == Some(&b'"') {
+        return Some(end + 1);
+    }
+    let mut scan = Scan::new(s);
+    scan.pos = start;
+    scan.skip_string().ok()?;
+    Some(scan.pos)
+}
+
+/// The end of the number at `start`, and whether it may lie beyond the range of a double (as
+/// [`Scan::number`] judges it); `None` when it is no JSON number.
+fn skip_number(s: &[u8], start: usize) -> Option<(usize, bool)> {
+    let mut scan = Scan::new(s);
+    scan.pos = start;
+    scan.number().ok()?;
+    Some((scan.pos, scan.overflow.is_some()))
 }
 
 /// The offset of the first control byte (below 0x20) of `bytes`: 64-byte blocks tested without an
@@ -1224,5 +1354,62 @@ mod tests {
             Ok(Some(Message::Response))
         ));
         assert!(matches!(decode(b"  \r"), Ok(None)));
+    }
+
+    /// The one-pass validator of containers against serde_json, on texts mutated from valid ones:
+    /// it accepts exactly what serde accepts (given it as the whole text), ends where the value
+    /// ends, and finds the number beyond a double that the scanner finds. Issue 16 item 1 made it the
+    /// path of every argument's bytes.
+    #[test]
+    fn skip_container_accepts_what_serde_accepts_and_ends_where_the_value_ends() {
+        let seeds = [
+            r#"{"nodes": [{"id": "n1", "depends_on": ["n0", "n2"], "priority": -12}, {"id": "n2"}]}"#,
+            r#"[1, -0.5e3, true, false, null, "a\"b\\c\u00e9\ud83d\ude00", {"": [], "k": {}}]"#,
+            r#"{"a": {"b": {"c": [[[1e400, 2]]]}}, "s": "x\ny", "n": 18446744073709551616}"#,
+            r#"[{"x": 1.5, "y": "é"}, [], {}, [[], [{}]], 0, 1E+2, -1.7976931348623157e308]"#,
+        ];
+        let alphabet: &[u8] = b"{}[],:\" 0123456789-+.eEtrufalsn\\u\t\n\x01ab";
+        let mut rng = fastrand::Rng::with_seed(16);
+        for case in 0..30_000 {
+            let mut text: Vec<u8> = seeds[case % seeds.len()].as_bytes().to_vec();
+            for _ in 0..rng.usize(0..4) {
+                let at = rng.usize(0..text.len());
+                match rng.u8(0..3) {
+                    0 => {
+                        text.remove(at);
+                    }
+                    1 => text.insert(at, alphabet[rng.usize(0..alphabet.len())]),
+                    _ => text[at] = alphabet[rng.usize(0..alphabet.len())],
+                }
+                if text.is_empty() {
+                    text.push(b'[');
+                }
+            }
+            let Ok(text) = String::from_utf8(text) else {
+                continue;
+            };
+            if !text.starts_with(['[', '{']) {
+                continue;
+            }
+            // serde reads the first value of the text and says where it ends.
+            let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
+            let serde = stream.next();
+            let end = stream.byte_offset();
+            let beyond = matches!(&serde, Some(Err(e)) if e.to_string().contains("number out of range"));
+            match (skip_container(text.as_bytes(), 0, 0), serde) {
+                (Some((ours, overflow)), Some(Ok(_))) => {
+                    assert_eq!(ours, end, "{text}");
+                    assert!(overflow.is_none(), "{text}");
+                }
+                (Some((_, overflow)), Some(Err(_))) => {
+                    assert!(
+                        beyond && overflow.is_some(),
+                        "accepted what serde refuses: {text}"
+                    );
+                }
+                (None, Some(Ok(_))) => panic!("refused what serde accepts: {text}"),
+                (None, _) | (Some(_), None) => {}
+            }
+        }
     }
 }

@@ -100,14 +100,16 @@ fn every_outcome_renders_one_text_block_and_the_same_structured_content() {
                 structured: String::from(
                     "{\n\"result\": \"ok\",\r\n\"big\": 123456789012345678901234567890}",
                 ),
-                text: None,
+                text_json: None,
             },
         ),
         (
             "spliced_with_text",
             Outcome::Prerendered {
-                structured: String::from(r#"{"result":"ok"}"#),
-                text: Some(String::from("{\n  \"result\": \"ok\"\n}")),
+                structured: String::from(r#"{"result":"ok","é":"\u0001"}"#),
+                text_json: Some(String::from(
+                    r#""{\n  \"result\": \"ok\",\n  \"é\": \"\\u0001\"\n}""#,
+                )),
             },
         ),
         ("failed", Outcome::ToolError(String::from("it failed\nbadly"))),

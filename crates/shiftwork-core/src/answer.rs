@@ -3,7 +3,7 @@
 //! the answers; the adapter and the tests render through it.
 
 use crate::budget::Budget;
-use crate::json::{Json, Object};
+use crate::json::{Builder, Emit, Json, Object};
 use crate::refusal::Refusal;
 use crate::results::{Brief, ClockIn, ClockedOut, Escalation, HeldUnit, Plan, Status, WorkPlan};
 use crate::search::SearchResult;
@@ -22,6 +22,14 @@ pub const MAX_REASON: usize = shiftwork_seams::echo::ECHO_LIMIT;
 pub trait Answer {
     /// The answer object.
     fn to_answer(&self) -> Json;
+
+    /// The answer object as tokens, for a [`Formatter`](crate::json::Formatter) to write as text
+    /// without building the value: [`Answer::to_answer`]'s tokens. The plans, whose answers hold
+    /// thousands of ids, write them straight from their fields (and build `to_answer` from these
+    /// tokens, so the shape has one home).
+    fn emit<E: Emit>(&self, out: &mut E) {
+        out.value(&self.to_answer());
+    }
 }
 
 impl<T: Answer> Answer for Result<T, Refusal> {
@@ -31,6 +39,20 @@ impl<T: Answer> Answer for Result<T, Refusal> {
             Err(refusal) => refusal.to_answer(),
         }
     }
+
+    fn emit<E: Emit>(&self, out: &mut E) {
+        match self {
+            Ok(value) => value.emit(out),
+            Err(refusal) => refusal.emit(out),
+        }
+    }
+}
+
+/// The value of the tokens `emit` writes.
+fn built(emit: impl FnOnce(&mut Builder)) -> Json {
+    let mut builder = Builder::default();
+    emit(&mut builder);
+    builder.finish()
 }
 
 impl Answer for Refusal {
@@ -67,67 +89,61 @@ fn start(result: &str) -> Object {
     answer
 }
 
-fn ids(batch: &[String]) -> Json {
-    Json::strings(batch)
-}
-
 fn int(n: usize) -> Json {
     crate::budget::int(n as i128)
 }
 
 /// `batches`, (`ready`,) `sequence`, `width`.
-fn waves(out: &mut Object, batches: &[Vec<String>], with_ready: bool) {
-    out.insert(
-        String::from("batches"),
-        Json::Array(batches.iter().map(|b| ids(b)).collect()),
-    );
-    if with_ready {
-        out.insert(
-            String::from("ready"),
-            batches.first().map_or(Json::Array(Vec::new()), |b| ids(b)),
-        );
+fn waves<E: Emit>(out: &mut E, batches: &[Vec<String>], with_ready: bool) {
+    out.key("batches");
+    out.begin_array();
+    for batch in batches {
+        out.strings(batch.iter().map(String::as_str));
     }
-    out.insert(
-        String::from("sequence"),
-        Json::Array(
-            batches
-                .iter()
-                .flatten()
-                .map(|id| Json::str(id.as_str()))
-                .collect(),
-        ),
-    );
-    out.insert(
-        String::from("width"),
-        int(batches.iter().map(Vec::len).max().unwrap_or(0)),
-    );
+    out.end_array();
+    if with_ready {
+        out.key("ready");
+        out.strings(batches.first().into_iter().flatten().map(String::as_str));
+    }
+    out.key("sequence");
+    out.strings(batches.iter().flatten().map(String::as_str));
+    out.key("width");
+    out.count(batches.iter().map(Vec::len).max().unwrap_or(0));
 }
 
-fn held(records: &[HeldUnit]) -> Json {
-    Json::Array(
-        records
-            .iter()
-            .map(|h| {
-                Json::Object(crate::json::object([
-                    ("id", Json::str(h.id.as_str())),
-                    ("batch", int(h.batch)),
-                    ("by", Json::str(h.by.as_str())),
-                    ("path", Json::str(h.path.as_str())),
-                ]))
-            })
-            .collect(),
-    )
+fn held<E: Emit>(out: &mut E, records: &[HeldUnit]) {
+    out.key("held");
+    out.begin_array();
+    for h in records {
+        out.begin_object();
+        out.key("id");
+        out.string(&h.id);
+        out.key("batch");
+        out.count(h.batch);
+        out.key("by");
+        out.string(&h.by);
+        out.key("path");
+        out.string(&h.path);
+        out.end_object();
+    }
+    out.end_array();
 }
 
 impl Answer for WorkPlan {
     /// `{"result": "plan", "batches", "sequence", "width"}` plus `held` (§6.4).
     fn to_answer(&self) -> Json {
-        let mut out = start("plan");
-        waves(&mut out, &self.batches, false);
+        built(|b| self.emit(b))
+    }
+
+    fn emit<E: Emit>(&self, out: &mut E) {
+        out.begin_object();
+        out.key("result");
+        out.string("plan");
+        waves(out, &self.batches, false);
         if let Some(records) = &self.held {
-            out.insert(String::from("held"), held(records));
+            held(out, records);
         }
-        Json::Object(out)
+        out.end_object();
     }
 }
 
@@ -135,33 +151,44 @@ impl Answer for Plan {
     /// `{"result": "plan", "batches", "ready", "sequence", "width", "cursor"}` plus `held`, `budget`,
     /// `ranking` and `winner` (§7.3).
     fn to_answer(&self) -> Json {
-        let mut out = start("plan");
-        waves(&mut out, &self.batches, true);
-        out.insert(String::from("cursor"), Json::str(self.cursor.as_str()));
+        built(|b| self.emit(b))
+    }
+
+    fn emit<E: Emit>(&self, out: &mut E) {
+        out.begin_object();
+        out.key("result");
+        out.string("plan");
+        waves(out, &self.batches, true);
+        out.key("cursor");
+        out.string(&self.cursor);
         if let Some(records) = &self.held {
-            out.insert(String::from("held"), held(records));
+            held(out, records);
         }
         if let Some(budget) = &self.budget {
-            out.insert(String::from("budget"), budget.to_answer());
+            out.key("budget");
+            budget.emit(out);
         }
         if let Some(ranking) = &self.ranking {
-            let list = ranking
-                .iter()
-                .map(|r| {
-                    Json::Object(crate::json::object([
-                        ("id", Json::str(r.id.as_str())),
-                        ("score", Json::str(r.score.as_str())),
-                        ("sha", Json::str(r.sha.as_str())),
-                    ]))
-                })
-                .collect();
-            out.insert(String::from("ranking"), Json::Array(list));
-            out.insert(
-                String::from("winner"),
-                self.winner().map_or(Json::Null, Json::str),
-            );
+            out.key("ranking");
+            out.begin_array();
+            for r in ranking {
+                out.begin_object();
+                out.key("id");
+                out.string(&r.id);
+                out.key("score");
+                out.string(&r.score);
+                out.key("sha");
+                out.string(&r.sha);
+                out.end_object();
+            }
+            out.end_array();
+            out.key("winner");
+            match self.winner() {
+                Some(winner) => out.string(winner),
+                None => out.literal(crate::json::Literal::Null),
+            }
         }
-        Json::Object(out)
+        out.end_object();
     }
 }
 

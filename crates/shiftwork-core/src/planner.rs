@@ -332,9 +332,9 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
     for (i, &l) in level.iter().enumerate() {
         batches[l].push(i);
     }
-    if !nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+    if let Some(ranking) = Ranking::of(nodes) {
         for batch in &mut batches {
-            batch.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+            ranking.sort(batch);
         }
     }
     Ok(Schedule {
@@ -502,10 +502,45 @@ impl<'a> Touches<'a> {
 /// The nodes in the order a batch considers them: higher priority first, then input order.
 fn rank_order(nodes: &[PlanNode<'_>]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    if !nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
-        order.sort_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+    if let Some(ranking) = Ranking::of(nodes) {
+        ranking.sort(&mut order);
     }
     order
+}
+
+/// How node indices are put in rank order (higher priority first, then input order), when the
+/// priorities differ at all.
+enum Ranking<'n, 'a> {
+    /// Every priority fits 64 bits (the common case): compared as plain integers.
+    Narrow(Vec<i64>),
+    /// Some priority is wider: compared as [`Priority`] values.
+    Wide(&'n [PlanNode<'a>]),
+}
+
+impl<'n, 'a> Ranking<'n, 'a> {
+    /// `None` when all priorities are equal, so that input order is rank order.
+    fn of(nodes: &'n [PlanNode<'a>]) -> Option<Self> {
+        if nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+            return None;
+        }
+        let narrow: Option<Vec<i64>> = nodes
+            .iter()
+            .map(|node| match node.priority {
+                Priority::Small(p) => i64::try_from(p).ok(),
+                Priority::Big { .. } => None,
+            })
+            .collect();
+        Some(narrow.map_or(Ranking::Wide(nodes), Ranking::Narrow))
+    }
+
+    fn sort(&self, items: &mut [usize]) {
+        match self {
+            Ranking::Narrow(p) => items.sort_unstable_by_key(|&i| (Reverse(p[i]), i)),
+            Ranking::Wide(nodes) => {
+                items.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+            }
+        }
+    }
 }
 
 /// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
@@ -598,10 +633,12 @@ impl<'a> PlainText<'a> {
 
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.text.as_bytes();
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.at) {
-            self.at += 1;
+        let mut at = self.at;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+            at += 1;
         }
-        bytes.get(self.at).copied()
+        self.at = at;
+        bytes.get(at).copied()
     }
 
     fn eat(&mut self, byte: u8) -> Option<()> {
@@ -635,14 +672,14 @@ impl<'a> PlainText<'a> {
 
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
+        let bytes = self.text.as_bytes();
         let start = self.at;
-        let rest = &self.text.as_bytes()[start..];
-        let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        if rest[len] != b'"' {
+        let end = start + crate::json::plain_run(bytes.get(start..)?);
+        if bytes.get(end) != Some(&b'"') {
             return None;
         }
-        self.at = start + len + 1;
-        self.text.get(start..start + len)
+        self.at = end + 1;
+        self.text.get(start..end)
     }
 
     fn strings(&mut self) -> Option<Vec<&'a str>> {

@@ -86,7 +86,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
-                    Ok(shiftwork_core::plan_checkpoint(&plan_env, &checkpoint).to_answer())
+                    Ok(rendered(&shiftwork_core::plan_checkpoint(&plan_env, &checkpoint)))
                 })
             }),
         ),
@@ -118,7 +118,11 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
-                    Ok(shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()).to_answer())
+                    Ok(rendered(&shiftwork_core::clock_in(
+                        &in_env,
+                        &checkpoint,
+                        unit.as_deref(),
+                    )))
                 })
             }),
         ),
@@ -161,7 +165,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                         conclusion: a.optional("conclusion", Kind::Object)?,
                         follow_ups: a.optional("follow_ups", Kind::Array)?,
                     };
-                    Ok(shiftwork_core::clock_out(&out_env, &request).to_answer())
+                    Ok(rendered(&shiftwork_core::clock_out(&out_env, &request)))
                 })
             }),
         ),
@@ -188,7 +192,11 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_status", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
-                    Ok(shiftwork_core::status(&status_env, &checkpoint, search.as_deref()).to_answer())
+                    Ok(rendered(&shiftwork_core::status(
+                        &status_env,
+                        &checkpoint,
+                        search.as_deref(),
+                    )))
                 })
             }),
         ),
@@ -206,11 +214,11 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 // The plain form of the arguments is read without building a value tree; any other
                 // text takes the general path, which answers the same for the texts both read.
                 if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
-                    return rendered(&planned.to_answer());
+                    return rendered(&planned);
                 }
                 decode(args, "work_plan", |a| {
                     let nodes = a.required("nodes", Kind::Array)?;
-                    Ok(shiftwork_core::work_plan(&nodes).to_answer())
+                    Ok(rendered(&shiftwork_core::work_plan(&nodes)))
                 })
             }),
         ),
@@ -283,7 +291,7 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
 fn decode(
     args: &crate::registry::Arguments,
     tool: &str,
-    f: impl FnOnce(&mut Args) -> Result<Json, String>,
+    f: impl FnOnce(&mut Args) -> Result<Outcome, String>,
 ) -> Outcome {
     let refuse = |detail: String| Outcome::ToolError(format!("Error executing tool {tool}: {detail}"));
     let decoded = match args.raw() {
@@ -299,16 +307,30 @@ fn decode(
         },
     };
     match f(&mut Args { members: decoded }) {
-        Ok(answer) => rendered(&answer),
+        Ok(outcome) => outcome,
         Err(detail) => refuse(detail),
     }
 }
 
-/// An answer as the tool's result (SW-44): the `structuredContent` text and the indented text block.
-fn rendered(answer: &Json) -> Outcome {
+/// An answer as the tool's result (SW-44): the `structuredContent` text and the indented text block,
+/// both written straight from the answer's tokens (the text block already as the JSON string the
+/// message carries).
+fn rendered(answer: &impl Answer) -> Outcome {
+    let mut structured = String::with_capacity(4096);
+    answer.emit(&mut sjson::Formatter::new(
+        &mut structured,
+        sjson::Style::STRUCTURED,
+    ));
+    let mut text = String::with_capacity(structured.len() * 2 + 64);
+    text.push('"');
+    answer.emit(&mut sjson::Formatter::new(
+        &mut text,
+        sjson::Style::ANSWER.escaped(),
+    ));
+    text.push('"');
     Outcome::Prerendered {
-        structured: sjson::to_structured_text(answer),
-        text: Some(sjson::to_answer_text(answer)),
+        structured,
+        text_json: Some(text),
     }
 }
 
