@@ -1,7 +1,9 @@
 //! MC-6: cold start of the release binary to its `initialize` answer; and the adapter's own part of
 //! every call (issue 16 item 1): reading a `tools/call` line (`wire::decode`, one validating pass) and
 //! writing an answer line (`server::call_result_line`), on the 3,000-node `work_plan` request of
-//! `mcp_vs_bantamkit` and on a trivial one. Round trips through the binary are in `mcp_vs_bantamkit`.
+//! `mcp_vs_bantamkit` and on a trivial one; and the core's part of that `work_plan` call (read, plan,
+//! both answer texts written from the answer's tokens). Round trips through the binary are in
+//! `mcp_vs_bantamkit`.
 //!
 //! The cold start runs `target/release/shiftwork-mcp` (building it first with `cargo build --release -p
 //! shiftwork-mcp` when it is missing), so it measures what a user's MCP client waits for.
@@ -93,4 +95,25 @@ fn call_result_line_prerendered_work_plan(bencher: divan::Bencher<'_, '_>) {
         text_json: Some(serde_json::to_string(&serde_json::to_string_pretty(&answer).unwrap()).unwrap()),
     };
     bencher.bench(|| shiftwork_mcp::server::call_result_line("7", divan::black_box(&outcome)));
+}
+
+/// The core's part of a `work_plan` call on the 3,000-node request: the plain reader and the planner
+/// (`work_plan_text`), then both texts of the answer written from its tokens (`structuredContent` and
+/// the text block, escaped as the message carries it), as the adapter's handler does.
+#[divan::bench]
+fn work_plan_3000_nodes_read_planned_and_rendered(bencher: divan::Bencher<'_, '_>) {
+    use shiftwork_core::Answer;
+    use shiftwork_core::json::{Formatter, Style};
+    let line = work_plan_line(3_000);
+    let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let arguments = value["params"]["arguments"].to_string();
+    bencher.bench(|| {
+        let plan = shiftwork_core::planner::work_plan_text(divan::black_box(&arguments))
+            .unwrap()
+            .unwrap();
+        let (mut structured, mut text) = (String::new(), String::new());
+        plan.emit(&mut Formatter::new(&mut structured, Style::STRUCTURED));
+        plan.emit(&mut Formatter::new(&mut text, Style::ANSWER.escaped()));
+        (structured, text)
+    });
 }
