@@ -1,7 +1,7 @@
 //! The reader: RFC 8259 plus what Python's `json.loads` accepts (`NaN`, `Infinity`, `-Infinity`,
 //! duplicate keys, integers of any length), with its decoder messages and positions.
 
-use crate::value::{Json, Number, Object};
+use crate::value::{Hasher, Json, Number, Object};
 
 /// The most arrays/objects nested inside each other that the reader accepts; deeper nesting is refused
 /// (`Nesting deeper than 512 levels`) rather than exhausting the stack, where Python raises a
@@ -45,6 +45,7 @@ pub fn parse(text: &str) -> Result<Json, ParseError> {
         bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
+        members: Vec::new(),
     };
     if text.starts_with('\u{feff}') {
         return Err(p.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
@@ -63,6 +64,9 @@ struct Parser<'t> {
     bytes: &'t [u8],
     pos: usize,
     depth: usize,
+    /// The members of the objects being read, innermost last: an object is built at its size once
+    /// its members are known.
+    members: Vec<(String, Json)>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -154,11 +158,24 @@ impl Parser<'_> {
     }
 
     fn object(&mut self) -> Result<Json, ParseError> {
-        let mut members = Object::default();
+        let base = self.members.len();
+        let result = self.object_members();
+        let read = self.members.drain(base..);
+        result?;
+        let mut members = Object::with_capacity_and_hasher(read.len(), Hasher::default());
+        // A repeated key keeps its first position and takes the last value, as a Python dict does.
+        for (key, value) in read {
+            members.insert(key, value);
+        }
+        Ok(Json::Object(members))
+    }
+
+    /// The members of an object whose `{` was consumed, onto [`Parser::members`].
+    fn object_members(&mut self) -> Result<(), ParseError> {
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Json::Object(members));
+            return Ok(());
         }
         loop {
             if self.peek() != Some(b'"') {
@@ -173,12 +190,12 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_ws();
             let value = self.value()?;
-            members.insert(key, value);
+            self.members.push((key, value));
             self.skip_ws();
             match self.peek() {
                 Some(b'}') => {
                     self.pos += 1;
-                    return Ok(Json::Object(members));
+                    return Ok(());
                 }
                 Some(b',') => {
                     self.pos += 1;
@@ -215,6 +232,13 @@ impl Parser<'_> {
 
     /// Reads a string whose opening quote was just consumed.
     fn string(&mut self) -> Result<String, ParseError> {
+        // Most strings hold no escape: copied at their size in one allocation.
+        let end = self.pos + plain_run(&self.bytes[self.pos..]);
+        if self.bytes.get(end) == Some(&b'"') {
+            let text = self.text[self.pos..end].to_owned();
+            self.pos = end + 1;
+            return Ok(text);
+        }
         let mut out = String::new();
         self.string_into(Some(&mut out))?;
         Ok(out)
@@ -225,10 +249,7 @@ impl Parser<'_> {
         let begin = self.pos - 1;
         loop {
             let start = self.pos;
-            let stop = self.bytes[self.pos..]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                .map_or(self.bytes.len(), |i| self.pos + i);
+            let stop = self.pos + plain_run(&self.bytes[self.pos..]);
             self.pos = stop;
             if self.bytes.get(stop).is_some_and(|&b| b < 0x20) {
                 return Err(self.error_at("Invalid control character at", stop));
@@ -445,6 +466,7 @@ pub fn pick_members<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Opti
         bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
+        members: Vec::new(),
     };
     p.skip_ws();
     if p.peek() != Some(b'{') {
@@ -508,6 +530,7 @@ pub fn pick_members<const N: usize>(text: &str, keys: [&str; N]) -> Option<[Opti
 /// assert_eq!(shiftwork_json::plain_run(b"tab\there"), 3);
 /// assert_eq!(shiftwork_json::plain_run("é…".as_bytes()), 5);
 /// ```
+#[inline]
 pub fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;

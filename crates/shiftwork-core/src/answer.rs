@@ -94,19 +94,19 @@ fn int(n: usize) -> Json {
 }
 
 /// `batches`, (`ready`,) `sequence`, `width`.
-fn waves<E: Emit>(out: &mut E, batches: &[Vec<String>], with_ready: bool) {
+fn waves<E: Emit, S: AsRef<str>>(out: &mut E, batches: &[Vec<S>], with_ready: bool) {
     out.key("batches");
     out.begin_array();
     for batch in batches {
-        out.strings(batch.iter().map(String::as_str));
+        out.strings(batch.iter().map(AsRef::as_ref));
     }
     out.end_array();
     if with_ready {
         out.key("ready");
-        out.strings(batches.first().into_iter().flatten().map(String::as_str));
+        out.strings(batches.first().into_iter().flatten().map(AsRef::as_ref));
     }
     out.key("sequence");
-    out.strings(batches.iter().flatten().map(String::as_str));
+    out.strings(batches.iter().flatten().map(AsRef::as_ref));
     out.key("width");
     out.count(batches.iter().map(Vec::len).max().unwrap_or(0));
 }
@@ -129,7 +129,7 @@ fn held<E: Emit>(out: &mut E, records: &[HeldUnit]) {
     out.end_array();
 }
 
-impl Answer for WorkPlan {
+impl Answer for WorkPlan<'_> {
     /// `{"result": "plan", "batches", "sequence", "width"}` plus `held` (§6.4).
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))

@@ -329,13 +329,9 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
         sizes[l] += 1;
     }
     let mut batches: Vec<Vec<usize>> = sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
-    for (i, &l) in level.iter().enumerate() {
-        batches[l].push(i);
-    }
-    if let Some(ranking) = Ranking::of(nodes) {
-        for batch in &mut batches {
-            ranking.sort(batch);
-        }
+    // Filled in rank order, every batch is in rank order.
+    for i in rank_order(nodes) {
+        batches[level[i]].push(i);
     }
     Ok(Schedule {
         batches,
@@ -502,45 +498,45 @@ impl<'a> Touches<'a> {
 /// The nodes in the order a batch considers them: higher priority first, then input order.
 fn rank_order(nodes: &[PlanNode<'_>]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    if let Some(ranking) = Ranking::of(nodes) {
-        ranking.sort(&mut order);
+    if nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+        return order;
     }
-    order
-}
-
-/// How node indices are put in rank order (higher priority first, then input order), when the
-/// priorities differ at all.
-enum Ranking<'n, 'a> {
-    /// Every priority fits 64 bits (the common case): compared as plain integers.
-    Narrow(Vec<i64>),
-    /// Some priority is wider: compared as [`Priority`] values.
-    Wide(&'n [PlanNode<'a>]),
-}
-
-impl<'n, 'a> Ranking<'n, 'a> {
-    /// `None` when all priorities are equal, so that input order is rank order.
-    fn of(nodes: &'n [PlanNode<'a>]) -> Option<Self> {
-        if nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
-            return None;
-        }
-        let narrow: Option<Vec<i64>> = nodes
-            .iter()
-            .map(|node| match node.priority {
-                Priority::Small(p) => i64::try_from(p).ok(),
-                Priority::Big { .. } => None,
-            })
-            .collect();
-        Some(narrow.map_or(Ranking::Wide(nodes), Ranking::Narrow))
-    }
-
-    fn sort(&self, items: &mut [usize]) {
-        match self {
-            Ranking::Narrow(p) => items.sort_unstable_by_key(|&i| (Reverse(p[i]), i)),
-            Ranking::Wide(nodes) => {
-                items.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+    let narrow: Option<Vec<i64>> = nodes
+        .iter()
+        .map(|node| match node.priority {
+            Priority::Small(p) => i64::try_from(p).ok(),
+            Priority::Big { .. } => None,
+        })
+        .collect();
+    match narrow {
+        Some(p) => {
+            let (low, high) = p
+                .iter()
+                .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            match usize::try_from(high.abs_diff(low)) {
+                // Few distinct values (the usual few priority levels): a counting sort, which keeps
+                // input order among equals.
+                Ok(span) if span <= 4 * nodes.len() => {
+                    let slot = |i: usize| usize::try_from(high.abs_diff(p[i])).unwrap_or(0);
+                    let mut starts = vec![0usize; span + 2];
+                    for i in 0..nodes.len() {
+                        starts[slot(i) + 1] += 1;
+                    }
+                    for k in 1..starts.len() {
+                        starts[k] += starts[k - 1];
+                    }
+                    for i in 0..nodes.len() {
+                        let at = &mut starts[slot(i)];
+                        order[*at] = i;
+                        *at += 1;
+                    }
+                }
+                _ => order.sort_unstable_by_key(|&i| (Reverse(p[i]), i)),
             }
         }
+        None => order.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b))),
     }
+    order
 }
 
 /// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
@@ -584,7 +580,7 @@ fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String>
 ///     r#"{"result": "plan", "batches": [["b", "a"], ["c"]], "sequence": ["b", "a", "c"], "width": 2}"#
 /// );
 /// ```
-pub fn work_plan(nodes: &Json) -> Result<WorkPlan, Refusal> {
+pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
     let (decoded, has_touches) = decode_nodes(nodes)?;
     plan_nodes(&decoded, has_touches)
 }
@@ -606,15 +602,19 @@ pub fn work_plan(nodes: &Json) -> Result<WorkPlan, Refusal> {
 /// // An escape takes the general path.
 /// assert!(shiftwork_core::planner::work_plan_text(r#"{"nodes": [{"id": "\u0061"}]}"#).is_none());
 /// ```
-pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan, Refusal>> {
+pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> {
     let (decoded, has_touches) = PlainText::new(arguments).arguments()?;
     Some(plan_nodes(&decoded, has_touches))
 }
 
-fn plan_nodes(decoded: &[PlanNode<'_>], has_touches: bool) -> Result<WorkPlan, Refusal> {
+fn plan_nodes<'a>(decoded: &[PlanNode<'a>], has_touches: bool) -> Result<WorkPlan<'a>, Refusal> {
     let schedule = plan(decoded)?;
     Ok(WorkPlan {
-        batches: schedule.batch_ids(decoded),
+        batches: schedule
+            .batches
+            .iter()
+            .map(|batch| batch.iter().map(|&i| decoded[i].id).collect())
+            .collect(),
         held: has_touches.then(|| schedule.held_units(decoded)),
     })
 }
@@ -770,7 +770,12 @@ impl<'a> PlainText<'a> {
         }
         self.eat(b':')?;
         self.eat(b'[')?;
-        let mut nodes = Vec::new();
+        // Each node is an object, so the braces bound their number: one allocation for all of them.
+        let braces = self.text.as_bytes()[self.at..]
+            .iter()
+            .filter(|&&b| b == b'{')
+            .count();
+        let mut nodes = Vec::with_capacity(braces);
         if self.peek()? == b']' {
             self.at += 1;
         } else {
@@ -914,6 +919,25 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// SW-55: the rank order (counting sort for few distinct priorities, a 64-bit key sort for
+        /// spread ones, the exact comparison for wider ones) is the naive sort by priority, then
+        /// input order.
+        #[test]
+        fn rank_order_is_priority_then_input_order(picks in proptest::collection::vec(0usize..12, 0..60), kind in 0u8..3) {
+            let values: [i128; 12] = match kind {
+                0 => [0, 1, -1, 2, -2, 5, 7, -7, 3, 3, 0, 1],
+                1 => [i128::from(i64::MAX), i128::from(i64::MIN), 0, 1, -1, 1 << 40, -(1 << 40), 7, 8, 9, 10, 11],
+                _ => [i128::MAX, i128::MIN, i128::from(i64::MAX) + 1, 0, -5, 5, 1, 2, 3, 4, 6, -7],
+            };
+            let nodes: Vec<PlanNode<'_>> = picks
+                .iter()
+                .map(|&k| PlanNode { id: "x", priority: Priority::Small(values[k]), ..Default::default() })
+                .collect();
+            let mut naive: Vec<usize> = (0..nodes.len()).collect();
+            naive.sort_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
+            proptest::prop_assert_eq!(rank_order(&nodes), naive);
+        }
 
         /// Issue 12 item 10: the parked queues give exactly the batches and holds of the naive rule,
         /// with equal and with mixed priorities, on graphs whose edges point backwards (acyclic) or

@@ -5,11 +5,11 @@ use crate::budget::Budget;
 use crate::json::Json;
 use crate::search::SearchResult;
 
-/// `work_plan`'s answer (§6.4): the waves of a graph given inline.
+/// `work_plan`'s answer (§6.4): the waves of a graph given inline, its ids borrowed from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkPlan {
+pub struct WorkPlan<'a> {
     /// The batches: node ids, each batch in run order (higher priority first).
-    pub batches: Vec<Vec<String>>,
+    pub batches: Vec<Vec<&'a str>>,
     /// The holds (SW-52), present when some node has a non-null `touches`.
     pub held: Option<Vec<HeldUnit>>,
 }
@@ -54,15 +54,15 @@ pub struct Ranked {
 }
 
 /// The batch list's common views.
-fn sequence(batches: &[Vec<String>]) -> impl Iterator<Item = &str> {
-    batches.iter().flatten().map(String::as_str)
+fn sequence<S: AsRef<str>>(batches: &[Vec<S>]) -> impl Iterator<Item = &str> {
+    batches.iter().flatten().map(AsRef::as_ref)
 }
 
-fn width(batches: &[Vec<String>]) -> usize {
+fn width<S>(batches: &[Vec<S>]) -> usize {
     batches.iter().map(Vec::len).max().unwrap_or(0)
 }
 
-impl WorkPlan {
+impl WorkPlan<'_> {
     /// Every node in run order: the batches one after another.
     pub fn sequence(&self) -> impl Iterator<Item = &str> {
         sequence(&self.batches)

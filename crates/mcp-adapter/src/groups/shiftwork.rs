@@ -321,7 +321,8 @@ fn rendered(answer: &impl Answer) -> Outcome {
         &mut structured,
         sjson::Style::STRUCTURED,
     ));
-    let mut text = String::with_capacity(structured.len() * 2 + 64);
+    // The indented text, escaped, is a little over twice the one-line text.
+    let mut text = String::with_capacity(structured.len() * 5 / 2 + 64);
     text.push('"');
     answer.emit(&mut sjson::Formatter::new(
         &mut text,
