@@ -4,8 +4,8 @@
 //! `serde_json` reads, with the same keys in the same order; an id it recovers from a refused line is
 //! one well-formed string or number.
 //!
-//! The module is included by path: it depends on nothing but `std`, so the fuzz build does not pull
-//! the adapter's dependencies.
+//! The module is included by path: it depends on nothing but `std` and `shiftwork-json`, so the
+//! fuzz build does not pull the adapter's dependencies.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

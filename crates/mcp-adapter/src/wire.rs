@@ -815,17 +815,10 @@ impl<'a> Scan<'a> {
     /// A string at the cursor, validated and skipped.
     fn skip_string(&mut self) -> Scanned<()> {
         self.pos += 1;
-        // Most strings are short: one pass over their bytes; a long one is searched by blocks.
-        let short = (self.pos + 32).min(self.s.len());
-        while self.pos < short {
-            // The cursor is kept in a local while the bytes are plain.
-            let mut i = self.pos;
-            while i < short && !matches!(self.s[i], b'"' | b'\\' | 0..0x20) {
-                i += 1;
-            }
-            self.pos = i;
-            match self.s.get(i) {
-                _ if i == short => break,
+        loop {
+            // Eight bytes at a time to the next quote, backslash or control byte.
+            self.pos += shiftwork_json::plain_run(&self.s[self.pos..]);
+            match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(());
@@ -833,30 +826,9 @@ impl<'a> Scan<'a> {
                 Some(b'\\') => {
                     self.escape()?;
                 }
-                _ => return self.fail(Expect::NoControl),
+                Some(_) => return self.fail(Expect::NoControl),
+                None => return self.fail(Expect::ClosingQuote),
             }
-        }
-        loop {
-            let rest = &self.s[self.pos..];
-            // Two vectorised passes: the next quote or backslash, then no control byte before it.
-            let Some(offset) = memchr::memchr2(b'"', b'\\', rest) else {
-                if let Some(at) = first_control(rest) {
-                    self.pos += at;
-                    return self.fail(Expect::NoControl);
-                }
-                self.pos = self.s.len();
-                return self.fail(Expect::ClosingQuote);
-            };
-            if let Some(at) = first_control(&rest[..offset]) {
-                self.pos += at;
-                return self.fail(Expect::NoControl);
-            }
-            self.pos += offset;
-            if self.s[self.pos] == b'"' {
-                self.pos += 1;
-                return Ok(());
-            }
-            self.escape()?;
         }
     }
 
@@ -1002,7 +974,7 @@ fn skip_container(s: &[u8], start: usize, depth: usize) -> Option<(usize, Option
         if s.get(*i) != Some(&b'"') {
             return None;
         }
-        *i = skip_plain_string(s, *i)?;
+        *i = string_end(s, *i)?;
         ws(i);
         (s.get(*i) == Some(&b':')).then(|| *i += 1)
     };
@@ -1029,7 +1001,7 @@ fn skip_container(s: &[u8], start: usize, depth: usize) -> Option<(usize, Option
                     _ => continue 'value,
                 }
             }
-            b'"' => i = skip_plain_string(s, i)?,
+            b'"' => i = string_end(s, i)?,
             b'-' | b'0'..=b'9' => {
                 let (end, beyond) = skip_number(s, i)?;
                 if beyond && overflow.is_none() {
@@ -1070,15 +1042,7 @@ fn skip_container(s: &[u8], start: usize, depth: usize) -> Option<(usize, Option
 
 /// The end of the string at `start` (its opening quote), when it is a valid JSON string; `None` for
 /// a control character, a bad escape, a lone surrogate or no closing quote.
-#[inline]
-fn skip_plain_string(s: &[u8], start: usize) -> Option<usize> {
-    // A string without escapes ends at the first byte that is a quote, a backslash or a control;
-    // one with an escape or a fault is read by the scanner.
-    let body = s.get(start + 1..)?;
-    let end = start + 1 + shiftwork_json::plain_run(body);
-    if s.get(end) == Some(&b'"') {
-        return Some(end + 1);
-    }
+fn string_end(s: &[u8], start: usize) -> Option<usize> {
     let mut scan = Scan::new(s);
     scan.pos = start;
     scan.skip_string().ok()?;
@@ -1092,19 +1056,6 @@ fn skip_number(s: &[u8], start: usize) -> Option<(usize, bool)> {
     scan.pos = start;
     scan.number().ok()?;
     Some((scan.pos, scan.overflow.is_some()))
-}
-
-/// The offset of the first control byte (below 0x20) of `bytes`: 64-byte blocks tested without an
-/// early exit (which the compiler vectorises), then the block that holds one searched.
-fn first_control(bytes: &[u8]) -> Option<usize> {
-    let mut start = 0;
-    for block in bytes.chunks(64) {
-        if block.iter().fold(false, |any, &b| any | (b < 0x20)) {
-            return block.iter().position(|&b| b < 0x20).map(|at| start + at);
-        }
-        start += block.len();
-    }
-    None
 }
 
 #[cfg(test)]

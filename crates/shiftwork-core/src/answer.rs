@@ -93,8 +93,11 @@ fn int(n: usize) -> Json {
     crate::budget::int(n as i128)
 }
 
-/// `batches`, (`ready`,) `sequence`, `width`.
-fn waves<E: Emit, S: AsRef<str>>(out: &mut E, batches: &[Vec<S>], with_ready: bool) {
+/// The opening of a plan answer: `{"result": "plan"`, `batches`, (`ready`,) `sequence`, `width`.
+fn begin_plan<E: Emit, S: AsRef<str>>(out: &mut E, batches: &[Vec<S>], with_ready: bool) {
+    out.begin_object();
+    out.key("result");
+    out.string("plan");
     out.key("batches");
     out.begin_array();
     for batch in batches {
@@ -136,10 +139,7 @@ impl Answer for WorkPlan<'_> {
     }
 
     fn emit<E: Emit>(&self, out: &mut E) {
-        out.begin_object();
-        out.key("result");
-        out.string("plan");
-        waves(out, &self.batches, false);
+        begin_plan(out, &self.batches, false);
         if let Some(records) = &self.held {
             held(out, records);
         }
@@ -155,10 +155,7 @@ impl Answer for Plan {
     }
 
     fn emit<E: Emit>(&self, out: &mut E) {
-        out.begin_object();
-        out.key("result");
-        out.string("plan");
-        waves(out, &self.batches, true);
+        begin_plan(out, &self.batches, true);
         out.key("cursor");
         out.string(&self.cursor);
         if let Some(records) = &self.held {

@@ -770,12 +770,7 @@ impl<'a> PlainText<'a> {
         }
         self.eat(b':')?;
         self.eat(b'[')?;
-        // Each node is an object, so the braces bound their number: one allocation for all of them.
-        let braces = self.text.as_bytes()[self.at..]
-            .iter()
-            .filter(|&&b| b == b'{')
-            .count();
-        let mut nodes = Vec::with_capacity(braces);
+        let mut nodes = Vec::new();
         if self.peek()? == b']' {
             self.at += 1;
         } else {
