@@ -81,6 +81,29 @@ fn wire_decode_tools_call(bencher: divan::Bencher<'_, '_>, nodes: usize) {
         .bench(|| shiftwork_mcp::wire::decode(divan::black_box(line.as_bytes())).unwrap());
 }
 
+/// Reading the 3,000-node `work_plan` request line as `serve` does: `decode_with` offers the
+/// `arguments` object to `work_plan`'s reader (`PlainNodes`), which reads the nodes once in place of
+/// the validation and the handler's reading (compare `wire_decode_tools_call` plus the reading in
+/// `work_plan_3000_nodes_read_planned_and_rendered`).
+#[divan::bench]
+fn wire_decode_with_work_plan_nodes_read(bencher: divan::Bencher<'_, '_>) {
+    use std::borrow::Cow;
+    let line = work_plan_line(3_000);
+    bencher
+        .counter(divan::counter::BytesCount::new(line.len()))
+        .bench(|| {
+            let mut nodes = None;
+            let decoded = shiftwork_mcp::wire::decode_with(divan::black_box(line.as_bytes()), &mut |text| {
+                let read = shiftwork_core::planner::PlainNodes::read(text)?;
+                let len = read.len();
+                nodes = Some(read);
+                Some((len, vec![Cow::Borrowed("nodes")]))
+            });
+            assert!(decoded.is_ok());
+            nodes.unwrap().nodes().len()
+        });
+}
+
 /// Writing an answer line from a pre-rendered answer (the text block and `structuredContent` spliced
 /// as they are): the answer of `work_plan` on 3,000 nodes, about 60 kB of JSON.
 #[divan::bench]

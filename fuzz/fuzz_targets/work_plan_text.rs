@@ -1,6 +1,7 @@
 //! Arbitrary argument texts through `work_plan_text`, the plain-form reader of `work_plan`'s arguments
 //! (issue 16 item 1): never a panic, and whenever it answers, the answer is the general path's (parse
-//! the text whole, then `work_plan`).
+//! the text whole, then `work_plan`). What `PlainNodes` reads at the start of the text is valid JSON
+//! and answered the same.
 //!
 //! Input layout: an even first byte sends the rest as the text (when it is UTF-8); an odd first byte
 //! builds a plain-form text from the rest (ids, dependencies, priorities, `touches`, spacing), with
@@ -10,7 +11,7 @@
 use libfuzzer_sys::fuzz_target;
 use shiftwork_core::Answer;
 use shiftwork_core::json::{self, Json};
-use shiftwork_core::planner::work_plan_text;
+use shiftwork_core::planner::{PlainNodes, work_plan_text};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -24,17 +25,28 @@ fuzz_target!(|data: &[u8]| {
     } else {
         generate(rest)
     };
+    // What `PlainNodes` reads at the start of a text is valid JSON, answered as the general path does
+    // (the transport takes it unvalidated).
+    if let Some(read) = PlainNodes::read(&text) {
+        let object = &text[..read.len()];
+        assert!(serde_json::from_str::<serde_json::Value>(object).is_ok(), "{object}");
+        assert_eq!(general(object), Some(read.plan().to_answer()), "{object}");
+    }
     let Some(fast) = work_plan_text(&text) else {
         return;
     };
-    let general = match json::parse(&text) {
+    assert_eq!(Some(fast.to_answer()), general(&text), "{text}");
+});
+
+/// The general path's answer for `text`, when it reads the text as arguments with an array `nodes`.
+fn general(text: &str) -> Option<Json> {
+    match json::parse(text) {
         Ok(Json::Object(members)) if members.len() == 1 => {
             members.get("nodes").map(|nodes| shiftwork_core::work_plan(nodes).to_answer())
         }
         _ => None,
-    };
-    assert_eq!(Some(fast.to_answer()), general, "{text}");
-});
+    }
+}
 
 /// A plain-form text: each node from up to four bytes (id and dependency, priority, touched path,
 /// spacing); the last byte, when odd, overwrites one byte of the text with another of JSON's.

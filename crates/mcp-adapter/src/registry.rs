@@ -1,6 +1,7 @@
 //! The tool registry: every tool's descriptor and handler, the argument-key check of MC-9 and the
 //! rendering of outcomes (MC-8, MC-10).
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -303,9 +304,35 @@ impl CallContext {
     }
 }
 
-/// A tool's handler: the call's arguments in, outcome out. Handlers block; the server runs them off
-/// its async workers.
+/// A tool's handler: the call's arguments in, outcome out. A handler may block: each call runs on a
+/// worker thread of its own while another reads.
 pub type Handler = Arc<dyn Fn(&Arguments) -> Outcome + Send + Sync>;
+
+/// A tool's reading of its arguments while the request line is decoded (see
+/// [`crate::wire::ArgumentsReader`], whose contract it keeps): given the text from the `arguments`
+/// object's opening brace to the end of the line, what it read, or `None` to be called the usual way.
+pub type Prefetch = for<'a> fn(&'a str) -> Option<Prefetched<'a>>;
+
+/// What a [`Prefetch`] read: the object's length and member names, and the call's work, which runs
+/// when the request does (after the rest of the line is decoded and the argument names are checked),
+/// in place of the handler.
+pub struct Prefetched<'a> {
+    /// Bytes of the text the `arguments` object took, up to its closing brace.
+    pub len: usize,
+    /// Its member names in arrival order.
+    pub keys: Vec<Cow<'a, str>>,
+    /// The call, on what was read.
+    pub run: Box<dyn FnOnce() -> Outcome + 'a>,
+}
+
+impl std::fmt::Debug for Prefetched<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefetched")
+            .field("len", &self.len)
+            .field("keys", &self.keys)
+            .finish_non_exhaustive()
+    }
+}
 
 /// How a group answers an undeclared argument (MC-9): given the tool name, the first unknown key in
 /// arrival order, every undeclared key in arrival order, and the known keys in schema order.
@@ -330,6 +357,8 @@ pub struct ToolDef {
     pub unknown_argument: UnknownArgument,
     /// What it does.
     pub handler: Handler,
+    /// How it reads its arguments while the line is decoded, when it can (issue 16 item 1).
+    pub prefetch: Option<Prefetch>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -357,12 +386,25 @@ impl ToolDef {
 
     /// Runs the tool: the MC-9 key check, then the handler.
     pub fn invoke(&self, arguments: &Arguments) -> Outcome {
+        self.invoke_read(arguments, None)
+    }
+
+    /// [`ToolDef::invoke`], running `read` (the [`Prefetched::run`] of this tool's [`Prefetch`] on
+    /// these same arguments) in place of the handler once the argument names pass.
+    pub fn invoke_read(
+        &self,
+        arguments: &Arguments,
+        read: Option<Box<dyn FnOnce() -> Outcome + '_>>,
+    ) -> Outcome {
         let known = self.known_arguments();
         let unknown: Vec<&str> = arguments.keys().filter(|k| !known.contains(k)).collect();
         if let Some(first) = unknown.first() {
             return (self.unknown_argument)(self.name, first, &unknown, &known);
         }
-        (self.handler)(arguments)
+        match read {
+            Some(run) => run(),
+            None => (self.handler)(arguments),
+        }
     }
 }
 
@@ -474,5 +516,14 @@ impl Registry {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&ToolDef> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The first tool whose [`Prefetch`] reads the `arguments` object at the start of `text`, and
+    /// what it read. The request line names its tool anywhere, possibly after its arguments, so the
+    /// answer is only a candidate until the name matches.
+    pub fn prefetch<'a>(&self, text: &'a str) -> Option<(&'static str, Prefetched<'a>)> {
+        self.tools
+            .iter()
+            .find_map(|t| t.prefetch.and_then(|read| read(text)).map(|read| (t.name, read)))
     }
 }

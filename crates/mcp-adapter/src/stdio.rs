@@ -205,8 +205,19 @@ enum Work<'a> {
     Nothing,
     Reply(Vec<u8>),
     Request(wire::Id<'a>, std::borrow::Cow<'a, str>, wire::Params<'a>),
-    Call(wire::Id<'a>, wire::Params<'a>, CallContext, Arc<CallState>, u64),
+    Call(
+        wire::Id<'a>,
+        wire::Params<'a>,
+        CallContext,
+        Arc<CallState>,
+        u64,
+        Option<ReadArguments<'a>>,
+    ),
 }
+
+/// What a tool's [`crate::registry::Prefetch`] read of a call's `arguments` while its line was
+/// decoded: the tool, and the call's work on what it read.
+type ReadArguments<'a> = (&'static str, Box<dyn FnOnce() -> crate::registry::Outcome + 'a>);
 
 impl Shared {
     fn calls(&self) -> MutexGuard<'_, Calls> {
@@ -343,7 +354,18 @@ impl Shared {
     /// Decodes a line while this thread still holds the input: notifications take effect here, in
     /// order, and a call is entered in flight before any later line is read.
     fn classify<'a>(self: &Arc<Self>, line: &'a [u8]) -> Work<'a> {
-        match wire::decode(line) {
+        // Where the object a tool read starts, that tool, and its work (the last one read: a
+        // repeated `arguments` member replaces the one before it).
+        let mut read: Option<(*const u8, ReadArguments<'a>)> = None;
+        let registry = self.server.registry();
+        let decoded = wire::decode_with(line, &mut |text| {
+            // A reader that panicked leaves the object to the decoder, as one that declined.
+            let (tool, prefetched) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| registry.prefetch(text))).ok()??;
+            read = Some((text.as_ptr(), (tool, prefetched.run)));
+            Some((prefetched.len, prefetched.keys))
+        });
+        match decoded {
             Ok(None | Some(Message::Response)) => Work::Nothing,
             Ok(Some(Message::Notification { method, params })) => {
                 if method == "notifications/cancelled"
@@ -377,7 +399,11 @@ impl Shared {
                     state: Arc::clone(&call),
                 });
                 drop(calls);
-                Work::Call(id, params, context, call, serial)
+                // What was read holds only if the arguments the call carries are the object read.
+                let read = read
+                    .filter(|(at, _)| matches!(&params.arguments, Some(Ok(a)) if std::ptr::eq(a.text.as_ptr(), *at)))
+                    .map(|(_, read)| read);
+                Work::Call(id, params, context, call, serial, read)
             }
             Err(refusal) => {
                 tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a malformed message");
@@ -398,13 +424,14 @@ impl Shared {
                 self.send(&self.server.respond(id, &method, &params));
                 None
             }
-            Work::Call(id, params, context, call, serial) => {
+            Work::Call(id, params, context, call, serial, read) => {
                 let line = match self.server.prepare_call(id, &params) {
                     Err(refusal) => server::refusal_line(&refusal),
                     Ok((tool, arguments)) => {
                         let arguments = arguments.in_context(context);
+                        let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
                         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            tool.invoke(&arguments)
+                            tool.invoke_read(&arguments, read)
                         })) {
                             Ok(outcome) => server::call_result_line(id.raw(), &outcome),
                             Err(panic) => {

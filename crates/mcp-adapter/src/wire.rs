@@ -238,18 +238,41 @@ impl Refusal {
 
 /// Decodes one message line (without its newline). `Ok(None)` for a blank line, which is no message.
 pub fn decode(line: &[u8]) -> Result<Option<Message<'_>>, Refusal> {
+    decode_with(line, &mut |_| None)
+}
+
+/// A reader of a `tools/call`'s `arguments` object that does the tool's own reading while the line is
+/// decoded, so that the bulk of a request is read once. Given the text from the opening brace to the
+/// end of the line, it answers how many bytes the object took and its member names in arrival order,
+/// or `None` to leave the object to the decoder.
+///
+/// Its contract: every text it takes is a valid JSON object ending with its closing brace, nesting at
+/// most 8 levels, and holding no number beyond the range of a double. The decoder then does not
+/// validate those bytes again; a length that does not end on a closing brace inside the text is
+/// ignored and the object is validated as usual.
+pub type ArgumentsReader<'a, 'r> = dyn FnMut(&'a str) -> Option<(usize, Vec<Cow<'a, str>>)> + 'r;
+
+/// [`decode`], with `arguments` objects offered to `reader` first (see [`ArgumentsReader`]).
+pub fn decode_with<'a>(
+    line: &'a [u8],
+    reader: &mut ArgumentsReader<'a, '_>,
+) -> Result<Option<Message<'a>>, Refusal> {
     let parse_error = |detail: String| Refusal::new(PARSE_ERROR, format!("Parse error: {detail}"), None);
-    if let Err(e) = std::str::from_utf8(line) {
-        let mut refusal = parse_error(format!("the line is not UTF-8 (at byte {})", e.valid_up_to()));
-        refusal.id = recover_id(line);
-        return Err(refusal);
-    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            let mut refusal = parse_error(format!("the line is not UTF-8 (at byte {})", e.valid_up_to()));
+            refusal.id = recover_id(line);
+            return Err(refusal);
+        }
+    };
     let mut scan = Scan::new(line);
+    scan.utf8 = Some(text);
     scan.ws();
     if scan.at_end() {
         return Ok(None);
     }
-    let top = match scan.message() {
+    let top = match scan.message(reader) {
         Ok(top) => top,
         Err(e) => {
             let mut refusal = parse_error(e.describe());
@@ -454,6 +477,8 @@ type Scanned<T> = Result<T, ScanError>;
 /// The validating cursor over a line's bytes (known to be UTF-8 when [`decode`] uses it).
 struct Scan<'a> {
     s: &'a [u8],
+    /// `s` as text, when it was checked to be UTF-8 as a whole.
+    utf8: Option<&'a str>,
     pos: usize,
     depth: usize,
     /// Where the first number beyond the range of a double starts.
@@ -464,6 +489,7 @@ impl<'a> Scan<'a> {
     fn new(s: &'a [u8]) -> Self {
         Scan {
             s,
+            utf8: None,
             pos: 0,
             depth: 0,
             overflow: None,
@@ -503,13 +529,16 @@ impl<'a> Scan<'a> {
     fn text(&self, start: usize, end: usize) -> &'a str {
         // The line was checked to be UTF-8 as a whole, and every span taken here starts and ends at a
         // JSON token boundary (an ASCII byte), so it is UTF-8 too.
-        std::str::from_utf8(&self.s[start..end]).unwrap_or_default()
+        match self.utf8 {
+            Some(text) => text.get(start..end).unwrap_or_default(),
+            None => std::str::from_utf8(&self.s[start..end]).unwrap_or_default(),
+        }
     }
 
     /// The whole line: one value and nothing after it but whitespace.
-    fn message(&mut self) -> Scanned<Top<'a>> {
+    fn message(&mut self, reader: &mut ArgumentsReader<'a, '_>) -> Scanned<Top<'a>> {
         let top = match self.peek() {
-            Some(b'{') => Top::Object(self.message_object()?),
+            Some(b'{') => Top::Object(self.message_object(reader)?),
             Some(b'[') => {
                 self.value()?;
                 Top::Array
@@ -526,7 +555,7 @@ impl<'a> Scan<'a> {
         Ok(top)
     }
 
-    fn message_object(&mut self) -> Scanned<Fields<'a>> {
+    fn message_object(&mut self, reader: &mut ArgumentsReader<'a, '_>) -> Scanned<Fields<'a>> {
         let mut fields = Fields::default();
         self.object(|scan, key| {
             match key.as_ref() {
@@ -558,7 +587,7 @@ impl<'a> Scan<'a> {
                 }
                 "params" => {
                     fields.params = match scan.peek() {
-                        Some(b'{') => scan.params()?,
+                        Some(b'{') => scan.params(reader)?,
                         _ => Params {
                             shape: Some(scan.value()?),
                             ..Params::default()
@@ -578,7 +607,7 @@ impl<'a> Scan<'a> {
         Ok(fields)
     }
 
-    fn params(&mut self) -> Scanned<Params<'a>> {
+    fn params(&mut self, reader: &mut ArgumentsReader<'a, '_>) -> Scanned<Params<'a>> {
         let mut params = Params {
             shape: Some(Kind::Object),
             ..Params::default()
@@ -593,6 +622,7 @@ impl<'a> Scan<'a> {
                 }
                 "arguments" => {
                     params.arguments = Some(match scan.peek() {
+                        Some(b'{') if let Some(read) = scan.read_arguments(reader) => Ok(read),
                         Some(b'{') => {
                             let start = scan.pos;
                             let before = scan.overflow.take();
@@ -634,6 +664,23 @@ impl<'a> Scan<'a> {
             Ok(())
         })?;
         Ok(params)
+    }
+
+    /// The `arguments` object at the cursor as `reader` read it, the cursor then after it; `None`
+    /// when the reader left it, or answered a length that does not end on a closing brace.
+    fn read_arguments(&mut self, reader: &mut ArgumentsReader<'a, '_>) -> Option<ArgumentsText<'a>> {
+        let start = self.pos;
+        let rest = self.utf8?.get(start..)?;
+        let (len, keys) = reader(rest)?;
+        if len < 2 || rest.as_bytes().get(len - 1) != Some(&b'}') {
+            return None;
+        }
+        self.pos = start + len;
+        Some(ArgumentsText {
+            text: self.text(start, self.pos),
+            keys,
+            beyond_double: None,
+        })
     }
 
     /// The `arguments` object at the cursor: its keys in arrival order.
@@ -1362,5 +1409,51 @@ mod tests {
                 (None, _) | (Some(_), None) => {}
             }
         }
+    }
+
+    /// A reader's object is taken as read (its text, its keys, the cursor after it) and nothing else
+    /// of the line is taken on trust: a length that does not end on a closing brace is ignored, the
+    /// rest of the line is validated, and only `params.arguments` objects are offered.
+    #[test]
+    fn decode_with_takes_what_the_reader_read_and_validates_the_rest() {
+        fn arguments_of(line: &str, len: usize) -> Result<Option<ArgumentsText<'_>>, i32> {
+            let mut offered = Vec::new();
+            let decoded = decode_with(line.as_bytes(), &mut |text: &str| {
+                offered.push(text.to_owned());
+                Some((len, vec![Cow::Borrowed("read")]))
+            });
+            for text in &offered {
+                assert!(text.starts_with(r#"{"a""#), "offered {text}");
+            }
+            match decoded {
+                Ok(Some(Message::Request { params, .. })) => Ok(params.arguments.and_then(Result::ok)),
+                Ok(_) => Ok(None),
+                Err(refusal) => Err(refusal.code),
+            }
+        }
+        let line = |tail: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"x":{{"a":0}},"arguments":{{"a":[1,2]}}{tail}}}}}"#
+            )
+        };
+        let plain = line("");
+        let read = arguments_of(&plain, 11).unwrap().unwrap();
+        assert_eq!(
+            (read.text, read.keys),
+            (r#"{"a":[1,2]}"#, vec![Cow::Borrowed("read")])
+        );
+        // Lengths that end elsewhere than on a closing brace: the object is validated and read as usual.
+        for len in [0, 1, 5, 10, 10_000] {
+            let usual = arguments_of(&plain, len).unwrap().unwrap();
+            assert_eq!(
+                (usual.text, usual.keys),
+                (r#"{"a":[1,2]}"#, vec![Cow::Borrowed("a")]),
+                "{len}"
+            );
+        }
+        // What follows the object read is validated.
+        assert_eq!(arguments_of(&line(r#","y":[1,]"#), 11).err(), Some(PARSE_ERROR));
+        assert_eq!(arguments_of(&line(r#","y":"\x""#), 11).err(), Some(PARSE_ERROR));
+        assert!(arguments_of(&line(r#","y":[1]"#), 11).unwrap().is_some());
     }
 }

@@ -63,6 +63,7 @@ fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
                     TextStyle::Pretty,
                 )
             }),
+            prefetch: None,
         },
         ToolDef {
             name: "echo_fail",
@@ -78,6 +79,7 @@ fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
             },
             unknown_argument: refuse_as_tool_error,
             handler: Arc::new(|_| Outcome::ToolError(String::from("it failed, as it always does"))),
+            prefetch: None,
         },
     ])
 }

@@ -404,3 +404,18 @@ fn a_switch_variable_is_on_off_or_a_usage_error_naming_it() {
         }
     }
 }
+
+/// Issue 16 item 1: the server runs without transparent huge pages, whose 2 MiB zeroing on every
+/// re-fault cost more CPU than a large call's work. Checked where the kernel reports it (Linux 6.x
+/// `/proc/<pid>/status` has `THP_enabled`); elsewhere there is nothing to read.
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let mut server = Binary::serve(&[], &[("RUST_LOG", "warn")]);
+    server.initialize();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap_or_default();
+    if let Some(line) = status.lines().find(|l| l.starts_with("THP_enabled:")) {
+        assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+    }
+    let (status, _, stderr) = server.close();
+    assert!(status.success(), "{stderr}");
+}

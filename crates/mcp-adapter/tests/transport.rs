@@ -38,6 +38,7 @@ fn tool(
         hints: Hints::READ_ONLY,
         unknown_argument: refuse,
         handler: Arc::new(handler),
+        prefetch: None,
     }
 }
 
@@ -440,4 +441,99 @@ fn a_handler_panic_is_an_internal_error_and_the_server_goes_on() {
     }
     peer.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
     assert_eq!(peer.receive()["id"], 4);
+}
+
+/// The test prefetch: reads exactly `{"fast":"yes"}` at the start of the text.
+fn read_fast(text: &str) -> Option<shiftwork_mcp::registry::Prefetched<'_>> {
+    let object = r#"{"fast":"yes"}"#;
+    text.starts_with(object)
+        .then(|| shiftwork_mcp::registry::Prefetched {
+            len: object.len(),
+            keys: vec![std::borrow::Cow::Borrowed("fast")],
+            run: Box::new(|| Outcome::Answer(json!({"by": "prefetch"}), TextStyle::Compact)),
+        })
+}
+
+/// Issue 16 item 1: a tool's `prefetch` reads its arguments while the line is decoded, and its work
+/// answers in place of the handler only when the call is that tool's with exactly the object it
+/// read; the argument names are still checked, and the rest of the line is still validated (a line
+/// that is not JSON after the object read is a parse error, with no answer of the tool).
+#[test]
+fn a_prefetched_reading_answers_only_for_its_tool_and_its_object() {
+    let by_handler = |_: &Arguments| Outcome::Answer(json!({"by": "handler"}), TextStyle::Compact);
+    let fast = ToolDef {
+        prefetch: Some(read_fast),
+        ..tool("fast", &["fast"], by_handler)
+    };
+    let narrow = ToolDef {
+        prefetch: Some(read_fast),
+        ..tool("narrow", &["other"], by_handler)
+    };
+    let mut peer = peer(vec![fast, narrow, tool("plain", &["fast"], by_handler)]);
+    let line =
+        |params: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+    let check = |peer: &mut Peer, params: &str, expected: Value| {
+        peer.send_line(&line(params));
+        let answer = peer.receive();
+        let got = match answer.get("error") {
+            Some(error) => json!({"code": error["code"], "id": answer["id"]}),
+            None => answer["result"]["structuredContent"].clone(),
+        };
+        assert_eq!(got, expected, "{params}");
+    };
+    let prefetch = json!({"by": "prefetch"});
+    let handler = json!({"by": "handler"});
+    check(
+        &mut peer,
+        r#"{"name":"fast","arguments":{"fast":"yes"}}"#,
+        prefetch.clone(),
+    );
+    // The name may come after the arguments.
+    check(
+        &mut peer,
+        r#"{"arguments":{"fast":"yes"},"name":"fast"}"#,
+        prefetch,
+    );
+    // Another tool's call with the same object runs that tool's handler.
+    check(
+        &mut peer,
+        r#"{"arguments":{"fast":"yes"},"name":"plain"}"#,
+        handler.clone(),
+    );
+    // An object the prefetch does not read goes to the handler.
+    check(
+        &mut peer,
+        r#"{"name":"fast","arguments":{"fast" : "yes"}}"#,
+        handler.clone(),
+    );
+    // A repeated `arguments` member replaces the one read.
+    check(
+        &mut peer,
+        r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":{"fast":"no"}}"#,
+        handler.clone(),
+    );
+    check(
+        &mut peer,
+        r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":"x"}"#,
+        json!({"code": -32602, "id": 1}),
+    );
+    // Argument names are checked before the prefetched work runs.
+    peer.send_line(&line(r#"{"name":"narrow","arguments":{"fast":"yes"}}"#));
+    let refused = peer.receive();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        refused.to_string().contains("unknown argument 'fast'"),
+        "{refused}"
+    );
+    // The rest of the line is still validated.
+    check(
+        &mut peer,
+        r#"{"name":"fast","arguments":{"fast":"yes"},"x":[1,}"#,
+        json!({"code": -32700, "id": 1}),
+    );
+    check(
+        &mut peer,
+        r#"{"name":"fast","arguments":{"fast":"yes"}"#,
+        json!({"code": -32700, "id": 1}),
+    );
 }

@@ -603,8 +603,62 @@ pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
 /// assert!(shiftwork_core::planner::work_plan_text(r#"{"nodes": [{"id": "\u0061"}]}"#).is_none());
 /// ```
 pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> {
-    let (decoded, has_touches) = PlainText::new(arguments).arguments()?;
-    Some(plan_nodes(&decoded, has_touches))
+    let read = PlainNodes::read(arguments)?;
+    let mut rest = PlainText::new(arguments);
+    rest.at = read.len;
+    rest.peek().is_none().then(|| read.plan())
+}
+
+/// The nodes of a `work_plan` call read from the plain form of its arguments (see [`work_plan_text`])
+/// at the start of a longer text, such as the request line that carries them. A text this reads is
+/// valid JSON, so a transport that reads the arguments this way need not validate them again.
+///
+/// ```
+/// use shiftwork_core::planner::PlainNodes;
+/// let line = r#"{"nodes": [{"id": "a"}, {"id": "b", "depends_on": ["a"]}]}, "name": "work_plan"}"#;
+/// let read = PlainNodes::read(line).unwrap();
+/// assert_eq!(&line[read.len()..], r#", "name": "work_plan"}"#);
+/// assert_eq!(read.plan().unwrap().batches, [vec!["a"], vec!["b"]]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlainNodes<'a> {
+    nodes: Vec<PlanNode<'a>>,
+    has_touches: bool,
+    len: usize,
+}
+
+impl<'a> PlainNodes<'a> {
+    /// The plain-form arguments object (after any whitespace) at the start of `text`; `None` when
+    /// the text does not start with one. The text may go on after it.
+    pub fn read(text: &'a str) -> Option<Self> {
+        let mut reader = PlainText::new(text);
+        let (nodes, has_touches) = reader.arguments()?;
+        Some(PlainNodes {
+            nodes,
+            has_touches,
+            len: reader.at,
+        })
+    }
+
+    /// How many bytes of the text the object took, up to its closing brace.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it took no byte (never: an object takes at least two).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The nodes read, in input order.
+    pub fn nodes(&self) -> &[PlanNode<'a>] {
+        &self.nodes
+    }
+
+    /// [`work_plan`]'s answer on these nodes.
+    pub fn plan(&self) -> Result<WorkPlan<'a>, Refusal> {
+        plan_nodes(&self.nodes, self.has_touches)
+    }
 }
 
 fn plan_nodes<'a>(decoded: &[PlanNode<'a>], has_touches: bool) -> Result<WorkPlan<'a>, Refusal> {
@@ -763,7 +817,8 @@ impl<'a> PlainText<'a> {
         })
     }
 
-    fn arguments(mut self) -> Option<(Vec<PlanNode<'a>>, bool)> {
+    /// The arguments object at the cursor, which then stands after its closing brace.
+    fn arguments(&mut self) -> Option<(Vec<PlanNode<'a>>, bool)> {
         self.eat(b'{')?;
         if self.string()? != "nodes" {
             return None;
@@ -782,9 +837,6 @@ impl<'a> PlainText<'a> {
             }
         }
         self.eat(b'}')?;
-        if self.peek().is_some() {
-            return None;
-        }
         let has_touches = nodes.iter().any(|node| node.touches.is_some());
         Some((nodes, has_touches))
     }

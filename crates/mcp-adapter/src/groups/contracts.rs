@@ -339,6 +339,7 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 handler: Arc::new(move |args| {
                     Outcome::Answer(lazy.call_in(name, args.map(), args.context()), TextStyle::Compact)
                 }),
+                prefetch: None,
             }
         })
         .collect()

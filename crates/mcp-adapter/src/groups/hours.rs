@@ -130,6 +130,7 @@ pub fn tool(clock: Arc<dyn Clock>, server_zone: Tz) -> ToolDef {
         hints: Hints::READ_ONLY,
         unknown_argument: refuse_unknown_argument,
         handler: Arc::new(move |args| check(args.map(), clock.now(), server_zone)),
+        prefetch: None,
     }
 }
 

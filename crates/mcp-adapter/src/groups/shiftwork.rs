@@ -4,6 +4,7 @@
 //! This module only decodes arguments (SW-39..SW-43), builds the real seams and renders answers
 //! (SW-44); every rule lives in `shiftwork-core`.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,7 +12,9 @@ use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
 use shiftwork_core::{Answer, ClockOut, Env};
 
-use crate::registry::{DemoStep, Group, Handler, Hints, Outcome, ToolDef, unknown_argument_sentence};
+use crate::registry::{
+    DemoStep, Group, Handler, Hints, Outcome, Prefetched, ToolDef, unknown_argument_sentence,
+};
 use crate::settings::{Setting, Settings};
 
 /// `--probes` (SW-137, issue 12 item 3): run relay probes. Off by default: a probe is a shell command
@@ -200,29 +203,48 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 })
             }),
         ),
-        tool(
-            "work_plan",
-            "Work plan: batch a dependency graph",
-            WORK_PLAN_DESCRIPTION,
-            json!({
-                "nodes": {"type": "array", "description": "The graph: each node an id, optional depends_on ids, an integer priority and the repo-relative paths it touches.", "items": {"type": "object", "properties": {"id": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "priority": {"type": "integer"}, "touches": {"type": "array", "items": {"type": "string"}}}}},
-            }),
-            &["nodes"],
-            &["result", "reason", "batches", "sequence", "width", "held"],
-            Hints::READ_ONLY,
-            Arc::new(move |args| {
-                // The plain form of the arguments is read without building a value tree; any other
-                // text takes the general path, which answers the same for the texts both read.
-                if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
-                    return rendered(&planned);
-                }
-                decode(args, "work_plan", |a| {
-                    let nodes = a.required("nodes", Kind::Array)?;
-                    Ok(rendered(&shiftwork_core::work_plan(&nodes)))
-                })
-            }),
-        ),
+        ToolDef {
+            prefetch: Some(prefetch_work_plan),
+            ..work_plan_tool()
+        },
     ]
+}
+
+/// `work_plan`'s arguments read while the request line is decoded, when they are in the plain form
+/// ([`shiftwork_core::planner::PlainNodes`]): the 175 kB of a 3,000-node call are then read once,
+/// not validated by the wire and read again by the handler (issue 16 item 1).
+fn prefetch_work_plan(text: &str) -> Option<Prefetched<'_>> {
+    let read = shiftwork_core::planner::PlainNodes::read(text)?;
+    Some(Prefetched {
+        len: read.len(),
+        keys: vec![Cow::Borrowed("nodes")],
+        run: Box::new(move || rendered(&read.plan())),
+    })
+}
+
+fn work_plan_tool() -> ToolDef {
+    tool(
+        "work_plan",
+        "Work plan: batch a dependency graph",
+        WORK_PLAN_DESCRIPTION,
+        json!({
+            "nodes": {"type": "array", "description": "The graph: each node an id, optional depends_on ids, an integer priority and the repo-relative paths it touches.", "items": {"type": "object", "properties": {"id": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "priority": {"type": "integer"}, "touches": {"type": "array", "items": {"type": "string"}}}}},
+        }),
+        &["nodes"],
+        &["result", "reason", "batches", "sequence", "width", "held"],
+        Hints::READ_ONLY,
+        Arc::new(move |args| {
+            // The plain form of the arguments is read without building a value tree; any other
+            // text takes the general path, which answers the same for the texts both read.
+            if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
+                return rendered(&planned);
+            }
+            decode(args, "work_plan", |a| {
+                let nodes = a.required("nodes", Kind::Array)?;
+                Ok(rendered(&shiftwork_core::work_plan(&nodes)))
+            })
+        }),
+    )
 }
 
 fn checkpoint_arg() -> Value {
@@ -271,6 +293,7 @@ fn tool(
         hints,
         unknown_argument,
         handler,
+        prefetch: None,
     }
 }
 

@@ -129,6 +129,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
             hints: Hints::local(false, false, true),
             unknown_argument,
             handler: Arc::new(move |args| append(&append_log, args.map())),
+            prefetch: None,
         },
         ToolDef {
             name: "worklog_check",
@@ -163,6 +164,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
             hints: Hints::READ_ONLY,
             unknown_argument,
             handler: Arc::new(move |_| answer(log.check().map(serde_json::to_value))),
+            prefetch: None,
         },
     ]
 }

@@ -2,12 +2,13 @@
 //! tree. Its oracle is the general path (parse the text whole, then `work_plan`, SW-49..SW-55): on
 //! random argument texts — escapes, nulls, wide and fractional priorities, repeated and unknown
 //! members, bad `touches`, odd spacing, broken syntax — whenever it answers, it answers exactly what
-//! the general path does, and it answers every text of the plain form.
+//! the general path does, and it answers every text of the plain form. `PlainNodes` reads the same
+//! form at the start of a request line: what it takes is valid JSON, answered the same.
 
 use proptest::prelude::*;
 use shiftwork_core::Answer;
 use shiftwork_core::json::{self as sjson, Json};
-use shiftwork_core::planner::work_plan_text;
+use shiftwork_core::planner::{PlainNodes, work_plan_text};
 
 /// One member of a node object as text; `plain` ones are of the plain form.
 fn member(plain: bool) -> BoxedStrategy<String> {
@@ -119,13 +120,28 @@ fn general(text: &str) -> Option<Json> {
 }
 
 fn check(text: &str, must_read: bool) -> Result<(), TestCaseError> {
-    match work_plan_text(text) {
+    let fast = work_plan_text(text);
+    match &fast {
         Some(fast) => {
             let slow = general(text);
             prop_assert!(slow.is_some(), "read a text the general path does not: {}", text);
             prop_assert_eq!(Some(fast.to_answer()), slow, "{}", text);
         }
         None => prop_assert!(!must_read, "left a plain text to the general path: {}", text),
+    }
+    // In a request line, what `PlainNodes` reads is valid JSON the general path answers the same,
+    // and it reads every text `work_plan_text` reads, up to its closing brace.
+    let line = format!(r#"{text}, "name": "work_plan"}}"#);
+    match PlainNodes::read(&line) {
+        Some(read) => {
+            let object = &line[..read.len()];
+            prop_assert!(object.ends_with('}'), "{}", line);
+            prop_assert_eq!(general(object), Some(read.plan().to_answer()), "{}", line);
+            if fast.is_some() {
+                prop_assert_eq!(object, text.trim_end(), "{}", line);
+            }
+        }
+        None => prop_assert!(fast.is_none(), "read alone but not in a line: {}", text),
     }
     Ok(())
 }
