@@ -483,40 +483,34 @@ fn a_prefetched_reading_answers_only_for_its_tool_and_its_object() {
     };
     let prefetch = json!({"by": "prefetch"});
     let handler = json!({"by": "handler"});
-    check(
-        &mut peer,
-        r#"{"name":"fast","arguments":{"fast":"yes"}}"#,
-        prefetch.clone(),
-    );
-    // The name may come after the arguments.
-    check(
-        &mut peer,
-        r#"{"arguments":{"fast":"yes"},"name":"fast"}"#,
-        prefetch,
-    );
-    // Another tool's call with the same object runs that tool's handler.
-    check(
-        &mut peer,
-        r#"{"arguments":{"fast":"yes"},"name":"plain"}"#,
-        handler.clone(),
-    );
-    // An object the prefetch does not read goes to the handler.
-    check(
-        &mut peer,
-        r#"{"name":"fast","arguments":{"fast" : "yes"}}"#,
-        handler.clone(),
-    );
-    // A repeated `arguments` member replaces the one read.
-    check(
-        &mut peer,
-        r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":{"fast":"no"}}"#,
-        handler.clone(),
-    );
-    check(
-        &mut peer,
-        r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":"x"}"#,
-        json!({"code": -32602, "id": 1}),
-    );
+    let parse_error = json!({"code": -32700, "id": 1});
+    let cases = [
+        (r#"{"name":"fast","arguments":{"fast":"yes"}}"#, &prefetch),
+        // The name may come after the arguments.
+        (r#"{"arguments":{"fast":"yes"},"name":"fast"}"#, &prefetch),
+        // Another tool's call with the same object runs that tool's handler.
+        (r#"{"arguments":{"fast":"yes"},"name":"plain"}"#, &handler),
+        // An object the prefetch does not read goes to the handler.
+        (r#"{"name":"fast","arguments":{"fast" : "yes"}}"#, &handler),
+        // A repeated `arguments` member replaces the one read.
+        (
+            r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":{"fast":"no"}}"#,
+            &handler,
+        ),
+        (
+            r#"{"arguments":{"fast":"yes"},"name":"fast","arguments":"x"}"#,
+            &json!({"code": -32602, "id": 1}),
+        ),
+        // The rest of the line is still validated.
+        (
+            r#"{"name":"fast","arguments":{"fast":"yes"},"x":[1,}"#,
+            &parse_error,
+        ),
+        (r#"{"name":"fast","arguments":{"fast":"yes"}"#, &parse_error),
+    ];
+    for (params, expected) in cases {
+        check(&mut peer, params, expected.clone());
+    }
     // Argument names are checked before the prefetched work runs.
     peer.send_line(&line(r#"{"name":"narrow","arguments":{"fast":"yes"}}"#));
     let refused = peer.receive();
@@ -524,16 +518,5 @@ fn a_prefetched_reading_answers_only_for_its_tool_and_its_object() {
     assert!(
         refused.to_string().contains("unknown argument 'fast'"),
         "{refused}"
-    );
-    // The rest of the line is still validated.
-    check(
-        &mut peer,
-        r#"{"name":"fast","arguments":{"fast":"yes"},"x":[1,}"#,
-        json!({"code": -32700, "id": 1}),
-    );
-    check(
-        &mut peer,
-        r#"{"name":"fast","arguments":{"fast":"yes"}"#,
-        json!({"code": -32700, "id": 1}),
     );
 }
