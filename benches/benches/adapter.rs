@@ -95,7 +95,7 @@ fn wire_decode_with_work_plan_nodes_read(bencher: divan::Bencher<'_, '_>) {
             let mut nodes = None;
             let decoded = shiftwork_mcp::wire::decode_with(divan::black_box(line.as_bytes()), &mut |text| {
                 let read = shiftwork_core::planner::PlainNodes::read(text)?;
-                let len = read.len();
+                let len = read.end();
                 nodes = Some(read);
                 Some((len, vec![Cow::Borrowed("nodes")]))
             });

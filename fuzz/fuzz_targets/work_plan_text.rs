@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     // What `PlainNodes` reads at the start of a text is valid JSON, answered as the general path does
     // (the transport takes it unvalidated).
     if let Some(read) = PlainNodes::read(&text) {
-        let object = &text[..read.len()];
+        let object = &text[..read.end()];
         assert!(serde_json::from_str::<serde_json::Value>(object).is_ok(), "{object}");
         assert_eq!(general(object), Some(read.plan().to_answer()), "{object}");
     }

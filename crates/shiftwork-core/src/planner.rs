@@ -604,9 +604,10 @@ pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
 /// ```
 pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> {
     let read = PlainNodes::read(arguments)?;
-    let mut rest = PlainText::new(arguments);
-    rest.at = read.len;
-    rest.peek().is_none().then(|| read.plan())
+    let rest = arguments.get(read.end..)?;
+    rest.trim_start_matches([' ', '\t', '\n', '\r'])
+        .is_empty()
+        .then(|| read.plan())
 }
 
 /// The nodes of a `work_plan` call read from the plain form of its arguments (see [`work_plan_text`])
@@ -617,14 +618,14 @@ pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> 
 /// use shiftwork_core::planner::PlainNodes;
 /// let line = r#"{"nodes": [{"id": "a"}, {"id": "b", "depends_on": ["a"]}]}, "name": "work_plan"}"#;
 /// let read = PlainNodes::read(line).unwrap();
-/// assert_eq!(&line[read.len()..], r#", "name": "work_plan"}"#);
+/// assert_eq!(&line[read.end()..], r#", "name": "work_plan"}"#);
 /// assert_eq!(read.plan().unwrap().batches, [vec!["a"], vec!["b"]]);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlainNodes<'a> {
     nodes: Vec<PlanNode<'a>>,
     has_touches: bool,
-    len: usize,
+    end: usize,
 }
 
 impl<'a> PlainNodes<'a> {
@@ -636,18 +637,13 @@ impl<'a> PlainNodes<'a> {
         Some(PlainNodes {
             nodes,
             has_touches,
-            len: reader.at,
+            end: reader.at,
         })
     }
 
-    /// How many bytes of the text the object took, up to its closing brace.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it took no byte (never: an object takes at least two).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+    /// Where the object ends in the text: the byte after its closing brace.
+    pub fn end(&self) -> usize {
+        self.end
     }
 
     /// The nodes read, in input order.

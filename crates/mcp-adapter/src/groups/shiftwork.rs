@@ -216,7 +216,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
 fn prefetch_work_plan(text: &str) -> Option<Prefetched<'_>> {
     let read = shiftwork_core::planner::PlainNodes::read(text)?;
     Some(Prefetched {
-        len: read.len(),
+        len: read.end(),
         keys: vec![Cow::Borrowed("nodes")],
         run: Box::new(move || rendered(&read.plan())),
     })

@@ -134,7 +134,7 @@ fn check(text: &str, must_read: bool) -> Result<(), TestCaseError> {
     let line = format!(r#"{text}, "name": "work_plan"}}"#);
     match PlainNodes::read(&line) {
         Some(read) => {
-            let object = &line[..read.len()];
+            let object = &line[..read.end()];
             prop_assert!(object.ends_with('}'), "{}", line);
             prop_assert_eq!(general(object), Some(read.plan().to_answer()), "{}", line);
             if fast.is_some() {
