@@ -249,11 +249,10 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
         }
         graph.starts.push(graph.deps.len());
     }
-    let dependents = graph.reversed();
     if nodes.iter().any(|node| node.touches.is_some()) {
-        batch_with_holds(nodes, &graph, &dependents)
+        batch_with_holds(nodes, &graph, &graph.reversed())
     } else {
-        batch_by_level(nodes, &graph, &dependents)
+        batch_by_level(nodes, &graph)
     }
 }
 
@@ -296,10 +295,46 @@ impl Graph {
 }
 
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
-/// its deepest dependency's — so one Kahn pass in any order finds every batch, and filling the
-/// batches in input order needs no sort (SW-55). Priorities then order each batch.
-fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
+/// its deepest dependency's — and filling the batches in rank order needs no sort (SW-55).
+fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Schedule, Refusal> {
+    let level = match forward_levels(graph) {
+        Some(level) => level,
+        None => kahn_levels(nodes, graph)?,
+    };
+    let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
+    let mut sizes = vec![0usize; depth];
+    for &l in &level {
+        sizes[l] += 1;
+    }
+    let mut batches: Vec<Vec<usize>> = sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
+    // Filled in rank order, every batch is in rank order.
+    for i in rank_order(nodes) {
+        batches[level[i]].push(i);
+    }
+    Ok(Schedule {
+        batches,
+        held: Vec::new(),
+    })
+}
+
+/// The levels in one pass in input order, when every dependency precedes its node (as in most
+/// plans, which list units in the order they were written); `None` as soon as one does not.
+fn forward_levels(graph: &Graph) -> Option<Vec<usize>> {
+    let mut level: Vec<usize> = Vec::with_capacity(graph.len());
+    for i in 0..graph.len() {
+        let mut deepest = 0;
+        for &d in graph.edges(i) {
+            deepest = deepest.max(*level.get(d)? + 1);
+        }
+        level.push(deepest);
+    }
+    Some(level)
+}
+
+/// The levels by one Kahn pass in any order over the reversed graph, or the cycle (SW-53).
+fn kahn_levels(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Vec<usize>, Refusal> {
     let n = nodes.len();
+    let dependents = graph.reversed();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
     let mut level = vec![0usize; n];
     let mut order: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
@@ -323,20 +358,7 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> 
             walk: cycle(nodes, graph, &emitted),
         });
     }
-    let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
-    let mut sizes = vec![0usize; depth];
-    for &l in &level {
-        sizes[l] += 1;
-    }
-    let mut batches: Vec<Vec<usize>> = sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
-    // Filled in rank order, every batch is in rank order.
-    for i in rank_order(nodes) {
-        batches[level[i]].push(i);
-    }
-    Ok(Schedule {
-        batches,
-        held: Vec::new(),
-    })
+    Ok(level)
 }
 
 /// With `touches`, batch by batch (SW-52): the candidates of a batch, in priority then input order,
@@ -1023,6 +1045,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// SW-55: the one-pass levels of a plan whose dependencies all precede their nodes are the levels
+    /// of the Kahn pass; the pass declines exactly when a dependency does not precede its node.
+    #[test]
+    fn forward_levels_are_the_kahn_levels_or_decline() {
+        proptest::proptest!(|(spec in graph(), backwards in proptest::bool::ANY)| {
+            let n = spec.len();
+            let mut graph = Graph { starts: vec![0], deps: Vec::new() };
+            for (i, (deps, _, _)) in spec.iter().enumerate() {
+                graph.deps.extend(deps.iter().copied().filter(|&d| d < n && (!backwards || d < i)));
+                graph.starts.push(graph.deps.len());
+            }
+            let nodes: Vec<PlanNode<'_>> = (0..n).map(|_| PlanNode { id: "x", ..PlanNode::default() }).collect();
+            let precede = (0..n).all(|i| graph.edges(i).iter().all(|&d| d < i));
+            match forward_levels(&graph) {
+                Some(levels) => {
+                    proptest::prop_assert!(precede);
+                    proptest::prop_assert_eq!(Some(levels), kahn_levels(&nodes, &graph).ok());
+                }
+                None => proptest::prop_assert!(!precede),
+            }
+        });
     }
 
     /// Issue 12 item 10: 30,000 units touching one path are held one batch after another; each
