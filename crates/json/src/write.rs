@@ -514,20 +514,40 @@ impl Emit for Formatter<'_> {
     }
 
     /// The same bytes as the default, with the separator built once per array: a plan's answer is
-    /// mostly arrays of ids.
+    /// mostly arrays of ids, and an id that needs no escape is written with its separator and
+    /// quotes in a few fixed-size moves.
     fn strings<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
         self.open('[');
-        let mut lead = String::new();
-        line_break(&mut lead, self.style, self.level);
-        let mut separator = String::from(",");
+        let quote = if self.style.escaped { "\\\"" } else { "\"" };
+        let mut first = String::new();
+        line_break(&mut first, self.style, self.level);
+        let mut later = String::from(",");
         if self.style.indent.is_none() && !self.style.structured {
-            separator.push(' ');
+            later.push(' ');
         }
-        separator.push_str(&lead);
+        later.push_str(&first);
+        first.push_str(quote);
+        later.push_str(quote);
+        let ascii = self.style.ascii;
+        let mut opening = Pieces::new(&first);
+        let closing = Pieces::new(quote);
         for item in items {
-            self.out.push_str(if self.first { &lead } else { &separator });
+            // Plain: no quote, backslash or control byte (`plain_run`, a word at a time), and under
+            // ASCII escapes nothing past 0x7e.
+            let plain = crate::plain_run(item.as_bytes()) == item.len()
+                && (!ascii || item.bytes().all(|b| PLAIN[usize::from(b)] & 1 != 0));
+            match (&opening, &closing) {
+                (Some(before), Some(after)) if plain => Pieces::push(self.out, before, item, after),
+                _ => {
+                    let before = if self.first { &first } else { &later };
+                    self.out.push_str(&before[..before.len() - quote.len()]);
+                    self.text(item);
+                }
+            }
+            if self.first {
+                opening = Pieces::new(&later);
+            }
             self.first = false;
-            self.text(item);
         }
         self.close(']');
     }
@@ -635,6 +655,85 @@ fn write_string(out: &mut String, s: &str, ascii: bool) {
 /// backslashes escaped once more; it holds no control character).
 fn write_string_escaped(out: &mut String, s: &str, ascii: bool) {
     write_string_in::<true>(out, s, ascii);
+}
+
+/// A short constant piece of text (a separator with its quote, or a quote), kept in a 16-byte
+/// buffer so that it is always written as one 16-byte move: a plan's answer is thousands of short
+/// ids, each between the same separator and quote, and calls to `memcpy` for them cost more than
+/// the copies.
+struct Pieces {
+    bytes: [u8; 16],
+    len: usize,
+}
+
+impl Pieces {
+    /// `text` when it is at most 16 bytes long.
+    fn new(text: &str) -> Option<Pieces> {
+        let mut bytes = [0; 16];
+        bytes.get_mut(..text.len())?.copy_from_slice(text.as_bytes());
+        Some(Pieces {
+            bytes,
+            len: text.len(),
+        })
+    }
+
+    /// Appends `before`, `item` and `after` to `out`.
+    #[inline(always)]
+    fn push(out: &mut String, before: &Pieces, item: &str, after: &Pieces) {
+        let len = out.len();
+        let total = before.len + item.len() + after.len;
+        // Room for the text and for the 16-byte moves that end past it (at most 16 bytes past).
+        out.reserve(total + 16);
+        // SAFETY: only whole `str`s are appended (`Pieces` are built from `&str`), so the string
+        // stays UTF-8. Every write lies within `len + total + 16` bytes, which `reserve` made room
+        // for: `before` at `len` (16 bytes, `before.len` ≤ 16), the item after it (`copy_short`
+        // writes exactly its length when short), `after` after that (16 bytes). The length is then
+        // set over the `total` bytes written; what lies past them is spare capacity.
+        unsafe {
+            let bytes = out.as_mut_vec();
+            let mut at = bytes.as_mut_ptr().add(len);
+            std::ptr::copy_nonoverlapping(before.bytes.as_ptr(), at, 16);
+            at = at.add(before.len);
+            if item.len() <= 16 {
+                copy_short(item.as_bytes(), at);
+            } else {
+                std::ptr::copy_nonoverlapping(item.as_ptr(), at, item.len());
+            }
+            at = at.add(item.len());
+            std::ptr::copy_nonoverlapping(after.bytes.as_ptr(), at, 16);
+            bytes.set_len(len + total);
+        }
+    }
+}
+
+/// Copies `src`, at most 16 bytes long, to `dst` with at most two fixed-size moves (overlapping when
+/// the length is not their size) or, under 4 bytes, three byte moves.
+///
+/// # Safety
+///
+/// `dst` is valid for writes of `src.len()` bytes, which do not overlap `src`.
+#[inline(always)]
+unsafe fn copy_short(src: &[u8], dst: *mut u8) {
+    use std::ptr::copy_nonoverlapping as copy;
+    let n = src.len();
+    debug_assert!(n <= 16);
+    let p = src.as_ptr();
+    // SAFETY: every move reads and writes inside `0..n` of `src` and `dst`: `[0, 8)` and `[n - 8, n)`
+    // cover `0..n` for 8 ≤ n ≤ 16, `[0, 4)` and `[n - 4, n)` for 4 ≤ n < 8, and the bytes 0, n / 2
+    // and n - 1 for 1 ≤ n < 4.
+    unsafe {
+        if n >= 8 {
+            copy(p, dst, 8);
+            copy(p.add(n - 8), dst.add(n - 8), 8);
+        } else if n >= 4 {
+            copy(p, dst, 4);
+            copy(p.add(n - 4), dst.add(n - 4), 4);
+        } else if n > 0 {
+            *dst = *p;
+            *dst.add(n / 2) = *p.add(n / 2);
+            *dst.add(n - 1) = *p.add(n - 1);
+        }
+    }
 }
 
 /// For each byte, whether it stands for itself in a JSON string: bit 0 with ASCII escapes (SW-11),

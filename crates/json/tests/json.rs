@@ -166,17 +166,23 @@ proptest! {
         prop_assert_eq!(shiftwork_json::to_compact_text(&builder.finish()), shiftwork_json::to_compact_text(&v));
     }
 
-    /// `Emit::strings`, which the formatter writes with one separator per array, writes what the
-    /// array value writes, in every style, nested or not.
+    /// `Emit::strings`, which the formatter writes with one separator per array (and each plain item
+    /// with short fixed-size moves, so every length from 0 to past 16 bytes, in ASCII and in
+    /// multi-byte characters), writes what the array value writes, in every style, nested or not.
     #[test]
-    fn strings_write_what_the_array_value_writes(items in proptest::collection::vec("[a-zé\"\\\n]{0,6}", 0..5), nested in proptest::bool::ANY) {
+    fn strings_write_what_the_array_value_writes(
+        items in proptest::collection::vec(prop_oneof!["[a-zé\"\\\n]{0,6}", "[a-z0-9_.-]{0,40}", "[a-zé😀€]{0,12}"], 0..6),
+        depth in 0usize..8,
+    ) {
+        // Nested `depth` objects deep, so that the separator before an item (its indentation) is
+        // shorter and longer than the 16 bytes written in one move.
         let array = Json::Array(items.iter().map(|s| Json::String(s.clone())).collect());
         for style in [Style::ANSWER, Style::CHECKPOINT, Style::COMPACT, Style::STRUCTURED] {
             for style in [style, style.escaped()] {
                 let (mut by_value, mut by_strings) = (String::new(), String::new());
                 let mut f = Formatter::new(&mut by_value, style);
                 let mut g = Formatter::new(&mut by_strings, style);
-                if nested {
+                for _ in 0..depth {
                     f.begin_object();
                     f.key("k");
                     g.begin_object();
@@ -184,7 +190,7 @@ proptest! {
                 }
                 f.value(&array);
                 g.strings(items.iter().map(String::as_str));
-                if nested {
+                for _ in 0..depth {
                     f.end_object();
                     g.end_object();
                 }

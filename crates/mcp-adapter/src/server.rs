@@ -110,7 +110,16 @@ impl Server {
 
     /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (MC-10: only for a
     /// call that cannot be processed at all — no such tool, params that are not a call).
-    pub fn prepare_call(&self, id: Id<'_>, params: &Params<'_>) -> Result<(&ToolDef, Arguments), Refusal> {
+    ///
+    /// `prefetched` names the tool whose [`crate::registry::Prefetch`] already read the arguments
+    /// while the line was decoded: when it is this call's tool, the arguments keep their keys (for the
+    /// MC-9 check) but not a copy of their text, which nothing will read.
+    pub fn prepare_call(
+        &self,
+        id: Id<'_>,
+        params: &Params<'_>,
+        prefetched: Option<&str>,
+    ) -> Result<(&ToolDef, Arguments), Refusal> {
         let refuse = |message: String| {
             tracing::debug!(%message, "answered: invalid tools/call");
             Refusal {
@@ -151,7 +160,12 @@ impl Server {
                     return Err(refuse(wire::beyond_double_sentence(offset)));
                 }
                 let keys = text.keys.iter().map(|k| Cow::clone(k).into_owned()).collect();
-                Arguments::from_checked_text(text.text.to_owned(), keys)
+                let text = if prefetched == Some(tool.name) {
+                    String::new()
+                } else {
+                    text.text.to_owned()
+                };
+                Arguments::from_checked_text(text, keys)
             }
         };
         Ok((tool, arguments))
@@ -195,52 +209,117 @@ pub fn render(outcome: &Outcome) -> CallToolResult {
 /// `isError`, as rmcp wrote them. The answer is rendered once: a compact answer's text is also its
 /// `structuredContent`.
 pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
-    let (pretty, compact): (String, String);
-    // The text block, and whether it is already a JSON string (quotes included).
-    let ((text, literal), structured): ((&str, bool), Option<&str>) = match outcome {
-        Outcome::ToolError(message) => ((message, false), None),
-        Outcome::Answer(value, TextStyle::Compact) => {
-            compact = value.to_string();
-            ((&compact, false), Some(&compact))
-        }
-        Outcome::Answer(value, TextStyle::Pretty) => {
-            pretty = outcome.text();
-            compact = value.to_string();
-            ((&pretty, false), Some(&compact))
-        }
-        Outcome::Prerendered {
-            structured,
-            text_json,
-        } => (
-            text_json.as_deref().map_or((structured, false), |t| (t, true)),
-            Some(structured),
-        ),
-    };
-    let size = text.len() + structured.map_or(0, str::len) + id.len() + 128;
-    let mut line = Vec::with_capacity(size);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(id.as_bytes());
-    line.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    if literal {
-        debug_assert!(
-            serde_json::from_str::<String>(text).is_ok(),
-            "a text block given as a JSON string must be one: {text}"
-        );
-        line.extend_from_slice(text.as_bytes());
-    } else {
-        push_json_string(&mut line, text);
+    ResultLine::of(id, outcome).concat()
+}
+
+/// The response line of a `tools/call` ([`call_result_line`]) in the pieces it is written in: the
+/// texts a [`Outcome::Prerendered`] answer already holds (a 3,000-node plan's are 140 kB) are
+/// borrowed, not copied into one line, and the transport writes the pieces with one vectored write.
+///
+/// ```
+/// use shiftwork_mcp::registry::Outcome;
+/// use shiftwork_mcp::server::ResultLine;
+/// let outcome = Outcome::Prerendered { structured: String::from(r#"{"result":"plan"}"#), text_json: None };
+/// let line = ResultLine::of("7", &outcome);
+/// assert_eq!(line.pieces()[3], br#"{"result":"plan"}"#);
+/// assert_eq!(
+///     line.concat(),
+///     br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"result\":\"plan\"}"}],"structuredContent":{"result":"plan"},"isError":false}}"#.iter().chain(b"\n").copied().collect::<Vec<u8>>()
+/// );
+/// ```
+#[derive(Debug)]
+pub struct ResultLine<'o> {
+    pieces: [Cow<'o, [u8]>; 5],
+}
+
+impl<'o> ResultLine<'o> {
+    /// The pieces of the response line of `outcome` for request `id` (its raw JSON text).
+    pub fn of(id: &str, outcome: &'o Outcome) -> Self {
+        // The text block, and whether it is already a JSON string (quotes included).
+        let ((text, literal), structured): ((Cow<'o, str>, bool), Option<Cow<'o, str>>) = match outcome {
+            Outcome::ToolError(message) => ((Cow::Borrowed(message.as_str()), false), None),
+            Outcome::Answer(value, TextStyle::Compact) => {
+                let compact = value.to_string();
+                ((Cow::Owned(compact.clone()), false), Some(Cow::Owned(compact)))
+            }
+            Outcome::Answer(value, TextStyle::Pretty) => (
+                (Cow::Owned(outcome.text()), false),
+                Some(Cow::Owned(value.to_string())),
+            ),
+            Outcome::Prerendered {
+                structured,
+                text_json,
+            } => (
+                text_json
+                    .as_deref()
+                    .map_or((Cow::Borrowed(structured.as_str()), false), |t| {
+                        (Cow::Borrowed(t), true)
+                    }),
+                Some(Cow::Borrowed(structured.as_str())),
+            ),
+        };
+        let mut head = Vec::with_capacity(id.len() + 64 + if literal { 0 } else { text.len() + 2 });
+        head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        head.extend_from_slice(id.as_bytes());
+        head.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+        let text = if literal {
+            debug_assert!(
+                serde_json::from_str::<String>(&text).is_ok(),
+                "a text block given as a JSON string must be one: {text}"
+            );
+            bytes_of(text)
+        } else {
+            push_json_string(&mut head, &text);
+            Cow::Borrowed(&[][..])
+        };
+        let pieces = match structured {
+            Some(structured) => [
+                Cow::Owned(head),
+                text,
+                Cow::Borrowed(&br#"}],"structuredContent":"#[..]),
+                one_line(structured),
+                Cow::Borrowed(&b",\"isError\":false}}\n"[..]),
+            ],
+            None => [
+                Cow::Owned(head),
+                text,
+                Cow::Borrowed(&br#"}],"isError":true}}"#[..]),
+                Cow::Borrowed(&b"\n"[..]),
+                Cow::Borrowed(&[][..]),
+            ],
+        };
+        ResultLine { pieces }
     }
-    line.extend_from_slice(b"}]");
-    match structured {
-        Some(structured) => {
-            line.extend_from_slice(br#","structuredContent":"#);
-            push_one_line(&mut line, structured);
-            line.extend_from_slice(br#","isError":false}}"#);
-        }
-        None => line.extend_from_slice(br#","isError":true}}"#),
+
+    /// The pieces, in order.
+    pub fn pieces(&self) -> [&[u8]; 5] {
+        self.pieces.each_ref().map(|piece| &**piece)
     }
-    line.push(b'\n');
-    line
+
+    /// The whole line.
+    pub fn concat(&self) -> Vec<u8> {
+        self.pieces.concat()
+    }
+}
+
+/// The bytes of a text, borrowed when it is.
+fn bytes_of(text: Cow<'_, str>) -> Cow<'_, [u8]> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+    }
+}
+
+/// A rendered answer as it goes on the message's one line (see [`push_one_line`]): borrowed when it
+/// has no line break, as rendered answers have none.
+fn one_line(json: Cow<'_, str>) -> Cow<'_, [u8]> {
+    if memchr::memchr2(b'\n', b'\r', json.as_bytes()).is_none() {
+        debug_assert!(wire::is_json(&json), "a rendered answer must be JSON: {json}");
+        return bytes_of(json);
+    }
+    let mut line = Vec::with_capacity(json.len());
+    push_one_line(&mut line, &json);
+    Cow::Owned(line)
 }
 
 /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` and the newline.

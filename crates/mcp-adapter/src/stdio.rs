@@ -341,6 +341,7 @@ impl Shared {
         if let Some(serial) = self.run(work) {
             self.calls().list.retain(|c| c.serial != serial);
         }
+        line.recycle();
         let bytes = self.busy_bytes.fetch_sub(size, Ordering::SeqCst) - size;
         let busy = self.busy.fetch_sub(1, Ordering::SeqCst) - 1;
         if busy == 0 {
@@ -425,15 +426,16 @@ impl Shared {
                 None
             }
             Work::Call(id, params, context, call, serial, read) => {
-                let line = match self.server.prepare_call(id, &params) {
-                    Err(refusal) => server::refusal_line(&refusal),
+                let prefetched = read.as_ref().map(|(name, _)| *name);
+                let answer = match self.server.prepare_call(id, &params, prefetched) {
+                    Err(refusal) => Err(server::refusal_line(&refusal)),
                     Ok((tool, arguments)) => {
                         let arguments = arguments.in_context(context);
                         let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
                         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                             tool.invoke_read(&arguments, read)
                         })) {
-                            Ok(outcome) => server::call_result_line(id.raw(), &outcome),
+                            Ok(outcome) => Ok(outcome),
                             Err(panic) => {
                                 let what = panic
                                     .downcast_ref::<&str>()
@@ -441,14 +443,14 @@ impl Shared {
                                     .or_else(|| panic.downcast_ref::<String>().cloned())
                                     .unwrap_or_default();
                                 tracing::error!(tool = tool.name, "the tool handler panicked: {what}");
-                                server::error_line(
+                                Err(server::error_line(
                                     Some(id.raw()),
                                     wire::INTERNAL_ERROR,
                                     &format!(
                                         "the tool handler panicked: {}",
                                         shiftwork_seams::echo::clip_echo(&what)
                                     ),
-                                )
+                                ))
                             }
                         }
                     }
@@ -456,7 +458,10 @@ impl Shared {
                 if call.cancelled_by_client.load(Ordering::SeqCst) {
                     tracing::debug!("a cancelled call's answer was not sent");
                 } else {
-                    self.send(&line);
+                    match &answer {
+                        Ok(outcome) => self.send_pieces(&server::ResultLine::of(id.raw(), outcome).pieces()),
+                        Err(line) => self.send(line),
+                    }
                 }
                 call.finished.store(true, Ordering::SeqCst);
                 Some(serial)
@@ -503,11 +508,17 @@ impl Shared {
 
     /// Writes one message line; a failed output ends the session.
     fn send(&self, line: &[u8]) {
+        self.send_pieces(&[line]);
+    }
+
+    /// Writes one message line given in pieces, with vectored writes (one system call when the pipe
+    /// has room); a failed output ends the session.
+    fn send_pieces(&self, pieces: &[&[u8]]) {
         if self.output_failed.load(Ordering::SeqCst) {
             return;
         }
         let mut output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = output.write_all(line).and_then(|()| output.flush()) {
+        if let Err(e) = write_all_vectored(&mut **output, pieces).and_then(|()| output.flush()) {
             drop(output);
             if !self.output_failed.swap(true, Ordering::SeqCst) {
                 tracing::debug!("the output failed, the session ends: {e}");
@@ -517,9 +528,28 @@ impl Shared {
     }
 }
 
+/// Writes every piece, in order, with as few vectored writes as the output takes.
+fn write_all_vectored(output: &mut dyn Write, pieces: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<io::IoSlice<'_>> = pieces
+        .iter()
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| io::IoSlice::new(piece))
+        .collect();
+    let mut left = &mut slices[..];
+    while !left.is_empty() {
+        match output.write_vectored(left) {
+            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Ok(n) => io::IoSlice::advance_slices(&mut left, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// One line of input.
 enum Line {
-    Message(Vec<u8>),
+    Message(LineBuf),
     /// A line over [`wire::MAX_LINE`]: its first bytes and its length.
     TooLong {
         kept: Vec<u8>,
@@ -528,11 +558,75 @@ enum Line {
     End,
 }
 
+/// A line read, `buf[range]`: a short line is copied out of the reader's buffer; a long one (a
+/// 3,000-node request is 175 kB) takes the buffer itself, and the reader goes on in a spare one, so
+/// the line is never copied. [`LineBuf::recycle`] gives the buffer back once the request is done.
+struct LineBuf {
+    buf: Vec<u8>,
+    range: std::ops::Range<usize>,
+    /// Where the buffer goes back to, when it was the reader's.
+    spares: Option<Arc<Spares>>,
+}
+
+impl std::ops::Deref for LineBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.range.clone()]
+    }
+}
+
+impl LineBuf {
+    /// A line copied out of `bytes`.
+    fn copied(bytes: &[u8]) -> Self {
+        LineBuf {
+            buf: bytes.to_vec(),
+            range: 0..bytes.len(),
+            spares: None,
+        }
+    }
+
+    /// Hands the buffer back to the reader it came from (kept when it is not too large).
+    fn recycle(self) {
+        if let Some(spares) = self.spares {
+            spares.put(self.buf);
+        }
+    }
+}
+
+/// Buffers a reader may read into: those of the long lines it handed over, once their requests are
+/// done. Each is initialized memory already, so taking one costs no zeroing.
+#[derive(Default)]
+struct Spares(Mutex<Vec<Vec<u8>>>);
+
+impl Spares {
+    /// At most this many spares, each of at most [`SPARE_AT_MOST`] bytes: a long line that came once
+    /// holds no memory for good.
+    const COUNT: usize = 2;
+
+    fn take(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).pop()
+    }
+
+    fn put(&self, buf: Vec<u8>) {
+        if buf.len() <= SPARE_AT_MOST {
+            let mut spares = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            if spares.len() < Self::COUNT {
+                spares.push(buf);
+            }
+        }
+    }
+}
+
+/// The largest buffer kept as a spare.
+const SPARE_AT_MOST: usize = 1 << 20;
+
 /// A bounded line reader: lines of at most [`wire::MAX_LINE`] bytes; a longer one is skipped to its
 /// newline, keeping only its start.
 struct LineReader {
     source: Box<dyn Read + Send>,
     buf: Vec<u8>,
+    spares: Arc<Spares>,
     /// The unread bytes are `buf[start..end]`; `buf[start..searched]` holds no newline.
     start: usize,
     searched: usize,
@@ -547,6 +641,7 @@ impl LineReader {
         LineReader {
             source,
             buf: vec![0; CHUNK],
+            spares: Arc::default(),
             start: 0,
             searched: 0,
             end: 0,
@@ -566,10 +661,7 @@ impl LineReader {
                     self.shrink();
                     return Ok(Line::TooLong { kept, length });
                 }
-                let line = self.buf[self.start..newline].to_vec();
-                self.start = newline + 1;
-                self.searched = self.start;
-                self.shrink();
+                let line = self.line(newline);
                 return Ok(Line::Message(line));
             }
             self.searched = self.end;
@@ -580,12 +672,38 @@ impl LineReader {
                 if self.start == self.end {
                     return Ok(Line::End);
                 }
-                let line = self.buf[self.start..self.end].to_vec();
+                let line = LineBuf::copied(&self.buf[self.start..self.end]);
                 self.start = self.end;
                 self.searched = self.end;
                 return Ok(Line::Message(line));
             }
             self.fill()?;
+        }
+    }
+
+    /// The line that ends at `newline`, after which reading goes on: a long line followed by little
+    /// takes the buffer (the little is copied into a spare one), any other is copied out.
+    fn line(&mut self, newline: usize) -> LineBuf {
+        let (start, rest) = (self.start, newline + 1..self.end);
+        if newline - start < CHUNK || rest.len() > CHUNK {
+            let line = LineBuf::copied(&self.buf[start..newline]);
+            self.start = newline + 1;
+            self.searched = self.start;
+            self.shrink();
+            return line;
+        }
+        let mut fresh = self.spares.take().unwrap_or_default();
+        if fresh.len() < rest.len() + CHUNK {
+            fresh.resize(rest.len() + CHUNK, 0);
+        }
+        fresh[..rest.len()].copy_from_slice(&self.buf[rest.clone()]);
+        self.start = 0;
+        self.searched = 0;
+        self.end = rest.len();
+        LineBuf {
+            buf: std::mem::replace(&mut self.buf, fresh),
+            range: start..newline,
+            spares: Some(Arc::clone(&self.spares)),
         }
     }
 
@@ -676,9 +794,110 @@ mod tests {
         loop {
             match reader.next_line().unwrap() {
                 Line::Message(l) if l.len() > 100 => out.push(format!("a line of {} bytes", l.len())),
-                Line::Message(l) => out.push(String::from_utf8(l).unwrap()),
+                Line::Message(l) => out.push(String::from_utf8(l.to_vec()).unwrap()),
                 Line::TooLong { kept, length } => out.push(format!("long {length} {}", kept.len())),
                 Line::End => return out,
+            }
+        }
+    }
+
+    /// A writer that takes at most `step` bytes a call, through the default `write_vectored` (the first
+    /// non-empty piece only) or its own (across pieces), and fails with `Interrupted` every third call.
+    struct Choppy {
+        out: Vec<u8>,
+        step: usize,
+        across: bool,
+        calls: usize,
+    }
+
+    impl Write for Choppy {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(3) {
+                return Err(io::Error::from(io::ErrorKind::Interrupted));
+            }
+            let n = buf.len().min(self.step);
+            self.out.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            if !self.across {
+                let first = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &b[..]);
+                return self.write(first);
+            }
+            self.calls += 1;
+            let mut n = 0;
+            for b in bufs {
+                let take = b.len().min(self.step - n);
+                self.out.extend_from_slice(&b[..take]);
+                n += take;
+                if n == self.step {
+                    break;
+                }
+            }
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue 16 item 1: an answer written in pieces arrives whole and in order, whatever each write
+    /// takes (empty pieces, pieces split across writes, interrupted writes).
+    #[test]
+    fn a_line_in_pieces_is_written_whole_whatever_the_writes_take() {
+        let pieces: [&[u8]; 5] = [
+            b"{\"jsonrpc\":",
+            b"",
+            b"\"2.0\",\"id\":7",
+            b"",
+            b",\"result\":{}}\n",
+        ];
+        for step in [1, 2, 5, 64] {
+            for across in [false, true] {
+                let mut out = Choppy {
+                    out: Vec::new(),
+                    step,
+                    across,
+                    calls: 0,
+                };
+                write_all_vectored(&mut out, &pieces).unwrap();
+                assert_eq!(out.out, pieces.concat(), "{step} {across}");
+            }
+        }
+    }
+
+    /// Issue 16 item 1: a long line takes the reader's buffer and the reader goes on in a spare one
+    /// (the bytes after the line copied over); every line arrives intact, in order, whatever the
+    /// reads, with the buffers recycled or not.
+    #[test]
+    fn long_lines_hand_over_their_buffer_and_the_reading_goes_on() {
+        let sizes = [70_000, 3, 200_000, 65_536, 0, 1_000_000, 65_535, 131_072, 10];
+        let line =
+            |i: usize, n: usize| -> Vec<u8> { (0..n).map(|k| b'a' + ((k * 7 + i) % 26) as u8).collect() };
+        let mut input = Vec::new();
+        for (i, &n) in sizes.iter().enumerate() {
+            input.extend(line(i, n));
+            input.push(b'\n');
+        }
+        for step in [7, 4096, CHUNK, 300_000, 1 << 22] {
+            for recycle in [false, true] {
+                let mut reader = LineReader::new(Box::new(Trickle(input.clone(), 0, step)));
+                let mut handed_over = 0;
+                for (i, &n) in sizes.iter().enumerate() {
+                    let Line::Message(got) = reader.next_line().unwrap() else {
+                        panic!("line {i} did not arrive");
+                    };
+                    assert!(*got == *line(i, n), "line {i} of {n} bytes, reads of {step}");
+                    handed_over += usize::from(got.spares.is_some());
+                    if recycle {
+                        got.recycle();
+                    }
+                }
+                assert!(matches!(reader.next_line().unwrap(), Line::End));
+                assert!(handed_over > 0, "no long line took the buffer (reads of {step})");
             }
         }
     }

@@ -2,13 +2,18 @@
 //! O(nodes + edges + touched paths) when priorities are equal (SW-55), and `work_plan`.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
-
-use foldhash::fast::RandomState;
+use std::collections::BinaryHeap;
 
 use crate::json::{Json, Number};
 use crate::refusal::{NodeField, Refusal};
 use crate::results::{HeldUnit, WorkPlan};
+
+mod graph;
+mod index;
+mod plain;
+
+use graph::{Builder, Graph, Nodes, Priorities, Touches};
+pub use plain::{PlainNodes, work_plan_text};
 
 /// A node's priority, compared as an exact integer of any magnitude (SW-55).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,12 +143,17 @@ impl Schedule {
 
     /// The holds as ids.
     pub fn held_units(&self, nodes: &[PlanNode<'_>]) -> Vec<HeldUnit> {
+        self.held_with(|i| nodes[i].id)
+    }
+
+    /// The holds, each node named by `id`.
+    fn held_with<'n>(&self, id: impl Fn(usize) -> &'n str) -> Vec<HeldUnit> {
         self.held
             .iter()
             .map(|h| HeldUnit {
-                id: nodes[h.node].id.to_owned(),
+                id: id(h.node).to_owned(),
                 batch: h.batch,
-                by: nodes[h.by].id.to_owned(),
+                by: id(h.by).to_owned(),
                 path: h.path.clone(),
             })
             .collect()
@@ -220,95 +230,43 @@ pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouche
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
 pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
-    let mut index: HashMap<&str, usize, RandomState> =
-        HashMap::with_capacity_and_hasher(nodes.len(), RandomState::default());
-    for (i, node) in nodes.iter().enumerate() {
-        if index.insert(node.id, i).is_some() {
-            return Err(Refusal::DuplicateId {
-                id: node.id.to_owned(),
-            });
-        }
-    }
     let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
-    let mut graph = Graph {
-        starts: Vec::with_capacity(nodes.len() + 1),
-        deps: Vec::with_capacity(edges),
-    };
-    graph.starts.push(0);
+    let mut builder = Builder::with_capacity(nodes.len(), edges);
     for node in nodes {
-        for dep in &node.depends_on {
-            match index.get(dep) {
-                Some(&d) => graph.deps.push(d),
-                None => {
-                    return Err(Refusal::UnknownDependency {
-                        node: node.id.to_owned(),
-                        dependency: (*dep).to_owned(),
-                    });
-                }
-            }
-        }
-        graph.starts.push(graph.deps.len());
+        builder.node(node.id, &node.depends_on, &node.priority, node.touches.as_deref());
     }
-    if nodes.iter().any(|node| node.touches.is_some()) {
-        batch_with_holds(nodes, &graph, &graph.reversed())
-    } else {
-        batch_by_level(nodes, &graph)
-    }
+    builder.finish()?.schedule()
 }
 
-/// A graph in compressed rows: the edges of node `i` are `deps[starts[i]..starts[i + 1]]`, in
-/// declared order (a repeated edge stays repeated).
-struct Graph {
-    starts: Vec<usize>,
-    deps: Vec<usize>,
-}
-
-impl Graph {
-    fn edges(&self, i: usize) -> &[usize] {
-        &self.deps[self.starts[i]..self.starts[i + 1]]
-    }
-
-    fn len(&self) -> usize {
-        self.starts.len() - 1
-    }
-
-    /// The reversed graph: for each node, the nodes that depend on it, in input order.
-    fn reversed(&self) -> Graph {
-        let n = self.len();
-        let mut counts = vec![0usize; n + 1];
-        for &d in &self.deps {
-            counts[d + 1] += 1;
+impl Nodes<'_> {
+    /// The batches and holds of these nodes, or the cycle.
+    fn schedule(&self) -> Result<Schedule, Refusal> {
+        match &self.touches {
+            Some(touches) => batch_with_holds(self, touches),
+            None => batch_by_level(self),
         }
-        for i in 0..n {
-            counts[i + 1] += counts[i];
-        }
-        let mut fill = counts.clone();
-        let mut deps = vec![0usize; self.deps.len()];
-        for i in 0..n {
-            for &d in self.edges(i) {
-                deps[fill[d]] = i;
-                fill[d] += 1;
-            }
-        }
-        Graph { starts: counts, deps }
     }
 }
 
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
 /// its deepest dependency's — and filling the batches in rank order needs no sort (SW-55).
-fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Schedule, Refusal> {
-    let level = match forward_levels(graph) {
+fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, Refusal> {
+    let kahn;
+    let level = match &nodes.levels {
         Some(level) => level,
-        None => kahn_levels(nodes, graph)?,
+        None => {
+            kahn = kahn_levels(&nodes.ids, &nodes.graph)?;
+            &kahn
+        }
     };
     let depth = level.iter().max().map_or(0, |deepest| deepest + 1);
     let mut sizes = vec![0usize; depth];
-    for &l in &level {
+    for &l in level {
         sizes[l] += 1;
     }
     let mut batches: Vec<Vec<usize>> = sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
     // Filled in rank order, every batch is in rank order.
-    for i in rank_order(nodes) {
+    for i in rank_order(&nodes.priorities) {
         batches[level[i]].push(i);
     }
     Ok(Schedule {
@@ -317,23 +275,9 @@ fn batch_by_level(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Schedule, Ref
     })
 }
 
-/// The levels in one pass in input order, when every dependency precedes its node (as in most
-/// plans, which list units in the order they were written); `None` as soon as one does not.
-fn forward_levels(graph: &Graph) -> Option<Vec<usize>> {
-    let mut level: Vec<usize> = Vec::with_capacity(graph.len());
-    for i in 0..graph.len() {
-        let mut deepest = 0;
-        for &d in graph.edges(i) {
-            deepest = deepest.max(*level.get(d)? + 1);
-        }
-        level.push(deepest);
-    }
-    Some(level)
-}
-
 /// The levels by one Kahn pass in any order over the reversed graph, or the cycle (SW-53).
-fn kahn_levels(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Vec<usize>, Refusal> {
-    let n = nodes.len();
+fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
+    let n = graph.len();
     let dependents = graph.reversed();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
     let mut level = vec![0usize; n];
@@ -355,7 +299,7 @@ fn kahn_levels(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Vec<usize>, Refu
             emitted[i] = true;
         }
         return Err(Refusal::Cycle {
-            walk: cycle(nodes, graph, &emitted),
+            walk: cycle(ids, graph, &emitted),
         });
     }
     Ok(level)
@@ -373,10 +317,11 @@ fn kahn_levels(nodes: &[PlanNode<'_>], graph: &Graph) -> Result<Vec<usize>, Refu
 /// before everything left on the queue, those nodes are held again without being looked at. So each
 /// batch costs its admissions and moves, not its held nodes, and the batches, their order and the
 /// first hold of each node are exactly those of the naive rule.
-fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -> Result<Schedule, Refusal> {
-    let n = nodes.len();
-    let touches = Touches::of(nodes);
-    let order = rank_order(nodes);
+fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, Refusal> {
+    let graph = &nodes.graph;
+    let dependents = graph.reversed();
+    let n = graph.len();
+    let order = rank_order(&nodes.priorities);
     let mut rank = vec![0usize; n];
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r;
@@ -430,7 +375,7 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
                             node: c,
                             batch: batch_no,
                             by: claimed_by[p],
-                            path: touches.paths[p].to_owned(),
+                            path: touches.paths[p].clone(),
                         });
                     }
                     parked[p].push(Reverse(r));
@@ -468,7 +413,7 @@ fn batch_with_holds(nodes: &[PlanNode<'_>], graph: &Graph, dependents: &Graph) -
     }
     if done < n {
         return Err(Refusal::Cycle {
-            walk: cycle(nodes, graph, &emitted),
+            walk: cycle(&nodes.ids, graph, &emitted),
         });
     }
     Ok(plan)
@@ -484,107 +429,75 @@ thread_local! {
 /// The source of a heap entry that is a new candidate rather than the head of a parked queue.
 const NEW: usize = usize::MAX;
 
-/// The `touches` paths of the nodes, interned: each distinct path an index into `paths`.
-struct Touches<'a> {
-    paths: Vec<&'a str>,
-    starts: Vec<usize>,
-    ids: Vec<usize>,
-}
-
-impl<'a> Touches<'a> {
-    fn of(nodes: &'a [PlanNode<'_>]) -> Self {
-        let mut index: HashMap<&'a str, usize, RandomState> = HashMap::default();
-        let mut paths = Vec::new();
-        let mut starts = Vec::with_capacity(nodes.len() + 1);
-        let mut ids = Vec::new();
-        starts.push(0);
-        for node in nodes {
-            for p in node.touches.iter().flatten() {
-                let id = *index.entry(p.as_str()).or_insert_with(|| {
-                    paths.push(p.as_str());
-                    paths.len() - 1
-                });
-                ids.push(id);
-            }
-            starts.push(ids.len());
-        }
-        Touches { paths, starts, ids }
-    }
-
-    /// The path indices of node `i`, in declared order.
-    fn of_node(&self, i: usize) -> &[usize] {
-        &self.ids[self.starts[i]..self.starts[i + 1]]
-    }
-}
-
 /// The nodes in the order a batch considers them: higher priority first, then input order.
-fn rank_order(nodes: &[PlanNode<'_>]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
-    if nodes.windows(2).all(|w| w[0].priority == w[1].priority) {
+fn rank_order(priorities: &Priorities) -> Vec<usize> {
+    match priorities {
+        Priorities::Narrow(p) => rank_narrow(p),
+        Priorities::Wide(p) => {
+            let mut order: Vec<usize> = (0..p.len()).collect();
+            order.sort_unstable_by(|&a, &b| p[b].cmp(&p[a]).then(a.cmp(&b)));
+            order
+        }
+    }
+}
+
+/// [`rank_order`] of 64-bit priorities.
+fn rank_narrow(p: &[i64]) -> Vec<usize> {
+    let n = p.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    let (low, high) = p
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    if n < 2 || low == high {
         return order;
     }
-    let narrow: Option<Vec<i64>> = nodes
-        .iter()
-        .map(|node| match node.priority {
-            Priority::Small(p) => i64::try_from(p).ok(),
-            Priority::Big { .. } => None,
-        })
-        .collect();
-    match narrow {
-        Some(p) => {
-            let (low, high) = p
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-            match usize::try_from(high.abs_diff(low)) {
-                // Few distinct values (the usual few priority levels): a counting sort, which keeps
-                // input order among equals.
-                Ok(span) if span <= 4 * nodes.len() => {
-                    let slot = |i: usize| usize::try_from(high.abs_diff(p[i])).unwrap_or(0);
-                    let mut starts = vec![0usize; span + 2];
-                    for i in 0..nodes.len() {
-                        starts[slot(i) + 1] += 1;
-                    }
-                    for k in 1..starts.len() {
-                        starts[k] += starts[k - 1];
-                    }
-                    for i in 0..nodes.len() {
-                        let at = &mut starts[slot(i)];
-                        order[*at] = i;
-                        *at += 1;
-                    }
-                }
-                _ => order.sort_unstable_by_key(|&i| (Reverse(p[i]), i)),
+    match usize::try_from(high.abs_diff(low)) {
+        // Few distinct values (the usual few priority levels): a counting sort, which keeps input
+        // order among equals.
+        Ok(span) if span <= 4 * n => {
+            let slot = |i: usize| usize::try_from(high.abs_diff(p[i])).unwrap_or(0);
+            let mut starts = vec![0usize; span + 2];
+            for i in 0..n {
+                starts[slot(i) + 1] += 1;
+            }
+            for k in 1..starts.len() {
+                starts[k] += starts[k - 1];
+            }
+            for i in 0..n {
+                let at = &mut starts[slot(i)];
+                order[*at] = i;
+                *at += 1;
             }
         }
-        None => order.sort_unstable_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b))),
+        _ => order.sort_unstable_by_key(|&i| (Reverse(p[i]), i)),
     }
     order
 }
 
 /// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
 /// declared dependency still pending until an id repeats; the walk from its first occurrence.
-fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String> {
+fn cycle(ids: &[&str], graph: &Graph, emitted: &[bool]) -> Vec<String> {
     let Some(start) = emitted.iter().position(|e| !e) else {
         return Vec::new();
     };
-    let mut seen_at = vec![usize::MAX; nodes.len()];
+    let mut seen_at = vec![usize::MAX; ids.len()];
     let mut walk = Vec::new();
     let mut current = start;
     loop {
         if seen_at[current] != usize::MAX {
-            let mut ids: Vec<String> = walk[seen_at[current]..]
+            let mut cycle: Vec<String> = walk[seen_at[current]..]
                 .iter()
-                .map(|&i: &usize| nodes[i].id.to_owned())
+                .map(|&i: &usize| ids[i].to_owned())
                 .collect();
-            ids.push(nodes[current].id.to_owned());
-            return ids;
+            cycle.push(ids[current].to_owned());
+            return cycle;
         }
         seen_at[current] = walk.len();
         walk.push(current);
         match graph.edges(current).iter().find(|&&d| !emitted[d]) {
             Some(&d) => current = d,
             // Unreachable: a pending node always has a pending dependency.
-            None => return vec![nodes[current].id.to_owned(), nodes[current].id.to_owned()],
+            None => return vec![ids[current].to_owned(), ids[current].to_owned()],
         }
     }
 }
@@ -603,270 +516,36 @@ fn cycle(nodes: &[PlanNode<'_>], graph: &Graph, emitted: &[bool]) -> Vec<String>
 /// );
 /// ```
 pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
-    let (decoded, has_touches) = decode_nodes(nodes)?;
-    plan_nodes(&decoded, has_touches)
+    decode_nodes(nodes)?.finish()?.work_plan()
 }
 
-/// [`work_plan`] read straight from the text of its arguments, `{"nodes": [...]}`, when that text is
-/// in the plain form most clients send: a single `nodes` member holding an array of node objects whose
-/// members are `id`, `depends_on`, `priority` and `touches` (each at most once), strings without
-/// escapes or control characters, priorities as integer tokens of at most 18 digits, `null` where the
-/// node allows it. The ids and dependencies are borrowed from the text, so no value tree is built.
-///
-/// `None` for any other text, valid or not: the caller then parses it whole and calls [`work_plan`],
-/// which answers the same for every text this function reads (a property test holds them to it), and
-/// alone words the refusals of a malformed node.
-///
-/// ```
-/// let text = r#"{"nodes": [{"id": "a"}, {"id": "b", "depends_on": ["a"], "priority": 2}]}"#;
-/// let plan = shiftwork_core::planner::work_plan_text(text).unwrap().unwrap();
-/// assert_eq!(plan.batches, [vec!["a"], vec!["b"]]);
-/// // An escape takes the general path.
-/// assert!(shiftwork_core::planner::work_plan_text(r#"{"nodes": [{"id": "\u0061"}]}"#).is_none());
-/// ```
-pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> {
-    let read = PlainNodes::read(arguments)?;
-    let rest = arguments.get(read.end..)?;
-    rest.trim_start_matches([' ', '\t', '\n', '\r'])
-        .is_empty()
-        .then(|| read.plan())
-}
-
-/// The nodes of a `work_plan` call read from the plain form of its arguments (see [`work_plan_text`])
-/// at the start of a longer text, such as the request line that carries them. A text this reads is
-/// valid JSON, so a transport that reads the arguments this way need not validate them again.
-///
-/// ```
-/// use shiftwork_core::planner::PlainNodes;
-/// let line = r#"{"nodes": [{"id": "a"}, {"id": "b", "depends_on": ["a"]}]}, "name": "work_plan"}"#;
-/// let read = PlainNodes::read(line).unwrap();
-/// assert_eq!(&line[read.end()..], r#", "name": "work_plan"}"#);
-/// assert_eq!(read.plan().unwrap().batches, [vec!["a"], vec!["b"]]);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlainNodes<'a> {
-    nodes: Vec<PlanNode<'a>>,
-    has_touches: bool,
-    end: usize,
-}
-
-impl<'a> PlainNodes<'a> {
-    /// The plain-form arguments object (after any whitespace) at the start of `text`; `None` when
-    /// the text does not start with one. The text may go on after it.
-    pub fn read(text: &'a str) -> Option<Self> {
-        let mut reader = PlainText::new(text);
-        let (nodes, has_touches) = reader.arguments()?;
-        Some(PlainNodes {
-            nodes,
-            has_touches,
-            end: reader.at,
+impl<'a> Nodes<'a> {
+    /// [`work_plan`]'s answer on these nodes: the batches as ids, and `held` when some node has a
+    /// non-null `touches`.
+    fn work_plan(&self) -> Result<WorkPlan<'a>, Refusal> {
+        let schedule = self.schedule()?;
+        Ok(WorkPlan {
+            batches: schedule
+                .batches
+                .iter()
+                .map(|batch| batch.iter().map(|&i| self.ids[i]).collect())
+                .collect(),
+            held: self
+                .touches
+                .is_some()
+                .then(|| schedule.held_with(|i| self.ids[i])),
         })
     }
-
-    /// Where the object ends in the text: the byte after its closing brace.
-    pub fn end(&self) -> usize {
-        self.end
-    }
-
-    /// The nodes read, in input order.
-    pub fn nodes(&self) -> &[PlanNode<'a>] {
-        &self.nodes
-    }
-
-    /// [`work_plan`]'s answer on these nodes.
-    pub fn plan(&self) -> Result<WorkPlan<'a>, Refusal> {
-        plan_nodes(&self.nodes, self.has_touches)
-    }
 }
 
-fn plan_nodes<'a>(decoded: &[PlanNode<'a>], has_touches: bool) -> Result<WorkPlan<'a>, Refusal> {
-    let schedule = plan(decoded)?;
-    Ok(WorkPlan {
-        batches: schedule
-            .batches
-            .iter()
-            .map(|batch| batch.iter().map(|&i| decoded[i].id).collect())
-            .collect(),
-        held: has_touches.then(|| schedule.held_units(decoded)),
-    })
-}
-
-/// The reader of [`work_plan_text`]: every method answers `None` as soon as the text leaves the
-/// plain form.
-struct PlainText<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> PlainText<'a> {
-    fn new(text: &'a str) -> Self {
-        PlainText { text, at: 0 }
-    }
-
-    fn peek(&mut self) -> Option<u8> {
-        let bytes = self.text.as_bytes();
-        let mut at = self.at;
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
-            at += 1;
-        }
-        self.at = at;
-        bytes.get(at).copied()
-    }
-
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.at += 1)
-    }
-
-    /// `,` (then `true`: another item follows) or `close` (`false`).
-    fn next_or(&mut self, close: u8) -> Option<bool> {
-        match self.peek()? {
-            b',' => {
-                self.at += 1;
-                Some(true)
-            }
-            b if b == close => {
-                self.at += 1;
-                Some(false)
-            }
-            _ => None,
-        }
-    }
-
-    fn null(&mut self) -> Option<bool> {
-        if self.peek()? == b'n' {
-            self.text.as_bytes()[self.at..]
-                .starts_with(b"null")
-                .then(|| self.at += 4)?;
-            return Some(true);
-        }
-        Some(false)
-    }
-
-    fn string(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let bytes = self.text.as_bytes();
-        let start = self.at;
-        let end = start + crate::json::plain_run(bytes.get(start..)?);
-        if bytes.get(end) != Some(&b'"') {
-            return None;
-        }
-        self.at = end + 1;
-        self.text.get(start..end)
-    }
-
-    fn strings(&mut self) -> Option<Vec<&'a str>> {
-        self.eat(b'[')?;
-        let mut out = Vec::new();
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(out);
-        }
-        loop {
-            out.push(self.string()?);
-            if !self.next_or(b']')? {
-                return Some(out);
-            }
-        }
-    }
-
-    /// An integer token of at most 18 digits (so it fits `i64`), not followed by a fraction or an
-    /// exponent.
-    fn integer(&mut self) -> Option<i64> {
-        self.peek()?;
-        let bytes = self.text.as_bytes();
-        let start = self.at;
-        let digits_at = start + usize::from(bytes[start] == b'-');
-        let digits = bytes[digits_at..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if digits == 0 || digits > 18 || (digits > 1 && bytes[digits_at] == b'0') {
-            return None;
-        }
-        self.at = digits_at + digits;
-        if let Some(b'.' | b'e' | b'E') = bytes.get(self.at) {
-            return None;
-        }
-        self.text.get(start..self.at)?.parse().ok()
-    }
-
-    fn node(&mut self) -> Option<PlanNode<'a>> {
-        self.eat(b'{')?;
-        let (mut id, mut depends_on, mut priority, mut touches) = (None, None, None, None);
-        loop {
-            let key = self.string()?;
-            self.eat(b':')?;
-            match key {
-                "id" if id.is_none() => id = Some(self.string()?),
-                "depends_on" if depends_on.is_none() => {
-                    depends_on = Some(if self.null()? { Vec::new() } else { self.strings()? });
-                }
-                "priority" if priority.is_none() => {
-                    priority = Some(if self.null()? {
-                        Priority::default()
-                    } else {
-                        Priority::Small(i128::from(self.integer()?))
-                    });
-                }
-                "touches" if touches.is_none() => {
-                    touches = Some(if self.null()? {
-                        None
-                    } else {
-                        let paths = self.strings()?;
-                        Some(
-                            paths
-                                .into_iter()
-                                .map(normalize_touch)
-                                .collect::<Option<Vec<_>>>()?,
-                        )
-                    });
-                }
-                _ => return None,
-            }
-            if !self.next_or(b'}')? {
-                break;
-            }
-        }
-        Some(PlanNode {
-            id: id?,
-            depends_on: depends_on.unwrap_or_default(),
-            priority: priority.unwrap_or_default(),
-            touches: touches.flatten(),
-        })
-    }
-
-    /// The arguments object at the cursor, which then stands after its closing brace.
-    fn arguments(&mut self) -> Option<(Vec<PlanNode<'a>>, bool)> {
-        self.eat(b'{')?;
-        if self.string()? != "nodes" {
-            return None;
-        }
-        self.eat(b':')?;
-        self.eat(b'[')?;
-        let mut nodes = Vec::new();
-        if self.peek()? == b']' {
-            self.at += 1;
-        } else {
-            loop {
-                nodes.push(self.node()?);
-                if !self.next_or(b']')? {
-                    break;
-                }
-            }
-        }
-        self.eat(b'}')?;
-        let has_touches = nodes.iter().any(|node| node.touches.is_some());
-        Some((nodes, has_touches))
-    }
-}
-
-fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {
+/// The nodes of `work_plan`'s value, shapes checked in input order (SW-49).
+fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, Refusal> {
     let items: &[Json] = match nodes {
         Json::Array(items) => items,
         _ => &[],
     };
-    let mut out = Vec::with_capacity(items.len());
-    let mut has_touches = false;
+    let mut builder = Builder::with_capacity(items.len(), 0);
+    let mut depends_on = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Json::Object(obj) = item else {
             return Err(Refusal::NodeShape {
@@ -879,33 +558,31 @@ fn decode_nodes(nodes: &Json) -> Result<(Vec<PlanNode<'_>>, bool), Refusal> {
             field: Some(field),
         };
         let id = obj.get("id").and_then(Json::as_str).ok_or(shape(NodeField::Id))?;
-        let depends_on = match obj.get("depends_on") {
-            None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(deps)) => deps
-                .iter()
-                .map(|d| d.as_str().ok_or(shape(NodeField::DependsOn)))
-                .collect::<Result<Vec<_>, _>>()?,
+        depends_on.clear();
+        match obj.get("depends_on") {
+            None | Some(Json::Null) => {}
+            Some(Json::Array(deps)) => {
+                for d in deps {
+                    depends_on.push(d.as_str().ok_or(shape(NodeField::DependsOn))?);
+                }
+            }
             Some(_) => return Err(shape(NodeField::DependsOn)),
-        };
+        }
         let priority = match obj.get("priority") {
             None | Some(Json::Null) => Priority::default(),
             Some(Json::Number(n)) => Priority::from_number(n).ok_or(shape(NodeField::Priority))?,
             Some(_) => return Err(shape(NodeField::Priority)),
         };
         let touches = touches_of(obj.get("touches")).map_err(|BadTouches| shape(NodeField::Touches))?;
-        has_touches |= touches.is_some();
-        out.push(PlanNode {
-            id,
-            depends_on,
-            priority,
-            touches,
-        });
+        builder.node(id, &depends_on, &priority, touches.as_deref());
     }
-    Ok((out, has_touches))
+    Ok(builder)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
@@ -1001,7 +678,11 @@ mod tests {
                 .collect();
             let mut naive: Vec<usize> = (0..nodes.len()).collect();
             naive.sort_by(|&a, &b| nodes[b].priority.cmp(&nodes[a].priority).then(a.cmp(&b)));
-            proptest::prop_assert_eq!(rank_order(&nodes), naive);
+            let mut priorities = Priorities::Narrow(Vec::new());
+            for node in &nodes {
+                priorities.push(&node.priority);
+            }
+            proptest::prop_assert_eq!(rank_order(&priorities), naive);
         }
 
         /// Issue 12 item 10: the parked queues give exactly the batches and holds of the naive rule,
@@ -1047,23 +728,31 @@ mod tests {
         }
     }
 
-    /// SW-55: the one-pass levels of a plan whose dependencies all precede their nodes are the levels
-    /// of the Kahn pass; the pass declines exactly when a dependency does not precede its node.
+    /// SW-55: the levels the builder keeps while every dependency precedes its node are the levels
+    /// of the Kahn pass; it keeps none exactly when a dependency does not precede its node.
     #[test]
-    fn forward_levels_are_the_kahn_levels_or_decline() {
+    fn forward_levels_are_the_kahn_levels_or_absent() {
         proptest::proptest!(|(spec in graph(), backwards in proptest::bool::ANY)| {
             let n = spec.len();
-            let mut graph = Graph { starts: vec![0], deps: Vec::new() };
+            let ids: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+            let mut builder = Builder::default();
+            let mut precede = true;
             for (i, (deps, _, _)) in spec.iter().enumerate() {
-                graph.deps.extend(deps.iter().copied().filter(|&d| d < n && (!backwards || d < i)));
-                graph.starts.push(graph.deps.len());
+                let deps: Vec<&str> = deps
+                    .iter()
+                    .filter(|&&d| d < n && (!backwards || d < i))
+                    .map(|&d| {
+                        precede &= d < i;
+                        ids[d].as_str()
+                    })
+                    .collect();
+                builder.node(&ids[i], &deps, &Priority::default(), None);
             }
-            let nodes: Vec<PlanNode<'_>> = (0..n).map(|_| PlanNode { id: "x", ..PlanNode::default() }).collect();
-            let precede = (0..n).all(|i| graph.edges(i).iter().all(|&d| d < i));
-            match forward_levels(&graph) {
+            let nodes = builder.finish().unwrap();
+            match &nodes.levels {
                 Some(levels) => {
                     proptest::prop_assert!(precede);
-                    proptest::prop_assert_eq!(Some(levels), kahn_levels(&nodes, &graph).ok());
+                    proptest::prop_assert_eq!(Some(levels.clone()), kahn_levels(&nodes.ids, &nodes.graph).ok());
                 }
                 None => proptest::prop_assert!(!precede),
             }
