@@ -30,6 +30,12 @@ pub trait Answer {
     fn emit<E: Emit>(&self, out: &mut E) {
         out.value(&self.to_answer());
     }
+
+    /// About how long the one-line text of the answer is, in bytes: room to write it into without
+    /// growing the buffer again and again (a guess; a plan of thousands of ids says its size).
+    fn size_hint(&self) -> usize {
+        4096
+    }
 }
 
 impl<T: Answer> Answer for Result<T, Refusal> {
@@ -44,6 +50,13 @@ impl<T: Answer> Answer for Result<T, Refusal> {
         match self {
             Ok(value) => value.emit(out),
             Err(refusal) => refusal.emit(out),
+        }
+    }
+
+    fn size_hint(&self) -> usize {
+        match self {
+            Ok(value) => value.size_hint(),
+            Err(refusal) => refusal.size_hint(),
         }
     }
 }
@@ -91,6 +104,13 @@ fn start(result: &str) -> Object {
 
 fn int(n: usize) -> Json {
     crate::budget::int(n as i128)
+}
+
+/// About how long a plan answer's one-line text is: each id twice (`batches`, `sequence`), quoted with
+/// its comma, and room for the rest.
+fn plan_size<S: AsRef<str>>(batches: &[Vec<S>]) -> usize {
+    let ids: usize = batches.iter().flatten().map(|id| id.as_ref().len() + 3).sum();
+    2 * ids + 4096
 }
 
 /// The opening of a plan answer: `{"result": "plan"`, `batches`, (`ready`,) `sequence`, `width`.
@@ -145,6 +165,10 @@ impl Answer for WorkPlan<'_> {
         }
         out.end_object();
     }
+
+    fn size_hint(&self) -> usize {
+        plan_size(&self.batches)
+    }
 }
 
 impl Answer for Plan {
@@ -152,6 +176,10 @@ impl Answer for Plan {
     /// `ranking` and `winner` (§7.3).
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))
+    }
+
+    fn size_hint(&self) -> usize {
+        plan_size(&self.batches)
     }
 
     fn emit<E: Emit>(&self, out: &mut E) {

@@ -339,7 +339,7 @@ fn decode(
 /// both written straight from the answer's tokens (the text block already as the JSON string the
 /// message carries).
 fn rendered(answer: &impl Answer) -> Outcome {
-    let mut structured = String::with_capacity(4096);
+    let mut structured = String::with_capacity(answer.size_hint());
     answer.emit(&mut sjson::Formatter::new(
         &mut structured,
         sjson::Style::STRUCTURED,

@@ -384,3 +384,29 @@ fn ranking_edges_sw138() {
     );
     assert!(!Fx::new(&doc).plan().contains("ranking"));
 }
+
+/// Issue 16 item 1: a plan's size hint is room for its one-line answer, so the text is written into
+/// one buffer that never grows, on a large graph and an empty one.
+#[test]
+fn a_plans_size_hint_holds_its_structured_text() {
+    use shiftwork_core::Answer;
+    use shiftwork_core::json::{Formatter, Style};
+    for n in [0usize, 1, 3_000] {
+        let nodes: Vec<String> = (0..n)
+            .map(|i| match i {
+                0 => format!(r#"{{"id": "node-{i}"}}"#),
+                _ => format!(r#"{{"id": "node-{i}", "depends_on": ["node-{}"]}}"#, i / 2),
+            })
+            .collect();
+        let value = shiftwork_core::json::parse(&format!("[{}]", nodes.join(", "))).unwrap();
+        let plan = shiftwork_core::work_plan(&value).unwrap();
+        let mut text = String::new();
+        plan.emit(&mut Formatter::new(&mut text, Style::STRUCTURED));
+        assert!(
+            plan.size_hint() >= text.len(),
+            "{n} nodes: {} < {}",
+            plan.size_hint(),
+            text.len()
+        );
+    }
+}
