@@ -280,6 +280,56 @@ fn a_second_signal_exits_at_once() {
     assert_eq!(status.code(), Some(128 + libc::SIGINT));
 }
 
+/// Issue 16 item 5 with a client that never reads its answers: the calls in flight are stuck writing
+/// to a full stdout, so they cannot finish; the first signal still ends the server after the grace,
+/// with exit 0 and a warning that says why.
+#[test]
+fn a_stop_signal_ends_the_server_after_the_grace_when_its_answers_are_never_read() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut server = Binary::serve(&[], &[("RUST_LOG", "warn")]);
+    server.initialize();
+    let mut stdin = server.take_stdin();
+    let sent = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&sent);
+    // tools/list answers ~24 kB each, far more than the pipe holds once thousands are unread.
+    std::thread::spawn(move || {
+        for id in 1_u64.. {
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n");
+            if std::io::Write::write_all(&mut stdin, line.as_bytes()).is_err() {
+                return;
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // The server has stopped reading (its calls in flight are blocked on stdout) once the writer makes
+    // no progress for half a second.
+    let mut last = usize::MAX;
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = sent.load(Ordering::SeqCst);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    assert_eq!(
+        sent.load(Ordering::SeqCst),
+        last,
+        "the server never stopped reading"
+    );
+    let grace = shiftwork_mcp::shutdown::GRACE;
+    server.signal(libc::SIGTERM);
+    let status = server
+        .wait_for_exit(grace + std::time::Duration::from_secs(20))
+        .expect("it exits after the grace even though its answers cannot be written");
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut server.take_stderr(), &mut stderr).unwrap();
+    let why = format!("still running after {} s", grace.as_secs());
+    assert!(stderr.contains(&why), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// Issue 12 item 9 (a stderr nobody reads): with every error reply logged (RUST_LOG=debug) and stderr
 /// never read, every request is still answered; the lines stderr could not take are dropped and
 /// counted.
