@@ -28,6 +28,7 @@ pub mod server;
 pub mod settings;
 pub mod shutdown;
 pub mod stdio;
+pub mod terminal;
 pub mod wire;
 
 pub use registry::{Group, Outcome, Registry, ToolDef};

@@ -122,7 +122,12 @@ impl Drop for LineWriter {
         if self.line.is_empty() {
             return;
         }
-        let line = std::mem::take(&mut self.line);
+        // A logged value (a tool's name, a refusal's sentence) may hold control characters: the line
+        // reaches a person, so they are escaped like every other text the binary prints.
+        let line = match crate::terminal::for_people(&String::from_utf8_lossy(&self.line)) {
+            std::borrow::Cow::Borrowed(_) => std::mem::take(&mut self.line),
+            std::borrow::Cow::Owned(escaped) => escaped.into_bytes(),
+        };
         self.queue.pending.fetch_add(1, Ordering::SeqCst);
         match self.queue.sender.try_send(line) {
             Ok(()) => {}

@@ -11,6 +11,7 @@ use shiftwork_mcp::cli::{self, Command};
 use shiftwork_mcp::registry::{Arguments, Outcome, Registry};
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::stdio::Session;
+use shiftwork_mcp::terminal::{print_err, print_json, print_out};
 use shiftwork_mcp::{Server, groups, instructions, log, shutdown};
 
 /// The server's allocator: a call builds and drops many small values (argument trees, plans, answer
@@ -120,7 +121,7 @@ fn main() -> ExitCode {
                 (Outcome::Answer(value, _), false) => value.to_string(),
                 (Outcome::Prerendered { structured, .. }, false) => structured.clone(),
             };
-            print_out(&format!("{text}\n"));
+            print_json(&text);
             log::flush(Duration::from_millis(200));
             ExitCode::SUCCESS
         }
@@ -148,30 +149,6 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
-}
-
-/// Writes to stdout. A reader that went away (`shiftwork-mcp call … | head`) ends the process quietly
-/// with status 0, as ripgrep does (issue 12 item 14); any other failure is reported on stderr.
-fn print_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = quiet_on_broken_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush())) {
-        print_err(&format!("shiftwork-mcp: cannot write the answer: {e}\n"));
-        std::process::exit(1);
-    }
-}
-
-/// Writes to stderr, ignoring a stderr that is gone.
-fn print_err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
-
-fn quiet_on_broken_pipe<T>(result: std::io::Result<T>) -> std::io::Result<T> {
-    if let Err(e) = &result
-        && e.kind() == std::io::ErrorKind::BrokenPipe
-    {
-        std::process::exit(0);
-    }
-    result
 }
 
 fn usage_error(message: &str) -> ExitCode {

@@ -12,9 +12,14 @@
 //! # Bounds
 //!
 //! At most [`MAX_IN_FLIGHT`] requests run at once, holding at most [`MAX_IN_FLIGHT_BYTES`] of request
-//! text: while either bound is reached no thread reads, so a client that never reads its answers
-//! stops being read instead of growing the server (issue 12 item 8). A line over
-//! [`wire::MAX_LINE`] is skipped to its end and refused; only its first bytes are kept, to find its id.
+//! text. While either bound is reached, one more thread goes on reading, so that control messages
+//! are still handled (issue 27 item 4): a `notifications/cancelled` ends its call (or drops a request
+//! not yet started), a `ping` is answered at once, and a malformed line is refused; only new work
+//! waits, *parked* in arrival order until a request ends and its worker takes the oldest. Once
+//! [`MAX_PARKED`] requests (or [`MAX_IN_FLIGHT_BYTES`] of their text) are parked, nothing more is
+//! read, so a client that never reads its answers stops being read instead of growing the server
+//! (issue 12 item 8). A line over [`wire::MAX_LINE`] is skipped to its end and refused; its id is
+//! looked for on the way ([`wire::IdFinder`]).
 //!
 //! # Cancellation and progress (issue 14)
 //!
@@ -34,10 +39,10 @@ use crate::wire::{self, IdKey, Message, Refusal};
 /// The most requests the server runs at once; reading stops while they run.
 pub const MAX_IN_FLIGHT: usize = 64;
 /// The most request text the requests in flight may hold together (one request of any size up to
-/// [`wire::MAX_LINE`] is always admitted when nothing else runs).
+/// [`wire::MAX_LINE`] is always admitted when nothing else runs), and the most the parked ones may.
 pub const MAX_IN_FLIGHT_BYTES: usize = 64 * 1024 * 1024;
-/// How much of an over-long line is kept to find its id.
-const KEPT_OF_A_LONG_LINE: usize = 64 * 1024;
+/// The most requests read while [`MAX_IN_FLIGHT`] run, waiting for one of them to end.
+pub const MAX_PARKED: usize = MAX_IN_FLIGHT;
 
 /// A running session: worker threads serving one input and one output.
 #[derive(Clone)]
@@ -61,6 +66,9 @@ impl Session {
             threads: AtomicUsize::new(1),
             busy: AtomicUsize::new(0),
             busy_bytes: AtomicUsize::new(0),
+            parked: Mutex::new(std::collections::VecDeque::new()),
+            parked_len: AtomicUsize::new(0),
+            parked_bytes: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             waiting: AtomicUsize::new(0),
@@ -79,7 +87,7 @@ impl Session {
     pub fn wait(&self) {
         let shared = &self.shared;
         shared.sleep_until(Wait::Closed, None, || shared.closed.load(Ordering::SeqCst));
-        shared.sleep_until(Wait::Idle, None, || shared.busy.load(Ordering::SeqCst) == 0);
+        shared.sleep_until(Wait::Idle, None, || shared.idle());
     }
 
     /// Stops taking work (SIGTERM, SIGINT): every request read from now on is refused, and every call
@@ -102,9 +110,7 @@ impl Session {
     /// Waits up to `timeout` until no request is in flight; true when none is.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let shared = &self.shared;
-        shared.sleep_until(Wait::Idle, Some(Instant::now() + timeout), || {
-            shared.busy.load(Ordering::SeqCst) == 0
-        })
+        shared.sleep_until(Wait::Idle, Some(Instant::now() + timeout), || shared.idle())
     }
 
     /// The number of requests in flight.
@@ -153,6 +159,11 @@ struct Shared {
     /// Requests being handled, and the bytes of their lines.
     busy: AtomicUsize,
     busy_bytes: AtomicUsize,
+    /// Requests read while no slot was free, oldest first; `parked_len` is raised before a request is
+    /// parked and `busy` is lowered before the parked ones are looked at (see [`Shared::park`]).
+    parked: Mutex<std::collections::VecDeque<Parked>>,
+    parked_len: AtomicUsize,
+    parked_bytes: AtomicUsize,
     /// The input ended or the output failed: no more reading.
     closed: AtomicBool,
     /// A signal asked the server to stop.
@@ -174,8 +185,16 @@ enum Wait {
     Closed = 0,
     /// No request in flight.
     Idle = 1,
-    /// The request text in flight fell under [`MAX_IN_FLIGHT_BYTES`].
+    /// Parked requests left room for more.
     Budget = 2,
+}
+
+/// A request read while every slot was taken.
+struct Parked {
+    line: LineBuf,
+    key: IdKey,
+    /// The client cancelled it before it started: it is dropped unanswered.
+    cancelled: bool,
 }
 
 #[derive(Default)]
@@ -282,27 +301,61 @@ impl Shared {
         self.wake(&[Wait::Closed, Wait::Idle, Wait::Budget]);
     }
 
+    /// No request runs and none is parked.
+    fn idle(&self) -> bool {
+        self.busy.load(Ordering::SeqCst) == 0 && self.parked_len.load(Ordering::SeqCst) == 0
+    }
+
+    /// The parked requests fill their bound: nothing more is read.
+    fn parked_full(&self) -> bool {
+        self.parked_len.load(Ordering::SeqCst) >= MAX_PARKED
+            || self.parked_bytes.load(Ordering::SeqCst) >= MAX_IN_FLIGHT_BYTES
+    }
+
+    /// Takes a slot for a request of `size` bytes when one is free: fewer than [`MAX_IN_FLIGHT`] run,
+    /// and they hold less than [`MAX_IN_FLIGHT_BYTES`] (or none runs at all).
+    fn try_admit(&self, size: usize) -> bool {
+        let admitted = self
+            .busy
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |busy| {
+                (busy < MAX_IN_FLIGHT
+                    && (busy == 0 || self.busy_bytes.load(Ordering::SeqCst) < MAX_IN_FLIGHT_BYTES))
+                    .then_some(busy + 1)
+            })
+            .is_ok();
+        if admitted {
+            self.busy_bytes.fetch_add(size, Ordering::SeqCst);
+        }
+        admitted
+    }
+
+    /// Gives back the slot of a request of `size` bytes.
+    fn release(&self, size: usize) {
+        let bytes = self.busy_bytes.fetch_sub(size, Ordering::SeqCst) - size;
+        let busy = self.busy.fetch_sub(1, Ordering::SeqCst) - 1;
+        if busy == 0 {
+            self.wake(&[Wait::Idle, Wait::Budget]);
+        } else if bytes < MAX_IN_FLIGHT_BYTES {
+            self.wake(&[Wait::Budget]);
+        }
+    }
+
     /// Reads and serves one line; false when this worker should end.
     fn serve_one(self: &Arc<Self>) -> bool {
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
         self.waiting.fetch_sub(1, Ordering::SeqCst);
-        if self.busy.load(Ordering::SeqCst) > 0
-            && self.busy_bytes.load(Ordering::SeqCst) >= MAX_IN_FLIGHT_BYTES
-        {
+        if self.parked_full() {
             self.sleep_until(Wait::Budget, None, || {
-                self.closed.load(Ordering::SeqCst)
-                    || self.busy.load(Ordering::SeqCst) == 0
-                    || self.busy_bytes.load(Ordering::SeqCst) < MAX_IN_FLIGHT_BYTES
+                self.closed.load(Ordering::SeqCst) || !self.parked_full()
             });
         }
         if self.closed.load(Ordering::SeqCst) {
             return false;
         }
-        let line = match input.next_line() {
+        let mut line = match input.next_line() {
             Ok(Line::Message(line)) => line,
-            Ok(Line::TooLong { kept, length }) => {
-                let id = wire::recover_id(&kept);
+            Ok(Line::TooLong { id, length }) => {
                 tracing::debug!(length, "answered: a line over 16 MiB");
                 drop(input);
                 let refusal = Refusal {
@@ -327,29 +380,120 @@ impl Shared {
             }
         };
         let size = line.len();
+        if self.parked_len.load(Ordering::SeqCst) > 0 || !self.try_admit(size) {
+            // Every slot is taken: this thread stays the reader, handles a control message at once
+            // and parks new work.
+            match self.overloaded(line) {
+                Some(admitted) => line = admitted,
+                None => return true,
+            }
+        }
         let work = self.classify(&line);
-        self.busy.fetch_add(1, Ordering::SeqCst);
-        self.busy_bytes.fetch_add(size, Ordering::SeqCst);
-        // Someone must read while this thread works: an idle worker, or a new one (up to the bound).
-        if self.waiting.load(Ordering::SeqCst) == 0 && self.threads.load(Ordering::SeqCst) < MAX_IN_FLIGHT {
+        // Someone must read while this thread works: an idle worker, or a new one (one more than the
+        // slots, so that control messages are read while every slot is taken).
+        if self.waiting.load(Ordering::SeqCst) == 0 && self.threads.load(Ordering::SeqCst) <= MAX_IN_FLIGHT {
             self.threads.fetch_add(1, Ordering::SeqCst);
             if !Shared::spawn(self) {
                 self.threads.fetch_sub(1, Ordering::SeqCst);
             }
         }
         drop(input);
+        self.finish(work);
+        line.recycle();
+        self.release(size);
+        self.run_parked();
+        true
+    }
+
+    /// Runs the work of an admitted line.
+    fn finish(&self, work: Work<'_>) {
         if let Some(serial) = self.run(work) {
             self.calls().list.retain(|c| c.serial != serial);
         }
-        line.recycle();
-        let bytes = self.busy_bytes.fetch_sub(size, Ordering::SeqCst) - size;
-        let busy = self.busy.fetch_sub(1, Ordering::SeqCst) - 1;
-        if busy == 0 {
-            self.wake(&[Wait::Idle, Wait::Budget]);
-        } else if bytes < MAX_IN_FLIGHT_BYTES {
-            self.wake(&[Wait::Budget]);
+    }
+
+    /// A line read while every slot is taken (issue 27 item 4): a notification takes effect, a `ping`
+    /// is answered and a malformed line refused, here and now; a request is parked, unless a slot
+    /// freed meanwhile and none is parked before it, when it is returned admitted.
+    fn overloaded(self: &Arc<Self>, line: LineBuf) -> Option<LineBuf> {
+        let key = match wire::decode(&line) {
+            Ok(None | Some(Message::Response)) => return None,
+            Ok(Some(Message::Notification { method, params })) => {
+                if method == "notifications/cancelled"
+                    && let Some(request) = params.request_id
+                {
+                    self.cancel(&IdKey::of(request));
+                }
+                return None;
+            }
+            Ok(Some(Message::Request { id, method, params })) if method == "ping" => {
+                self.send(&self.server.respond(id, &method, &params));
+                return None;
+            }
+            Ok(Some(Message::Request { id, .. })) => id.key(),
+            Err(refusal) => {
+                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a malformed message");
+                self.send(&server::refusal_line(&refusal));
+                return None;
+            }
+        };
+        self.park(line, key)
+    }
+
+    /// Parks a request, or returns it admitted when a slot is free and nothing is parked before it.
+    ///
+    /// No parked request waits while a slot is free: the parker raises `parked_len` before it looks
+    /// at `busy`, and a finishing worker lowers `busy` before it looks at `parked_len` (both
+    /// sequentially consistent), so one of the two sees the other; the queue's lock orders the rest.
+    fn park(&self, line: LineBuf, key: IdKey) -> Option<LineBuf> {
+        let size = line.len();
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        self.parked_len.fetch_add(1, Ordering::SeqCst);
+        if parked.is_empty() && self.try_admit(size) {
+            self.parked_len.fetch_sub(1, Ordering::SeqCst);
+            return Some(line);
         }
-        true
+        self.parked_bytes.fetch_add(size, Ordering::SeqCst);
+        parked.push_back(Parked {
+            line,
+            key,
+            cancelled: false,
+        });
+        None
+    }
+
+    /// Runs parked requests, oldest first, while a slot is free for them.
+    fn run_parked(self: &Arc<Self>) {
+        while self.parked_len.load(Ordering::SeqCst) > 0 {
+            let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(size) = parked.front().map(|p| p.line.len()) else {
+                return;
+            };
+            if !self.try_admit(size) {
+                return;
+            }
+            let Some(next) = parked.pop_front() else {
+                self.release(size);
+                return;
+            };
+            self.parked_bytes.fetch_sub(size, Ordering::SeqCst);
+            self.parked_len.fetch_sub(1, Ordering::SeqCst);
+            self.wake(&[Wait::Budget]);
+            if next.cancelled {
+                drop(parked);
+                tracing::debug!("a request cancelled before it started was dropped");
+                next.line.recycle();
+                self.release(size);
+                continue;
+            }
+            // Entered in flight while the queue is locked, so that a cancel finds it in one place or
+            // the other.
+            let work = self.classify(&next.line);
+            drop(parked);
+            self.finish(work);
+            next.line.recycle();
+            self.release(size);
+        }
     }
 
     /// Decodes a line while this thread still holds the input: notifications take effect here, in
@@ -469,8 +613,15 @@ impl Shared {
         }
     }
 
-    /// `notifications/cancelled`: cancels the calls in flight with that id.
+    /// `notifications/cancelled`: cancels the calls in flight with that id, and drops the parked
+    /// requests with it.
     fn cancel(&self, key: &IdKey) {
+        // The queue stays locked while the calls are looked at: a parked request is entered in
+        // flight under this lock, so the cancel sees it in one place or the other.
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        for p in parked.iter_mut().filter(|p| p.key == *key) {
+            p.cancelled = true;
+        }
         let contexts: Vec<CallContext> = {
             let calls = self.calls();
             calls
@@ -483,6 +634,7 @@ impl Shared {
                 })
                 .collect()
         };
+        drop(parked);
         for context in contexts {
             context.cancel();
         }
@@ -550,9 +702,9 @@ fn write_all_vectored(output: &mut dyn Write, pieces: &[&[u8]]) -> io::Result<()
 /// One line of input.
 enum Line {
     Message(LineBuf),
-    /// A line over [`wire::MAX_LINE`]: its first bytes and its length.
+    /// A line over [`wire::MAX_LINE`]: the id its top level shows, wherever it stands, and its length.
     TooLong {
-        kept: Vec<u8>,
+        id: Option<String>,
         length: usize,
     },
     End,
@@ -654,12 +806,12 @@ impl LineReader {
             if let Some(at) = memchr::memchr(b'\n', &self.buf[self.searched..self.end]) {
                 let newline = self.searched + at;
                 if newline - self.start > wire::MAX_LINE {
-                    let kept = self.buf[self.start..self.start + KEPT_OF_A_LONG_LINE].to_vec();
+                    let id = wire::recover_id(&self.buf[self.start..newline]);
                     let length = newline - self.start;
                     self.start = newline + 1;
                     self.searched = self.start;
                     self.shrink();
-                    return Ok(Line::TooLong { kept, length });
+                    return Ok(Line::TooLong { id, length });
                 }
                 let line = self.line(newline);
                 return Ok(Line::Message(line));
@@ -736,17 +888,19 @@ impl LineReader {
         }
     }
 
-    /// The current line is over the limit: keep its start, drop the rest up to its newline.
+    /// The current line is over the limit: drop it up to its newline, looking for its id on the way.
     fn skip_long_line(&mut self) -> io::Result<Line> {
-        let kept = self.buf[self.start..self.start + KEPT_OF_A_LONG_LINE].to_vec();
+        let mut finder = wire::IdFinder::new();
         let mut length = 0;
         loop {
             if let Some(at) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                finder.feed(&self.buf[self.start..self.start + at]);
                 length += at;
                 self.start += at + 1;
                 self.searched = self.start;
                 break;
             }
+            finder.feed(&self.buf[self.start..self.end]);
             length += self.end - self.start;
             self.start = self.end;
             self.searched = self.end;
@@ -756,7 +910,10 @@ impl LineReader {
             self.fill()?;
         }
         self.shrink();
-        Ok(Line::TooLong { kept, length })
+        Ok(Line::TooLong {
+            id: finder.finish(),
+            length,
+        })
     }
 
     /// Gives back the memory a long line took, once little is left unread.
@@ -795,7 +952,7 @@ mod tests {
             match reader.next_line().unwrap() {
                 Line::Message(l) if l.len() > 100 => out.push(format!("a line of {} bytes", l.len())),
                 Line::Message(l) => out.push(String::from_utf8(l.to_vec()).unwrap()),
-                Line::TooLong { kept, length } => out.push(format!("long {length} {}", kept.len())),
+                Line::TooLong { id, length } => out.push(format!("long {length} {id:?}")),
                 Line::End => return out,
             }
         }
@@ -918,7 +1075,7 @@ mod tests {
                     lines(big, step),
                     [
                         "x".to_owned(),
-                        format!("long {} {KEPT_OF_A_LONG_LINE}", wire::MAX_LINE + 10),
+                        format!("long {} None", wire::MAX_LINE + 10),
                         "z".to_owned()
                     ],
                     "{step}"

@@ -339,53 +339,208 @@ pub fn is_json(text: &str) -> bool {
 
 /// The id token of a message that could not be decoded whole, when its top level shows one: a lenient
 /// walk over the members of the top-level object (as far as the text goes) that takes the value of
-/// `"id"` when it is a well-formed string or number followed by a delimiter.
+/// `"id"` when it is a well-formed string or number followed by a delimiter (the last such member,
+/// wherever it stands). [`IdFinder`] is the same walk over a text given in pieces.
 pub fn recover_id(line: &[u8]) -> Option<String> {
-    let mut scan = Scan::new(line);
-    scan.ws();
-    if !scan.eat(b'{') {
-        return None;
+    let mut finder = IdFinder::new();
+    finder.feed(line);
+    finder.finish()
+}
+
+/// [`recover_id`] over a text that arrives in pieces, in constant memory: how the id of a line too
+/// long to keep is found, wherever in the line it stands (issue 27 item 15: some clients write `id`
+/// last). The pieces are walked once; only the id's token is kept, up to [`MAX_RECOVERED_ID`] bytes.
+///
+/// ```
+/// use shiftwork_mcp::wire::IdFinder;
+/// let mut finder = IdFinder::new();
+/// for piece in [&br#"{"method":"x","params":{"a":"}"#[..], br#"\"","b":[1,{"id":2}]},"#, br#""id" : 7 }"#] {
+///     finder.feed(piece);
+/// }
+/// assert_eq!(finder.finish().as_deref(), Some("7"));
+/// ```
+#[derive(Debug, Default)]
+pub struct IdFinder {
+    state: FindState,
+    /// Bytes of the current key, while it may still be `id` (at most 3: `id` and its quote).
+    key: Vec<u8>,
+    /// The current key is `id`.
+    key_is_id: bool,
+    /// The token of the current value, while it is the id's and short enough.
+    token: Option<Vec<u8>>,
+    /// Nesting within the current value, and where a string within it stands.
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    found: Option<String>,
+}
+
+/// The longest id token [`IdFinder`] keeps.
+pub const MAX_RECOVERED_ID: usize = 64 * 1024;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum FindState {
+    /// Before the top-level `{`.
+    #[default]
+    Start,
+    /// Before a key (after `{` or `,`).
+    Key,
+    /// Within a key's string.
+    InKey,
+    /// After a key, before its `:`.
+    Colon,
+    /// After a `:`, before the value.
+    Value,
+    /// Within a value: up to the next `,` or `}` outside brackets and strings.
+    InValue,
+    /// The walk is over.
+    Done,
+}
+
+impl IdFinder {
+    /// A finder at the start of a text.
+    pub fn new() -> Self {
+        IdFinder::default()
     }
-    let mut found = None;
-    loop {
-        scan.ws();
-        let key_start = scan.pos;
-        if scan.lenient_string().is_none() {
-            return found;
-        }
-        let key = &line[key_start..scan.pos];
-        scan.ws();
-        if !scan.eat(b':') {
-            return found;
-        }
-        scan.ws();
-        if key == b"\"id\"" {
-            let start = scan.pos;
-            let mut probe = Scan::new(line);
-            probe.pos = start;
-            let ok = match line.get(start) {
-                Some(b'"') => probe.skip_string().is_ok(),
-                Some(b'-' | b'0'..=b'9') => {
-                    probe.number().is_ok()
-                        && std::str::from_utf8(&line[start..probe.pos]).is_ok_and(integer_id)
-                }
-                _ => false,
-            };
-            if ok {
-                let end = probe.pos;
-                probe.ws();
-                if matches!(probe.peek(), Some(b',' | b'}')) {
-                    found = std::str::from_utf8(&line[start..end]).ok().map(str::to_owned);
+
+    /// Walks the next piece of the text.
+    pub fn feed(&mut self, piece: &[u8]) {
+        let mut i = 0;
+        while i < piece.len() {
+            if self.state == FindState::Done {
+                return;
+            }
+            // The bulk of a long line is string content: skip it up to a quote or a backslash.
+            if self.in_string && !self.escaped && self.token.is_none() {
+                match memchr::memchr2(b'"', b'\\', &piece[i..]) {
+                    Some(at) => i += at,
+                    None => return,
                 }
             }
+            let b = piece[i];
+            i += 1;
+            self.step(b);
         }
-        if scan.lenient_value().is_none() {
-            return found;
+    }
+
+    fn step(&mut self, b: u8) {
+        let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        match self.state {
+            FindState::Start if ws => {}
+            FindState::Start => {
+                self.state = if b == b'{' {
+                    FindState::Key
+                } else {
+                    FindState::Done
+                }
+            }
+            FindState::Key if ws => {}
+            FindState::Key if b == b'"' => {
+                self.state = FindState::InKey;
+                self.key.clear();
+                self.key_is_id = false;
+            }
+            FindState::Key => self.state = FindState::Done,
+            FindState::InKey => {
+                if self.escaped {
+                    self.escaped = false;
+                    self.key.push(b'\\');
+                } else if b == b'\\' {
+                    self.escaped = true;
+                    return;
+                } else if b == b'"' {
+                    self.key_is_id = self.key == b"id";
+                    self.state = FindState::Colon;
+                    return;
+                }
+                if self.key.len() < 3 {
+                    self.key.push(b);
+                }
+            }
+            FindState::Colon if ws => {}
+            FindState::Colon => {
+                self.state = if b == b':' {
+                    FindState::Value
+                } else {
+                    FindState::Done
+                }
+            }
+            FindState::Value if ws => {}
+            FindState::Value => {
+                self.state = FindState::InValue;
+                self.token = self.key_is_id.then(Vec::new);
+                self.value_byte(b);
+            }
+            FindState::InValue => self.value_byte(b),
+            FindState::Done => {}
         }
-        scan.ws();
-        if !scan.eat(b',') {
-            return found;
+    }
+
+    /// One byte of a value, skipped without judging it: up to the next `,` or `}` outside brackets
+    /// and strings.
+    fn value_byte(&mut self, b: u8) {
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+        } else {
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => self.depth += 1,
+                b']' | b'}' if self.depth > 0 => self.depth -= 1,
+                b',' | b'}' if self.depth == 0 => {
+                    self.end_value();
+                    self.state = if b == b',' {
+                        FindState::Key
+                    } else {
+                        FindState::Done
+                    };
+                    return;
+                }
+                _ => {}
+            }
         }
+        if let Some(token) = &mut self.token {
+            if token.len() < MAX_RECOVERED_ID {
+                token.push(b);
+            } else {
+                self.token = None;
+            }
+        }
+    }
+
+    /// The value ended at a delimiter: when it was the id's, it counts if it is one well-formed string
+    /// or integer.
+    fn end_value(&mut self) {
+        let Some(token) = self.token.take() else {
+            return;
+        };
+        let end = token
+            .iter()
+            .rposition(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .map_or(0, |p| p + 1);
+        let token = &token[..end];
+        let mut probe = Scan::new(token);
+        let ok = match token.first() {
+            Some(b'"') => probe.skip_string().is_ok(),
+            Some(b'-' | b'0'..=b'9') => {
+                probe.number().is_ok() && std::str::from_utf8(token).is_ok_and(integer_id)
+            }
+            _ => false,
+        };
+        if ok && probe.pos == token.len() {
+            self.found = std::str::from_utf8(token).ok().map(str::to_owned);
+        }
+    }
+
+    /// The id found: the last `"id"` member whose value was a well-formed string or integer followed
+    /// by a delimiter.
+    pub fn finish(self) -> Option<String> {
+        self.found
     }
 }
 
@@ -960,42 +1115,6 @@ impl<'a> Scan<'a> {
         self.pos += 4;
         Ok(unit)
     }
-
-    /// Skips a string without judging it (for [`recover_id`]); `None` when the text ends first.
-    fn lenient_string(&mut self) -> Option<()> {
-        if !self.eat(b'"') {
-            return None;
-        }
-        while let Some(b) = self.peek() {
-            self.pos += 1;
-            match b {
-                b'"' => return Some(()),
-                b'\\' => self.pos += 1,
-                _ => {}
-            }
-        }
-        None
-    }
-
-    /// Skips a value without judging it (for [`recover_id`]): up to the next `,` or `}` outside
-    /// brackets and strings; `None` when the text ends first.
-    fn lenient_value(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        while let Some(b) = self.peek() {
-            match b {
-                b'"' => {
-                    self.lenient_string()?;
-                    continue;
-                }
-                b'[' | b'{' => depth += 1,
-                b']' | b'}' if depth > 0 => depth -= 1,
-                b',' | b'}' if depth == 0 => return Some(()),
-                _ => {}
-            }
-            self.pos += 1;
-        }
-        None
-    }
 }
 
 /// The end of the array or object at `start` and where its first number beyond a double starts,
@@ -1155,6 +1274,49 @@ mod tests {
             let theirs = serde_json::from_str::<serde_json::Value>(&line).is_ok();
             assert_eq!(ours, theirs, "{line}");
         }
+    }
+
+    /// Issue 27 item 15 (an id anywhere in a message, however long): the finder takes the top-level
+    /// id wherever it stands, the last one when there are several, never one inside a value, and
+    /// answers the same however the text is cut into pieces.
+    #[test]
+    fn the_top_level_id_is_found_wherever_it_stands_in_any_pieces() {
+        let check = |text: &str, expected: Option<&str>| {
+            assert_eq!(recover_id(text.as_bytes()).as_deref(), expected, "{text}");
+            for cut in 1..text.len().min(40) {
+                let mut finder = IdFinder::new();
+                for piece in text.as_bytes().chunks(cut) {
+                    finder.feed(piece);
+                }
+                assert_eq!(finder.finish().as_deref(), expected, "{text} in pieces of {cut}");
+            }
+        };
+        for (text, expected) in [
+            (r#"{"id":1,"method":"m"}"#, Some("1")),
+            (
+                r#"{"method":"m","params":{"x":"\"id\":5"},"id":"last"}"#,
+                Some(r#""last""#),
+            ),
+            (r#"{"params":{"id":9,"a":[{"id":8}]}, "id" : -3 }"#, Some("-3")),
+            (r#"{"id":1,"id":2}"#, Some("2")),
+            (r#"{"id":1,"x":[1,2}"#, Some("1")),
+            (r#"{"id":1.5}"#, None),
+            (r#"{"id":18446744073709551616}"#, None),
+            (r#"{"id":null}"#, None),
+            (r#"{"id":{"a":1}}"#, None),
+            (r#"{"id":"a\u0041"}"#, Some(r#""a\u0041""#)),
+            (r#"{"id":7"#, None),
+            (r#"{"i\u0064":7}"#, None),
+            (r#"{"idx":7,"xid":8}"#, None),
+            (r#"[{"id":1}]"#, None),
+            (r#"  {"a":"}{","id":"x y"}"#, Some(r#""x y""#)),
+        ] {
+            check(text, expected);
+        }
+        let long = format!(r#"{{"params":{{"x":"{}"}},"id":42}}"#, "y".repeat(1 << 20));
+        check(&long, Some("42"));
+        let huge_id = format!(r#"{{"id":"{}"}}"#, "z".repeat(MAX_RECOVERED_ID));
+        check(&huge_id, None);
     }
 
     #[test]

@@ -271,6 +271,81 @@ fn requests_in_flight_are_bounded_to_64() {
     assert_eq!(most.load(Ordering::SeqCst), 64);
 }
 
+/// Issue 27 item 4 (control under load): with 64 calls in flight waiting to be cancelled, a `ping` is
+/// answered and a `notifications/cancelled` ends its call while every slot is still taken; a request
+/// read meanwhile is parked, a parked request cancelled before it starts is never run nor answered,
+/// and the others run, oldest first, as slots free.
+#[test]
+fn control_messages_are_handled_while_every_slot_is_taken() {
+    let started = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&started);
+    let wait = tool("wait", &["name"], move |args| {
+        let name = args
+            .map()
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        seen.lock().unwrap().push(name.clone());
+        let gate = Arc::new(Gate::default());
+        let opener = Arc::clone(&gate);
+        args.context().on_cancel(move || opener.open());
+        gate.wait(Duration::from_secs(60));
+        Outcome::Answer(json!({"result": "ended", "name": name}), TextStyle::Compact)
+    });
+    let mut peer = peer(vec![wait]);
+    let max = shiftwork_mcp::stdio::MAX_IN_FLIGHT;
+    for i in 0..max {
+        peer.send(&call(json!(i), "wait", json!({"name": format!("w{i}")})));
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while started.lock().unwrap().len() < max && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(started.lock().unwrap().len(), max, "every slot is taken");
+    // Two requests of new work are parked; the first is then cancelled before it starts.
+    peer.send(&call(json!("p1"), "wait", json!({"name": "parked-1"})));
+    peer.send(&call(json!("p2"), "wait", json!({"name": "parked-2"})));
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "p1"}}));
+    peer.send(&json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}));
+    let pong = peer
+        .receive_line(Duration::from_secs(10))
+        .expect("the ping is answered while every slot is taken");
+    assert_eq!(
+        serde_json::from_str::<Value>(&pong).unwrap(),
+        json!({"jsonrpc": "2.0", "id": "ping", "result": {}})
+    );
+    // A cancel read while every slot is taken ends its call (whose answer is not sent).
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}));
+    // The freed slot goes to the oldest parked request that was not cancelled.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !started.lock().unwrap().iter().any(|n| n == "parked-2") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let names = started.lock().unwrap().clone();
+    assert!(names.iter().any(|n| n == "parked-2"), "the parked request ran");
+    assert!(
+        !names.iter().any(|n| n == "parked-1"),
+        "a cancelled parked request never runs"
+    );
+    // Cancelling the rest ends them all; every answer but the cancelled ones' is sent.
+    for i in (0..max).filter(|i| *i != 3) {
+        peer.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}}),
+        );
+    }
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "p2"}}));
+    peer.send(&json!({"jsonrpc": "2.0", "id": "last", "method": "ping"}));
+    let last = peer
+        .receive_line(Duration::from_secs(10))
+        .expect("the last ping is answered");
+    assert_eq!(
+        serde_json::from_str::<Value>(&last).unwrap()["id"],
+        "last",
+        "no cancelled call was answered"
+    );
+}
+
 /// Issue 12 item 12, issue 16 item 5: malformed requests are answered with a JSON-RPC error, with
 /// the request's id when it can be read and `null` otherwise; the server goes on serving.
 #[test]
@@ -368,17 +443,28 @@ fn malformed_requests_get_an_error_with_the_id_when_it_can_be_read() {
     assert_eq!(peer.receive()["id"], 11);
 }
 
-/// Issue 12 item 12: a line over 16 MiB is skipped and refused with its id (read from its start);
-/// the next line is served.
+/// Issue 12 item 12: a line over 16 MiB is skipped and refused with its id; the next line is served.
+/// Issue 27 item 15 (an id anywhere in a message, however long): the id is found wherever it stands,
+/// also after 16 MiB of arguments.
 #[test]
 fn a_line_over_16_mib_is_refused_with_its_id_and_the_next_is_served() {
+    let big = "x".repeat(wire::MAX_LINE + 1);
+    for line in [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"t","arguments":{{"x":"{big}"}}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"t","arguments":{{"x":"{big}","id":"no"}}}},"id":"big"}}"#
+        ),
+    ] {
+        a_long_line_is_refused_with_its_id(line);
+    }
+}
+
+fn a_long_line_is_refused_with_its_id(line: String) {
     let mut peer = peer(vec![tool("t", &["x"], |_| {
         Outcome::Answer(json!({"result": "ok"}), TextStyle::Compact)
     })]);
-    let big = "x".repeat(wire::MAX_LINE + 1);
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"t","arguments":{{"x":"{big}"}}}}}}"#
-    );
     let mut writer = peer.writer();
     let sender = std::thread::spawn(move || {
         std::io::Write::write_all(&mut writer, line.as_bytes()).unwrap();

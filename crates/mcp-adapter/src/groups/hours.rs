@@ -73,7 +73,7 @@ pub fn server_zone(settings: &Settings, zone: &Setting, user: &str) -> Result<Tz
     };
     let resolved = resolve_server_zone(flag, env, || iana_time_zone::get_timezone().ok())?;
     if let Some(warning) = &resolved.warning {
-        eprintln!("shiftwork-mcp: warning: {warning}; {user} uses UTC");
+        crate::terminal::print_err(&format!("shiftwork-mcp: warning: {warning}; {user} uses UTC\n"));
     }
     Ok(resolved.zone)
 }
