@@ -1,6 +1,22 @@
 //! The MCP methods over the registry (MC-1, MC-7, MC-8, MC-10, MC-12): `initialize`, `ping`,
-//! `tools/list` and `tools/call`, answered as JSON-RPC message lines. The stdio transport
-//! ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to answer.
+//! `server/discover`, `tools/list` and `tools/call`, answered as JSON-RPC message lines. The stdio
+//! transport ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to
+//! answer.
+//!
+//! # Protocol versions
+//!
+//! Every version a client may speak is served, and each request is judged by itself ([`Era`]):
+//!
+//! - **2026-07-28, stateless.** A request whose `params._meta` carries
+//!   `io.modelcontextprotocol/protocolVersion` names its version and the client's capabilities
+//!   itself; nothing is carried over from an earlier request, and no handshake is needed.
+//!   `server/discover` answers the versions, capabilities and instructions; every result carries
+//!   `resultType: "complete"` and the server's identity in `_meta`. An envelope missing the
+//!   capabilities, or with a version that is not a string, is `-32602`; a version this server does not
+//!   speak is `-32022` with `data: {"supported": [...], "requested": ...}`.
+//! - **2024-11-05 … 2025-11-25, with the `initialize` handshake.** A request without the envelope
+//!   is answered as these versions answer it. `initialize` is always of this family (2026-07-28 has
+//!   no handshake): asked for 2026-07-28 it answers the newest version it has, 2025-11-25.
 //!
 //! Answers are written straight into the response line: a tool's answer is rendered once and its text
 //! placed both in the text block and, unparsed, as `structuredContent`; `tools/list` never changes while
@@ -27,6 +43,108 @@ pub const SERVER_NAME: &str = "shiftwork-mcp";
 /// client's cache arithmetic overflows.
 pub const TOOLS_TTL_MS: u64 = i32::MAX as u64;
 
+/// The protocol versions of the stateless protocol (per-request `_meta`), oldest first.
+pub const STATELESS_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// What a 2026-07-28 result carries after its own members: its type and the server's identity.
+const STATELESS_TAIL: &str = concat!(
+    r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"shiftwork-mcp","version":""#,
+    env!("CARGO_PKG_VERSION"),
+    r#""}}"#
+);
+
+/// The protocol a request speaks, read from the request alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// A version with the `initialize` handshake (2024-11-05 … 2025-11-25).
+    Handshake,
+    /// The stateless protocol at this version (2026-07-28): results carry `resultType` and the
+    /// server's identity.
+    Stateless(&'static str),
+}
+
+impl Era {
+    /// Which protocol a request of `method` with `params` speaks (see the module's documentation),
+    /// or the JSON-RPC error refusing its envelope.
+    pub fn of(id: Option<&str>, method: &str, params: &Params<'_>) -> Result<Era, Refusal> {
+        let refuse = |code: i32, message: String, data: Option<String>| Refusal {
+            code,
+            message,
+            id: id.map(str::to_owned),
+            data,
+        };
+        if method == "initialize" {
+            return Ok(Era::Handshake);
+        }
+        let Some(envelope) = &params.envelope else {
+            // A discovery is of the stateless protocol whether or not the client said so.
+            return Ok(if method == "server/discover" {
+                Era::Stateless(STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1])
+            } else {
+                Era::Handshake
+            });
+        };
+        if envelope.capabilities.is_none() {
+            return Err(refuse(
+                wire::INVALID_PARAMS,
+                format!(
+                    "params._meta is missing the required envelope key(s): {}",
+                    wire::META_CLIENT_CAPABILITIES
+                ),
+                None,
+            ));
+        }
+        let requested = match &envelope.version {
+            Ok(version) => version,
+            Err(kind) => {
+                return Err(refuse(
+                    wire::INVALID_PARAMS,
+                    format!(
+                        "params._meta[\"{}\"] must be a string, not {}",
+                        wire::META_PROTOCOL_VERSION,
+                        kind.described()
+                    ),
+                    None,
+                ));
+            }
+        };
+        match STATELESS_VERSIONS.iter().find(|v| **v == requested.as_ref()) {
+            Some(version) => Ok(Era::Stateless(version)),
+            None => {
+                let requested = clip_echo(requested);
+                let data = serde_json::json!({"supported": STATELESS_VERSIONS, "requested": requested});
+                Err(refuse(
+                    wire::UNSUPPORTED_PROTOCOL_VERSION,
+                    format!(
+                        "Unsupported protocol version '{requested}': this server speaks {} per request, and \
+                         2024-11-05 to 2025-11-25 after initialize",
+                        STATELESS_VERSIONS.join(", ")
+                    ),
+                    Some(data.to_string()),
+                ))
+            }
+        }
+    }
+
+    /// A result's JSON text as this protocol writes it: a 2026-07-28 result gains `resultType` and
+    /// the server's identity (`result` is an object's text).
+    pub fn result(self, result: &str) -> Cow<'_, str> {
+        match self {
+            Era::Handshake => Cow::Borrowed(result),
+            Era::Stateless(_) => {
+                let body = result.trim_end();
+                let body = body.strip_suffix('}').unwrap_or(body);
+                let tail = if body.trim_end().ends_with('{') {
+                    &STATELESS_TAIL[1..]
+                } else {
+                    STATELESS_TAIL
+                };
+                Cow::Owned(format!("{body}{tail}}}"))
+            }
+        }
+    }
+}
+
 /// The MCP server: a registry of tools and the server's `instructions`.
 #[derive(Clone)]
 pub struct Server {
@@ -37,6 +155,7 @@ struct Inner {
     registry: Registry,
     instructions: String,
     tools_list: OnceLock<String>,
+    stateless_tools_list: OnceLock<String>,
 }
 
 impl Server {
@@ -47,6 +166,7 @@ impl Server {
                 registry,
                 instructions,
                 tools_list: OnceLock::new(),
+                stateless_tools_list: OnceLock::new(),
             }),
         }
     }
@@ -86,18 +206,50 @@ impl Server {
         })
     }
 
+    /// The `tools/list` result of a 2026-07-28 request ([`Server::tools_list`] with `resultType`
+    /// and the server's identity).
+    fn stateless_tools_list(&self, era: Era) -> &str {
+        self.inner
+            .stateless_tools_list
+            .get_or_init(|| era.result(self.tools_list()).into_owned())
+    }
+
+    /// The `server/discover` result (MCP 2026-07-28): the stateless versions, the capabilities, the
+    /// instructions, and how long a client may keep them.
+    pub fn discover_result(&self) -> String {
+        let result = serde_json::json!({
+            "supportedVersions": STATELESS_VERSIONS,
+            "capabilities": {"tools": {}},
+            "instructions": self.inner.instructions,
+            "ttlMs": TOOLS_TTL_MS,
+            "cacheScope": "private",
+        });
+        Era::Stateless(STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1])
+            .result(&result.to_string())
+            .into_owned()
+    }
+
     /// Answers a request that is not `tools/call` (those run through [`Server::prepare_call`]): the
     /// complete response line.
     pub fn respond(&self, id: Id<'_>, method: &str, params: &Params<'_>) -> Vec<u8> {
-        match method {
-            "initialize" => {
+        let era = match Era::of(Some(id.raw()), method, params) {
+            Ok(era) => era,
+            Err(refusal) => {
+                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a refused envelope");
+                return refusal_line(&refusal);
+            }
+        };
+        match (method, era) {
+            ("initialize", _) => {
                 let result = self.initialize_result(params.protocol_version.as_deref());
                 let text = serde_json::to_string(&result).unwrap_or_else(|_| String::from("{}"));
                 result_line(id.raw(), &text)
             }
-            "ping" => result_line(id.raw(), "{}"),
-            "tools/list" => result_line(id.raw(), self.tools_list()),
-            other => {
+            ("ping", _) => result_line(id.raw(), &era.result("{}")),
+            ("tools/list", Era::Handshake) => result_line(id.raw(), self.tools_list()),
+            ("tools/list", Era::Stateless(_)) => result_line(id.raw(), self.stateless_tools_list(era)),
+            ("server/discover", _) => result_line(id.raw(), &self.discover_result()),
+            (other, _) => {
                 tracing::debug!(method = %clip_echo(other), "answered: method not found");
                 error_line(
                     Some(id.raw()),
@@ -119,15 +271,17 @@ impl Server {
         id: Id<'_>,
         params: &Params<'_>,
         prefetched: Option<&str>,
-    ) -> Result<(&ToolDef, Arguments), Refusal> {
+    ) -> Result<(&ToolDef, Arguments, Era), Refusal> {
         let refuse = |message: String| {
             tracing::debug!(%message, "answered: invalid tools/call");
             Refusal {
                 code: wire::INVALID_PARAMS,
                 message,
                 id: Some(id.raw().to_owned()),
+                data: None,
             }
         };
+        let era = Era::of(Some(id.raw()), "tools/call", params)?;
         if params.shape != Some(Kind::Object) {
             return Err(refuse(format!(
                 "tools/call needs params {{\"name\": <tool>, \"arguments\": {{…}}}}, got {}",
@@ -168,7 +322,7 @@ impl Server {
                 Arguments::from_checked_text(text, keys)
             }
         };
-        Ok((tool, arguments))
+        Ok((tool, arguments, era))
     }
 }
 
@@ -209,7 +363,7 @@ pub fn render(outcome: &Outcome) -> CallToolResult {
 /// `isError`, as rmcp wrote them. The answer is rendered once: a compact answer's text is also its
 /// `structuredContent`.
 pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
-    ResultLine::of(id, outcome).concat()
+    ResultLine::of(id, outcome, Era::Handshake).concat()
 }
 
 /// The response line of a `tools/call` ([`call_result_line`]) in the pieces it is written in: the
@@ -220,7 +374,7 @@ pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
 /// use shiftwork_mcp::registry::Outcome;
 /// use shiftwork_mcp::server::ResultLine;
 /// let outcome = Outcome::Prerendered { structured: String::from(r#"{"result":"plan"}"#), text_json: None };
-/// let line = ResultLine::of("7", &outcome);
+/// let line = ResultLine::of("7", &outcome, shiftwork_mcp::server::Era::Handshake);
 /// assert_eq!(line.pieces()[3], br#"{"result":"plan"}"#);
 /// assert_eq!(
 ///     line.concat(),
@@ -233,8 +387,9 @@ pub struct ResultLine<'o> {
 }
 
 impl<'o> ResultLine<'o> {
-    /// The pieces of the response line of `outcome` for request `id` (its raw JSON text).
-    pub fn of(id: &str, outcome: &'o Outcome) -> Self {
+    /// The pieces of the response line of `outcome` for request `id` (its raw JSON text), in the
+    /// protocol of `era`.
+    pub fn of(id: &str, outcome: &'o Outcome, era: Era) -> Self {
         // The text block, and whether it is already a JSON string (quotes included).
         let ((text, literal), structured): ((Cow<'o, str>, bool), Option<Cow<'o, str>>) = match outcome {
             Outcome::ToolError(message) => ((Cow::Borrowed(message.as_str()), false), None),
@@ -272,19 +427,28 @@ impl<'o> ResultLine<'o> {
             push_json_string(&mut head, &text);
             Cow::Borrowed(&[][..])
         };
+        let stateless = matches!(era, Era::Stateless(_));
         let pieces = match structured {
             Some(structured) => [
                 Cow::Owned(head),
                 text,
                 Cow::Borrowed(&br#"}],"structuredContent":"#[..]),
                 one_line(structured),
-                Cow::Borrowed(&b",\"isError\":false}}\n"[..]),
+                if stateless {
+                    Cow::Owned(format!(",\"isError\":false{STATELESS_TAIL}}}}}\n").into_bytes())
+                } else {
+                    Cow::Borrowed(&b",\"isError\":false}}\n"[..])
+                },
             ],
             None => [
                 Cow::Owned(head),
                 text,
-                Cow::Borrowed(&br#"}],"isError":true}}"#[..]),
-                Cow::Borrowed(&b"\n"[..]),
+                Cow::Borrowed(&br#"}],"isError":true"#[..]),
+                if stateless {
+                    Cow::Owned(format!("{STATELESS_TAIL}}}}}\n").into_bytes())
+                } else {
+                    Cow::Borrowed(&b"}}\n"[..])
+                },
                 Cow::Borrowed(&[][..]),
             ],
         };
@@ -335,6 +499,11 @@ pub fn result_line(id: &str, result: &str) -> Vec<u8> {
 
 /// A JSON-RPC error response line; `id` `None` answers `"id": null`.
 pub fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
+    error_line_with_data(id, code, message, None)
+}
+
+/// A JSON-RPC error response line with `data` (a JSON text) when given.
+pub fn error_line_with_data(id: Option<&str>, code: i32, message: &str, data: Option<&str>) -> Vec<u8> {
     let mut line = Vec::with_capacity(message.len() + 80);
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     line.extend_from_slice(id.unwrap_or("null").as_bytes());
@@ -342,13 +511,22 @@ pub fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
     line.extend_from_slice(code.to_string().as_bytes());
     line.extend_from_slice(br#","message":"#);
     push_json_string(&mut line, message);
+    if let Some(data) = data {
+        line.extend_from_slice(br#","data":"#);
+        push_one_line(&mut line, data);
+    }
     line.extend_from_slice(b"}}\n");
     line
 }
 
 /// The error line answering a refusal.
 pub fn refusal_line(refusal: &Refusal) -> Vec<u8> {
-    error_line(refusal.id.as_deref(), refusal.code, &refusal.message)
+    error_line_with_data(
+        refusal.id.as_deref(),
+        refusal.code,
+        &refusal.message,
+        refusal.data.as_deref(),
+    )
 }
 
 /// A `notifications/progress` line for the client's `token` (MCP): `progress` and the optional

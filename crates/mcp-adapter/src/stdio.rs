@@ -365,6 +365,7 @@ impl Shared {
                         wire::MAX_LINE
                     ),
                     id,
+                    data: None,
                 };
                 self.send(&server::refusal_line(&refusal));
                 return true;
@@ -573,13 +574,13 @@ impl Shared {
                 let prefetched = read.as_ref().map(|(name, _)| *name);
                 let answer = match self.server.prepare_call(id, &params, prefetched) {
                     Err(refusal) => Err(server::refusal_line(&refusal)),
-                    Ok((tool, arguments)) => {
+                    Ok((tool, arguments, era)) => {
                         let arguments = arguments.in_context(context);
                         let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
                         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                             tool.invoke_read(&arguments, read)
                         })) {
-                            Ok(outcome) => Ok(outcome),
+                            Ok(outcome) => Ok((outcome, era)),
                             Err(panic) => {
                                 let what = panic
                                     .downcast_ref::<&str>()
@@ -603,7 +604,9 @@ impl Shared {
                     tracing::debug!("a cancelled call's answer was not sent");
                 } else {
                     match &answer {
-                        Ok(outcome) => self.send_pieces(&server::ResultLine::of(id.raw(), outcome).pieces()),
+                        Ok((outcome, era)) => {
+                            self.send_pieces(&server::ResultLine::of(id.raw(), outcome, *era).pieces())
+                        }
                         Err(line) => self.send(line),
                     }
                 }

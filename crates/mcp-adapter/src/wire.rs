@@ -39,6 +39,8 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// JSON-RPC: the server failed.
 pub const INTERNAL_ERROR: i32 = -32603;
+/// MCP 2026-07-28: the request's protocol version is not one the server speaks (`data` names them).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
 /// One decoded message line.
 #[derive(Debug)]
@@ -213,7 +215,27 @@ pub struct Params<'a> {
     pub request_id: Option<&'a str>,
     /// `params.protocolVersion` (initialize), when a string.
     pub protocol_version: Option<Cow<'a, str>>,
+    /// The per-request envelope of MCP 2026-07-28, when `params._meta` carries its protocol version
+    /// key (that key alone marks a request of the stateless protocol).
+    pub envelope: Option<Envelope<'a>>,
 }
+
+/// The per-request envelope of MCP 2026-07-28: what `params._meta` says of the client, under the
+/// protocol's reserved keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope<'a> {
+    /// `io.modelcontextprotocol/protocolVersion`: a string, or the kind it was instead.
+    pub version: Result<Cow<'a, str>, Kind>,
+    /// `io.modelcontextprotocol/clientCapabilities`, when present: the kind it was.
+    pub capabilities: Option<Kind>,
+}
+
+/// The `_meta` key of the protocol version of a 2026-07-28 request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client's capabilities on a 2026-07-28 request.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the server's identity on a 2026-07-28 result.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A message the server cannot process: answered with this JSON-RPC error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,6 +246,8 @@ pub struct Refusal {
     pub message: String,
     /// The id token to answer with, when the message showed one; `null` otherwise.
     pub id: Option<String>,
+    /// The error's `data`, as JSON text, when it has one.
+    pub data: Option<String>,
 }
 
 impl Refusal {
@@ -232,6 +256,7 @@ impl Refusal {
             code,
             message: message.into(),
             id: id.map(str::to_owned),
+            data: None,
         }
     }
 }
@@ -545,6 +570,8 @@ impl IdFinder {
 }
 
 /// What the top level of a line was.
+// One value on the stack while a line is decoded, moved once: its size costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Top<'a> {
     Object(Fields<'a>),
     Array,
@@ -794,14 +821,29 @@ impl<'a> Scan<'a> {
                     });
                 }
                 "_meta" if scan.peek() == Some(b'{') => {
+                    let mut version = None;
+                    let mut capabilities = None;
                     scan.object(|scan, key| {
+                        if key == META_PROTOCOL_VERSION {
+                            version = Some(match scan.peek() {
+                                Some(b'"') => Ok(scan.string()?),
+                                _ => Err(scan.value()?),
+                            });
+                            return Ok(());
+                        }
                         let start = scan.pos;
                         let kind = scan.value()?;
                         if key == "progressToken" && matches!(kind, Kind::String | Kind::Number) {
                             params.progress_token = Some(scan.text(start, scan.pos));
+                        } else if key == META_CLIENT_CAPABILITIES {
+                            capabilities = Some(kind);
                         }
                         Ok(())
                     })?;
+                    params.envelope = version.map(|version| Envelope {
+                        version,
+                        capabilities,
+                    });
                 }
                 "requestId" => {
                     let start = scan.pos;

@@ -11,12 +11,9 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use shiftwork_mcp::groups;
-use support::Binary;
 
 /// The largest answer line a call may get.
 const ANSWER_LIMIT: usize = 64 * 1024;
@@ -26,57 +23,20 @@ const BIG: usize = 10_000_000;
 /// The case of an undeclared key (its value and size vary).
 const UNKNOWN_KEY: &str = "(unknown key)";
 
-/// A server with every group, configured as the demo configures it inside a temporary directory, with
-/// one valid call of each tool the demos make.
-struct Setup {
-    root: tempfile::TempDir,
-    server: Binary,
-    tools: Vec<Value>,
-    examples: HashMap<String, Map<String, Value>>,
-}
+/// The demo's server and one valid call of each tool ([`support::DemoSetup`]).
+type Setup = support::DemoSetup;
 
 fn setup() -> Setup {
-    let root = tempfile::tempdir().unwrap();
-    let mut flags: Vec<String> = Vec::new();
-    for group in groups::all() {
-        for (setting, value) in (group.demo_settings)(root.path()) {
-            flags.push(setting.flag.to_owned());
-            flags.push(value);
-        }
-    }
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let home = root.path().to_str().unwrap().to_owned();
-    let mut server = Binary::serve_in(Some(root.path()), &flags, &[("HOME", &home), ("TMPDIR", &home)]);
-    server.initialize();
-    let mut examples: HashMap<String, Map<String, Value>> = HashMap::new();
-    for group in groups::all() {
-        let mut answers: Vec<Value> = Vec::new();
-        for step in (group.demo)(root.path()) {
-            let Some((tool, args)) = support::demo_call(step, &answers) else {
-                continue;
-            };
-            let answer = server.request("tools/call", json!({"name": tool, "arguments": args}));
-            answers.push(answer["result"]["structuredContent"].clone());
-            // The demo's waiting poll waits for a dispatch that came first; replayed alone it would
-            // wait its whole `wait_sec`, so the learnt call does not wait.
-            let mut example = args.as_object().cloned().unwrap_or_default();
-            example.remove("wait_sec");
-            examples.entry(tool.to_owned()).or_insert(example);
-        }
-    }
-    let tools = server.request("tools/list", json!({}))["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .clone();
-    Setup {
-        root,
-        server,
-        tools,
-        examples,
-    }
+    support::DemoSetup::new()
 }
 
-impl Setup {
+/// The calls the hostile tests make.
+trait Calls {
+    fn call(&mut self, tool: &str, arguments: &Map<String, Value>) -> (usize, Duration, Value);
+    fn assert_up(&mut self, after: &str);
+}
+
+impl Calls for Setup {
     /// One call: the answer line's length and how long it took; the server must answer.
     fn call(&mut self, tool: &str, arguments: &Map<String, Value>) -> (usize, Duration, Value) {
         let id = format!("h-{tool}");

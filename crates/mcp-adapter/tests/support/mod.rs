@@ -128,6 +128,76 @@ pub fn demo_call(
     }
 }
 
+/// A server with every group, configured as the demo configures it inside a temporary directory (its
+/// `HOME` too), with one valid call of each tool the demos make, learnt by replaying the groups' demo
+/// scripts against it.
+pub struct DemoSetup {
+    /// The temporary directory (also the server's working directory and `HOME`).
+    pub root: tempfile::TempDir,
+    /// The running server.
+    pub server: Binary,
+    /// Its `tools/list`.
+    pub tools: Vec<Value>,
+    /// One valid call of each tool, by name.
+    pub examples: std::collections::HashMap<String, Map<String, Value>>,
+    /// The flags the server runs with.
+    pub flags: Vec<String>,
+}
+
+impl DemoSetup {
+    /// Starts the server and learns the examples.
+    pub fn new() -> DemoSetup {
+        let root = tempfile::tempdir().unwrap();
+        let mut flags: Vec<String> = Vec::new();
+        for group in shiftwork_mcp::groups::all() {
+            for (setting, value) in (group.demo_settings)(root.path()) {
+                flags.push(setting.flag.to_owned());
+                flags.push(value);
+            }
+        }
+        let args: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let home = root.path().to_str().unwrap().to_owned();
+        let mut server = Binary::serve_in(Some(root.path()), &args, &[("HOME", &home), ("TMPDIR", &home)]);
+        server.initialize();
+        let mut examples = std::collections::HashMap::new();
+        for group in shiftwork_mcp::groups::all() {
+            let mut answers: Vec<Value> = Vec::new();
+            for step in (group.demo)(root.path()) {
+                let Some((tool, args)) = demo_call(step, &answers) else {
+                    continue;
+                };
+                let answer = server.request("tools/call", json!({"name": tool, "arguments": args}));
+                answers.push(answer["result"]["structuredContent"].clone());
+                // The demo's waiting poll waits for a dispatch that came first; replayed alone it
+                // would wait its whole `wait_sec`, so the learnt call does not wait.
+                let mut example = args.as_object().cloned().unwrap_or_default();
+                example.remove("wait_sec");
+                examples.entry(tool.to_owned()).or_insert(example);
+            }
+        }
+        let tools = server.request("tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .clone();
+        DemoSetup {
+            root,
+            server,
+            tools,
+            examples,
+            flags,
+        }
+    }
+
+    /// The environment a server of this setup runs with.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let home = self.root.path().to_str().unwrap().to_owned();
+        vec![
+            (String::from("HOME"), home.clone()),
+            (String::from("TMPDIR"), home),
+        ]
+    }
+}
+
 /// Calls `tool` with `arguments` (a JSON object) and returns the MCP result.
 pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> CallToolResult {
     let args: Map<String, Value> = arguments

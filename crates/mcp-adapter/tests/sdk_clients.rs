@@ -1,0 +1,153 @@
+//! The official MCP SDKs as clients of the real binary (issue 29 item 1): the Python SDK 2.3.0 in its
+//! three connect modes (`legacy`: the `initialize` handshake; `auto`: `server/discover`, falling back
+//! to the handshake; `"2026-07-28"`: the stateless protocol straight away) and the TypeScript SDK
+//! 1.32.2 list every tool and call each one, over stdio.
+//!
+//! The SDKs are installed by `scripts/setup.d/40-mcp-sdks.sh`, which exports
+//! `SHIFTWORK_TEST_PYTHON_SDK` (a Python with `mcp==2.3.0`) and `SHIFTWORK_TEST_TS_SDK` (a directory
+//! holding `node_modules/@modelcontextprotocol/sdk`). Without them the tests say they were skipped,
+//! except under CI (`CI=true`), where a missing SDK fails them.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::DemoSetup;
+
+/// The client scripts, beside this file.
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(name)
+}
+
+/// The value of `variable`, or `None` after saying the test is skipped (a failure under CI).
+fn sdk(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{variable} is not set: scripts/setup.d/40-mcp-sdks.sh installs the SDK (CI must run this test)"
+            );
+            eprintln!("skipped: {variable} is not set (scripts/setup.d/40-mcp-sdks.sh installs the SDK)");
+            None
+        }
+    }
+}
+
+/// One call of every tool the demos call, as the client scripts read them.
+fn calls_file(setup: &DemoSetup) -> tempfile::NamedTempFile {
+    let mut names: Vec<&String> = setup.examples.keys().collect();
+    names.sort();
+    let calls: Vec<Value> = names
+        .into_iter()
+        .map(|tool| json!({"tool": tool, "arguments": setup.examples[tool]}))
+        .collect();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), serde_json::to_vec(&calls).unwrap()).unwrap();
+    file
+}
+
+/// Runs a client script (`program` with `args`) against `shiftwork-mcp serve` of `setup` over stdio
+/// and returns its report.
+fn run_client(setup: &DemoSetup, program: &str, args: &[String]) -> Value {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+        .arg("serve");
+    command.args(&setup.flags).current_dir(setup.root.path());
+    for (key, value) in setup.env() {
+        command.env(key, value);
+    }
+    let out = command.output().expect("cannot run the client");
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not a report: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The report lists every tool served and holds an answer of every call, each valid against its
+/// tool's output schema (MC-8).
+fn check(setup: &DemoSetup, report: &Value, what: &str) {
+    let served: Vec<&str> = setup.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let listed: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(listed, served, "{what}: tools/list");
+    let calls = report["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), setup.examples.len(), "{what}: every tool called");
+    for call in calls {
+        let name = call["tool"].as_str().unwrap();
+        let tool = setup.tools.iter().find(|t| t["name"] == name).unwrap();
+        if call["isError"] == true {
+            // A tool error is an answer too (the shift-work tools answer some refusals so, SW-40).
+            assert!(
+                !call["text"][0].as_str().unwrap_or("").is_empty(),
+                "{what}: {name}: {call}"
+            );
+            continue;
+        }
+        let structured = &call["structuredContent"];
+        support::validate(&tool["outputSchema"], structured)
+            .unwrap_or_else(|e| panic!("{what}: {name}: {e}: {structured}"));
+    }
+}
+
+/// Issue 29 item 1: the Python SDK 2.3.0 in each connect mode negotiates the version it should and
+/// lists and calls every tool.
+#[test]
+fn the_python_sdk_lists_and_calls_every_tool_in_each_mode() {
+    let Some(python) = sdk("SHIFTWORK_TEST_PYTHON_SDK") else {
+        return;
+    };
+    let setup = DemoSetup::new();
+    let calls = calls_file(&setup);
+    for (mode, version) in [
+        ("legacy", "2025-11-25"),
+        ("auto", "2026-07-28"),
+        ("2026-07-28", "2026-07-28"),
+    ] {
+        let report = run_client(
+            &setup,
+            &python,
+            &[
+                script("python_client.py").display().to_string(),
+                mode.to_owned(),
+                calls.path().display().to_string(),
+            ],
+        );
+        assert_eq!(report["version"], version, "mode {mode}");
+        check(&setup, &report, &format!("python SDK, mode {mode}"));
+    }
+}
+
+/// Issue 29 item 1: the TypeScript SDK 1.32.2 lists and calls every tool.
+#[test]
+fn the_typescript_sdk_lists_and_calls_every_tool() {
+    let Some(sdk_dir) = sdk("SHIFTWORK_TEST_TS_SDK") else {
+        return;
+    };
+    let setup = DemoSetup::new();
+    let calls = calls_file(&setup);
+    let report = run_client(
+        &setup,
+        "node",
+        &[
+            script("ts_client.mjs").display().to_string(),
+            sdk_dir,
+            calls.path().display().to_string(),
+        ],
+    );
+    check(&setup, &report, "TypeScript SDK");
+}
