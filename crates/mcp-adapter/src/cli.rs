@@ -51,6 +51,11 @@ pub enum Command {
         /// The arguments after `watch`.
         args: Vec<String>,
     },
+    /// `token add|list|revoke …`: the bearer tokens of `serve --http` (issue 29).
+    Token {
+        /// The arguments after `token`.
+        args: Vec<String>,
+    },
     /// `plan [OPTIONS]`: a checkpoint's plan as a picture (issue 15).
     Plan {
         /// The arguments after `plan`.
@@ -95,7 +100,7 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
         "serve" => {
             let ParsedFlags {
                 flags, positional, ..
-            } = parse_flags(rest, &settings_of(groups, true), &[])?;
+            } = parse_flags(rest, &serve_settings(groups), &[])?;
             if let Some(p) = positional.first() {
                 return Err(UsageError(format!(
                     "serve takes no positional argument, got '{p}'"
@@ -161,6 +166,10 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             command: Command::Plan { args: rest.to_vec() },
             flags: Vec::new(),
         }),
+        "token" => Ok(Invocation {
+            command: Command::Token { args: rest.to_vec() },
+            flags: Vec::new(),
+        }),
         other => match groups.iter().find(|g| g.name == other && g.command.is_some()) {
             Some(group) => Ok(Invocation {
                 command: Command::Group {
@@ -174,6 +183,13 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             ))),
         },
     }
+}
+
+/// The settings `serve` accepts: those of [`settings_of`] and the HTTP transport's.
+pub fn serve_settings(groups: &[&Group]) -> Vec<Setting> {
+    let mut all = settings_of(groups, true);
+    all.extend_from_slice(crate::http::SETTINGS);
+    all
 }
 
 /// The settings the `serve` and `call` commands accept: `--tools` and every group's.

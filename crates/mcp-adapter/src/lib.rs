@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod demo;
 pub mod groups;
+pub mod http;
 pub mod log;
 pub mod registry;
 pub mod schema_lint;
@@ -29,6 +30,7 @@ pub mod settings;
 pub mod shutdown;
 pub mod stdio;
 pub mod terminal;
+pub mod tokens;
 pub mod wire;
 
 pub use registry::{Group, Outcome, Registry, ToolDef};

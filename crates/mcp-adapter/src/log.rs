@@ -13,10 +13,16 @@ use std::time::{Duration, Instant};
 /// Lines waiting for stderr before new ones are dropped.
 const QUEUE: usize = 1024;
 
-/// Starts logging to stderr through the writer thread. Returns false when a logger was already set.
+/// Starts logging to stderr through the writer thread, at `RUST_LOG`'s levels (default `warn`).
+/// Returns false when a logger was already set.
 pub fn init() -> bool {
+    init_at("warn")
+}
+
+/// [`init`] with `default` as the level when `RUST_LOG` is unset (`serve --http` logs at `info`).
+pub fn init_at(default: &str) -> bool {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let queue = queue();
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -56,13 +56,19 @@ fn main() -> ExitCode {
         Command::Serve { groups: selected } => {
             // Before any thread starts, so that every thread inherits the blocked signals.
             let signals = shutdown::block_signals();
-            log::init();
+            let over_http = settings.value(&shiftwork_mcp::http::HTTP).is_some();
+            log::init_at(if over_http { "info" } else { "warn" });
             std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
             };
             let server = Server::new(registry, instructions(&groups, &selected));
+            match shiftwork_mcp::http::HttpConfig::from_settings(&settings) {
+                Err(message) => return usage_error(&message),
+                Ok(Some(config)) => return serve_http(server, config, signals),
+                Ok(None) => {}
+            }
             let (input, output) = match (
                 std::io::stdin().as_fd().try_clone_to_owned(),
                 std::io::stdout().as_fd().try_clone_to_owned(),
@@ -137,6 +143,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(&format!("the demo failed: {e}")),
             }
         }
+        Command::Token { args } => ExitCode::from(u8::try_from(shiftwork_mcp::tokens::command(&args)).unwrap_or(1)),
         Command::Watch { args } => view_command::watch(&args),
         Command::Plan { args } => view_command::plan(&args),
         Command::Group { group, args } => {
@@ -148,6 +155,27 @@ fn main() -> ExitCode {
                 .unwrap_or(2);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
+    }
+}
+
+/// `serve --http`: binds, takes the signals, serves until the first signal has drained it.
+fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: bool) -> ExitCode {
+    let http = match shiftwork_mcp::http::HttpServer::bind(server, config) {
+        Ok(http) => http,
+        Err(message) => return fail(&message),
+    };
+    if signals && let Err(e) = shutdown::on_signals(http.handle()) {
+        tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
+    }
+    match http.local_addr() {
+        Ok(addr) => tracing::info!("serving MCP at http://{addr}/mcp"),
+        Err(e) => tracing::warn!("the listening address is unknown: {e}"),
+    }
+    let served = http.run();
+    log::flush(Duration::from_millis(200));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(&message),
     }
 }
 

@@ -234,6 +234,7 @@ struct ContextInner {
     cancelled: std::sync::atomic::AtomicBool,
     on_cancel: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     progress: Option<ProgressFn>,
+    agent: Option<String>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -254,6 +255,29 @@ impl CallContext {
                 ..ContextInner::default()
             }),
         }
+    }
+
+    /// A context for a caller whose credentials authenticated it as `agent` (over HTTP): every agent
+    /// argument of the call defaults to it, and one naming another agent is refused.
+    pub fn authenticated(progress: Option<ProgressFn>, agent: impl Into<String>) -> Self {
+        CallContext {
+            inner: Arc::new(ContextInner {
+                progress,
+                agent: Some(agent.into()),
+                ..ContextInner::default()
+            }),
+        }
+    }
+
+    /// The agent the caller's credentials authenticated (over HTTP); `None` for a trusted local
+    /// caller (stdio, `call`), whose agent comes from the arguments or `--agent`.
+    pub fn agent(&self) -> Option<&str> {
+        self.inner.agent.as_deref()
+    }
+
+    /// Whether `other` is this very context (a clone of it).
+    pub fn same(&self, other: &CallContext) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Marks the call cancelled and runs every registered [`CallContext::on_cancel`] callback once.

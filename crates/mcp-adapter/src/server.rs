@@ -176,6 +176,26 @@ impl Server {
         &self.inner.registry
     }
 
+    /// Whether the stores answer (`GET /healthz`): the contracts store, when the contracts group is
+    /// served, asked through the read-only `inspect_mesh_state` (which never creates a store); the
+    /// other groups keep no store. The error is the store's refusal.
+    pub fn health(&self) -> Result<(), String> {
+        let Some(inspect) = self.registry().get("inspect_mesh_state") else {
+            return Ok(());
+        };
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(String::from("limit"), Value::from(1));
+        let outcome = inspect.call(&arguments);
+        let structured = outcome.structured().unwrap_or_default();
+        if structured.get("ok") == Some(&Value::Bool(true)) {
+            return Ok(());
+        }
+        Err(structured
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .map_or_else(|| String::from("the contracts store does not answer"), str::to_owned))
+    }
+
     /// The `initialize` result (MC-12) for a client that asked for `requested`: the same version when
     /// this server speaks it over the `initialize` handshake, else the newest one it does.
     pub fn initialize_result(&self, requested: Option<&str>) -> ServerConfig {
@@ -323,6 +343,67 @@ impl Server {
             }
         };
         Ok((tool, arguments, era))
+    }
+}
+
+/// What a tool's [`crate::registry::Prefetch`] read of a call's `arguments` while its line was
+/// decoded: the tool, and the call's work on what it read.
+pub type ReadArguments<'a> = (&'static str, Box<dyn FnOnce() -> Outcome + 'a>);
+
+/// The answer of a `tools/call`, whichever transport brought it.
+#[derive(Debug)]
+pub enum CallAnswer {
+    /// The tool answered (a result or a tool error), in the protocol of the request.
+    Result(Outcome, Era),
+    /// The call could not be processed at all: the JSON-RPC error line.
+    Refused(Vec<u8>),
+}
+
+impl CallAnswer {
+    /// The whole response line.
+    pub fn line(&self, id: &str) -> Vec<u8> {
+        match self {
+            CallAnswer::Result(outcome, era) => ResultLine::of(id, outcome, *era).concat(),
+            CallAnswer::Refused(line) => line.clone(),
+        }
+    }
+}
+
+impl Server {
+    /// Runs a `tools/call` — the one way every transport runs a tool: the call checked and its
+    /// arguments taken ([`Server::prepare_call`]), the handler run under `context` (cancellation,
+    /// progress, the caller's identity), or the work `read` holds when the tool's prefetch already
+    /// read this call's arguments. A handler that panics is answered as an internal error.
+    pub fn call(
+        &self,
+        id: Id<'_>,
+        params: &Params<'_>,
+        context: crate::registry::CallContext,
+        read: Option<ReadArguments<'_>>,
+    ) -> CallAnswer {
+        let prefetched = read.as_ref().map(|(name, _)| *name);
+        let (tool, arguments, era) = match self.prepare_call(id, params, prefetched) {
+            Ok(prepared) => prepared,
+            Err(refusal) => return CallAnswer::Refused(refusal_line(&refusal)),
+        };
+        let arguments = arguments.in_context(context);
+        let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.invoke_read(&arguments, read))) {
+            Ok(outcome) => CallAnswer::Result(outcome, era),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(tool = tool.name, "the tool handler panicked: {what}");
+                CallAnswer::Refused(error_line(
+                    Some(id.raw()),
+                    wire::INTERNAL_ERROR,
+                    &format!("the tool handler panicked: {}", clip_echo(&what)),
+                ))
+            }
+        }
     }
 }
 

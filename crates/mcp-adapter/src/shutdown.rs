@@ -12,6 +12,28 @@ use crate::stdio::Session;
 /// How long the calls in flight may take to finish after the first signal.
 pub const GRACE: Duration = Duration::from_secs(10);
 
+/// A server the first signal drains: the stdio [`Session`] or the HTTP server's handle.
+pub trait Drain: Send + Sync + 'static {
+    /// Stops taking work and tells the calls in flight to end what they wait for.
+    fn stop(&self);
+    /// Waits up to `timeout` until nothing is in flight; true when nothing is.
+    fn wait_idle(&self, timeout: Duration) -> bool;
+    /// What is still in flight.
+    fn in_flight(&self) -> usize;
+}
+
+impl Drain for Session {
+    fn stop(&self) {
+        Session::stop(self);
+    }
+    fn wait_idle(&self, timeout: Duration) -> bool {
+        Session::wait_idle(self, timeout)
+    }
+    fn in_flight(&self) -> usize {
+        Session::in_flight(self)
+    }
+}
+
 fn stop_signals() -> libc::sigset_t {
     // SAFETY: `sigemptyset` initialises the set before `sigaddset` reads it; both only write the
     // local set.
@@ -32,8 +54,8 @@ pub fn block_signals() -> bool {
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0 }
 }
 
-/// Starts the thread that takes the signals for `session`.
-pub fn on_signals(session: Session) -> std::io::Result<()> {
+/// Starts the thread that takes the signals for `session` (a [`Drain`]).
+pub fn on_signals(session: impl Drain + Clone) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name(String::from("shiftwork-mcp-signals"))
         .spawn(move || {
@@ -62,7 +84,7 @@ pub fn on_signals(session: Session) -> std::io::Result<()> {
 }
 
 /// After the first signal: refuse new requests, let the calls in flight finish, exit 0.
-fn finish(session: &Session, signal: i32) {
+fn finish(session: &impl Drain, signal: i32) {
     let name = if signal == libc::SIGINT {
         "SIGINT"
     } else {

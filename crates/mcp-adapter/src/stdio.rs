@@ -234,9 +234,7 @@ enum Work<'a> {
     ),
 }
 
-/// What a tool's [`crate::registry::Prefetch`] read of a call's `arguments` while its line was
-/// decoded: the tool, and the call's work on what it read.
-type ReadArguments<'a> = (&'static str, Box<dyn FnOnce() -> crate::registry::Outcome + 'a>);
+use crate::server::ReadArguments;
 
 impl Shared {
     fn calls(&self) -> MutexGuard<'_, Calls> {
@@ -571,43 +569,15 @@ impl Shared {
                 None
             }
             Work::Call(id, params, context, call, serial, read) => {
-                let prefetched = read.as_ref().map(|(name, _)| *name);
-                let answer = match self.server.prepare_call(id, &params, prefetched) {
-                    Err(refusal) => Err(server::refusal_line(&refusal)),
-                    Ok((tool, arguments, era)) => {
-                        let arguments = arguments.in_context(context);
-                        let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
-                        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            tool.invoke_read(&arguments, read)
-                        })) {
-                            Ok(outcome) => Ok((outcome, era)),
-                            Err(panic) => {
-                                let what = panic
-                                    .downcast_ref::<&str>()
-                                    .map(|s| (*s).to_owned())
-                                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                                    .unwrap_or_default();
-                                tracing::error!(tool = tool.name, "the tool handler panicked: {what}");
-                                Err(server::error_line(
-                                    Some(id.raw()),
-                                    wire::INTERNAL_ERROR,
-                                    &format!(
-                                        "the tool handler panicked: {}",
-                                        shiftwork_seams::echo::clip_echo(&what)
-                                    ),
-                                ))
-                            }
-                        }
-                    }
-                };
+                let answer = self.server.call(id, &params, context, read);
                 if call.cancelled_by_client.load(Ordering::SeqCst) {
                     tracing::debug!("a cancelled call's answer was not sent");
                 } else {
                     match &answer {
-                        Ok((outcome, era)) => {
+                        server::CallAnswer::Result(outcome, era) => {
                             self.send_pieces(&server::ResultLine::of(id.raw(), outcome, *era).pieces())
                         }
-                        Err(line) => self.send(line),
+                        server::CallAnswer::Refused(line) => self.send(line),
                     }
                 }
                 call.finished.store(true, Ordering::SeqCst);

@@ -18,7 +18,8 @@ use std::io::Write;
 
 use shiftwork_seams::echo::{escape_controls, is_control_or_bidi};
 
-/// `text` with its control and bidirectional characters escaped, its line feeds kept.
+/// `text` with its control and bidirectional characters escaped, its line feeds and tabs kept (a
+/// terminal only moves the cursor for them).
 ///
 /// ```
 /// use shiftwork_mcp::terminal::for_people;
@@ -27,15 +28,18 @@ use shiftwork_seams::echo::{escape_controls, is_control_or_bidi};
 /// assert_eq!(for_people("plain\n"), "plain\n");
 /// ```
 pub fn for_people(text: &str) -> Cow<'_, str> {
-    if !text.contains(|c: char| c != '\n' && is_control_or_bidi(c)) {
+    let kept = |c: char| c == '\n' || c == '\t';
+    if !text.contains(|c: char| !kept(c) && is_control_or_bidi(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&escape_controls(line));
+    for piece in text.split_inclusive(kept) {
+        let (body, end) = match piece.char_indices().last() {
+            Some((at, c)) if kept(c) => (&piece[..at], &piece[at..]),
+            _ => (piece, ""),
+        };
+        out.push_str(&escape_controls(body));
+        out.push_str(end);
     }
     Cow::Owned(out)
 }
@@ -110,10 +114,11 @@ mod tests {
         let every: String = (0u32..0x2100).filter_map(char::from_u32).collect();
         let text = for_people(&every);
         assert!(
-            !text.chars().any(|c| c != '\n' && is_control_or_bidi(c)),
+            !text.chars().any(|c| c != '\n' && c != '\t' && is_control_or_bidi(c)),
             "{text:?}"
         );
         assert_eq!(text.matches('\n').count(), 1);
+        assert_eq!(text.matches('\t').count(), 1);
         let json = serde_json::to_string(&every).unwrap_or_default();
         let safe = json_for_people(&json);
         assert!(!safe.chars().any(is_control_or_bidi), "{safe}");

@@ -39,6 +39,9 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// JSON-RPC: the server failed.
 pub const INTERNAL_ERROR: i32 = -32603;
+/// MCP 2026-07-28: an HTTP routing header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) does not
+/// agree with the request's body.
+pub const HEADER_MISMATCH: i32 = -32020;
 /// MCP 2026-07-28: the request's protocol version is not one the server speaks (`data` names them).
 pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 

@@ -455,3 +455,172 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     }
     cmd.output().expect("cannot run shiftwork-mcp")
 }
+
+/// `shiftwork-mcp serve --http 127.0.0.1:0 ARGS` (issue 29): the real binary over HTTP, on a port the
+/// system chose, spoken to with a blocking HTTP client.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Every line the server wrote on stderr so far.
+    pub stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    agent: ureq::Agent,
+}
+
+/// An HTTP answer: the status, the headers (names in lower case) and the body.
+#[derive(Debug, Clone)]
+pub struct HttpAnswer {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: String,
+}
+
+impl HttpAnswer {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON (the last `data:` of an event stream).
+    pub fn json(&self) -> Value {
+        let text = if self.header("content-type") == Some("text/event-stream") {
+            self.body.lines().filter_map(|l| l.strip_prefix("data: ")).last().unwrap_or("")
+        } else {
+            self.body.as_str()
+        };
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+impl HttpServer {
+    /// Starts the server in `cwd` with `args` after `serve --http 127.0.0.1:0`, and waits for it to
+    /// say where it listens.
+    pub fn start(cwd: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::start_at(cwd, "127.0.0.1:0", args, env)
+    }
+
+    /// [`HttpServer::start`] at `addr`.
+    pub fn start_at(cwd: &std::path::Path, addr: &str, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+        cmd.current_dir(cwd)
+            .args(["serve", "--http", addr])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("cannot start shiftwork-mcp");
+        let stderr = child.stderr.take().unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (found, address) = std::sync::mpsc::channel();
+        let seen = std::sync::Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(at) = line.find("serving MCP at http://") {
+                    let url = &line[at + "serving MCP at ".len()..];
+                    let _ = found.send(url.trim_end_matches("/mcp").to_owned());
+                }
+                seen.lock().unwrap().push(line);
+            }
+        });
+        let base = match address.recv_timeout(Duration::from_secs(20)) {
+            Ok(base) => base,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the server did not start: {:?}", lines.lock().unwrap());
+            }
+        };
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(90)))
+            .build()
+            .new_agent();
+        HttpServer {
+            child,
+            base,
+            stderr: lines,
+            agent,
+        }
+    }
+
+    /// `POST /mcp` with `body`, the bearer `token` when given, and `headers`.
+    pub fn post(&self, token: Option<&str>, headers: &[(&str, &str)], body: &str) -> HttpAnswer {
+        let mut request = self
+            .agent
+            .post(format!("{}/mcp", self.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        answer(request.send(body).expect("the request failed"))
+    }
+
+    /// `GET path`.
+    pub fn get(&self, path: &str) -> HttpAnswer {
+        answer(self.agent.get(format!("{}{path}", self.base)).call().expect("the request failed"))
+    }
+
+    /// A `tools/call` of `tool` with `arguments` as `token`'s agent: the JSON-RPC response.
+    pub fn call(&self, token: &str, tool: &str, arguments: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+        let answer = self.post(Some(token), &[], &body.to_string());
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer.json()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits up to `timeout` for the server to exit.
+    pub fn wait_for_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+        .collect();
+    let body = response.body_mut().read_to_string().unwrap_or_default();
+    HttpAnswer { status, headers, body }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Makes a token for `agent` in the token file `file` (`shiftwork-mcp token add`).
+pub fn add_token(file: &std::path::Path, agent: &str) -> String {
+    let out = run(&["token", "add", agent, "--file", file.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
