@@ -1,6 +1,12 @@
 //! `shiftwork-mcp watch` and `shiftwork-mcp plan` (issue 15): their options, resolved as the server
 //! resolves the same ones (`--contracts-db`, `--agent`, `--zone` and their variables), then one call
 //! into `shiftwork-watch`.
+//!
+//! What they print goes through the binary's own writers (issue 27): standard output through
+//! `print_out`, so a reader that went away (`plan … | head -1`) ends the command quietly with status 0
+//! as it does `call`; and every sentence on standard error through
+//! `shiftwork_seams::echo::escape_controls`, so no value given (a `--format`, a positional argument, a
+//! path in an error) reaches the terminal with a control or bidirectional character in it.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -10,6 +16,7 @@ use shiftwork_contracts::location::Location;
 use shiftwork_mcp::cli::{self, ParsedFlags};
 use shiftwork_mcp::groups::{contracts, hours};
 use shiftwork_mcp::settings::{Setting, Settings};
+use shiftwork_seams::echo::{echo, escape_controls};
 use shiftwork_watch::gather::StoreLocation;
 use shiftwork_watch::{PlanFormat, WatchError, WatchOptions};
 
@@ -63,26 +70,33 @@ pub fn watch(args: &[String]) -> ExitCode {
     let declared = [CHECKPOINT, HOURS, contracts::CONTRACTS_DB, AGENT, ZONE];
     let parsed = match cli::parse_flags(args, &declared, &["--once", "--help"]) {
         Ok(p) => p,
-        Err(cli::UsageError(message)) => return super::usage_error(&message),
+        Err(cli::UsageError(message)) => return usage_error(&message),
     };
     if parsed.switches.contains(&"--help") {
-        print!("{}", help("watch [--once]", &declared));
+        super::print_out(&help("watch [--once]", &declared));
         return ExitCode::SUCCESS;
     }
     if let Some(p) = parsed.positional.first() {
-        return super::usage_error(&format!("watch takes no positional argument, got '{p}'"));
+        return usage_error(&format!("watch takes no positional argument, got '{}'", echo(p)));
     }
     let settings = Settings::from_process(parsed.flags.clone());
     let options = match options(&parsed, &settings) {
         Ok(o) => o,
-        Err(message) => return super::usage_error(&message),
+        Err(message) => return usage_error(&message),
     };
     if parsed.switches.contains(&"--once") {
         let colour = std::io::stdout().is_terminal() && settings.env("NO_COLOR").is_none();
-        return match shiftwork_watch::once(&options, colour, &mut std::io::stdout()) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
-            Err(e) => failure(e),
+        // The snapshot is written whole, then printed as `call` prints: a closed reader ends quietly.
+        let mut text = Vec::new();
+        let all_read = match shiftwork_watch::once(&options, colour, &mut text) {
+            Ok(all_read) => all_read,
+            Err(e) => return failure(e),
+        };
+        super::print_out(&String::from_utf8_lossy(&text));
+        return if all_read {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
         };
     }
     match shiftwork_watch::run(&options) {
@@ -96,39 +110,51 @@ pub fn plan(args: &[String]) -> ExitCode {
     let declared = [PLAN_CHECKPOINT, FORMAT];
     let parsed = match cli::parse_flags(args, &declared, &["--help"]) {
         Ok(p) => p,
-        Err(cli::UsageError(message)) => return super::usage_error(&message),
+        Err(cli::UsageError(message)) => return usage_error(&message),
     };
     if parsed.switches.contains(&"--help") {
-        print!("{}", help("plan", &declared));
+        super::print_out(&help("plan", &declared));
         return ExitCode::SUCCESS;
     }
     if let Some(p) = parsed.positional.first() {
-        return super::usage_error(&format!("plan takes no positional argument, got '{p}'"));
+        return usage_error(&format!("plan takes no positional argument, got '{}'", echo(p)));
     }
     let checkpoints = checkpoints(&parsed);
     let checkpoint = match checkpoints.as_slice() {
         [one] => one.clone(),
         [] => {
-            return super::usage_error(&format!(
+            return usage_error(&format!(
                 "plan needs --checkpoint PATH (there is no {DEFAULT_CHECKPOINT} here)"
             ));
         }
-        _ => return super::usage_error("plan draws one checkpoint; give --checkpoint once"),
+        _ => return usage_error("plan draws one checkpoint; give --checkpoint once"),
     };
     let format = match last(&parsed, &FORMAT) {
         None => PlanFormat::Text,
         Some(name) => match PlanFormat::parse(name) {
             Some(f) => f,
-            None => return super::usage_error(&format!("--format must be text or mermaid, not '{name}'")),
+            None => {
+                return usage_error(&format!("--format must be text or mermaid, not '{}'", echo(name)));
+            }
         },
     };
     match shiftwork_watch::plan(&checkpoint, format) {
         Ok(picture) => {
-            print!("{picture}");
+            super::print_out(&picture);
             ExitCode::SUCCESS
         }
         Err(e) => failure(e),
     }
+}
+
+/// The binary's usage error (exit 2), its sentence escaped (issue 27 item 11).
+fn usage_error(message: &str) -> ExitCode {
+    super::usage_error(&escape_controls(message))
+}
+
+/// The binary's failure (exit 1), its sentence escaped (issue 27 item 11).
+fn fail(message: &str) -> ExitCode {
+    super::fail(&escape_controls(message))
 }
 
 /// The options of `watch`, resolved as the server resolves the same settings.
@@ -183,13 +209,13 @@ fn last<'a>(parsed: &'a ParsedFlags, setting: &Setting) -> Option<&'a str> {
 /// The exit of a library error, with the flag that caused it named where there is one.
 fn failure(e: WatchError) -> ExitCode {
     match e {
-        WatchError::Hours(_) => super::usage_error(&format!("--hours: {e}")),
-        WatchError::Agent(_) => super::usage_error(&format!("--agent / AGENT_NAME: {e}")),
+        WatchError::Hours(_) => usage_error(&format!("--hours: {e}")),
+        WatchError::Agent(_) => usage_error(&format!("--agent / AGENT_NAME: {e}")),
         WatchError::NotATerminal => {
-            super::usage_error(&format!("watch: {e}; use --once for one snapshot as plain text"))
+            usage_error(&format!("watch: {e}; use --once for one snapshot as plain text"))
         }
-        WatchError::Plan(sentence) => super::fail(&sentence),
-        other => super::fail(&other.to_string()),
+        WatchError::Plan(sentence) => fail(&sentence),
+        other => fail(&other.to_string()),
     }
 }
 

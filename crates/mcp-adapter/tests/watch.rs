@@ -399,3 +399,143 @@ fn watch_in_a_terminal_follows_changes_and_q_restores_it() {
         "the view wrote the ledger"
     );
 }
+
+/// A checkpoint of `n` independent units: its pictures and its report run to many pages.
+fn large_checkpoint(n: usize) -> String {
+    let units: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id": "U{i}", "title": "Unit number {i} of a long plan", "brief_path": "b.md", "status": "todo", "role": "implementer", "depends_on": [], "verify": "true"}}"#
+            )
+        })
+        .collect();
+    CHECKPOINT
+        .replace(
+            &CHECKPOINT[CHECKPOINT.find("\"units\": [").unwrap()..CHECKPOINT.find("]},\n\"state\"").unwrap()],
+            &format!("\"units\": [{}", units.join(",\n")),
+        )
+        .replace("\"cursor\": \"A\"", "\"cursor\": \"U0\"")
+}
+
+/// Issue 27 item 17 (class: a reader that goes away): `plan … | head -1` and `watch --once | head -1`
+/// end quietly with status 0, as `call` does — no panic (101), no failure (1), nothing on stderr. The
+/// output is far larger than a pipe holds, so the command is still writing when the reader closes.
+#[test]
+fn issue27_item17_a_closed_reader_ends_quietly_with_status_0() {
+    use std::io::BufRead;
+
+    let job = Job::new();
+    let cp = job.root.join("large.json");
+    std::fs::write(&cp, large_checkpoint(5_000)).unwrap();
+    let cp = cp.display().to_string();
+    for args in [
+        vec!["plan", "--checkpoint", &cp],
+        vec!["plan", "--checkpoint", &cp, "--format", "mermaid"],
+        vec!["watch", "--once", "--checkpoint", &cp],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+            .args(&args)
+            .envs(job.env())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?}: a first line");
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned()
+            ),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+    }
+}
+
+/// Issue 27 item 11 (class: control characters reach a terminal) through the binary: what `watch` and
+/// `plan` print about a value given to them — a `--format`, a positional argument, a checkpoint path,
+/// an hours expression, a store path — holds no raw control or bidirectional character, on stdout or
+/// stderr; and a checkpoint whose texts hold them is drawn without them.
+#[test]
+fn issue27_item11_watch_and_plan_print_nothing_raw() {
+    let evil = "\u{1b}]52;c;aGk=\u{7}\u{9b}\u{202e}\u{2066}\u{200f}";
+    let raw = |bytes: &[u8]| -> Vec<char> {
+        String::from_utf8_lossy(bytes)
+            .chars()
+            .filter(|&c| c != '\n' && shiftwork_seams::echo::is_control_or_bidi(c))
+            .collect()
+    };
+    let job = Job::new();
+    let cp = job.checkpoint();
+    let hostile_cp = job.root.join(format!("cp{evil}.json"));
+    let evil_json = serde_json::to_string(evil).unwrap();
+    std::fs::write(
+        &hostile_cp,
+        CHECKPOINT.replace("Write the parser", &evil_json[1..evil_json.len() - 1]),
+    )
+    .unwrap();
+    let hostile_cp = hostile_cp.display().to_string();
+    let missing = job.root.join(format!("gone{evil}.json")).display().to_string();
+    let format = format!("svg{evil}");
+    let hours = format!("TZ=Mars/{evil} Mon-Fri 09:00-17:00");
+    let db = job
+        .root
+        .join(format!("db{evil}"))
+        .join("contracts.db")
+        .display()
+        .to_string();
+    let runs: [(Vec<&str>, Option<i32>); 8] = [
+        (vec!["plan", "--checkpoint", &cp, "--format", &format], Some(2)),
+        (vec!["plan", "--checkpoint", &cp, evil], Some(2)),
+        (vec!["plan", "--checkpoint", &missing], Some(1)),
+        (
+            vec!["plan", "--checkpoint", &hostile_cp, "--format", "mermaid"],
+            Some(0),
+        ),
+        (vec!["plan", "--checkpoint", &hostile_cp], Some(0)),
+        (
+            vec!["watch", "--once", "--checkpoint", &cp, "--hours", &hours],
+            Some(2),
+        ),
+        (
+            vec![
+                "watch",
+                "--once",
+                "--checkpoint",
+                &hostile_cp,
+                "--checkpoint",
+                &missing,
+            ],
+            Some(1),
+        ),
+        (
+            vec!["watch", "--once", "--checkpoint", &cp, "--contracts-db", &db],
+            Some(1),
+        ),
+    ];
+    for (args, code) in runs {
+        let out = job.run(&args, None);
+        assert_eq!(
+            out.status.code(),
+            code,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            raw(&out.stdout).is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            raw(&out.stderr).is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

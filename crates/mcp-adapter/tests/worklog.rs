@@ -798,3 +798,139 @@ fn issue12_item7_huge_log_file_is_refused() {
     );
     assert_eq!(fs::metadata(&path).unwrap().len(), 3 << 30);
 }
+
+/// The characters of the shared rule in `bytes` (a line feed aside), decoded as UTF-8.
+fn raw_controls(bytes: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .filter(|&c| c != '\n' && shiftwork_seams::echo::is_control_or_bidi(c))
+        .collect()
+}
+
+/// Issue 27 item 11 (class: control characters reach a terminal or a file) through the binary: with a
+/// log file whose name holds an OSC 52 introducer, a C1 CSI, DEL and bidirectional controls, and
+/// whose first item is indented by a NEL, nothing `call worklog_check`, `call worklog_append` (plain
+/// and `--pretty`), the probe and the stdio server print holds one of them raw (the JSON values are the
+/// real ones, written as escapes); a description holding a bidirectional control is refused, naming
+/// it, and the file is left as it was.
+#[test]
+fn issue27_item11_no_raw_control_or_bidi_character_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "day\u{1b}]52;c;x\u{9b}\u{7f}\u{202e}\u{2067}.md";
+    let path = dir.path().join(name);
+    fs::write(&path, "\u{85}- [x] a\n").unwrap();
+    let env = [("WORKLOG_DIR", dir.path().to_str().unwrap())];
+    let calls: [&[&str]; 6] = [
+        &["call", "worklog_check", "{}"],
+        &["call", "worklog_check", "{}", "--pretty"],
+        &["call", "worklog_append", r#"{"description":"b","dry_run":true}"#],
+        &["call", "worklog_append", r#"{"description":"b"}"#, "--pretty"],
+        &["call", "worklog_append", r#"{"description":"b"}"#],
+        &["worklog", "check"],
+    ];
+    for args in calls {
+        let out = run(args, &env, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            raw_controls(&out.stdout).is_empty(),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+        assert!(
+            raw_controls(&out.stderr).is_empty(),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        if args[0] == "call" {
+            let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(value["file"], json!(name), "{args:?}: the value is the real name");
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "\u{85}- [x] a\n\u{85}- [x] b\n"
+    );
+    // A bidirectional control in the description: refused on stderr, escaped; nothing written.
+    let out = run(
+        &[
+            "call",
+            "worklog_append",
+            "{\"description\":\"Fixed the \u{202e}gub\"}",
+        ],
+        &env,
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "the description holds the control character U+202E (RLO) at character 11; a description may \
+         hold no control character other than whitespace, so nothing was written\n"
+    );
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "\u{85}- [x] a\n\u{85}- [x] b\n"
+    );
+    // An error naming the file, from the probe and the tool.
+    fs::write(&path, b"- [x] caf\xE9\n").unwrap();
+    for args in [&["worklog", "check"][..], &["call", "worklog_check", "{}"]] {
+        let out = run(args, &env, None);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            raw_controls(&out.stderr).is_empty(),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr)
+                .contains(r#""day\u{1b}]52;c;x\u{9b}\u{7f}\u{202e}\u{2067}.md" is not valid UTF-8"#)
+        );
+    }
+    // The stdio server's response lines.
+    fs::write(&path, "\u{85}- [x] a\n").unwrap();
+    let mut server = Binary::serve(&["--tools", "worklog"], &env);
+    server.initialize();
+    for (tool, arguments) in [
+        ("worklog_check", json!({})),
+        ("worklog_append", json!({"description": "c"})),
+    ] {
+        server.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+        let line = server.receive_line();
+        assert!(raw_controls(line.as_bytes()).is_empty(), "{tool}: {line}");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["result"]["structuredContent"]["file"], json!(name));
+    }
+    server.close();
+}
+
+/// Issue 27 item 6 (class: every writer checks its readers' limits first) through the binary: an
+/// append that would make the log file larger than the 64 MiB its reader reads is refused with the
+/// sentence naming the limit, and the file is left as it was.
+#[test]
+fn issue27_item6_append_past_the_read_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2026-09-06.md");
+    let mut content = b"- [x] a\n\n".to_vec();
+    content.resize((64 << 20) - 4, b'x');
+    content.push(b'\n');
+    fs::write(&path, &content).unwrap();
+    let env = [("WORKLOG_DIR", dir.path().to_str().unwrap())];
+    let out = run(&["call", "worklog_append", r#"{"description":"b"}"#], &env, None);
+    assert_eq!(
+        (out.status.code(), text(&out.stderr)),
+        (
+            Some(1),
+            "cannot write \"2026-09-06.md\": the file would be larger than 67108864 bytes (64 MiB), the most \
+             a log file may hold, so nothing was written\n"
+                .into()
+        )
+    );
+    assert!(fs::read(&path).unwrap() == content, "left as it was");
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")),
+        "{names:?}"
+    );
+}

@@ -4,18 +4,22 @@
 //! sequence that would repaint the terminal, a newline that would break a row, or ten megabytes. The
 //! view never sends any of that to the terminal.
 
+use shiftwork_seams::echo::is_control_or_bidi;
+
 /// The most code points of one text the view keeps (a title, a note, a path).
 pub const TEXT_LIMIT: usize = 200;
 
-/// `text` with every control character (C0, DEL, C1), line or paragraph separator and bidirectional
-/// override replaced — tabs and line breaks by a space, the others by U+FFFD — and cut to `max` code
-/// points, the cut marked with `…`.
+/// `text` with every character of the workspace's one rule for text that reaches a person
+/// ([`shiftwork_seams::echo::is_control_or_bidi`]: C0, DEL, C1, the line and paragraph separators, the
+/// bidirectional marks, embeddings, overrides and isolates) replaced — tabs and line breaks by a
+/// space, the others by U+FFFD — and cut to `max` code points, the cut marked with `…`.
 ///
 /// ```
 /// use shiftwork_watch::display_text::clean;
 /// assert_eq!(clean("fix\tthe\nlogin", 50), "fix the login");
 /// assert_eq!(clean("\u{1b}[2Jboom", 50), "\u{fffd}[2Jboom");
 /// assert_eq!(clean("abcdef", 4), "abc…");
+/// assert_eq!(clean("\u{200f}\u{202e}evil", 50), "\u{fffd}\u{fffd}evil");
 /// ```
 pub fn clean(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max * 4));
@@ -38,14 +42,15 @@ pub fn clean_text(text: &str) -> String {
     clean(text, TEXT_LIMIT)
 }
 
-/// What `ch` is shown as.
+/// What `ch` is shown as: the characters of the shared rule are replaced (the ones that break or
+/// space a line by a space, the others by U+FFFD), every other character is itself.
 fn replacement(ch: char) -> char {
+    if !is_control_or_bidi(ch) {
+        return ch;
+    }
     match ch {
         '\t' | '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => '\u{fffd}',
-        // Bidirectional embeddings, overrides and isolates reorder what follows them on screen.
-        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '\u{fffd}',
-        other => other,
+        _ => '\u{fffd}',
     }
 }
 
@@ -114,10 +119,32 @@ mod tests {
         check("a\u{7}b", 5, "a\u{fffd}b");
         check("\u{9b}31m", 9, "\u{fffd}31m");
         check("\u{202e}evil", 9, "\u{fffd}evil");
+        check(
+            "a\u{200e}\u{200f}\u{61c}\u{2066}b",
+            9,
+            "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b",
+        );
         check("line\r\nbreak", 20, "line  break");
         check("日本語のタイトル", 4, "日本語…");
         check("x", 0, "");
         check("xy", 1, "…");
+    }
+
+    /// Issue 27 item 11 (class: control characters reach a terminal): `clean` follows the workspace's
+    /// one rule — every character `shiftwork_seams::echo::is_control_or_bidi` names is replaced, and
+    /// no other character is touched.
+    #[test]
+    fn issue27_item11_clean_replaces_exactly_the_shared_rule() {
+        for cp in 0u32..=0x3000 {
+            let Some(ch) = char::from_u32(cp) else { continue };
+            let shown = clean(&ch.to_string(), 5);
+            if is_control_or_bidi(ch) {
+                assert!(shown == " " || shown == "\u{fffd}", "U+{cp:04X}: {shown:?}");
+            } else {
+                assert_eq!(shown, ch.to_string(), "U+{cp:04X}");
+            }
+            assert_eq!(is_clean(&ch.to_string()), !is_control_or_bidi(ch), "U+{cp:04X}");
+        }
     }
 
     #[test]

@@ -1,12 +1,17 @@
 //! The crate's error.
 
+use shiftwork_seams::echo::escape_controls as inert;
+
 /// Why the view could not start or a picture could not be drawn. The messages name what was wrong,
-/// never a command-line flag (the adapter adds those hints).
+/// never a command-line flag (the adapter adds those hints). Every message is inert text: what it
+/// repeats of an input (an hours expression, an agent name, an operating system's text holding a
+/// path) has its control and bidirectional characters escaped
+/// ([`shiftwork_seams::echo::escape_controls`], issue 27 item 11).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WatchError {
     /// The hours expression does not parse.
-    #[error("the hours expression is invalid: {0}")]
+    #[error("the hours expression is invalid: {}", inert(&.0.to_string()))]
     Hours(#[from] shiftwork_hours::ParseError),
     /// The agent name is not one (CT-17's grammar).
     #[error("{0:?} is not an agent name: 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit")]
@@ -15,15 +20,15 @@ pub enum WatchError {
     #[error("standard output is not a terminal")]
     NotATerminal,
     /// The terminal could not be set up, drawn on or restored.
-    #[error("the terminal failed: {0}")]
+    #[error("the terminal failed: {}", inert(&.0.to_string()))]
     Terminal(std::io::Error),
     /// File changes cannot be watched.
-    #[error("file changes cannot be watched: {0}")]
+    #[error("file changes cannot be watched: {}", inert(&.0.to_string()))]
     Notify(#[from] notify::Error),
     /// A checkpoint could not be read or planned: the shift-work tools' own sentence.
-    #[error("{0}")]
+    #[error("{}", inert(.0))]
     Plan(String),
     /// Writing the output failed.
-    #[error("the output could not be written: {0}")]
+    #[error("the output could not be written: {}", inert(&.0.to_string()))]
     Output(std::io::Error),
 }

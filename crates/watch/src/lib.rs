@@ -40,7 +40,9 @@
 //!
 //! It never writes: no checkpoint, ledger or contract is changed, no store is created or initialised
 //! (a test checks that every file is byte-identical after a view). It never sends text from a file to
-//! the terminal unfiltered ([`display_text`]). Apart from [`run`], nothing here touches a terminal;
+//! the terminal unfiltered ([`display_text`], by the workspace's one rule
+//! [`shiftwork_seams::echo::is_control_or_bidi`]), and its errors escape what they repeat. A Mermaid
+//! chart ([`picture`]) is inert whatever the checkpoint holds. Apart from [`run`], nothing here touches a terminal;
 //! apart from [`gather`], nothing here names a core crate's type.
 
 pub mod display_text;

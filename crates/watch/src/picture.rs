@@ -1,13 +1,25 @@
 //! Plans as pictures: a job's dependency graph as a Mermaid flowchart (one subgraph per wave,
 //! statuses as classes, held edges dashed) or as plain text.
 //!
-//! Mermaid renders in GitHub's Markdown (a fenced `mermaid` block) and most Markdown viewers. Every
-//! text taken from the checkpoint is written inside a quoted label with Mermaid's entity codes for the
-//! characters that could end or change it, so no unit id or title can break the chart; node names are
-//! generated (`n0`, `n1`, …), never taken from the checkpoint.
+//! Mermaid renders in GitHub's Markdown (a fenced `mermaid` block) and most Markdown viewers. A chart
+//! is inert whatever the checkpoint holds (issue 27 item 12):
+//!
+//! * every text taken from the checkpoint is written inside a quoted label, with every ASCII character
+//!   but letters, digits, space and `-_./,` written as Mermaid's entity code (`#37;` for `%`, `#34;`
+//!   for `"` …) and every control or bidirectional character as a space, so no text can end a label,
+//!   open markup (HTML, a Markdown or KaTeX string) or form a `%%` comment or `%%{init}%%` directive,
+//!   and no line of the chart holds a `%`;
+//! * node names are generated (`n0`, `n1`, … in the order the units are listed: finished, then the
+//!   waves, then the unplanned), never taken from the checkpoint, so no id can name a keyword
+//!   (`click`, `style`, `classDef`, `linkStyle`, `:::`), and each unit is drawn once, under its own
+//!   name, even when two ids clean to the same text;
+//! * edges are resolved by the units' positions in the plan ([`crate::snapshot::Unit::index`]), never
+//!   by their shown ids.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+
+use shiftwork_seams::echo::is_control_or_bidi;
 
 use crate::display_text::{cut, fit};
 use crate::snapshot::{Job, Tone, Unit};
@@ -71,15 +83,41 @@ fn groups(job: &Job) -> Vec<(String, String, &[Unit])> {
     out
 }
 
-/// The Mermaid flowchart of `job`.
+/// The Mermaid flowchart of `job`. Its node names are `n0`, `n1`, … in the order the units are listed
+/// (finished, the waves, the unplanned); edges are drawn between units by their positions in the
+/// plan.
+///
+/// ```
+/// use shiftwork_watch::picture::mermaid;
+/// use shiftwork_watch::snapshot::{Job, Tone, Unit};
+/// let unit = |index: usize, id: &str, deps: Vec<usize>| Unit {
+///     index, id: id.into(), title: "T".into(), status: "todo".into(), tone: Tone::Waiting,
+///     role: "r".into(), depends_on: Vec::new(), depends_on_units: deps, agent: None,
+///     in_flight: false, is_cursor: false, is_held: false,
+/// };
+/// let job = Job {
+///     id: "j".into(), goal: String::new(), cursor: String::new(), counts: Vec::new(),
+///     // Two ids that show alike, and a title that tries a directive.
+///     waves: vec![vec![unit(0, "U\u{fffd}x", vec![])], vec![unit(1, "U\u{fffd}x", vec![0])]],
+///     unplanned: Vec::new(), finished: Vec::new(), plan_refusal: None, held: Vec::new(),
+///     budget: None, history: Vec::new(), questions: Vec::new(),
+/// };
+/// let chart = mermaid(&job);
+/// assert!(chart.contains("n0[\"U\u{fffd}x · T<br/>todo · r\"]") && chart.contains("n1[\""));
+/// assert!(chart.contains("  n0 --> n1\n"));
+/// ```
 pub fn mermaid(job: &Job) -> String {
     let groups = groups(job);
-    let mut node: HashMap<&str, String> = HashMap::new();
+    // Unit position → node name; a unit listed twice is drawn once.
+    let mut node: HashMap<usize, String> = HashMap::new();
     let mut out = String::from("flowchart LR\n");
     for (name, title, units) in &groups {
         let _ = writeln!(out, "  subgraph {name}[\"{}\"]", escape(title));
         out.push_str("    direction TB\n");
         for unit in *units {
+            if node.contains_key(&unit.index) {
+                continue;
+            }
             let id = format!("n{}", node.len());
             let mut second = format!("{} · {}", unit.status, unit.role);
             if let Some(agent) = &unit.agent {
@@ -95,34 +133,44 @@ pub fn mermaid(job: &Job) -> String {
                 escape(&cut(&unit.title, TITLE_COLUMNS)),
                 escape(&second)
             );
-            node.entry(unit.id.as_str()).or_insert(id);
+            node.insert(unit.index, id);
         }
         out.push_str("  end\n");
     }
+    let mut drawn: Vec<usize> = Vec::with_capacity(node.len());
     for (_, _, units) in &groups {
         for unit in *units {
-            let Some(to) = node.get(unit.id.as_str()) else {
+            if drawn.contains(&unit.index) {
+                continue;
+            }
+            drawn.push(unit.index);
+            let Some(to) = node.get(&unit.index) else {
                 continue;
             };
-            for dep in &unit.depends_on {
-                if let Some(from) = node.get(dep.as_str()) {
+            for dep in &unit.depends_on_units {
+                if let Some(from) = node.get(dep) {
                     let _ = writeln!(out, "  {from} --> {to}");
                 }
             }
         }
     }
     for hold in &job.held {
-        if let (Some(from), Some(to)) = (node.get(hold.by.as_str()), node.get(hold.unit.as_str())) {
+        if let (Some(from), Some(to)) = (node.get(&hold.by_index), node.get(&hold.unit_index)) {
             let _ = writeln!(out, "  {from} -.->|\"holds {}\"| {to}", escape(&hold.path));
         }
     }
     let mut classes: Vec<(String, Tone, Vec<&str>)> = Vec::new();
     let mut cursor = None;
+    let mut classed: Vec<usize> = Vec::with_capacity(node.len());
     for (_, _, units) in &groups {
         for unit in *units {
-            let Some(id) = node.get(unit.id.as_str()) else {
+            let Some(id) = node.get(&unit.index) else {
                 continue;
             };
+            if classed.contains(&unit.index) {
+                continue;
+            }
+            classed.push(unit.index);
             let class = class_name(&unit.status);
             match classes.iter_mut().find(|(c, _, _)| *c == class) {
                 Some((_, _, ids)) => ids.push(id),
@@ -171,21 +219,27 @@ fn class_style(tone: Tone) -> &'static str {
     }
 }
 
-/// `text` for a quoted Mermaid label: the characters that end a label, start an entity or markup, or
-/// separate statements are written as Mermaid entity codes (`#34;` …).
+/// `text` for a quoted Mermaid label, inert: every ASCII character other than a letter, a digit, a
+/// space and `-_./,` is written as Mermaid's entity code (`#37;` for `%`, `#34;` for `"`, `#60;` for
+/// `<` …), and every control or bidirectional character ([`is_control_or_bidi`]) as a space. So a
+/// label never ends early, never holds markup (HTML, a backtick Markdown string, a `$$` KaTeX
+/// string), and never holds a `%`, from which a `%%` comment or `%%{init}%%` directive could form.
 ///
 /// ```
 /// assert_eq!(shiftwork_watch::picture::escape(r#"say "hi" <b>#1</b>; done"#),
 ///            "say #34;hi#34; #60;b#62;#35;1#60;/b#62;#59; done");
+/// assert_eq!(shiftwork_watch::picture::escape("%%{init: {'theme': 'dark'}}%%"),
+///            "#37;#37;#123;init#58; #123;#39;theme#39;#58; #39;dark#39;#125;#125;#37;#37;");
 /// ```
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
-            '"' | '#' | '<' | '>' | '&' | ';' | '`' | '|' | '\\' => {
-                let _ = write!(out, "#{};", u32::from(ch));
+            c if c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '/' | ',') => out.push(c),
+            c if c.is_ascii() && !c.is_ascii_control() => {
+                let _ = write!(out, "#{};", u32::from(c));
             }
-            c if c.is_control() => out.push(' '),
+            c if is_control_or_bidi(c) => out.push(' '),
             c => out.push(c),
         }
     }

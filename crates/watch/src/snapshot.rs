@@ -102,6 +102,11 @@ pub struct Job {
 /// One unit of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
+    /// Its position in `plan.units`, counted from 0: the one name of a unit no other unit shares.
+    /// Its id as shown is cleaned ([`crate::display_text::clean`]), and two ids can clean to the same
+    /// text (`U\u{7}x` and `U\u{1b}x` both show as `U\u{fffd}x`), so units are told apart and edges
+    /// resolved by this position, never by the shown id (issue 27 item 12).
+    pub index: usize,
     /// Its id.
     pub id: String,
     /// Its title.
@@ -114,6 +119,9 @@ pub struct Unit {
     pub role: String,
     /// The ids it depends on, as declared.
     pub depends_on: Vec<String>,
+    /// The positions in `plan.units` ([`Unit::index`]) of the units it depends on, in declared order;
+    /// a declared id that names no unit has none.
+    pub depends_on_units: Vec<usize>,
     /// The agent of the unit's latest ledger line that names one.
     pub agent: Option<String>,
     /// Briefed and not finished: it holds a brief (and its files) until its clock-out.
@@ -131,6 +139,10 @@ pub struct Hold {
     pub unit: String,
     /// The unit that touches the path in that wave.
     pub by: String,
+    /// The held unit's [`Unit::index`].
+    pub unit_index: usize,
+    /// The [`Unit::index`] of the unit that touches the path.
+    pub by_index: usize,
     /// The path both touch.
     pub path: String,
     /// The wave it was first held out of, counted from 1.
@@ -337,20 +349,21 @@ impl Snapshot {
         let mut out = self.clone();
         for pane in &mut out.jobs {
             let Ok(job) = &mut pane.body else { continue };
-            let kept: Vec<String> = job
+            let kept: Vec<(usize, String)> = job
                 .open_units()
                 .chain(&job.finished)
                 .filter(|u| unit_hit(u))
-                .map(|u| u.id.clone())
+                .map(|u| (u.index, u.id.clone()))
                 .collect();
-            let keep = |id: &str| kept.iter().any(|k| k == id);
+            let keep = |index: usize| kept.iter().any(|(k, _)| *k == index);
             for wave in &mut job.waves {
-                wave.retain(|u| keep(&u.id));
+                wave.retain(|u| keep(u.index));
             }
-            job.unplanned.retain(|u| keep(&u.id));
-            job.finished.retain(|u| keep(&u.id));
-            job.held.retain(|h| keep(&h.unit) || keep(&h.by));
-            job.history.retain(|h| keep(&h.unit));
+            job.unplanned.retain(|u| keep(u.index));
+            job.finished.retain(|u| keep(u.index));
+            job.held.retain(|h| keep(h.unit_index) || keep(h.by_index));
+            // The history names units by id only.
+            job.history.retain(|h| kept.iter().any(|(_, id)| *id == h.unit));
         }
         if let Some(Ok(c)) = out.contracts.as_mut().map(|p| p.body.as_mut()) {
             c.claimed

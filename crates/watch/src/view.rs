@@ -96,7 +96,14 @@ impl ViewState {
         }
         if let Some(text) = &mut self.editing {
             match key {
-                Key::Char(c) if text.chars().count() < FILTER_LIMIT && !c.is_control() => text.push(c),
+                // Issue 27 item 11: the filter is drawn, so nothing of the shared rule (a pasted
+                // bidirectional control) is kept.
+                Key::Char(c)
+                    if text.chars().count() < FILTER_LIMIT
+                        && !shiftwork_seams::echo::is_control_or_bidi(c) =>
+                {
+                    text.push(c)
+                }
                 Key::Char(_) => return Action::Nothing,
                 Key::Backspace => {
                     if text.pop().is_none() {
@@ -250,5 +257,17 @@ mod tests {
             s.on_key(Key::Char('x'));
         }
         assert_eq!(s.active_filter().chars().count(), FILTER_LIMIT);
+    }
+
+    /// Issue 27 item 11 (class: control characters reach a terminal): a control character or a
+    /// bidirectional control typed or pasted into the filter is not kept, since the filter is drawn.
+    #[test]
+    fn issue27_item11_the_filter_keeps_no_control_or_bidi_character() {
+        let mut s = ViewState::new(1);
+        s.on_key(Key::Char('/'));
+        for c in ['a', '\u{1b}', '\u{202e}', '\u{200f}', '\u{2066}', '\u{9b}', 'b'] {
+            s.on_key(Key::Char(c));
+        }
+        assert_eq!(s.active_filter(), "ab");
     }
 }

@@ -11,9 +11,10 @@ use crate::service::MAX_LOG_BYTES;
 /// No variant carries a path (WL-70). Every name is shown quoted by [`crate::quoted_name`]: a plain
 /// name reads `"{name}"` exactly as §14 writes it, and a control character in a name is escaped.
 ///
-/// Three variants are our additions to §14 (issues 12 and 16), each refusing before anything is
+/// Four variants are our additions to §14 (issues 12, 16 and 27), each refusing before anything is
 /// written: [`DescriptionTooLong`](WorklogError::DescriptionTooLong),
-/// [`ControlCharacter`](WorklogError::ControlCharacter) and [`TooLarge`](WorklogError::TooLarge).
+/// [`ControlCharacter`](WorklogError::ControlCharacter), [`TooLarge`](WorklogError::TooLarge) and
+/// [`WouldBeTooLarge`](WorklogError::WouldBeTooLarge).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum WorklogError {
@@ -39,9 +40,10 @@ pub enum WorklogError {
         /// The description's length in bytes, as sent.
         bytes: usize,
     },
-    /// The description holds a control character that is not whitespace (our decision, issue 12; see
-    /// [`crate::core::first_control_character`]). Decided before anything else, so nothing is looked
-    /// at or written.
+    /// The description holds a control character or a bidirectional control that is not whitespace
+    /// (our decision, issues 12 and 27; see [`crate::core::first_control_character`]). Decided before
+    /// anything else, so nothing is looked at or written. The character is named by its code point and
+    /// its standard abbreviation (`U+001B (ESC)`, `U+202E (RLO)`).
     ///
     /// ```
     /// use shiftwork_seams::MemFs;
@@ -83,6 +85,20 @@ pub enum WorklogError {
         /// The log file's name.
         file: String,
     },
+    /// The append would make the log file larger than [`MAX_LOG_BYTES`], the most a read of it takes
+    /// (our decision, issue 27: every writer checks its readers' limits first). Decided after the
+    /// file was read and the new line planned, before anything is written; a dry run gives the same
+    /// answer. A `duplicate` writes nothing and is never refused so.
+    #[error(
+        "cannot write {}: the file would be larger than {MAX_LOG_BYTES} bytes ({} MiB), the most a log file \
+         may hold, so nothing was written",
+        q(.file),
+        MAX_LOG_BYTES >> 20
+    )]
+    WouldBeTooLarge {
+        /// The log file's name.
+        file: String,
+    },
     /// E-read: the log file could not be read (WL-68).
     #[error("cannot read {}: {reason}", q(.file))]
     Read {
@@ -117,8 +133,8 @@ pub enum WorklogError {
     Pattern,
 }
 
-/// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets and DEL, its
-/// standard abbreviation.
+/// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets, DEL and the
+/// bidirectional controls, its standard abbreviation.
 fn control_name(c: char) -> String {
     const C0: [&str; 32] = [
         "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO",
@@ -130,11 +146,18 @@ fn control_name(c: char) -> String {
         "SS2", "SS3", "DCS", "PU1", "PU2", "STS", "CCH", "MW", "SPA", "EPA", "SOS", "SGC", "SCI", "CSI",
         "ST", "OSC", "PM", "APC",
     ];
+    const BIDI_EMBEDDINGS: [&str; 5] = ["LRE", "RLE", "PDF", "LRO", "RLO"];
+    const BIDI_ISOLATES: [&str; 4] = ["LRI", "RLI", "FSI", "PDI"];
     let code = u32::from(c);
     let name = match code {
         0x00..=0x1F => C0.get(code as usize),
         0x7F => Some(&"DEL"),
         0x80..=0x9F => C1.get((code - 0x80) as usize),
+        0x061C => Some(&"ALM"),
+        0x200E => Some(&"LRM"),
+        0x200F => Some(&"RLM"),
+        0x202A..=0x202E => BIDI_EMBEDDINGS.get((code - 0x202A) as usize),
+        0x2066..=0x2069 => BIDI_ISOLATES.get((code - 0x2066) as usize),
         _ => None,
     };
     match name {
@@ -160,6 +183,10 @@ mod tests {
             ('\u{80}', "U+0080 (PAD)"),
             ('\u{9B}', "U+009B (CSI)"),
             ('\u{9F}', "U+009F (APC)"),
+            ('\u{61C}', "U+061C (ALM)"),
+            ('\u{200F}', "U+200F (RLM)"),
+            ('\u{202E}', "U+202E (RLO)"),
+            ('\u{2069}', "U+2069 (PDI)"),
             ('a', "U+0061"),
         ] {
             assert_eq!(control_name(c), name);

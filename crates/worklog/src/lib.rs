@@ -44,10 +44,18 @@
 //! * The parser scans bytes and stops at the end of the checklist, and the write streams the old bytes
 //!   around the insertion: a 10 MB log costs one read and one write.
 //! * A carriage return inside the first item's indent is copied as a space (see [`core::plan_append`]).
+//! * An append chooses the file while it holds the append lock (our decision, issue 27): the
+//!   directory is looked at once without the lock, so that `no_dir` and `no_file` never touch the lock
+//!   file (WL-62), and listed again under it, and the newest file then is the one read and written. A
+//!   file chosen before the lock could be yesterday's while another append, holding the lock, starts
+//!   today's. `check` and a dry run take no lock: they write nothing, and a file is only ever replaced
+//!   whole (WL-56).
 //! * Hostile input is bounded (our decisions, beyond the specification): a description over
-//!   [`core::MAX_DESCRIPTION_BYTES`] or holding a control character other than whitespace is refused
-//!   before anything is looked at, a log file is read up to [`MAX_LOG_BYTES`] and never blocks on a
-//!   special file, and a file name is always shown through [`quoted_name`].
+//!   [`core::MAX_DESCRIPTION_BYTES`] or holding a control character or a bidirectional control other
+//!   than whitespace is refused before anything is looked at; a log file is read up to
+//!   [`MAX_LOG_BYTES`] and never blocks on a special file, and an append that would make it larger than
+//!   that is refused, so the crate never writes a file its own reader refuses; a file name is always
+//!   shown through [`quoted_name`].
 
 pub mod core;
 

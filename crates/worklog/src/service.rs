@@ -96,13 +96,23 @@ impl<F: Fs> Worklog<F> {
 
     /// Records one finished piece of work as a checked item (§8).
     ///
-    /// Decides in the order of WL-41, after two refusals of ours that come first (issues 12 and 16): a
-    /// description over [`crate::core::MAX_DESCRIPTION_BYTES`] or holding a control character other than
-    /// whitespace is a [`WorklogError`] before anything is looked at. Then a blank description is
-    /// `empty` before any filesystem access; a missing directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate
-    /// is `no_file`; then, unless `dry_run`, the append lock is taken and held until the write has
-    /// completed or failed; the file is read and must be UTF-8; then `created`, `duplicate`,
-    /// `dry_run` or `written`. Outcomes other than `written` and `created` write nothing.
+    /// Decides in the order of WL-41, after two refusals of ours that come first (issues 12, 16 and
+    /// 27): a description over [`crate::core::MAX_DESCRIPTION_BYTES`] or holding a control character
+    /// or a bidirectional control other than whitespace is a [`WorklogError`] before anything is
+    /// looked at. Then a blank description is `empty` before any filesystem access; a missing
+    /// directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate is
+    /// `no_file` — all decided without the append lock, which they never touch (WL-62).
+    ///
+    /// Then, unless `dry_run`, the append lock is taken, and everything that leads to the write is
+    /// done while it is held, until the write has completed or failed: the directory is listed again
+    /// and the newest candidate chosen (our decision, issue 27 item 8: a file chosen before the lock
+    /// could be yesterday's while another append, holding the lock, starts today's); the file is read
+    /// and must be UTF-8; then `created`, `duplicate` or `written`. An append that would make the file
+    /// larger than [`MAX_LOG_BYTES`] is refused ([`WorklogError::WouldBeTooLarge`]). Outcomes other
+    /// than `written` and `created` write nothing.
+    ///
+    /// A dry run takes no lock (WL-62): it writes nothing, and a file is only ever replaced whole
+    /// (WL-56), so it reads one consistent version of the newest file, as `check` does.
     pub fn append(&self, description: &str, dry_run: bool) -> Result<AppendResult, WorklogError> {
         if description.len() > core::MAX_DESCRIPTION_BYTES {
             return Err(WorklogError::DescriptionTooLong {
@@ -116,24 +126,13 @@ impl<F: Fs> Worklog<F> {
         if normalized.is_empty() {
             return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
         }
-        let (name, path, lock, lock_special) = match self.locate()? {
-            Located::NoDir => return Ok(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
-            Located::NoFile { pattern } => {
-                return Ok(AppendResult::unreached(
-                    AppendStatus::NoFile,
-                    no_file_message(pattern),
-                ));
-            }
-            Located::File {
-                name,
-                path,
-                lock,
-                lock_special,
-            } => (name, path, lock, lock_special),
+        let (name, path, lock, lock_special) = match self.locate()?.file() {
+            Ok(file) => file,
+            Err(unreached) => return Ok(unreached),
         };
         if dry_run {
             let (_, text) = self.read(&name, &path, false)?;
-            return Ok(match core::plan_append(&text, &normalized) {
+            return Ok(match plan(&name, &text, &normalized)? {
                 Plan::Duplicate { line } => {
                     AppendResult::reached(AppendStatus::Duplicate, &name, line, messages::duplicate(&name))
                 }
@@ -147,8 +146,14 @@ impl<F: Fs> Worklog<F> {
         }
         // The guard is dropped on every way out of this function, after the write completed or failed.
         let _lock = self.lock(&lock, lock_special, &name)?;
+        // Issue 27 item 8: the file is chosen again now that the lock is held, so no append that held it
+        // before us (and perhaps started a newer file) is missed.
+        let (name, path, ..) = match self.locate()?.file() {
+            Ok(file) => file,
+            Err(unreached) => return Ok(unreached),
+        };
         let (meta, text) = self.read(&name, &path, true)?;
-        let (created, line, offset, insertion) = match core::plan_append(&text, &normalized) {
+        let (created, line, offset, insertion) = match plan(&name, &text, &normalized)? {
             Plan::Duplicate { line } => {
                 return Ok(AppendResult::reached(
                     AppendStatus::Duplicate,
@@ -183,7 +188,8 @@ impl<F: Fs> Worklog<F> {
     }
 
     /// Tells whether the log can be reached (§10). Never writes, never takes the lock (WL-50), and
-    /// reports the file's name and item count only (WL-51).
+    /// reports the file's name and item count only (WL-51). It needs no lock: it writes nothing, and
+    /// an append replaces a file whole (WL-56), so the read sees one version or the other.
     pub fn check(&self) -> Result<CheckResult, WorklogError> {
         let (name, path) = match self.locate()? {
             Located::NoDir => return Ok(CheckResult::unreached(CheckStatus::NoDir, messages::NO_DIR)),
@@ -338,6 +344,41 @@ impl<F: Fs> Worklog<F> {
 fn looks_wide(bytes: &[u8]) -> bool {
     let nuls = memchr::memchr_iter(0, bytes).count();
     nuls > 0 && nuls >= bytes.len().div_ceil(4)
+}
+
+/// [`core::plan_append`], refused when the planned insertion would make the file larger than its
+/// reader reads ([`MAX_LOG_BYTES`]): issue 27, every writer checks its readers' limits first.
+fn plan(name: &str, text: &str, normalized: &str) -> Result<Plan, WorklogError> {
+    let plan = core::plan_append(text, normalized);
+    if let Plan::Insert { insertion, .. } = &plan {
+        let after = text.len() as u64 + insertion.len() as u64;
+        if after > MAX_LOG_BYTES {
+            return Err(WorklogError::WouldBeTooLarge {
+                file: name.to_owned(),
+            });
+        }
+    }
+    Ok(plan)
+}
+
+impl Located {
+    /// The file's name, path, lock path and whether the lock file is special; or, when no file was
+    /// reached, the answer of an append.
+    fn file(self) -> Result<(String, PathBuf, PathBuf, bool), AppendResult> {
+        match self {
+            Located::File {
+                name,
+                path,
+                lock,
+                lock_special,
+            } => Ok((name, path, lock, lock_special)),
+            Located::NoDir => Err(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
+            Located::NoFile { pattern } => Err(AppendResult::unreached(
+                AppendStatus::NoFile,
+                no_file_message(pattern),
+            )),
+        }
+    }
 }
 
 fn no_file_message(pattern: bool) -> &'static str {

@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use shiftwork_seams::echo::clip_echo;
+use shiftwork_seams::echo::{clip_echo, escape_controls, is_control_or_bidi};
 use shiftwork_seams::{Fs, OsFs};
 use shiftwork_worklog::{CheckStatus, Config, Worklog, quoted_name};
 
 use crate::cli::{UsageError, parse_flags};
-use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
+use crate::registry::{DemoStep, Group, Hints, Outcome, ToolDef, unknown_argument_sentence};
 use crate::settings::{Setting, Settings};
 
 /// `--worklog-dir` / `WORKLOG_DIR` (WL-5), then `--worklog-pattern` / `WORKLOG_FILE_PATTERN` (WL-6).
@@ -198,13 +198,48 @@ fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Outcome {
 }
 
 /// WL-79 … WL-81: a result is `structuredContent` plus its pretty JSON; an error is its §14 text.
+///
+/// Issue 27 item 11: what the tools answer reaches a terminal (`call` prints it) and a client's
+/// screen, and a result repeats a file's name and the first item's indent as they are. So every
+/// character of the shared rule (`shiftwork_seams::echo::is_control_or_bidi`) is written as a JSON
+/// escape (`\u202e`) in both the structured answer and the text block — the values a JSON reader gets
+/// are the same, but no raw bidirectional control, C1 control or DEL is ever printed (JSON already
+/// escapes C0) — and an error's sentence passes through `escape_controls`. For a text without such a
+/// character, both are exactly `serde_json`'s output (WL-80).
 fn answer(result: Result<serde_json::Result<Value>, shiftwork_worklog::WorklogError>) -> Outcome {
-    match result {
-        Ok(Ok(value)) => Outcome::Answer(value, TextStyle::Pretty),
+    let value = match result {
+        Ok(Ok(value)) => value,
         // The results are plain structs of strings, numbers and enums: encoding them cannot fail.
-        Ok(Err(e)) => Outcome::ToolError(format!("the result could not be encoded: {e}")),
-        Err(e) => Outcome::ToolError(e.to_string()),
+        Ok(Err(e)) => return Outcome::ToolError(format!("the result could not be encoded: {e}")),
+        Err(e) => return Outcome::ToolError(escape_controls(&e.to_string()).into_owned()),
+    };
+    let pretty = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    Outcome::Prerendered {
+        structured: inert_json(&value.to_string()),
+        // A string always encodes as JSON; the fallback is never taken.
+        text_json: serde_json::to_string(&inert_json(&pretty)).ok(),
     }
+}
+
+/// `json` (as `serde_json` writes it) with every character of the shared rule that `serde_json` leaves
+/// raw — DEL, the C1 controls, the line and paragraph separators, the bidirectional controls — written
+/// as a `\uXXXX` escape. They can stand only inside strings (`serde_json` escapes C0 there, and the
+/// layout between tokens is spaces and line feeds), so the JSON value is unchanged.
+fn inert_json(json: &str) -> String {
+    let raw = |c: char| u32::from(c) >= 0x7F && is_control_or_bidi(c);
+    if !json.contains(raw) {
+        return json.to_owned();
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw(c) {
+            // Every such character is in the Basic Multilingual Plane: one escape.
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The usage line of the probe (WL-84).
@@ -259,6 +294,9 @@ pub(crate) fn probe<F: Fs>(
         },
         Err(e) => (e.to_string(), 1, false),
     };
+    // Issue 27 item 11: every line the probe prints passes the shared rule (names are already quoted
+    // with their controls escaped; this keeps it so whatever a sentence holds).
+    let line = escape_controls(&line);
     let written = if to_stdout {
         writeln!(out, "{line}")
     } else {

@@ -177,11 +177,12 @@ fn wl82_argument_checks_in_order() {
         b"- [x] a\n"
     );
     assert_eq!(fs.count(Op::List), 0, "the service was never called");
-    let Outcome::Answer(value, _) = call(
+    let outcome = call(
         &tools,
         "worklog_append",
         json!({"description": "", "dry_run": true}),
-    ) else {
+    );
+    let Some(value) = outcome.structured() else {
         panic!("WL-83: \"\" is answered, not refused")
     };
     assert_eq!(value["status"], json!("empty"));
@@ -383,4 +384,91 @@ fn wl101_as44_privacy_through_the_adapter() {
     ] {
         assert!(!all.contains(forbidden), "{forbidden} leaked: {all}");
     }
+}
+
+/// Issue 27 item 11 (class: control characters reach a terminal or a file), over `MemFs`: a file name
+/// and a first item's indent are repeated by the answers as they are, and a JSON writer leaves DEL, the
+/// C1 controls, the line separators and the bidirectional controls raw. The worklog tools write every
+/// one of them as a JSON escape, in the structured answer and in the text block alike, so the values a
+/// client reads are the real ones and nothing raw is printed; tool errors and the probe's lines are
+/// escaped as `\u{…}`. A description holding a bidirectional control is refused and writes nothing.
+#[test]
+fn issue27_item11_answers_hold_no_raw_control_or_bidi_character() {
+    use shiftwork_seams::echo::is_control_or_bidi;
+
+    let raw = |text: &str| -> Vec<char> {
+        text.chars()
+            .filter(|&c| c != '\n' && is_control_or_bidi(c))
+            .collect()
+    };
+    let name = "day\u{202e}\u{9b}\u{7f}\u{2066}.md";
+    let fs = MemFs::new();
+    fs.write_file(Path::new(DIR).join(name), "\u{85}- [x] a\n".as_bytes());
+    let tools = group_tools(&fs, Some(DIR), None);
+    for (tool, args) in [
+        ("worklog_check", json!({})),
+        ("worklog_append", json!({"description": "b", "dry_run": true})),
+        ("worklog_append", json!({"description": "b"})),
+        ("worklog_append", json!({"description": "b"})),
+    ] {
+        let outcome = call(&tools, tool, args);
+        let Outcome::Prerendered {
+            structured,
+            text_json,
+        } = &outcome
+        else {
+            panic!("{tool}: {outcome:?}")
+        };
+        assert!(raw(structured).is_empty(), "{tool}: {structured}");
+        let text = outcome.text();
+        assert!(raw(&text).is_empty(), "{tool}: {text}");
+        assert!(raw(text_json.as_deref().unwrap()).is_empty());
+        // The values are the real ones.
+        let value: Value = serde_json::from_str(structured).unwrap();
+        assert_eq!(value["file"], json!(name), "{tool}");
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value, "{tool}");
+    }
+    assert_eq!(
+        fs.file(Path::new(DIR).join(name)).unwrap(),
+        "\u{85}- [x] a\n\u{85}- [x] b\n".as_bytes()
+    );
+    let line = call(
+        &tools,
+        "worklog_append",
+        json!({"description": "c", "dry_run": true}),
+    )
+    .structured()
+    .unwrap()["line"]
+        .clone();
+    assert_eq!(line, json!("\u{85}- [x] c"));
+    // A bidirectional control in a description is refused, naming it; nothing is written.
+    let refused = call(&tools, "worklog_append", json!({"description": "x\u{202e}y"}));
+    assert_eq!(
+        refused,
+        Outcome::ToolError(String::from(
+            "the description holds the control character U+202E (RLO) at character 2; a description may \
+             hold no control character other than whitespace, so nothing was written"
+        ))
+    );
+    // Tool errors: the not-UTF-8 sentence quotes the name escaped.
+    fs.write_file(Path::new(DIR).join(name), b"- [x] caf\xE9\n");
+    let Outcome::ToolError(error) = call(&tools, "worklog_check", json!({})) else {
+        panic!("not UTF-8 is an error")
+    };
+    assert!(raw(&error).is_empty(), "{error}");
+    assert_eq!(
+        error,
+        r#""day\u{202e}\u{9b}\u{7f}\u{2066}.md" is not valid UTF-8"#
+    );
+    // The probe: the error line and the ok line.
+    let (code, out, err) = run_probe(&fs, &["check", "--worklog-dir", DIR], &[]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(raw(&err).is_empty(), "{err}");
+    fs.write_file(Path::new(DIR).join(name), b"- [x] a\n");
+    let (code, out, err) = run_probe(&fs, &["check", "--worklog-dir", DIR], &[]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "ok: file=\"day\\u{202e}\\u{9b}\\u{7f}\\u{2066}.md\" items=1\n"
+    );
 }

@@ -12,13 +12,16 @@ use shiftwork_seams::{Clock, Fs};
 use crate::display_text::clean_text;
 use crate::snapshot::{Claimed, Contracts, ContractsPane, Ended, StatusCount, Tone, Waiting};
 
-/// The most claimed contracts read (the pane shows the soonest to expire).
-pub const CLAIMED_READ: usize = 500;
-/// The most waiting contracts read to find the oldest (newest first by insertion; the oldest by queueing
-/// time among them are shown).
-pub const WAITING_READ: usize = 1_000;
-/// The waiting contracts kept in a snapshot.
+/// The claimed contracts kept in a snapshot: the soonest to expire.
+pub const CLAIMED_SHOWN: usize = 500;
+/// The waiting contracts kept in a snapshot: the oldest by queueing time.
 pub const WAITING_SHOWN: usize = 20;
+/// How many records one read of the store returns while the claimed and waiting contracts are looked
+/// through. The store lists newest first (by `seq`), and neither the soonest lease end nor the oldest
+/// queueing time follows that order (a contract put back in the queue keeps its `seq`), so every
+/// claimed and every waiting contract is looked at, a page at a time, keeping only the ones shown
+/// (issue 27 item 16).
+pub const READ_PAGE: usize = 1_000;
 /// The ended contracts kept in a snapshot.
 pub const ENDED_SHOWN: usize = 20;
 
@@ -215,15 +218,20 @@ fn contract_tone(status: &str) -> Tone {
     }
 }
 
-/// The pane's contents, in three reads (claimed, waiting, ended), each with the store's counts.
+/// The pane's contents: the store's counts; every claimed contract looked at for the
+/// [`CLAIMED_SHOWN`] soonest to expire and every waiting one for the [`WAITING_SHOWN`] oldest by
+/// queueing time, a page of [`READ_PAGE`] at a time; and the [`ENDED_SHOWN`] last dispatched of the
+/// ended ones, the latest to end first.
 pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> Result<Contracts, StoreError> {
-    let (mut claimed, counts) = scoped(store, vec![Status::Claimed], CLAIMED_READ, agent, now)?;
-    let (mut waiting, _) = scoped(store, vec![Status::Submitted], WAITING_READ, agent, now)?;
+    let (_, counts) = scoped(store, vec![Status::Claimed], 0, agent, now)?;
+    let claimed = smallest(store, Status::Claimed, agent, now, CLAIMED_SHOWN, |c| {
+        (c.expires_at.unwrap_or(EpochMs::MAX), c.seq)
+    })?;
+    let waiting = smallest(store, Status::Submitted, agent, now, WAITING_SHOWN, |c| {
+        (c.queued_at, c.seq)
+    })?;
     let terminal: Vec<Status> = Status::ALL.into_iter().filter(|s| s.is_terminal()).collect();
     let (mut ended, _) = scoped(store, terminal, ENDED_SHOWN, agent, now)?;
-    claimed.sort_by_key(|c| (c.expires_at.unwrap_or(EpochMs::MAX), c.seq));
-    waiting.sort_by_key(|c| (c.queued_at, c.seq));
-    waiting.truncate(WAITING_SHOWN);
     ended.sort_by_key(|c| std::cmp::Reverse((c.completed_at, c.seq)));
     let past_deadline = counts.get(PAST_DEADLINE).copied().unwrap_or(0);
     Ok(Contracts {
@@ -361,6 +369,71 @@ fn scoped(
         })
         .collect();
     Ok((records, counts))
+}
+
+/// The `keep` records of `status` (for everyone, or for `agent` as target or requester) that are
+/// smallest by `key`, smallest first: every such record is read, newest first, a page of
+/// [`READ_PAGE`] at a time (the `before_seq` cursor of `Store::list`), and only the `keep` smallest
+/// are held, so memory stays at one page whatever the store holds.
+fn smallest<K: Ord>(
+    store: &dyn Store,
+    status: Status,
+    agent: Option<&AgentId>,
+    now: EpochMs,
+    keep: usize,
+    key: impl Fn(&Contract) -> K,
+) -> Result<Vec<Contract>, StoreError> {
+    let all = ListQuery {
+        statuses: Some(vec![status]),
+        limit: READ_PAGE,
+        ..ListQuery::default()
+    };
+    let queries = match agent {
+        None => vec![all],
+        Some(agent) => vec![
+            ListQuery {
+                target_agent: Some(agent.clone()),
+                ..all.clone()
+            },
+            ListQuery {
+                requester_agent: Some(agent.clone()),
+                ..all
+            },
+        ],
+    };
+    let mut kept: Vec<(K, Contract)> = Vec::with_capacity(keep.min(READ_PAGE) + 1);
+    for query in queries {
+        let mut before: Option<i64> = None;
+        loop {
+            let page = store.list(
+                &ListQuery {
+                    before_seq: before,
+                    ..query.clone()
+                },
+                now,
+            )?;
+            let full = page.records.len() >= READ_PAGE;
+            let lowest = page.records.iter().map(|c| c.seq).min();
+            for c in page.records {
+                // A contract both sent and held by the agent was seen with those it holds.
+                if query.requester_agent.is_some() && agent.is_some_and(|a| c.target_agent == *a) {
+                    continue;
+                }
+                let k = key(&c);
+                let at = kept.partition_point(|(other, _)| *other <= k);
+                if at < keep {
+                    kept.insert(at, (k, c));
+                    kept.truncate(keep);
+                }
+            }
+            // The next page starts below this one; a page that did not move the cursor ends the read.
+            match lowest {
+                Some(seq) if full && before.is_none_or(|b| seq < b) => before = Some(seq),
+                _ => break,
+            }
+        }
+    }
+    Ok(kept.into_iter().map(|(_, c)| c).collect())
 }
 
 fn instant(ms: EpochMs) -> Option<DateTime<Utc>> {

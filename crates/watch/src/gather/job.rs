@@ -40,16 +40,24 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
     let with_budget = budget::limits(cp).is_some();
     let (ledger, agents) = read_ledger(fs, &paths.ledger, &ids, with_budget);
     let cursor = cp.cursor();
+    // Units are told apart by their position in `plan.units`, never by their cleaned ids (issue 27
+    // item 12); a dependency names the first unit with its raw id.
+    let mut position: HashMap<&str, usize> = HashMap::with_capacity(all.len());
+    for (i, u) in all.iter().enumerate() {
+        position.entry(u.id()).or_insert(i);
+    }
     let unit_at = |i: usize| {
         let u = &all[i];
         let id = u.id();
         Unit {
+            index: i,
             id: clean_text(id),
             title: clean_text(u.title()),
             status: clean_text(u.status()),
             tone: unit_tone(u.status()),
             role: clean_text(u.role()),
             depends_on: u.depends_on().map(clean_text).collect(),
+            depends_on_units: u.depends_on().filter_map(|d| position.get(d).copied()).collect(),
             agent: agents.get(id).map(|a| clean_text(a)),
             in_flight: !u.is_terminal() && ledger.briefed.get(i).copied().unwrap_or(false),
             is_cursor: id == cursor,
@@ -97,12 +105,14 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
                 .map(|h| Hold {
                     unit: clean_text(view.nodes[h.node].id),
                     by: clean_text(view.nodes[h.by].id),
+                    unit_index: unit_of_node(h.node),
+                    by_index: unit_of_node(h.by),
                     path: clean_text(&h.path),
                     wave: h.batch + 1,
                 })
                 .collect();
             for unit in job.waves.iter_mut().flatten() {
-                unit.is_held = job.held.iter().any(|h| h.unit == unit.id);
+                unit.is_held = job.held.iter().any(|h| h.unit_index == unit.index);
             }
         }
         Err(refusal) => {

@@ -15,7 +15,7 @@ mod job;
 mod ledger_agents;
 
 pub use contracts::{
-    CLAIMED_READ, ContractsReader, ENDED_SHOWN, StoreLocation, WAITING_READ, WAITING_SHOWN, read_store,
+    CLAIMED_SHOWN, ContractsReader, ENDED_SHOWN, READ_PAGE, StoreLocation, WAITING_SHOWN, read_store,
 };
 pub use hours::HoursWatch;
 pub use job::job;

@@ -32,6 +32,8 @@ fn the_job_pane_shows_waves_holds_budget_history_and_questions() {
         [Hold {
             unit: "U4".into(),
             by: "U2".into(),
+            unit_index: 3,
+            by_index: 1,
             path: "src/parser.rs".into(),
             wave: 1
         }]

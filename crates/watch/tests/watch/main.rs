@@ -2,8 +2,10 @@
 //! the plain-text report, the plan pictures, and that a view never writes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod contracts_order;
 mod fixture;
 mod gather;
+mod hostile;
 mod picture;
 mod read_only;
 mod report;

@@ -58,11 +58,18 @@ fn wl3_no_io_but_the_fs_seam() {
     );
 }
 
-/// WL-2: the core is pure — no I/O, no clock, no environment, no global state, not even the seam.
+/// WL-2: the core is pure — no I/O, no clock, no environment, no global state, not even the seam. The
+/// one thing of `shiftwork_seams` it uses is the workspace's pure rule for text that reaches a person
+/// (`echo::is_control_or_bidi`, issue 27 item 11), so that a description is refused by the same set
+/// of characters every output escapes.
 #[test]
 fn wl2_the_core_is_pure() {
     let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
-    let files = sources(&core);
+    let shared_rule = "use shiftwork_seams::echo::is_control_or_bidi;";
+    let files: Vec<(PathBuf, String)> = sources(&core)
+        .into_iter()
+        .map(|(path, code)| (path, code.replace(shared_rule, "")))
+        .collect();
     assert!(files.len() >= 5);
     assert_absent(
         &files,

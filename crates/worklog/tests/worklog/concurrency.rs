@@ -197,3 +197,114 @@ fn child_lock_holder() {
     let mut never = String::new();
     let _ = std::io::stdin().read_line(&mut never);
 }
+
+/// Waits until `ready` holds, for at most ten seconds (a bound on a hang, not a measured duration).
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Issue 27 item 8 (class: choose, then lock): an append chooses the log file while it holds the
+/// append lock. Another append holds the lock; ours lists the directory (only yesterday's file) and
+/// asks for the lock; while it waits, the other append starts today's file, already with an item, and
+/// lets go. Ours must land in today's file, the newest once it holds the lock — never in yesterday's
+/// file after today's has items. Deterministic: `MemFs` counts the lock requests, so the new file is
+/// created only once our append is waiting for the lock.
+#[test]
+fn issue27_item8_choose_then_lock_the_file_is_chosen_under_the_lock() {
+    use shiftwork_seams::{MemFs, Op};
+
+    use crate::support::{DIR, at, log};
+
+    let fs = MemFs::new();
+    let yesterday = Path::new(DIR).join("2026-09-06.md");
+    let today = Path::new(DIR).join("2026-09-07.md");
+    fs.write_file(&yesterday, b"# 2026-09-06\n\n- [x] yesterday\n");
+    fs.set_mtime(&yesterday, at(100));
+    let other = fs
+        .lock(
+            &Path::new(DIR).join(LOCK_FILE_NAME),
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap();
+    let requested = fs.count(Op::Lock);
+    std::thread::scope(|s| {
+        let ours = s.spawn(|| log(&fs).append("late item", false));
+        wait_until("the append asks for the lock", || fs.count(Op::Lock) > requested);
+        fs.write_file(&today, b"# 2026-09-07\n\n- [x] today\n");
+        fs.set_mtime(&today, at(200));
+        drop(other);
+        let result = ours.join().unwrap().unwrap();
+        assert_eq!(result.status, AppendStatus::Written);
+        assert_eq!(result.file.as_deref(), Some("2026-09-07.md"));
+    });
+    assert_eq!(
+        fs.file(&today).unwrap(),
+        b"# 2026-09-07\n\n- [x] today\n- [x] late item\n"
+    );
+    assert_eq!(fs.file(&yesterday).unwrap(), b"# 2026-09-06\n\n- [x] yesterday\n");
+}
+
+/// Issue 27 item 8 (class: choose, then lock), the other ways the directory can change while an
+/// append waits for the lock: the chosen file is removed (the append answers `no_file` and writes
+/// nothing), or replaced by a file with the sentence already in it (`duplicate`). A dry run and
+/// `check` never take the lock (WL-50, WL-62): they write nothing, and the file they read is replaced
+/// atomically (WL-56), so they answer from one consistent look at the directory.
+#[test]
+fn issue27_item8_choose_then_lock_a_changed_directory_is_seen_under_the_lock() {
+    use shiftwork_seams::{MemFs, Op};
+
+    use crate::support::{DIR, at, has_lock_file, log};
+
+    type Change = fn(&MemFs, &Path);
+    let rows: [(&str, Change, AppendStatus); 2] = [
+        (
+            "removed",
+            |fs, path| fs.remove_file(path).unwrap(),
+            AppendStatus::NoFile,
+        ),
+        (
+            "replaced",
+            |fs, path| {
+                fs.write_file(path, b"- [x] late item\n");
+                fs.set_mtime(path, at(300));
+            },
+            AppendStatus::Duplicate,
+        ),
+    ];
+    for (case, change, expected) in rows {
+        let fs = MemFs::new();
+        let path = Path::new(DIR).join("2026-09-06.md");
+        fs.write_file(&path, b"- [x] a\n");
+        let other = fs
+            .lock(
+                &Path::new(DIR).join(LOCK_FILE_NAME),
+                std::time::Duration::from_secs(1),
+            )
+            .unwrap();
+        let requested = fs.count(Op::Lock);
+        std::thread::scope(|s| {
+            let ours = s.spawn(|| log(&fs).append("late item", false));
+            wait_until("the append asks for the lock", || fs.count(Op::Lock) > requested);
+            change(&fs, &path);
+            drop(other);
+            assert_eq!(ours.join().unwrap().unwrap().status, expected, "{case}");
+        });
+        let after = fs.file(&path);
+        assert!(
+            after.is_none() || after.as_deref() == Some(&b"- [x] late item\n"[..]),
+            "{case}: nothing written: {after:?}"
+        );
+    }
+    // Neither a dry run nor `check` asks for the lock.
+    let fs = MemFs::new();
+    fs.write_file(Path::new(DIR).join("2026-09-06.md"), b"- [x] a\n");
+    let log = log(&fs);
+    assert_eq!(log.append("b", true).unwrap().status, AppendStatus::DryRun);
+    assert_eq!(log.check().unwrap().items, Some(1));
+    assert_eq!(fs.count(Op::Lock), 0);
+    assert!(!has_lock_file(&fs));
+}

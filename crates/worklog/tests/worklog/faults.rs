@@ -25,10 +25,11 @@ fn fixture() -> MemFs {
 fn expected(op: Op, n: u64) -> Option<Result<AppendStatus, String>> {
     let write = |reason: &str| Some(Err(format!("cannot write \"{NAME}\": {reason}")));
     match (op, n) {
-        // The first stat examines the directory (WL-14): a failure there is `no_dir`.
-        (Op::Stat, 1) => Some(Ok(AppendStatus::NoDir)),
-        // The second reads the target's owner and mode in step 7.
-        (Op::Stat, 2) => Some(Err(format!("cannot read \"{NAME}\": Permission denied"))),
+        // The first stat examines the directory (WL-14) before the lock, the second once more under
+        // it (issue 27 item 8: the file is chosen under the lock): a failure of either is `no_dir`.
+        (Op::Stat, 1 | 2) => Some(Ok(AppendStatus::NoDir)),
+        // The third reads the target's owner and mode in step 7.
+        (Op::Stat, 3) => Some(Err(format!("cannot read \"{NAME}\": Permission denied"))),
         (Op::Stat, _) | (Op::Resolve, _) => write("Permission denied"),
         (Op::List, _) => Some(Err("cannot list the worklog directory: Permission denied".into())),
         (Op::Read, _) => Some(Err(format!("cannot read \"{NAME}\": Permission denied"))),
@@ -158,7 +159,7 @@ fn wl91_each_capability_fails_on_demand() {
     ];
     for (op, errno, text) in cases {
         let fs = fixture();
-        let n = if op == Op::Stat { 2 } else { 1 };
+        let n = if op == Op::Stat { 3 } else { 1 };
         fs.fail_nth(op, n, errno);
         let e = log(&fs).append("b", false).unwrap_err();
         assert!(e.to_string().starts_with(text), "{op:?}: {e}");

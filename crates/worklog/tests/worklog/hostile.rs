@@ -166,11 +166,14 @@ fn issue12_item7_log_reads_are_bounded() {
     );
 }
 
-/// A real filesystem that, right after listing the log directory, replaces the log file with a FIFO
-/// or a link to a device: the swap of issue 12 item 7.
+/// A real filesystem that, right after its `at`-th listing of the log directory, replaces the log file
+/// with a FIFO or a link to a device: the swap of issue 12 item 7. The listing the read follows is the
+/// first for a dry run and the second for an append, which lists again under the lock (issue 27 item 8).
 struct SwapAfterListing {
     file: PathBuf,
     swap: Swap,
+    at: usize,
+    listed: std::sync::atomic::AtomicUsize,
 }
 
 /// What is put in the log file's place.
@@ -179,8 +182,10 @@ type Swap = fn(&Path);
 impl Fs for SwapAfterListing {
     fn list_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
         let listing = OsFs.list_dir(path)?;
-        fs::remove_file(&self.file)?;
-        (self.swap)(&self.file);
+        if self.listed.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == self.at {
+            fs::remove_file(&self.file)?;
+            (self.swap)(&self.file);
+        }
         Ok(listing)
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
@@ -254,6 +259,8 @@ fn issue12_item7_special_file_swapped_in_never_blocks() {
             let fs = SwapAfterListing {
                 file: file.clone(),
                 swap,
+                at: if dry_run { 1 } else { 2 },
+                listed: Default::default(),
             };
             let log = Worklog::new(Config::from_values(dir.path().to_str(), None, None), fs);
             let (done, answer) = mpsc::channel();
@@ -357,29 +364,144 @@ fn issue12_item14_names_with_control_characters_are_quoted() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
 
-    /// Issue 12 item 5, as a property over descriptions biased towards control characters: an append
-    /// either refuses the description (naming the first control character that is not whitespace, or
-    /// its length) and writes nothing, or the file afterwards holds no control character but
+    /// Issue 12 item 5 and issue 27 item 11, as a property over descriptions biased towards control
+    /// characters and bidirectional controls: an append either refuses the description (naming the
+    /// first one that is not whitespace) and writes nothing, or the file afterwards holds none but
     /// whitespace.
     #[test]
     fn issue12_item5_no_control_character_is_ever_written(
-        description in "([\u{0}-\u{20}\u{7F}-\u{A0}]|[a-z ]|\\PC){0,40}",
+        description in "([\u{0}-\u{20}\u{7F}-\u{A0}\u{61C}\u{200B}-\u{200F}\u{2028}-\u{202F}\u{2060}-\u{206F}]|[a-z ]|\\PC){0,40}",
     ) {
+        use shiftwork_seams::echo::is_control_or_bidi;
         let fs = memfs_with(b"- [x] a\n");
         match log(&fs).append(&description, false) {
             Ok(_) => {
                 let after = String::from_utf8(fs.file(file_path()).unwrap()).unwrap();
                 proptest::prop_assert!(
-                    !after.chars().any(|c| c.is_control() && !shiftwork_worklog::core::is_ws(c)),
+                    !after.chars().any(|c| is_control_or_bidi(c) && !shiftwork_worklog::core::is_ws(c)),
                     "{after:?}"
                 );
             }
             Err(WorklogError::ControlCharacter { character, position }) => {
                 proptest::prop_assert_eq!(description.chars().nth(position - 1), Some(character));
-                proptest::prop_assert!(description.chars().take(position - 1).all(|c| !c.is_control() || shiftwork_worklog::core::is_ws(c)));
+                proptest::prop_assert!(description.chars().take(position - 1).all(|c| !is_control_or_bidi(c) || shiftwork_worklog::core::is_ws(c)));
                 proptest::prop_assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n".to_vec());
             }
             Err(other) => proptest::prop_assert!(false, "{other}"),
         }
     }
+}
+
+/// Issue 27 item 11 (class: control characters reach a terminal or a file): a bidirectional control
+/// (the embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the marks U+200E, U+200F
+/// and U+061C) reorders the text a person sees around it, in the log and on a terminal; a description
+/// holding one is refused like one holding a control character, in the same sentence, and nothing is
+/// written. The line and paragraph separators are whitespace (W): they become spaces (WL-35).
+#[test]
+fn issue27_item11_bidi_controls_in_descriptions_are_refused() {
+    #[rustfmt::skip]
+    let rows: &[(&str, char, usize, &str)] = &[
+        ("left \u{202A}x", '\u{202A}', 6, "U+202A (LRE)"),
+        ("\u{202B}", '\u{202B}', 1, "U+202B (RLE)"),
+        ("a\u{202C}", '\u{202C}', 2, "U+202C (PDF)"),
+        ("a\u{202D}b", '\u{202D}', 2, "U+202D (LRO)"),
+        ("Fixed the \u{202E}gub", '\u{202E}', 11, "U+202E (RLO)"),
+        ("é\u{2066}", '\u{2066}', 2, "U+2066 (LRI)"),
+        ("é\u{2067}", '\u{2067}', 2, "U+2067 (RLI)"),
+        ("é\u{2068}", '\u{2068}', 2, "U+2068 (FSI)"),
+        ("é\u{2069}", '\u{2069}', 2, "U+2069 (PDI)"),
+        ("- [ ] \u{200E}x", '\u{200E}', 7, "U+200E (LRM)"),
+        ("\u{200F}", '\u{200F}', 1, "U+200F (RLM)"),
+        ("\u{61C}١", '\u{61C}', 1, "U+061C (ALM)"),
+    ];
+    for &(description, character, position, name) in rows {
+        let expected = WorklogError::ControlCharacter { character, position };
+        assert_eq!(
+            expected.to_string(),
+            format!(
+                "the description holds the control character {name} at character {position}; a description \
+                 may hold no control character other than whitespace, so nothing was written"
+            )
+        );
+        check_refused(description, &expected);
+    }
+    let fs = memfs_with(b"- [x] a\n");
+    let result = log(&fs).append("a\u{2028}b\u{2029}c", false).unwrap();
+    assert_eq!(result.line.as_deref(), Some("- [x] a b c"));
+    // Every character of the shared rule (`shiftwork_seams::echo::is_control_or_bidi`) that is not
+    // whitespace is refused; every other character up to U+2100 is not.
+    for cp in 0u32..=0x2100 {
+        let Some(c) = char::from_u32(cp) else { continue };
+        let refused = log(&memfs_with(b"- [x] a\n"))
+            .append(&format!("a{c}b"), true)
+            .is_err();
+        let rule = shiftwork_seams::echo::is_control_or_bidi(c) && !shiftwork_worklog::core::is_ws(c);
+        assert_eq!(refused, rule, "U+{cp:04X}");
+    }
+}
+
+/// Issue 27 item 11 (class: control characters reach a terminal or a file): a file name is quoted in
+/// every message with every character of the shared rule escaped (C0, DEL, C1, the line and paragraph
+/// separators, the bidirectional controls), as `\u{…}`, so no name reorders or drives a terminal.
+#[test]
+fn issue27_item11_quoted_names_escape_every_control_and_bidi_character() {
+    for cp in 0u32..=0x2100 {
+        let Some(c) = char::from_u32(cp) else { continue };
+        if !shiftwork_seams::echo::is_control_or_bidi(c) {
+            continue;
+        }
+        let quoted = shiftwork_worklog::quoted_name(&format!("a{c}.md"));
+        assert!(
+            !quoted.chars().any(shiftwork_seams::echo::is_control_or_bidi),
+            "U+{cp:04X}: {quoted:?}"
+        );
+        assert!(
+            quoted.starts_with("\"a\\") && quoted.ends_with(".md\""),
+            "{quoted}"
+        );
+    }
+    let fs = MemFs::new();
+    fs.write_file(Path::new(DIR).join("a\u{202E}dm.txt"), b"- [x] a\n");
+    assert_eq!(
+        log(&fs).check().unwrap().message,
+        r#""a\u{202e}dm.txt" has a checklist with 1 items"#
+    );
+}
+
+/// Issue 27 item 6 (class: every writer checks its readers' limits first): an append that would make
+/// the log file larger than the reader's bound ([`MAX_LOG_BYTES`], 64 MiB) is refused with a sentence
+/// naming the limit, and writes nothing (no temporary file either); a dry run says the same. An append
+/// that brings the file exactly to the limit is written, and the file is still readable. A duplicate
+/// writes nothing, so it is never refused.
+#[test]
+fn issue27_item6_an_append_never_makes_the_file_larger_than_its_reader_reads() {
+    use crate::support::temp_files;
+
+    let head = b"- [x] a\n\n";
+    let line = b"- [x] b\n";
+    let mut content = head.to_vec();
+    content.resize(MAX_LOG_BYTES as usize - line.len() - 1, b'x');
+    content.push(b'\n');
+    let fs = memfs_with(&content);
+    // Exactly at the limit: written, and `check` still reads it.
+    assert_eq!(log(&fs).append("b", false).unwrap().status, AppendStatus::Written);
+    assert_eq!(fs.file(file_path()).unwrap().len() as u64, MAX_LOG_BYTES);
+    assert_eq!(log(&fs).check().unwrap().items, Some(2));
+    // One byte more is refused, before anything is written.
+    let before = snapshot(&fs);
+    let expected = WorklogError::WouldBeTooLarge { file: NAME.into() };
+    assert_eq!(
+        expected.to_string(),
+        "cannot write \"2026-09-06.md\": the file would be larger than 67108864 bytes (64 MiB), the most a \
+         log file may hold, so nothing was written"
+    );
+    for dry_run in [false, true] {
+        assert_eq!(log(&fs).append("c", dry_run).unwrap_err(), expected);
+    }
+    assert!(snapshot(&fs) == before, "nothing written");
+    assert!(temp_files(&fs).is_empty());
+    assert_eq!(
+        log(&fs).append("b", false).unwrap().status,
+        AppendStatus::Duplicate
+    );
 }

@@ -5,17 +5,25 @@ use shiftwork_worklog::core::{Plan, find_checklist, first_control_character, is_
 
 use crate::model;
 
+/// The reference model of the refused set: Unicode's control characters (Cc) and the bidirectional
+/// controls (the marks U+061C, U+200E, U+200F; the embeddings and overrides U+202A–U+202E; the
+/// isolates U+2066–U+2069).
+fn control_or_bidi(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{61C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Checks every WL-98 property of appending `description` to `text`; panics with a message naming
 /// the property that does not hold.
 pub fn check_append(text: &str, description: &str) {
     let normalized = normalize(description);
-    // Issue 12 item 5: the refusal finds the first control character that is not W, counted in
-    // characters from 1; a description it lets through normalizes to a text without any control
-    // character, so the new line can hold none but the first item's indent.
+    // Issue 12 item 5, issue 27 item 11: the refusal finds the first control character or
+    // bidirectional control that is not W, counted in characters from 1; a description it lets through
+    // normalizes to a text without any, so the new line can hold none but the first item's indent.
     let naive = description
         .chars()
         .enumerate()
-        .find(|(_, c)| c.is_control() && !is_ws(*c))
+        .find(|(_, c)| control_or_bidi(*c) && !is_ws(*c))
         .map(|(i, c)| (i + 1, c));
     assert_eq!(
         first_control_character(description),
@@ -24,7 +32,7 @@ pub fn check_append(text: &str, description: &str) {
     );
     if naive.is_none() {
         assert!(
-            !normalized.chars().any(char::is_control),
+            !normalized.chars().any(control_or_bidi),
             "a control character survived normalization"
         );
     }
