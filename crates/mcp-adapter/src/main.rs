@@ -143,7 +143,9 @@ fn main() -> ExitCode {
                 Err(e) => fail(&format!("the demo failed: {e}")),
             }
         }
-        Command::Token { args } => ExitCode::from(u8::try_from(shiftwork_mcp::tokens::command(&args)).unwrap_or(1)),
+        Command::Token { args } => {
+            ExitCode::from(u8::try_from(shiftwork_mcp::tokens::command(&args)).unwrap_or(1))
+        }
         Command::Watch { args } => view_command::watch(&args),
         Command::Plan { args } => view_command::plan(&args),
         Command::Group { group, args } => {

@@ -193,7 +193,10 @@ impl Server {
         Err(structured
             .pointer("/error/message")
             .and_then(Value::as_str)
-            .map_or_else(|| String::from("the contracts store does not answer"), str::to_owned))
+            .map_or_else(
+                || String::from("the contracts store does not answer"),
+                str::to_owned,
+            ))
     }
 
     /// The `initialize` result (MC-12) for a client that asked for `requested`: the same version when
@@ -388,7 +391,9 @@ impl Server {
         };
         let arguments = arguments.in_context(context);
         let read = read.filter(|(name, _)| *name == tool.name).map(|(_, run)| run);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.invoke_read(&arguments, read))) {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tool.invoke_read(&arguments, read)
+        })) {
             Ok(outcome) => CallAnswer::Result(outcome, era),
             Err(panic) => {
                 let what = panic

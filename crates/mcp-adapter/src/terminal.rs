@@ -114,7 +114,9 @@ mod tests {
         let every: String = (0u32..0x2100).filter_map(char::from_u32).collect();
         let text = for_people(&every);
         assert!(
-            !text.chars().any(|c| c != '\n' && c != '\t' && is_control_or_bidi(c)),
+            !text
+                .chars()
+                .any(|c| c != '\n' && c != '\t' && is_control_or_bidi(c)),
             "{text:?}"
         );
         assert_eq!(text.matches('\n').count(), 1);

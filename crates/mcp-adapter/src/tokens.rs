@@ -30,7 +30,8 @@ use shiftwork_seams::Fs as _;
 /// What begins the name of every token.
 pub const TOKEN_PREFIX: &str = "swk_";
 /// The first line of a token file.
-const HEADER: &str = "# shiftwork-mcp bearer tokens: AGENT sha256:HASH CREATED (one per line; `shiftwork-mcp token` keeps it)";
+const HEADER: &str =
+    "# shiftwork-mcp bearer tokens: AGENT sha256:HASH CREATED (one per line; `shiftwork-mcp token` keeps it)";
 /// The largest token file read (a line is under 200 bytes: this is tens of thousands of agents).
 const MAX_FILE: u64 = 4 * 1024 * 1024;
 
@@ -55,7 +56,9 @@ pub enum TokenFileError {
         line: usize,
     },
     /// The file or its directory may be written by another user.
-    #[error("the token file {path} is refused: {what}; run chmod go-w on it (and its directory), or chown it to this user")]
+    #[error(
+        "the token file {path} is refused: {what}; run chmod go-w on it (and its directory), or chown it to this user"
+    )]
     Unsafe {
         /// The file.
         path: String,
@@ -63,7 +66,9 @@ pub enum TokenFileError {
         what: String,
     },
     /// `token add` for an agent that already has a token.
-    #[error("{agent} already has a token in {path}: revoke it first (shiftwork-mcp token revoke {agent} --file {path})")]
+    #[error(
+        "{agent} already has a token in {path}: revoke it first (shiftwork-mcp token revoke {agent} --file {path})"
+    )]
     Exists {
         /// The agent.
         agent: String,
@@ -79,7 +84,9 @@ pub enum TokenFileError {
         path: String,
     },
     /// The agent's name does not follow the agent-id grammar.
-    #[error("'{agent}' is not an agent name: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit")]
+    #[error(
+        "'{agent}' is not an agent name: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit"
+    )]
     BadAgent {
         /// The name given (escaped and clipped).
         agent: String,
@@ -158,7 +165,10 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<TokenEntry>, TokenFileError> 
         else {
             return Err(malformed());
         };
-        let hash = hash.strip_prefix("sha256:").and_then(unhex).ok_or_else(malformed)?;
+        let hash = hash
+            .strip_prefix("sha256:")
+            .and_then(unhex)
+            .ok_or_else(malformed)?;
         if !is_agent_name(agent) {
             return Err(malformed());
         }
@@ -206,7 +216,10 @@ fn check_safe(path: &Path) -> Result<(), TokenFileError> {
     let me = unsafe_free_uid();
     let unsafe_of = |what: &str, meta: &std::fs::Metadata| -> Option<String> {
         if meta.mode() & 0o022 != 0 {
-            return Some(format!("{what} may be written by other users (mode {:o})", meta.mode() & 0o7777));
+            return Some(format!(
+                "{what} may be written by other users (mode {:o})",
+                meta.mode() & 0o7777
+            ));
         }
         if meta.uid() != me && meta.uid() != 0 {
             return Some(format!("{what} belongs to another user (uid {})", meta.uid()));
@@ -227,7 +240,10 @@ fn check_safe(path: &Path) -> Result<(), TokenFileError> {
     if let Some(what) = unsafe_of("the file", &meta) {
         return Err(TokenFileError::Unsafe { path: shown, what });
     }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let dir_meta = std::fs::metadata(dir).map_err(unreadable)?;
     // A sticky directory (/tmp) lets nobody replace another user's file.
     if dir_meta.mode() & 0o1000 == 0
@@ -247,16 +263,17 @@ fn unsafe_free_uid() -> u32 {
 pub fn read(path: &Path) -> Result<Vec<TokenEntry>, TokenFileError> {
     check_safe(path)?;
     let shown = path.display().to_string();
-    let bytes = shiftwork_seams::OsFs
-        .read_limited(path, MAX_FILE)
-        .map_err(|e| TokenFileError::Unreadable {
-            path: shown.clone(),
-            reason: if shiftwork_seams::is_file_too_large(&e) {
-                format!("it is larger than {MAX_FILE} bytes")
-            } else {
-                shiftwork_seams::os_reason(&e)
-            },
-        })?;
+    let bytes =
+        shiftwork_seams::OsFs
+            .read_limited(path, MAX_FILE)
+            .map_err(|e| TokenFileError::Unreadable {
+                path: shown.clone(),
+                reason: if shiftwork_seams::is_file_too_large(&e) {
+                    format!("it is larger than {MAX_FILE} bytes")
+                } else {
+                    shiftwork_seams::os_reason(&e)
+                },
+            })?;
     let text = String::from_utf8(bytes).map_err(|_| TokenFileError::Malformed {
         path: shown.clone(),
         line: 1,
@@ -300,7 +317,8 @@ fn update<T>(
 pub fn add(path: &Path, agent: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, TokenFileError> {
     if !is_agent_name(agent) {
         return Err(TokenFileError::BadAgent {
-            agent: shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip(agent, 100)).into_owned(),
+            agent: shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip(agent, 100))
+                .into_owned(),
         });
     }
     let shown = path.display().to_string();
@@ -333,7 +351,8 @@ pub fn revoke(path: &Path, agent: &str) -> Result<(), TokenFileError> {
         entries.retain(|e| e.agent != agent);
         if entries.len() == before {
             return Err(TokenFileError::NoSuchAgent {
-                agent: shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip(agent, 100)).into_owned(),
+                agent: shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip(agent, 100))
+                    .into_owned(),
                 path: shown.clone(),
             });
         }
@@ -414,7 +433,8 @@ fn stamp(path: &Path) -> Option<(u64, u64, u64, i128)> {
 }
 
 /// The usage of `shiftwork-mcp token`.
-pub const USAGE: &str = "usage: shiftwork-mcp token add AGENT --file FILE     make a token for AGENT (printed once)
+pub const USAGE: &str =
+    "usage: shiftwork-mcp token add AGENT --file FILE     make a token for AGENT (printed once)
        shiftwork-mcp token list --file FILE          the agents that have a token
        shiftwork-mcp token revoke AGENT --file FILE  remove AGENT's token (a running server stops taking it)
 ";
@@ -491,7 +511,11 @@ mod tests {
         let b = new_token().unwrap_or_default();
         assert_eq!(a.len(), 47, "{a}");
         assert!(a.starts_with(TOKEN_PREFIX));
-        assert!(a[4..].bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
+        assert!(
+            a[4..]
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        );
         assert_ne!(a, b);
         assert_eq!(base64url(b"\xfb\xff"), "-_8");
         assert_eq!(base64url(b"Man"), "TWFu");
@@ -509,7 +533,10 @@ mod tests {
             ("alice sha256:00 2026", 1),
             ("# c\n\nbad name sha256:x y", 3),
             ("alice 00 y", 1),
-            ("alice sha256:0000000000000000000000000000000000000000000000000000000000000000", 1),
+            (
+                "alice sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                1,
+            ),
         ] {
             assert_eq!(
                 parse("f", text),

@@ -21,7 +21,12 @@ fn token_server(dir: &Path, extra: &[&str]) -> (HttpServer, String, String) {
     let bob = add_token(&file, "bob");
     let db = dir.join("contracts.db");
     let home = dir.to_str().unwrap();
-    let mut args = vec!["--auth-tokens", file.to_str().unwrap(), "--contracts-db", db.to_str().unwrap()];
+    let mut args = vec![
+        "--auth-tokens",
+        file.to_str().unwrap(),
+        "--contracts-db",
+        db.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     (HttpServer::start(dir, &args, &[("HOME", home)]), alice, bob)
 }
@@ -43,20 +48,40 @@ fn a_request_without_a_valid_token_is_401_and_a_revoked_token_stops_working_at_o
     ] {
         let answer = server.post(token, &headers, &ping());
         assert_eq!(answer.status, 401, "{answer:?}");
-        assert!(answer.header("www-authenticate").unwrap().starts_with("Bearer"), "{answer:?}");
-        assert!(!answer.body.contains("swk_"), "a token never appears in an answer: {}", answer.body);
+        assert!(
+            answer.header("www-authenticate").unwrap().starts_with("Bearer"),
+            "{answer:?}"
+        );
+        assert!(
+            !answer.body.contains("swk_"),
+            "a token never appears in an answer: {}",
+            answer.body
+        );
     }
     assert_eq!(server.post(Some(&alice), &[], &ping()).status, 200);
     assert_eq!(server.post(Some(&bob), &[], &ping()).status, 200);
     let out = support::run(
-        &["token", "revoke", "bob", "--file", dir.path().join("tokens").to_str().unwrap()],
+        &[
+            "token",
+            "revoke",
+            "bob",
+            "--file",
+            dir.path().join("tokens").to_str().unwrap(),
+        ],
         &[],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(server.post(Some(&bob), &[], &ping()).status, 401, "revoked without a restart");
+    assert_eq!(
+        server.post(Some(&bob), &[], &ping()).status,
+        401,
+        "revoked without a restart"
+    );
     assert_eq!(server.post(Some(&alice), &[], &ping()).status, 200);
     let log = server.stderr.lock().unwrap().join("\n");
-    assert!(!log.contains(&alice) && !log.contains(&bob), "tokens never reach the log: {log}");
+    assert!(
+        !log.contains(&alice) && !log.contains(&bob),
+        "tokens never reach the log: {log}"
+    );
 }
 
 /// Issue 29 item 2 (DNS rebinding): a request from a browser `Origin` not allowed is 403; an allowed
@@ -83,22 +108,49 @@ fn the_endpoint_answers_each_shape_of_request_as_streamable_http_says() {
     for (body, headers, status) in [
         (big.as_str(), vec![], 413),
         ("not json", vec![], 400),
-        (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, vec![], 202),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, vec![("content-type", "text/plain")], 415),
+        (
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            vec![],
+            202,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            vec![("content-type", "text/plain")],
+            415,
+        ),
     ] {
         let answer = server.post(Some(&alice), &headers, body);
-        assert_eq!(answer.status, status, "{}: {answer:?}", &body[..body.len().min(60)]);
+        assert_eq!(
+            answer.status,
+            status,
+            "{}: {answer:?}",
+            &body[..body.len().min(60)]
+        );
     }
     assert_eq!(server.get("/mcp").status, 405);
     assert_eq!(server.get("/nowhere").status, 404);
     let health = server.get("/healthz");
-    assert_eq!((health.status, health.json()["status"].clone()), (200, json!("ok")));
+    assert_eq!(
+        (health.status, health.json()["status"].clone()),
+        (200, json!("ok"))
+    );
     // A 2026-07-28 request whose routing header disagrees with its body is -32020.
     let envelope = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": envelope}}).to_string();
+    let list =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": envelope}}).to_string();
     let mismatch = server.post(Some(&alice), &[("mcp-protocol-version", "2025-11-25")], &list);
-    assert_eq!((mismatch.status, mismatch.json()["error"]["code"].clone()), (400, json!(-32020)));
-    let listed = server.post(Some(&alice), &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")], &list);
+    assert_eq!(
+        (mismatch.status, mismatch.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    let listed = server.post(
+        Some(&alice),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        &list,
+    );
     assert_eq!(listed.json()["result"]["resultType"], "complete", "{listed:?}");
 }
 
@@ -112,7 +164,11 @@ fn a_waiting_poll_with_a_progress_token_streams_progress_then_its_result() {
         "name": "poll_next_task", "arguments": {"wait_sec": 12}, "_meta": {"progressToken": "p7"}}});
     let answer = server.post(Some(&alice), &[], &body.to_string());
     assert_eq!(answer.status, 200);
-    assert_eq!(answer.header("content-type"), Some("text/event-stream"), "{answer:?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("text/event-stream"),
+        "{answer:?}"
+    );
     let events: Vec<Value> = answer
         .body
         .lines()
@@ -157,7 +213,10 @@ fn a_client_that_goes_away_cancels_its_waiting_poll_and_strands_no_claim() {
     assert_eq!(sent["result"]["structuredContent"]["ok"], true, "{sent}");
     let started = Instant::now();
     let polled = server.call(&bob, "poll_next_task", json!({}));
-    assert_eq!(polled["result"]["structuredContent"]["has_task"], true, "the contract was stranded: {polled}");
+    assert_eq!(
+        polled["result"]["structuredContent"]["has_task"], true,
+        "the contract was stranded: {polled}"
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
@@ -181,7 +240,10 @@ fn sigterm_drains_the_calls_in_flight_and_exits_0() {
             .header("content-type", "application/json")
             .send(body.to_string())
             .unwrap();
-        (response.status().as_u16(), response.body_mut().read_to_string().unwrap_or_default())
+        (
+            response.status().as_u16(),
+            response.body_mut().read_to_string().unwrap_or_default(),
+        )
     });
     std::thread::sleep(Duration::from_millis(800));
     // SAFETY: kill(2) on the child's pid.
@@ -189,8 +251,13 @@ fn sigterm_drains_the_calls_in_flight_and_exits_0() {
     let (status, body) = waiting.join().unwrap();
     assert_eq!(status, 200, "{body}");
     let answer: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(answer["result"]["structuredContent"]["has_task"], false, "{answer}");
-    let exit = server.wait_for_exit(Duration::from_secs(15)).expect("the server did not exit");
+    assert_eq!(
+        answer["result"]["structuredContent"]["has_task"], false,
+        "{answer}"
+    );
+    let exit = server
+        .wait_for_exit(Duration::from_secs(15))
+        .expect("the server did not exit");
     assert_eq!(exit.code(), Some(0));
 }
 
@@ -201,15 +268,27 @@ fn a_connection_that_sends_nothing_is_closed_and_holds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (server, alice, _) = token_server(dir.path(), &[]);
     let address = server.base.trim_start_matches("http://").to_owned();
-    let mut idle: Vec<std::net::TcpStream> = (0..50).map(|_| std::net::TcpStream::connect(&address).unwrap()).collect();
-    assert_eq!(server.post(Some(&alice), &[], &ping()).status, 200, "served beside idle connections");
+    let mut idle: Vec<std::net::TcpStream> = (0..50)
+        .map(|_| std::net::TcpStream::connect(&address).unwrap())
+        .collect();
+    assert_eq!(
+        server.post(Some(&alice), &[], &ping()).status,
+        200,
+        "served beside idle connections"
+    );
     let first = &mut idle[0];
     first.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut buf = [0u8; 16];
     let started = Instant::now();
     let read = first.read(&mut buf);
-    assert!(matches!(read, Ok(0) | Err(_)), "the idle connection was closed: {read:?}");
-    assert!(started.elapsed() < Duration::from_secs(25), "closed by the header timeout");
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "the idle connection was closed: {read:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "closed by the header timeout"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,7 +297,9 @@ fn a_connection_that_sends_nothing_is_closed_and_holds_nothing() {
 const ISSUER: &str = "https://issuer.example";
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jwt").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/jwt")
+        .join(name)
 }
 
 fn sign(key: &str, alg: jsonwebtoken::Algorithm, claims: &Value) -> String {
@@ -261,10 +342,42 @@ fn a_jwt_is_accepted_only_from_the_issuer_for_this_server_in_its_time() {
     let cases: Vec<(&str, String, u16)> = vec![
         ("RS256 of the issuer", sign("issuer-rsa", RS256, &good), 200),
         ("ES256 of the issuer", sign("issuer-ec", ES256, &good), 200),
-        ("another audience", sign("issuer-rsa", RS256, &claims(ISSUER, "https://other.example/mcp", now + 600, now - 10)), 401),
-        ("another issuer", sign("issuer-rsa", RS256, &claims("https://evil.example", audience, now + 600, now - 10)), 401),
-        ("expired", sign("issuer-rsa", RS256, &claims(ISSUER, audience, now - 600, now - 1200)), 401),
-        ("not yet valid", sign("issuer-ec", ES256, &claims(ISSUER, audience, now + 1200, now + 600)), 401),
+        (
+            "another audience",
+            sign(
+                "issuer-rsa",
+                RS256,
+                &claims(ISSUER, "https://other.example/mcp", now + 600, now - 10),
+            ),
+            401,
+        ),
+        (
+            "another issuer",
+            sign(
+                "issuer-rsa",
+                RS256,
+                &claims("https://evil.example", audience, now + 600, now - 10),
+            ),
+            401,
+        ),
+        (
+            "expired",
+            sign(
+                "issuer-rsa",
+                RS256,
+                &claims(ISSUER, audience, now - 600, now - 1200),
+            ),
+            401,
+        ),
+        (
+            "not yet valid",
+            sign(
+                "issuer-ec",
+                ES256,
+                &claims(ISSUER, audience, now + 1200, now + 600),
+            ),
+            401,
+        ),
         ("signed by another RSA key", sign("other-rsa", RS256, &good), 401),
         ("signed by another EC key", sign("other-ec", ES256, &good), 401),
         (
@@ -272,7 +385,8 @@ fn a_jwt_is_accepted_only_from_the_issuer_for_this_server_in_its_time() {
             jsonwebtoken::encode(
                 &jsonwebtoken::Header::new(HS256),
                 &good,
-                &jsonwebtoken::EncodingKey::from_secret(&std::fs::read(fixture("jwks.json")).unwrap()).unwrap(),
+                &jsonwebtoken::EncodingKey::from_secret(&std::fs::read(fixture("jwks.json")).unwrap())
+                    .unwrap(),
             )
             .unwrap(),
             401,
@@ -284,8 +398,14 @@ fn a_jwt_is_accepted_only_from_the_issuer_for_this_server_in_its_time() {
         assert_eq!(answer.status, status, "{what}: {answer:?}");
         if status == 401 {
             let challenge = answer.header("www-authenticate").unwrap();
-            assert!(challenge.contains(&format!(r#"resource_metadata="{metadata}""#)), "{what}: {challenge}");
-            assert!(challenge.contains(r#"error="invalid_token""#), "{what}: {challenge}");
+            assert!(
+                challenge.contains(&format!(r#"resource_metadata="{metadata}""#)),
+                "{what}: {challenge}"
+            );
+            assert!(
+                challenge.contains(r#"error="invalid_token""#),
+                "{what}: {challenge}"
+            );
         }
     }
     let prm = server.get("/.well-known/oauth-protected-resource/mcp");
@@ -295,7 +415,12 @@ fn a_jwt_is_accepted_only_from_the_issuer_for_this_server_in_its_time() {
     assert_eq!(prm["authorization_servers"], json!([ISSUER]));
     let missing = server.post(None, &[], &ping());
     assert_eq!(missing.status, 401);
-    assert!(!missing.header("www-authenticate").unwrap().contains("invalid_token"));
+    assert!(
+        !missing
+            .header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
 }
 
 /// Issue 29 item 3: `serve --http` without credentials, with both kinds, or with half a JWT
@@ -309,13 +434,45 @@ fn serve_http_refuses_to_start_without_sound_credentials() {
     for (args, status, says) in [
         (vec!["serve", "--http", "127.0.0.1:0"], 2, "needs credentials"),
         (
-            vec!["serve", "--http", "127.0.0.1:0", "--auth-tokens", file.to_str().unwrap(), "--auth-jwt-issuer", ISSUER],
+            vec![
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--auth-tokens",
+                file.to_str().unwrap(),
+                "--auth-jwt-issuer",
+                ISSUER,
+            ],
             2,
             "give one",
         ),
-        (vec!["serve", "--http", "127.0.0.1:0", "--auth-jwt-jwks", jwks.to_str().unwrap()], 2, "all three"),
-        (vec!["serve", "--auth-tokens", file.to_str().unwrap()], 2, "only with --http"),
-        (vec!["serve", "--http", "nowhere", "--auth-tokens", file.to_str().unwrap()], 2, "HOST:PORT"),
+        (
+            vec![
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--auth-jwt-jwks",
+                jwks.to_str().unwrap(),
+            ],
+            2,
+            "all three",
+        ),
+        (
+            vec!["serve", "--auth-tokens", file.to_str().unwrap()],
+            2,
+            "only with --http",
+        ),
+        (
+            vec![
+                "serve",
+                "--http",
+                "nowhere",
+                "--auth-tokens",
+                file.to_str().unwrap(),
+            ],
+            2,
+            "HOST:PORT",
+        ),
     ] {
         let out = support::run(&args, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -324,7 +481,16 @@ fn serve_http_refuses_to_start_without_sound_credentials() {
     }
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = support::run(&["serve", "--http", "127.0.0.1:0", "--auth-tokens", file.to_str().unwrap()], &[]);
+    let out = support::run(
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-tokens",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("chmod go-w"), "{stderr}");

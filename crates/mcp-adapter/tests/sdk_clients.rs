@@ -1,7 +1,8 @@
 //! The official MCP SDKs as clients of the real binary (issue 29 item 1): the Python SDK 2.3.0 in its
 //! three connect modes (`legacy`: the `initialize` handshake; `auto`: `server/discover`, falling back
 //! to the handshake; `"2026-07-28"`: the stateless protocol straight away) and the TypeScript SDK
-//! 1.32.2 list every tool and call each one, over stdio.
+//! 1.32.2 list every tool and call each one — one suite, run over stdio and over Streamable HTTP (with a
+//! bearer token, issue 29 item 2).
 //!
 //! The SDKs are installed by `scripts/setup.d/40-mcp-sdks.sh`, which exports
 //! `SHIFTWORK_TEST_PYTHON_SDK` (a Python with `mcp==2.3.0`) and `SHIFTWORK_TEST_TS_SDK` (a directory
@@ -50,23 +51,56 @@ fn calls_file(setup: &DemoSetup) -> tempfile::NamedTempFile {
     file
 }
 
-/// Runs a client script (`program` with `args`) against `shiftwork-mcp serve` of `setup` over stdio
-/// and returns its report.
-fn run_client(setup: &DemoSetup, program: &str, args: &[String]) -> Value {
+/// The transports a client reaches the server by.
+#[derive(Debug, Clone, Copy)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+/// Runs a client script (`program` with `args`) against `shiftwork-mcp serve` of `setup` over
+/// `transport` and returns its report.
+fn run_client(setup: &DemoSetup, transport: Transport, program: &str, args: &[String]) -> Value {
     let mut command = Command::new(program);
-    command
-        .args(args)
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_shiftwork-mcp"))
-        .arg("serve");
-    command.args(&setup.flags).current_dir(setup.root.path());
+    command.args(args);
+    // Over HTTP the server lives as long as the client runs.
+    let mut _http = None;
+    match transport {
+        Transport::Stdio => {
+            command
+                .arg("--")
+                .arg(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+                .arg("serve");
+            command.args(&setup.flags);
+        }
+        Transport::Http => {
+            let file = setup.root.path().join("sdk-tokens");
+            let saved = setup.root.path().join("sdk-token");
+            let token = match std::fs::read_to_string(&saved) {
+                Ok(token) => token,
+                Err(_) => {
+                    let token = support::add_token(&file, "demo-agent");
+                    std::fs::write(&saved, &token).unwrap();
+                    token
+                }
+            };
+            let mut flags: Vec<&str> = setup.flags.iter().map(String::as_str).collect();
+            flags.extend(["--auth-tokens", file.to_str().unwrap()]);
+            let env = setup.env();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let server = support::HttpServer::start(setup.root.path(), &flags, &env);
+            command.args(["--url", &format!("{}/mcp", server.base), "--token", &token]);
+            _http = Some(server);
+        }
+    }
+    command.current_dir(setup.root.path());
     for (key, value) in setup.env() {
         command.env(key, value);
     }
     let out = command.output().expect("cannot run the client");
     assert!(
         out.status.success(),
-        "{program} {args:?} failed: {}\n{}",
+        "{program} {args:?} over {transport:?} failed: {}\n{}",
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
@@ -104,50 +138,61 @@ fn check(setup: &DemoSetup, report: &Value, what: &str) {
     }
 }
 
-/// Issue 29 item 1: the Python SDK 2.3.0 in each connect mode negotiates the version it should and
-/// lists and calls every tool.
+/// Issue 29 items 1 and 2: the Python SDK 2.3.0 in each connect mode negotiates the version it
+/// should and lists and calls every tool, over stdio and over HTTP.
 #[test]
-fn the_python_sdk_lists_and_calls_every_tool_in_each_mode() {
+fn the_python_sdk_lists_and_calls_every_tool_in_each_mode_on_each_transport() {
     let Some(python) = sdk("SHIFTWORK_TEST_PYTHON_SDK") else {
         return;
     };
     let setup = DemoSetup::new();
     let calls = calls_file(&setup);
-    for (mode, version) in [
-        ("legacy", "2025-11-25"),
-        ("auto", "2026-07-28"),
-        ("2026-07-28", "2026-07-28"),
-    ] {
-        let report = run_client(
-            &setup,
-            &python,
-            &[
-                script("python_client.py").display().to_string(),
-                mode.to_owned(),
-                calls.path().display().to_string(),
-            ],
-        );
-        assert_eq!(report["version"], version, "mode {mode}");
-        check(&setup, &report, &format!("python SDK, mode {mode}"));
+    for transport in [Transport::Stdio, Transport::Http] {
+        for (mode, version) in [
+            ("legacy", "2025-11-25"),
+            ("auto", "2026-07-28"),
+            ("2026-07-28", "2026-07-28"),
+        ] {
+            let report = run_client(
+                &setup,
+                transport,
+                &python,
+                &[
+                    script("python_client.py").display().to_string(),
+                    mode.to_owned(),
+                    calls.path().display().to_string(),
+                ],
+            );
+            assert_eq!(report["version"], version, "mode {mode} over {transport:?}");
+            check(
+                &setup,
+                &report,
+                &format!("python SDK, mode {mode}, over {transport:?}"),
+            );
+        }
     }
 }
 
-/// Issue 29 item 1: the TypeScript SDK 1.32.2 lists and calls every tool.
+/// Issue 29 items 1 and 2: the TypeScript SDK 1.32.2 lists and calls every tool, over stdio and over
+/// HTTP (its `StreamableHTTPClientTransport`).
 #[test]
-fn the_typescript_sdk_lists_and_calls_every_tool() {
+fn the_typescript_sdk_lists_and_calls_every_tool_on_each_transport() {
     let Some(sdk_dir) = sdk("SHIFTWORK_TEST_TS_SDK") else {
         return;
     };
     let setup = DemoSetup::new();
     let calls = calls_file(&setup);
-    let report = run_client(
-        &setup,
-        "node",
-        &[
-            script("ts_client.mjs").display().to_string(),
-            sdk_dir,
-            calls.path().display().to_string(),
-        ],
-    );
-    check(&setup, &report, "TypeScript SDK");
+    for transport in [Transport::Stdio, Transport::Http] {
+        let report = run_client(
+            &setup,
+            transport,
+            "node",
+            &[
+                script("ts_client.mjs").display().to_string(),
+                sdk_dir.clone(),
+                calls.path().display().to_string(),
+            ],
+        );
+        check(&setup, &report, &format!("TypeScript SDK over {transport:?}"));
+    }
 }

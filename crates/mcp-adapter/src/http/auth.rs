@@ -118,7 +118,12 @@ const MAX_JWKS: u64 = 1024 * 1024;
 impl JwtVerifier {
     /// A verifier for tokens of `issuer` meant for `audience` (this server's resource URL), the agent
     /// read from the claim `agent_claim`; the keys are read now.
-    pub fn new(source: JwksSource, issuer: &str, audience: &str, agent_claim: &str) -> Result<JwtVerifier, String> {
+    pub fn new(
+        source: JwksSource,
+        issuer: &str,
+        audience: &str,
+        agent_claim: &str,
+    ) -> Result<JwtVerifier, String> {
         let keys = load(&source)?;
         Ok(JwtVerifier {
             source,
@@ -151,20 +156,25 @@ impl JwtVerifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = 60;
-        let data = jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(token, &key, &validation)
-            .map_err(|e| {
-                use jsonwebtoken::errors::ErrorKind;
-                AuthError::Invalid(match e.kind() {
-                    ErrorKind::ExpiredSignature => "it has expired",
-                    ErrorKind::ImmatureSignature => "it is not valid yet (nbf)",
-                    ErrorKind::InvalidIssuer => "its issuer (iss) is not this server's",
-                    ErrorKind::InvalidAudience => "its audience (aud) is not this server",
-                    ErrorKind::InvalidSignature => "its signature does not verify",
-                    ErrorKind::MissingRequiredClaim(_) => "it lacks exp, iss or aud",
-                    _ => "it does not verify",
-                })
-            })?;
-        match data.claims.get(&self.agent_claim).and_then(serde_json::Value::as_str) {
+        let data =
+            jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(token, &key, &validation)
+                .map_err(|e| {
+                    use jsonwebtoken::errors::ErrorKind;
+                    AuthError::Invalid(match e.kind() {
+                        ErrorKind::ExpiredSignature => "it has expired",
+                        ErrorKind::ImmatureSignature => "it is not valid yet (nbf)",
+                        ErrorKind::InvalidIssuer => "its issuer (iss) is not this server's",
+                        ErrorKind::InvalidAudience => "its audience (aud) is not this server",
+                        ErrorKind::InvalidSignature => "its signature does not verify",
+                        ErrorKind::MissingRequiredClaim(_) => "it lacks exp, iss or aud",
+                        _ => "it does not verify",
+                    })
+                })?;
+        match data
+            .claims
+            .get(&self.agent_claim)
+            .and_then(serde_json::Value::as_str)
+        {
             Some(agent) if is_agent_name(agent) => Ok(agent.to_owned()),
             Some(_) => Err(AuthError::Invalid("its agent claim is not an agent name")),
             None => Err(AuthError::Invalid("it has no agent claim")),
@@ -173,10 +183,16 @@ impl JwtVerifier {
 
     /// The key with id `kid` (or, without one, the only key) for `alg`.
     fn key(&self, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
-        let keys = self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let keys = self
+            .keys
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let fits = |jwk: &&jsonwebtoken::jwk::Jwk| {
             let family = match alg {
-                Algorithm::ES256 => matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_)),
+                Algorithm::ES256 => matches!(
+                    jwk.algorithm,
+                    jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_)
+                ),
                 _ => matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::RSA(_)),
             };
             family && kid.is_none_or(|kid| jwk.common.key_id.as_deref() == Some(kid))
@@ -193,19 +209,28 @@ impl JwtVerifier {
     /// Fetches the keys again when the last fetch is older than [`REFRESH_AFTER`]; true when it did.
     fn refresh(&self) -> bool {
         {
-            let keys = self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let keys = self
+                .keys
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if keys.1.elapsed() < REFRESH_AFTER {
                 return false;
             }
         }
         match load(&self.source) {
             Ok(set) => {
-                *self.keys.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (set, Instant::now());
+                *self
+                    .keys
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = (set, Instant::now());
                 true
             }
             Err(e) => {
                 tracing::warn!("the issuer's keys could not be fetched again: {e}");
-                self.keys.write().unwrap_or_else(std::sync::PoisonError::into_inner).1 = Instant::now();
+                self.keys
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .1 = Instant::now();
                 false
             }
         }
@@ -227,9 +252,13 @@ fn load(source: &JwksSource) -> Result<JwkSet, String> {
     let bytes = match source {
         JwksSource::File(path) => {
             use shiftwork_seams::Fs as _;
-            shiftwork_seams::OsFs
-                .read_limited(path, MAX_JWKS)
-                .map_err(|e| format!("the key set {} cannot be read: {}", path.display(), shiftwork_seams::os_reason(&e)))?
+            shiftwork_seams::OsFs.read_limited(path, MAX_JWKS).map_err(|e| {
+                format!(
+                    "the key set {} cannot be read: {}",
+                    path.display(),
+                    shiftwork_seams::os_reason(&e)
+                )
+            })?
         }
         JwksSource::Url(url) => {
             let agent = ureq::Agent::config_builder()
@@ -258,9 +287,18 @@ mod tests {
     #[test]
     fn the_metadata_url_inserts_the_well_known_path_before_the_resource_path() {
         for (resource, url) in [
-            ("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"),
-            ("https://mcp.example.com", "https://mcp.example.com/.well-known/oauth-protected-resource"),
-            ("http://127.0.0.1:8765/mcp/", "http://127.0.0.1:8765/.well-known/oauth-protected-resource/mcp"),
+            (
+                "https://mcp.example.com/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            ),
+            (
+                "https://mcp.example.com",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ),
+            (
+                "http://127.0.0.1:8765/mcp/",
+                "http://127.0.0.1:8765/.well-known/oauth-protected-resource/mcp",
+            ),
         ] {
             assert_eq!(metadata_url(resource), url);
         }
@@ -273,7 +311,10 @@ mod tests {
             (Some(&b"Basic abc"[..]), Err(AuthError::Missing)),
             (Some(&b"Bearer"[..]), Err(AuthError::Missing)),
             (Some(&b"bearer  swk_x "[..]), Ok("swk_x")),
-            (Some(&b"Bearer \xff"[..]), Err(AuthError::Invalid("it is not text"))),
+            (
+                Some(&b"Bearer \xff"[..]),
+                Err(AuthError::Invalid("it is not text")),
+            ),
         ] {
             assert_eq!(bearer(header), expected, "{header:?}");
         }

@@ -42,7 +42,7 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 
 use crate::registry::CallContext;
 use crate::server::{self, Era, Server};
@@ -284,8 +284,13 @@ impl HttpServer {
             Some((cert, key)) => Some(tls_acceptor(cert, key)?),
             None => None,
         };
-        let listener = std::net::TcpListener::bind(config.addr)
-            .map_err(|e| format!("cannot listen on {}: {}", config.addr, shiftwork_seams::os_reason(&e)))?;
+        let listener = std::net::TcpListener::bind(config.addr).map_err(|e| {
+            format!(
+                "cannot listen on {}: {}",
+                config.addr,
+                shiftwork_seams::os_reason(&e)
+            )
+        })?;
         listener
             .set_nonblocking(true)
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
@@ -331,8 +336,8 @@ impl HttpServer {
             .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
         let HttpServer { state, listener, tls } = self;
         runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener)
-                .map_err(|e| format!("cannot listen: {e}"))?;
+            let listener =
+                tokio::net::TcpListener::from_std(listener).map_err(|e| format!("cannot listen: {e}"))?;
             accept_loop(state, listener, tls).await;
             Ok(())
         })
@@ -409,27 +414,27 @@ fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_r
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| format!("the key {} cannot be read: {e}", key.display()))?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
-        .map_err(|e| format!("the certificate and key cannot serve TLS: {e}"))?;
+    let config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
+            .map_err(|e| format!("the certificate and key cannot serve TLS: {e}"))?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-async fn accept_loop(state: Arc<State>, listener: tokio::net::TcpListener, tls: Option<tokio_rustls::TlsAcceptor>) {
+async fn accept_loop(
+    state: Arc<State>,
+    listener: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 only: every MCP client speaks it, and its header timer runs from a connection's first
+    // byte (and between two requests), where HTTP/2's version detection would wait unbounded.
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .keep_alive(true);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(256)
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .keep_alive_timeout(Duration::from_secs(20));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -463,9 +468,17 @@ async fn accept_loop(state: Arc<State>, listener: tokio::net::TcpListener, tls: 
                 })
             };
             let served = match tls {
-                None => watcher.watch(builder.serve_connection(TokioIo::new(stream), service)).await,
+                None => {
+                    watcher
+                        .watch(builder.serve_connection(TokioIo::new(stream), service))
+                        .await
+                }
                 Some(acceptor) => match tokio::time::timeout(TLS_TIMEOUT, acceptor.accept(stream)).await {
-                    Ok(Ok(stream)) => watcher.watch(builder.serve_connection(TokioIo::new(stream), service)).await,
+                    Ok(Ok(stream)) => {
+                        watcher
+                            .watch(builder.serve_connection(TokioIo::new(stream), service))
+                            .await
+                    }
                     _ => Ok(()),
                 },
             };
@@ -517,12 +530,17 @@ impl hyper::body::Body for Body {
 
     fn size_hint(&self) -> hyper::body::SizeHint {
         match self {
-            Body::Full(bytes) => hyper::body::SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Body::Full(bytes) => {
+                hyper::body::SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
             Body::Events(..) => hyper::body::SizeHint::default(),
         }
     }
 
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Events(receiver, guard) => match receiver.poll_recv(cx) {
@@ -581,16 +599,28 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
     match (request.method(), path) {
         (&Method::POST, "/mcp") => post_mcp(state, request).await,
         (_, "/mcp") => {
-            let mut response = response(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "POST only: this server is stateless\n");
-            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            let mut response = response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                "POST only: this server is stateless\n",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
             response
         }
         (&Method::GET, "/healthz") => health(state).await,
-        (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => match state.auth.protected_resource_metadata() {
-            Some(document) => response(StatusCode::OK, "application/json", document.to_string()),
-            None => response(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
-        },
-        _ => response(StatusCode::NOT_FOUND, "text/plain", "not found: MCP is served at POST /mcp\n"),
+        (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => {
+            match state.auth.protected_resource_metadata() {
+                Some(document) => response(StatusCode::OK, "application/json", document.to_string()),
+                None => response(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+            }
+        }
+        _ => response(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found: MCP is served at POST /mcp\n",
+        ),
     }
 }
 
@@ -605,7 +635,11 @@ async fn health(state: &Arc<State>) -> Response<Body> {
             "application/json",
             serde_json::json!({"status": "unavailable", "reason": reason}).to_string(),
         ),
-        Err(_) => response(StatusCode::SERVICE_UNAVAILABLE, "application/json", r#"{"status":"unavailable"}"#),
+        Err(_) => response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "application/json",
+            r#"{"status":"unavailable"}"#,
+        ),
     }
 }
 
@@ -625,7 +659,10 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             "Forbidden: the request's Origin is not one of the server's --allowed-origins",
         );
     }
-    let agent = match state.auth.authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes)) {
+    let agent = match state
+        .auth
+        .authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
+    {
         Ok(agent) => agent,
         Err(e) => return unauthorized(state, &e),
     };
@@ -636,8 +673,11 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             "the server is shutting down (it received SIGTERM or SIGINT)",
         );
     }
-    let json_body = header_text(headers, "content-type")
-        .is_some_and(|t| t.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
+    let json_body = header_text(headers, "content-type").is_some_and(|t| {
+        t.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
     if !json_body {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -645,7 +685,9 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             "the request body must be one JSON-RPC message (Content-Type: application/json)",
         );
     }
-    let accepts = header_text(headers, "accept").unwrap_or("*/*").to_ascii_lowercase();
+    let accepts = header_text(headers, "accept")
+        .unwrap_or("*/*")
+        .to_ascii_lowercase();
     let accepts_events = accepts.contains("text/event-stream");
     let header_version = header_text(headers, "mcp-protocol-version").map(str::to_owned);
     let header_method = header_text(headers, "mcp-method").map(str::to_owned);
@@ -661,14 +703,19 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             return http_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 wire::INVALID_REQUEST,
-                &format!("Invalid request: the body is over the limit of {MAX_BODY} bytes (16 MiB), or it broke off"),
+                &format!(
+                    "Invalid request: the body is over the limit of {MAX_BODY} bytes (16 MiB), or it broke off"
+                ),
             );
         }
         Err(_) => {
             return http_error(
                 StatusCode::REQUEST_TIMEOUT,
                 wire::INVALID_REQUEST,
-                &format!("Invalid request: the body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+                &format!(
+                    "Invalid request: the body did not arrive within {} s",
+                    BODY_TIMEOUT.as_secs()
+                ),
             );
         }
     };
@@ -699,7 +746,11 @@ fn unauthorized(state: &State, error: &AuthError) -> Response<Body> {
     if let AuthError::Invalid(_) = error {
         challenge.push_str(r#", error="invalid_token""#);
     }
-    let mut response = http_error(StatusCode::UNAUTHORIZED, wire::INVALID_REQUEST, &format!("Unauthorized: {error}"));
+    let mut response = http_error(
+        StatusCode::UNAUTHORIZED,
+        wire::INVALID_REQUEST,
+        &format!("Unauthorized: {error}"),
+    );
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
@@ -792,7 +843,13 @@ fn header_mismatch(
     if headers.version.as_deref() != Some(version) {
         return Some(format!(
             "MCP-Protocol-Version must be the request's protocol version {version}, not {}",
-            headers.version.as_deref().map_or(String::from("absent"), |v| format!("'{}'", shiftwork_seams::echo::echo(v)))
+            headers
+                .version
+                .as_deref()
+                .map_or(String::from("absent"), |v| format!(
+                    "'{}'",
+                    shiftwork_seams::echo::echo(v)
+                ))
         ));
     }
     if headers.method.as_deref().is_some_and(|m| m != method) {
@@ -808,7 +865,13 @@ fn header_mismatch(
 }
 
 /// Runs a `tools/call` on a worker thread: answered as JSON, or as events when it asked for progress.
-async fn call(state: &Arc<State>, agent: Agent, id: String, body: Bytes, progress_token: Option<String>) -> Response<Body> {
+async fn call(
+    state: &Arc<State>,
+    agent: Agent,
+    id: String,
+    body: Bytes,
+    progress_token: Option<String>,
+) -> Response<Body> {
     let events = progress_token.is_some();
     // Taking a turn holds no thread: only the call itself runs on one.
     if state.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
@@ -845,12 +908,16 @@ async fn call(state: &Arc<State>, agent: Agent, id: String, body: Bytes, progres
     let task = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let line = match wire::decode(&body) {
-            Ok(Some(Message::Request { id, params, .. })) => {
-                worker_state.server.call(id, &params, worker_context, None).line(id.raw())
-            }
+            Ok(Some(Message::Request { id, params, .. })) => worker_state
+                .server
+                .call(id, &params, worker_context, None)
+                .line(id.raw()),
             _ => server::error_line(None, wire::INTERNAL_ERROR, "the request could not be read again"),
         };
-        let mut in_flight = worker_state.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut in_flight = worker_state
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(list) = in_flight.get_mut(&key) {
             list.retain(|c| !c.same(&context));
             if list.is_empty() {
@@ -867,9 +934,10 @@ async fn call(state: &Arc<State>, agent: Agent, id: String, body: Bytes, progres
             }
         });
         let mut response = Response::new(Body::Events(receiver, Some(guard)));
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
         response
             .headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -896,7 +964,9 @@ fn busy_response(id: &str) -> Response<Body> {
             &format!("the server is busy: {MAX_CALLS} calls run and {MAX_WAITING} wait; try again shortly"),
         ),
     );
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }
 

@@ -481,13 +481,20 @@ pub struct HttpAnswer {
 impl HttpAnswer {
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body as JSON (the last `data:` of an event stream).
     pub fn json(&self) -> Value {
         let text = if self.header("content-type") == Some("text/event-stream") {
-            self.body.lines().filter_map(|l| l.strip_prefix("data: ")).last().unwrap_or("")
+            self.body
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap_or("")
         } else {
             self.body.as_str()
         };
@@ -551,11 +558,15 @@ impl HttpServer {
 
     /// `POST /mcp` with `body`, the bearer `token` when given, and `headers`.
     pub fn post(&self, token: Option<&str>, headers: &[(&str, &str)], body: &str) -> HttpAnswer {
-        let mut request = self
-            .agent
-            .post(format!("{}/mcp", self.base))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let mut request = self.agent.post(format!("{}/mcp", self.base));
+        for (name, value) in [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ] {
+            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+                request = request.header(name, value);
+            }
+        }
         if let Some(token) = token {
             request = request.header("authorization", format!("Bearer {token}"));
         }
@@ -567,7 +578,12 @@ impl HttpServer {
 
     /// `GET path`.
     pub fn get(&self, path: &str) -> HttpAnswer {
-        answer(self.agent.get(format!("{}{path}", self.base)).call().expect("the request failed"))
+        answer(
+            self.agent
+                .get(format!("{}{path}", self.base))
+                .call()
+                .expect("the request failed"),
+        )
     }
 
     /// A `tools/call` of `tool` with `arguments` as `token`'s agent: the JSON-RPC response.
@@ -606,7 +622,11 @@ fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
         .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
         .collect();
     let body = response.body_mut().read_to_string().unwrap_or_default();
-    HttpAnswer { status, headers, body }
+    HttpAnswer {
+        status,
+        headers,
+        body,
+    }
 }
 
 impl Drop for HttpServer {
