@@ -23,17 +23,30 @@ pub enum Command {
         /// The selected groups.
         groups: Vec<&'static str>,
     },
-    /// `call TOOL [JSON]`.
+    /// `call TOOL [JSON | - | @FILE]`.
     Call {
         /// The selected groups.
         groups: Vec<&'static str>,
         /// The tool's name.
         tool: String,
-        /// The arguments' JSON text (default `{}`).
-        arguments: String,
+        /// Where the arguments' JSON text comes from (default `{}`).
+        arguments: ArgumentsSource,
         /// Pretty-print the answer.
         pretty: bool,
     },
+    /// `call TOOL --help`: the tool's description and arguments.
+    ToolHelp {
+        /// The selected groups.
+        groups: Vec<&'static str>,
+        /// The tool's name.
+        tool: String,
+    },
+    /// `tools`: every tool with its title.
+    Tools {
+        /// The selected groups.
+        groups: Vec<&'static str>,
+    },
+
     /// `demo`.
     Demo {
         /// Keep the demo's temporary directory.
@@ -61,8 +74,10 @@ pub enum Command {
         /// The arguments after `plan`.
         args: Vec<String>,
     },
-    /// `--help`.
-    Help,
+    /// `--help`, or a command's `--help`: the text to print (exit 0).
+    Help(String),
+    /// No command at all: the whole usage on stderr (exit 2).
+    Usage,
     /// `--version`.
     Version,
 }
@@ -80,30 +95,54 @@ pub struct Invocation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError(pub String);
 
+/// Whether `args` ask for help (`--help` or `-h` before any `--`).
+pub fn asks_help(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help" || a == "-h")
+}
+
+fn help_of(text: String) -> Result<Invocation, UsageError> {
+    Ok(Invocation {
+        command: Command::Help(text),
+        flags: Vec::new(),
+    })
+}
+
 /// Parses `args` (without the program name).
 pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageError> {
+    use crate::help::command_help;
     let Some(first) = args.first() else {
-        return Err(UsageError(String::from(
-            "a command is required: serve, call, demo",
-        )));
+        return Ok(Invocation {
+            command: Command::Usage,
+            flags: Vec::new(),
+        });
     };
     let rest = &args[1..];
     match first.as_str() {
-        "--help" | "-h" | "help" => Ok(Invocation {
-            command: Command::Help,
-            flags: Vec::new(),
-        }),
+        "--help" | "-h" | "help" => help_of(crate::help::usage(groups)),
         "--version" | "-V" => Ok(Invocation {
             command: Command::Version,
             flags: Vec::new(),
         }),
         "serve" => {
+            if asks_help(rest) {
+                return help_of(command_help(
+                    "serve [--tools LIST] [--http ADDR] [OPTIONS]",
+                    "Serves the tools over MCP: newline-delimited JSON-RPC on stdin and stdout (what an MCP client starts), \
+                     or Streamable HTTP at POST /mcp with --http, where every request needs a bearer token or a JWT.",
+                    &serve_settings(groups),
+                    &[],
+                    &serve_notes(groups),
+                ));
+            }
             let ParsedFlags {
                 flags, positional, ..
             } = parse_flags(rest, &serve_settings(groups), &[])?;
             if let Some(p) = positional.first() {
                 return Err(UsageError(format!(
-                    "serve takes no positional argument, got '{p}'"
+                    "serve takes no positional argument, got '{}'",
+                    shiftwork_seams::echo::echo(p)
                 )));
             }
             let groups = select_groups(tools_flag(&flags), groups)?;
@@ -113,30 +152,62 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             })
         }
         "call" => {
+            let wants_help = asks_help(rest);
+            let without_help: Vec<String> = rest
+                .iter()
+                .filter(|a| !(wants_help && (*a == "--help" || *a == "-h")))
+                .cloned()
+                .collect();
             let ParsedFlags {
                 flags,
                 positional,
                 switches,
-            } = parse_flags(rest, &settings_of(groups, true), &["--pretty"])?;
+            } = parse_flags(&without_help, &settings_of(groups, true), &["--pretty"])?;
+            let selected = select_groups(tools_flag(&flags), groups)?;
             let tool = match positional.first() {
+                Some(t) if wants_help => {
+                    return Ok(Invocation {
+                        command: Command::ToolHelp {
+                            groups: selected,
+                            tool: t.clone(),
+                        },
+                        flags,
+                    });
+                }
                 Some(t) => t.clone(),
+                None if wants_help => {
+                    return help_of(command_help(
+                        "call TOOL [JSON | - | @FILE] [--pretty] [OPTIONS]",
+                        "Runs one tool once through the same handler as serve and prints its answer as one JSON object. \
+                         The arguments are a JSON object: given inline, read from stdin with -, or from a file with @FILE \
+                         (default {}). Exit 0 when the tool answered (a refusal included), 1 on a tool error (on stderr), \
+                         2 on a usage error. shiftwork-mcp tools lists the tools; call TOOL --help shows one's arguments.",
+                        &settings_of(groups, true),
+                        &[("--pretty", "print the answer indented")],
+                        "",
+                    ));
+                }
                 None => {
                     return Err(UsageError(String::from(
-                        "call needs a tool name: call TOOL [JSON]",
+                        "call needs a tool name: call TOOL [JSON | - | @FILE] (shiftwork-mcp tools lists them)",
                     )));
                 }
             };
             if positional.len() > 2 {
                 return Err(UsageError(format!(
                     "call takes TOOL and one JSON argument, got '{}'",
-                    positional[2]
+                    shiftwork_seams::echo::echo(&positional[2])
                 )));
             }
-            let arguments = positional.get(1).cloned().unwrap_or_else(|| String::from("{}"));
-            let groups = select_groups(tools_flag(&flags), groups)?;
+            let arguments = match positional.get(1).map(String::as_str) {
+                None => ArgumentsSource::Inline(String::from("{}")),
+                Some("-") => ArgumentsSource::Stdin,
+                Some(text) if text.starts_with('@') => ArgumentsSource::File(text[1..].into()),
+                Some(text) => ArgumentsSource::Inline(text.to_owned()),
+            };
             Ok(Invocation {
                 command: Command::Call {
-                    groups,
+                    groups: selected,
                     tool,
                     arguments,
                     pretty: switches.contains(&"--pretty"),
@@ -144,12 +215,51 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                 flags,
             })
         }
+        "tools" => {
+            if asks_help(rest) {
+                return help_of(command_help(
+                    "tools [--tools LIST]",
+                    "Lists every tool with its title and the first sentence of its description.",
+                    &[TOOLS],
+                    &[],
+                    "shiftwork-mcp call TOOL --help shows a tool's arguments.\n",
+                ));
+            }
+            let ParsedFlags {
+                flags, positional, ..
+            } = parse_flags(rest, &[TOOLS], &[])?;
+            if let Some(p) = positional.first() {
+                return Err(UsageError(format!(
+                    "tools takes no positional argument, got '{}'",
+                    shiftwork_seams::echo::echo(p)
+                )));
+            }
+            let groups = select_groups(tools_flag(&flags), groups)?;
+            Ok(Invocation {
+                command: Command::Tools { groups },
+                flags,
+            })
+        }
         "demo" => {
+            if asks_help(rest) {
+                return help_of(command_help(
+                    "demo [--keep]",
+                    "A scripted tour through the same handlers as serve, in a temporary directory: a job planned, a unit \
+                     clocked in and out, a work log, a contract handed over and fulfilled, an hours check. Without --keep \
+                     nothing is left anywhere.",
+                    &[],
+                    &[("--keep", "keep the demo's directory and print how to go on in it")],
+                    "",
+                ));
+            }
             let ParsedFlags {
                 positional, switches, ..
             } = parse_flags(rest, &[], &["--keep"])?;
             if let Some(p) = positional.first() {
-                return Err(UsageError(format!("demo takes no argument, got '{p}'")));
+                return Err(UsageError(format!(
+                    "demo takes no argument, got '{}'",
+                    shiftwork_seams::echo::echo(p)
+                )));
             }
             Ok(Invocation {
                 command: Command::Demo {
@@ -179,10 +289,81 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                 flags: Vec::new(),
             }),
             None => Err(UsageError(format!(
-                "unknown command '{other}'; commands: serve, call, demo"
+                "unknown command '{}'; commands: {}",
+                shiftwork_seams::echo::clip(other, 100),
+                crate::help::command_names(groups)
             ))),
         },
     }
+}
+
+/// Where `call` reads its arguments from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgumentsSource {
+    /// Given on the command line.
+    Inline(String),
+    /// `-`: standard input.
+    Stdin,
+    /// `@FILE`: a file.
+    File(std::path::PathBuf),
+}
+
+/// The largest arguments text `call` reads from stdin or a file (the server's line limit).
+pub const MAX_ARGUMENTS: u64 = crate::wire::MAX_LINE as u64;
+
+impl ArgumentsSource {
+    /// The arguments' text; the error names the source and what is wrong.
+    pub fn read(&self) -> Result<String, String> {
+        use shiftwork_seams::Fs as _;
+        use std::io::Read as _;
+        let bytes =
+            match self {
+                ArgumentsSource::Inline(text) => return Ok(text.clone()),
+                ArgumentsSource::Stdin => {
+                    let mut bytes = Vec::new();
+                    std::io::stdin()
+                        .lock()
+                        .take(MAX_ARGUMENTS + 1)
+                        .read_to_end(&mut bytes)
+                        .map_err(|e| format!("cannot read the arguments from stdin: {e}"))?;
+                    if bytes.len() as u64 > MAX_ARGUMENTS {
+                        return Err(format!(
+                            "the arguments on stdin are over {MAX_ARGUMENTS} bytes (16 MiB)"
+                        ));
+                    }
+                    bytes
+                }
+                ArgumentsSource::File(path) => shiftwork_seams::OsFs
+                    .read_limited(path, MAX_ARGUMENTS)
+                    .map_err(|e| {
+                        let why = if shiftwork_seams::is_file_too_large(&e) {
+                            format!("it is over {MAX_ARGUMENTS} bytes (16 MiB)")
+                        } else {
+                            shiftwork_seams::os_reason(&e)
+                        };
+                        format!(
+                            "cannot read the arguments from {}: {why}",
+                            shiftwork_seams::echo::echo(&path.display().to_string())
+                        )
+                    })?,
+            };
+        String::from_utf8(bytes).map_err(|_| String::from("the arguments are not UTF-8 text"))
+    }
+}
+
+/// What `serve --help` says after the options.
+fn serve_notes(groups: &[&Group]) -> String {
+    let built: Vec<&str> = groups.iter().map(|g| g.name).collect();
+    format!(
+        "Tool groups built into this binary: {}.\n\
+         A switch's variable takes 1, true, yes, on or 0, false, no, off (any case).\n\
+         stdio: at most {} requests run at once (new work waits; cancels and pings are read whatever the bound);\n\
+         SIGTERM or SIGINT lets the calls in flight finish (at most {} s) and exits 0, a second signal exits at once.\n\
+         Logs go to stderr; RUST_LOG filters them (default: warn on stdio, info over HTTP).\n",
+        built.join(", "),
+        crate::stdio::MAX_IN_FLIGHT,
+        crate::shutdown::GRACE.as_secs()
+    )
 }
 
 /// The settings `serve` accepts: those of [`settings_of`] and the HTTP transport's.
@@ -323,54 +504,4 @@ pub fn select_groups(list: Option<&str>, groups: &[&Group]) -> Result<Vec<&'stat
         )));
     }
     Ok(selected)
-}
-
-/// The text of `--help`.
-pub fn help(groups: &[&Group]) -> String {
-    let mut out = format!(
-        "shiftwork-mcp {} — coordinate the work of AI coding agents over MCP\n\n\
-         Usage:\n  shiftwork-mcp serve [--tools LIST] [OPTIONS]   serve the tools over stdio (MCP)\n  \
-         shiftwork-mcp call TOOL [JSON] [--pretty] [OPTIONS]   run one tool once and print its answer\n  \
-         shiftwork-mcp demo [--keep]   run a scripted tour in a temporary directory\n  \
-         shiftwork-mcp watch [--checkpoint PATH]… [--hours EXPR] [--once] [OPTIONS]   live view of jobs, contracts, hours\n  \
-         shiftwork-mcp plan [--checkpoint PATH] [--format text|mermaid]   a checkpoint's plan as a picture\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    for g in groups.iter().filter(|g| g.command.is_some()) {
-        out.push_str(&format!(
-            "  shiftwork-mcp {} --help   the {} group's own commands\n",
-            g.name, g.name
-        ));
-    }
-    let built: Vec<&str> = groups.iter().map(|g| g.name).collect();
-    let built = if built.is_empty() {
-        String::from("(none yet)")
-    } else {
-        built.join(", ")
-    };
-    out.push_str("  shiftwork-mcp --version | --help\n\nOptions (serve and call; a flag wins over its environment variable):\n");
-    for s in settings_of(groups, true) {
-        let flag = if s.takes_value {
-            format!("{} VALUE", s.flag)
-        } else {
-            s.flag.to_owned()
-        };
-        let env = s.env.map(|e| format!(" [env {e}]")).unwrap_or_default();
-        let help = if s.flag == TOOLS.flag {
-            format!("{}: {}", s.help, built)
-        } else {
-            s.help.to_owned()
-        };
-        out.push_str(&format!("  {flag:<28} {help}{env}\n"));
-    }
-    out.push_str(&format!(
-        "\nTool groups built into this binary: {built}.\n\
-         A switch's variable takes 1, true, yes, on or 0, false, no, off (any case); a blank value counts as unset.\n\
-         serve: at most {} requests run at once (reading waits meanwhile); SIGTERM or SIGINT lets the calls in\n\
-         flight finish (at most {} s) and exits 0, a second signal exits at once.\n\
-         Logs go to stderr; RUST_LOG filters them (default: warn); lines stderr cannot take are dropped and counted.\n",
-        crate::stdio::MAX_IN_FLIGHT,
-        crate::shutdown::GRACE.as_secs()
-    ));
-    out
 }

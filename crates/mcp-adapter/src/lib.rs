@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod demo;
 pub mod groups;
+pub mod help;
 pub mod http;
 pub mod log;
 pub mod registry;

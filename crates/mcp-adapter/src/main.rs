@@ -45,10 +45,39 @@ fn main() -> ExitCode {
     };
     let settings = Settings::from_process(invocation.flags.clone());
     match invocation.command {
-        Command::Help => {
-            print_out(&cli::help(&groups));
+        Command::Help(text) => {
+            print_out(&text);
             ExitCode::SUCCESS
         }
+        Command::Usage => {
+            print_err(&shiftwork_mcp::help::usage(&groups));
+            ExitCode::from(2)
+        }
+        Command::Tools { groups: selected } => {
+            let registry = match Registry::build(&groups, &selected, &settings) {
+                Ok(r) => r,
+                Err(message) => return usage_error(&message),
+            };
+            print_out(&shiftwork_mcp::help::tools(&registry));
+            ExitCode::SUCCESS
+        }
+        Command::ToolHelp {
+            groups: selected,
+            tool,
+        } => {
+            let registry = match Registry::build(&groups, &selected, &settings) {
+                Ok(r) => r,
+                Err(message) => return usage_error(&message),
+            };
+            match registry.get(&tool) {
+                Some(def) => {
+                    print_out(&shiftwork_mcp::help::tool_help(def));
+                    ExitCode::SUCCESS
+                }
+                None => unknown_tool(&registry, &tool),
+            }
+        }
+
         Command::Version => {
             print_out(&format!("shiftwork-mcp {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
@@ -98,16 +127,11 @@ fn main() -> ExitCode {
                 Err(message) => return usage_error(&message),
             };
             let Some(def) = registry.get(&tool) else {
-                let names: Vec<&str> = registry.tools().iter().map(|t| t.name).collect();
-                let names = if names.is_empty() {
-                    String::from("(none)")
-                } else {
-                    names.join(", ")
-                };
-                return usage_error(&format!(
-                    "unknown tool '{}'; tools: {names}",
-                    shiftwork_seams::echo::clip_echo(&tool)
-                ));
+                return unknown_tool(&registry, &tool);
+            };
+            let arguments = match arguments.read() {
+                Ok(text) => text,
+                Err(message) => return usage_error(&message),
             };
             let arguments = match Arguments::parse(arguments) {
                 Ok(arguments) => arguments,
@@ -158,6 +182,20 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// A usage error naming the tools there are.
+fn unknown_tool(registry: &Registry, tool: &str) -> ExitCode {
+    let names: Vec<&str> = registry.tools().iter().map(|t| t.name).collect();
+    let names = if names.is_empty() {
+        String::from("(none)")
+    } else {
+        names.join(", ")
+    };
+    usage_error(&format!(
+        "unknown tool '{}'; tools: {names}",
+        shiftwork_seams::echo::clip_echo(tool)
+    ))
 }
 
 /// `serve --http`: binds, takes the signals, serves until the first signal has drained it.

@@ -68,14 +68,14 @@ const DEFAULT_CHECKPOINT: &str = ".shiftwork/checkpoint.json";
 /// `shiftwork-mcp watch`.
 pub fn watch(args: &[String]) -> ExitCode {
     let declared = [CHECKPOINT, HOURS, contracts::CONTRACTS_DB, AGENT, ZONE];
-    let parsed = match cli::parse_flags(args, &declared, &["--once", "--help"]) {
-        Ok(p) => p,
-        Err(cli::UsageError(message)) => return usage_error(&message),
-    };
-    if parsed.switches.contains(&"--help") {
+    if cli::asks_help(args) {
         super::print_out(&help("watch [--once]", &declared));
         return ExitCode::SUCCESS;
     }
+    let parsed = match cli::parse_flags(args, &declared, &["--once"]) {
+        Ok(p) => p,
+        Err(cli::UsageError(message)) => return usage_error(&message),
+    };
     if let Some(p) = parsed.positional.first() {
         return usage_error(&format!("watch takes no positional argument, got '{}'", echo(p)));
     }
@@ -108,14 +108,14 @@ pub fn watch(args: &[String]) -> ExitCode {
 /// `shiftwork-mcp plan`.
 pub fn plan(args: &[String]) -> ExitCode {
     let declared = [PLAN_CHECKPOINT, FORMAT];
-    let parsed = match cli::parse_flags(args, &declared, &["--help"]) {
-        Ok(p) => p,
-        Err(cli::UsageError(message)) => return usage_error(&message),
-    };
-    if parsed.switches.contains(&"--help") {
+    if cli::asks_help(args) {
         super::print_out(&help("plan", &declared));
         return ExitCode::SUCCESS;
     }
+    let parsed = match cli::parse_flags(args, &declared, &[]) {
+        Ok(p) => p,
+        Err(cli::UsageError(message)) => return usage_error(&message),
+    };
     if let Some(p) = parsed.positional.first() {
         return usage_error(&format!("plan takes no positional argument, got '{}'", echo(p)));
     }

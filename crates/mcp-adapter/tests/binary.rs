@@ -86,8 +86,8 @@ fn usage_errors_exit_2_and_help_and_version_exit_0() {
         concat!("shiftwork-mcp ", env!("CARGO_PKG_VERSION")),
         "",
     );
-    check(&["--help"], 0, "shiftwork-mcp call TOOL [JSON]", "");
-    check(&[], 2, "", "a command is required");
+    check(&["--help"], 0, "shiftwork-mcp call TOOL [JSON", "");
+    check(&[], 2, "", "Usage:");
     check(&["frobnicate"], 2, "", "unknown command 'frobnicate'");
     check(
         &["serve", "--no-such-flag"],

@@ -1,0 +1,354 @@
+//! What the binary says about itself (issue 31 item 1): the whole usage, each command's help, the
+//! list of tools, and each tool's arguments as a table — all from the definitions the server serves
+//! (a tool's description and input schema), so help and `tools/list` cannot disagree.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::registry::{Group, Registry, ToolDef};
+use crate::settings::Setting;
+
+/// The commands, with a synopsis and one line each, in the order `--help` lists them.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "serve",
+        "serve [--tools LIST] [--http ADDR] [OPTIONS]",
+        "serve the tools over MCP (stdio, or Streamable HTTP with --http)",
+    ),
+    (
+        "call",
+        "call TOOL [JSON | - | @FILE] [--pretty] [OPTIONS]",
+        "run one tool once and print its answer as JSON",
+    ),
+    (
+        "tools",
+        "tools [--tools LIST]",
+        "list the tools with their titles; call TOOL --help shows one's arguments",
+    ),
+    (
+        "demo",
+        "demo [--keep]",
+        "a scripted tour in a temporary directory",
+    ),
+    (
+        "watch",
+        "watch [--checkpoint PATH]… [--hours EXPR] [--once] [OPTIONS]",
+        "live view of jobs, contracts and hours",
+    ),
+    (
+        "plan",
+        "plan [--checkpoint PATH] [--format text|mermaid]",
+        "a checkpoint's plan as text or a Mermaid flowchart",
+    ),
+    (
+        "token",
+        "token add AGENT | list | revoke AGENT --file FILE",
+        "the bearer tokens of serve --http",
+    ),
+];
+
+/// The names of the commands (for a usage error).
+pub fn command_names(groups: &[&Group]) -> String {
+    let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+    names.extend(groups.iter().filter(|g| g.command.is_some()).map(|g| g.name));
+    names.join(", ")
+}
+
+/// The whole usage: `--help`, and what a bare `shiftwork-mcp` prints.
+pub fn usage(groups: &[&Group]) -> String {
+    let mut out = format!(
+        "shiftwork-mcp {} — coordinate the work of AI coding agents over MCP\n\nUsage:\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (_, synopsis, line) in COMMANDS {
+        let _ = writeln!(out, "  shiftwork-mcp {synopsis}\n      {line}");
+    }
+    for g in groups.iter().filter(|g| g.command.is_some()) {
+        let _ = writeln!(
+            out,
+            "  shiftwork-mcp {} --help\n      the {} group's own commands",
+            g.name, g.name
+        );
+    }
+    out.push_str(
+        "  shiftwork-mcp --version | --help\n\nEvery command answers --help (or -h) with its own options.\n",
+    );
+    let built: Vec<&str> = groups.iter().map(|g| g.name).collect();
+    let _ = writeln!(
+        out,
+        "Tool groups built into this binary: {}.",
+        if built.is_empty() {
+            String::from("(none yet)")
+        } else {
+            built.join(", ")
+        }
+    );
+    out
+}
+
+/// The help of one command, with its options.
+pub fn command_help(
+    synopsis: &str,
+    about: &str,
+    options: &[Setting],
+    switches: &[(&str, &str)],
+    notes: &str,
+) -> String {
+    let mut out = format!("Usage: shiftwork-mcp {synopsis}\n\n{about}\n");
+    if !options.is_empty() || !switches.is_empty() {
+        out.push_str(
+            "\nOptions (a flag wins over its environment variable; a blank value counts as unset):\n",
+        );
+    }
+    for (flag, help) in switches {
+        let _ = writeln!(out, "  {flag:<28} {help}");
+    }
+    for s in options {
+        let flag = if s.takes_value {
+            format!("{} VALUE", s.flag)
+        } else {
+            s.flag.to_owned()
+        };
+        let env = s.env.map(|e| format!(" [env {e}]")).unwrap_or_default();
+        let _ = writeln!(out, "  {flag:<28} {}{env}", s.help);
+    }
+    if !notes.is_empty() {
+        let _ = write!(out, "\n{notes}");
+        if !notes.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The first sentence of a description (up to its first `. ` or its end).
+pub fn first_sentence(text: &str) -> &str {
+    let mut end = text.len();
+    for (at, _) in text.match_indices(". ") {
+        // "e.g. " and "i.e. " do not end a sentence.
+        let before = &text[..at];
+        if before.ends_with("e.g") || before.ends_with("i.e") || before.ends_with("vs") {
+            continue;
+        }
+        end = at + 1;
+        break;
+    }
+    text[..end].trim()
+}
+
+/// `shiftwork-mcp tools`: every tool of `registry` with its title and the first sentence of its
+/// description.
+pub fn tools(registry: &Registry) -> String {
+    let width = registry.tools().iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for t in registry.tools() {
+        let _ = writeln!(
+            out,
+            "{:<width$}  {} — {}",
+            t.name,
+            t.title,
+            first_sentence(t.description)
+        );
+    }
+    out.push_str("\nshiftwork-mcp call TOOL --help shows a tool's arguments.\n");
+    out
+}
+
+/// One argument of a tool, as its schema declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Argument {
+    /// Its name.
+    pub name: String,
+    /// Its type in words (`string`, `integer 0–60`, `array of string`, `one of: a, b`).
+    pub kind: String,
+    /// Whether the schema requires it.
+    pub required: bool,
+    /// Its default, when the schema names one.
+    pub default: Option<String>,
+    /// Its description.
+    pub meaning: String,
+}
+
+/// The arguments of `tool`, in schema order.
+pub fn arguments(tool: &ToolDef) -> Vec<Argument> {
+    let required: Vec<&str> = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, schema)| Argument {
+            name: name.clone(),
+            kind: kind(schema),
+            required: required.contains(&name.as_str()),
+            default: schema.get("default").map(Value::to_string),
+            meaning: schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        })
+        .collect()
+}
+
+/// A schema's type in words.
+fn kind(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .collect();
+        return format!("one of: {}", values.join(", "));
+    }
+    if schema.get("anyOf").is_some() || schema.get("oneOf").is_some() {
+        let arms = schema
+            .get("anyOf")
+            .or_else(|| schema.get("oneOf"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(kind).collect::<Vec<_>>().join(" or "))
+            .unwrap_or_default();
+        return arms;
+    }
+    let base = schema.get("type").and_then(Value::as_str).unwrap_or("any");
+    match base {
+        "array" => format!(
+            "array of {}",
+            schema.get("items").map_or_else(|| String::from("any"), kind)
+        ),
+        "integer" | "number" => {
+            let min = schema.get("minimum").map(Value::to_string);
+            let max = schema.get("maximum").map(Value::to_string);
+            match (min, max) {
+                (Some(min), Some(max)) => format!("{base} {min}–{max}"),
+                (Some(min), None) => format!("{base} ≥ {min}"),
+                (None, Some(max)) => format!("{base} ≤ {max}"),
+                (None, None) => base.to_owned(),
+            }
+        }
+        other => other.to_owned(),
+    }
+}
+
+/// `shiftwork-mcp call TOOL --help`: the tool's title, description, annotations and its arguments as
+/// a table (name, type, required, default, meaning).
+pub fn tool_help(tool: &ToolDef) -> String {
+    let mut out = format!("{} — {}\n\n", tool.name, tool.title);
+    out.push_str(&wrap(tool.description, 100));
+    let hints = tool.hints;
+    let _ = writeln!(
+        out,
+        "\nread-only: {} · destructive: {} · idempotent: {} · open world: {}",
+        yes(hints.read_only),
+        yes(hints.destructive),
+        yes(hints.idempotent),
+        yes(hints.open_world)
+    );
+    let args = arguments(tool);
+    if args.is_empty() {
+        out.push_str("\nArguments: none.\n");
+    } else {
+        out.push_str("\nArguments:\n");
+        let name_w = args.iter().map(|a| a.name.len()).max().unwrap_or(4).max(4);
+        let kind_w = args
+            .iter()
+            .map(|a| a.kind.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 30);
+        let _ = writeln!(
+            out,
+            "  {:<name_w$}  {:<kind_w$}  {:<8}  {:<8}  meaning",
+            "name", "type", "required", "default"
+        );
+        for a in &args {
+            let default = a.default.clone().unwrap_or_else(|| String::from("-"));
+            let _ = writeln!(
+                out,
+                "  {:<name_w$}  {:<kind_w$}  {:<8}  {:<8}  {}",
+                a.name,
+                a.kind,
+                if a.required { "yes" } else { "no" },
+                default,
+                a.meaning
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "\nRun it: shiftwork-mcp call {} '{{…}}'   (or - to read the arguments from stdin, @FILE from a file)\n",
+        tool.name
+    );
+    out
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// `text` wrapped at `width` columns, words kept whole.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if line > 0 && line + 1 + len > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += len;
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_sentence_ends_at_the_first_full_stop_that_ends_one() {
+        for (text, first) in [
+            ("Plan the job. Then more.", "Plan the job."),
+            ("Use e.g. this one. Then.", "Use e.g. this one."),
+            ("No stop at all", "No stop at all"),
+            ("Ends here.", "Ends here."),
+        ] {
+            assert_eq!(first_sentence(text), first);
+        }
+    }
+
+    #[test]
+    fn a_schema_type_reads_as_words() {
+        for (schema, words) in [
+            (serde_json::json!({"type": "string"}), "string"),
+            (
+                serde_json::json!({"type": "integer", "minimum": 0, "maximum": 60}),
+                "integer 0–60",
+            ),
+            (
+                serde_json::json!({"type": "array", "items": {"type": "string"}}),
+                "array of string",
+            ),
+            (
+                serde_json::json!({"enum": ["relay", "decision"]}),
+                "one of: relay, decision",
+            ),
+            (
+                serde_json::json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
+                "string or object",
+            ),
+        ] {
+            assert_eq!(kind(&schema), words, "{schema}");
+        }
+    }
+}
