@@ -375,7 +375,11 @@ pub fn serve_settings(groups: &[&Group]) -> Vec<Setting> {
 
 /// The settings the `serve` and `call` commands accept: `--tools` and every group's.
 pub fn settings_of(groups: &[&Group], with_tools: bool) -> Vec<Setting> {
-    let mut all: Vec<Setting> = if with_tools { vec![TOOLS] } else { Vec::new() };
+    let mut all: Vec<Setting> = if with_tools {
+        vec![TOOLS, crate::telemetry::LOG_FORMAT]
+    } else {
+        Vec::new()
+    };
     for group in groups {
         for s in group.settings {
             if !all.iter().any(|a| a.flag == s.flag) {

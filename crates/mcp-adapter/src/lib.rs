@@ -30,6 +30,7 @@ pub mod server;
 pub mod settings;
 pub mod shutdown;
 pub mod stdio;
+pub mod telemetry;
 pub mod terminal;
 pub mod tokens;
 pub mod wire;

@@ -13,24 +13,54 @@ use std::time::{Duration, Instant};
 /// Lines waiting for stderr before new ones are dropped.
 const QUEUE: usize = 1024;
 
-/// Starts logging to stderr through the writer thread, at `RUST_LOG`'s levels (default `warn`).
-/// Returns false when a logger was already set.
+/// Starts logging to stderr through the writer thread, at `RUST_LOG`'s levels (default `warn`), as
+/// text. Returns false when a logger was already set.
 pub fn init() -> bool {
-    init_at("warn")
+    install("warn", crate::telemetry::LogFormat::Text, None)
 }
 
-/// [`init`] with `default` as the level when `RUST_LOG` is unset (`serve --http` logs at `info`).
-pub fn init_at(default: &str) -> bool {
+/// Starts logging to stderr through the writer thread at `RUST_LOG`'s levels (`default` when it is
+/// unset), in `format`, and — when `tracer` is given — every span of the `info` level and above as
+/// an OpenTelemetry span. Returns false when a logger was already set.
+pub fn install(
+    default: &str,
+    format: crate::telemetry::LogFormat,
+    tracer: Option<&opentelemetry_sdk::trace::SdkTracerProvider>,
+) -> bool {
+    use opentelemetry::trace::TracerProvider as _;
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let queue = queue();
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(move || LineWriter {
-            queue: Arc::clone(queue),
-            line: Vec::new(),
-        })
-        .with_ansi(false)
+    let writer = move || LineWriter {
+        queue: Arc::clone(queue),
+        line: Vec::new(),
+    };
+    let fmt = match format {
+        crate::telemetry::LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(writer)
+            .with_ansi(false)
+            .with_filter(filter)
+            .boxed(),
+        crate::telemetry::LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_writer(writer)
+            .with_filter(filter)
+            .boxed(),
+    };
+    let otel = tracer.map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("shiftwork-mcp"))
+            .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
         .try_init()
         .is_ok()
 }

@@ -86,7 +86,15 @@ fn main() -> ExitCode {
             // Before any thread starts, so that every thread inherits the blocked signals.
             let signals = shutdown::block_signals();
             let over_http = settings.value(&shiftwork_mcp::http::HTTP).is_some();
-            log::init_at(if over_http { "info" } else { "warn" });
+            let format = match shiftwork_mcp::telemetry::LogFormat::of(&settings) {
+                Ok(format) => format,
+                Err(message) => return usage_error(&message),
+            };
+            shiftwork_mcp::telemetry::init(shiftwork_mcp::telemetry::Options {
+                default_level: if over_http { "info" } else { "warn" },
+                format,
+                metrics_endpoint: over_http,
+            });
             std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
@@ -112,6 +120,7 @@ fn main() -> ExitCode {
                 tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
             }
             session.wait();
+            shiftwork_mcp::telemetry::shutdown();
             log::flush(Duration::from_millis(200));
             ExitCode::SUCCESS
         }
@@ -212,6 +221,7 @@ fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: 
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
     }
     let served = http.run();
+    shiftwork_mcp::telemetry::shutdown();
     log::flush(Duration::from_millis(200));
     match served {
         Ok(()) => ExitCode::SUCCESS,

@@ -235,6 +235,8 @@ struct ContextInner {
     on_cancel: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     progress: Option<ProgressFn>,
     agent: Option<String>,
+    transport: Option<crate::telemetry::Transport>,
+    link: Option<String>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -258,15 +260,32 @@ impl CallContext {
     }
 
     /// A context for a caller whose credentials authenticated it as `agent` (over HTTP): every agent
-    /// argument of the call defaults to it, and one naming another agent is refused.
-    pub fn authenticated(progress: Option<ProgressFn>, agent: impl Into<String>) -> Self {
+    /// argument of the call defaults to it, and one naming another agent is refused. `link` is the
+    /// HTTP request's own `traceparent` header, linked from the call's span.
+    pub fn authenticated(
+        progress: Option<ProgressFn>,
+        agent: impl Into<String>,
+        link: Option<String>,
+    ) -> Self {
         CallContext {
             inner: Arc::new(ContextInner {
                 progress,
                 agent: Some(agent.into()),
+                transport: Some(crate::telemetry::Transport::Tcp),
+                link,
                 ..ContextInner::default()
             }),
         }
+    }
+
+    /// The transport the call came by (stdio unless said otherwise).
+    pub fn transport(&self) -> crate::telemetry::Transport {
+        self.inner.transport.unwrap_or(crate::telemetry::Transport::Pipe)
+    }
+
+    /// The HTTP request's `traceparent` header, when the call came over HTTP with one.
+    pub fn link(&self) -> Option<&str> {
+        self.inner.link.as_deref()
     }
 
     /// The agent the caller's credentials authenticated (over HTTP); `None` for a trusted local

@@ -33,6 +33,7 @@ use serde_json::Value;
 use shiftwork_seams::echo::clip_echo;
 
 use crate::registry::{Arguments, Outcome, Registry, TextStyle, ToolDef};
+use crate::telemetry::{self, Transport};
 use crate::wire::{self, Id, Kind, Params, Refusal};
 
 /// The server's name in `serverInfo` (MC-12).
@@ -123,6 +124,14 @@ impl Era {
                     Some(data.to_string()),
                 ))
             }
+        }
+    }
+
+    /// The protocol version, when the request named it (2026-07-28).
+    pub fn version(self) -> Option<&'static str> {
+        match self {
+            Era::Handshake => None,
+            Era::Stateless(version) => Some(version),
         }
     }
 
@@ -252,17 +261,52 @@ impl Server {
             .into_owned()
     }
 
-    /// Answers a request that is not `tools/call` (those run through [`Server::prepare_call`]): the
-    /// complete response line.
+    /// Answers a request that is not `tools/call` (those run through [`Server::call`]) that came on
+    /// stdio: the complete response line.
     pub fn respond(&self, id: Id<'_>, method: &str, params: &Params<'_>) -> Vec<u8> {
-        let era = match Era::of(Some(id.raw()), method, params) {
+        self.respond_via(id, method, params, Transport::Pipe, None)
+    }
+
+    /// [`Server::respond`] for a request that came by `transport`, from `agent` when its credentials
+    /// said who it is: one span, one log line and one duration measured per request.
+    pub fn respond_via(
+        &self,
+        id: Id<'_>,
+        method: &str,
+        params: &Params<'_>,
+        transport: Transport,
+        agent: Option<&str>,
+    ) -> Vec<u8> {
+        let era = Era::of(Some(id.raw()), method, params);
+        let request = telemetry::Request::start(
+            method,
+            None,
+            id.raw(),
+            agent,
+            transport,
+            era.as_ref().ok().and_then(|e| e.version()),
+            trace_headers(params, None),
+        );
+        let (line, finished) = self.answer(id, method, params, era);
+        request.finish(finished);
+        line
+    }
+
+    fn answer(
+        &self,
+        id: Id<'_>,
+        method: &str,
+        params: &Params<'_>,
+        era: Result<Era, Refusal>,
+    ) -> (Vec<u8>, telemetry::Finished<'static>) {
+        let era = match era {
             Ok(era) => era,
             Err(refusal) => {
                 tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a refused envelope");
-                return refusal_line(&refusal);
+                return (refusal_line(&refusal), telemetry::Finished::Error(refusal.code));
             }
         };
-        match (method, era) {
+        let line = match (method, era) {
             ("initialize", _) => {
                 let result = self.initialize_result(params.protocol_version.as_deref());
                 let text = serde_json::to_string(&result).unwrap_or_else(|_| String::from("{}"));
@@ -274,13 +318,17 @@ impl Server {
             ("server/discover", _) => result_line(id.raw(), &self.discover_result()),
             (other, _) => {
                 tracing::debug!(method = %clip_echo(other), "answered: method not found");
-                error_line(
-                    Some(id.raw()),
-                    wire::METHOD_NOT_FOUND,
-                    &format!("method not found: {}", clip_echo(other)),
-                )
+                return (
+                    error_line(
+                        Some(id.raw()),
+                        wire::METHOD_NOT_FOUND,
+                        &format!("method not found: {}", clip_echo(other)),
+                    ),
+                    telemetry::Finished::Error(wire::METHOD_NOT_FOUND),
+                );
             }
-        }
+        };
+        (line, telemetry::Finished::Result)
     }
 
     /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (MC-10: only for a
@@ -409,6 +457,16 @@ impl Server {
                 ))
             }
         }
+    }
+}
+
+/// The trace context of a request: `_meta`'s, and the HTTP request's `traceparent` to link.
+fn trace_headers<'p>(params: &'p Params<'_>, link: Option<&'p str>) -> telemetry::TraceHeaders<'p> {
+    telemetry::TraceHeaders {
+        traceparent: params.traceparent.as_deref(),
+        tracestate: params.tracestate.as_deref(),
+        baggage: params.baggage.as_deref(),
+        http_traceparent: link,
     }
 }
 

@@ -99,6 +99,7 @@ fn finish(session: &impl Drain, signal: i32) {
             GRACE.as_secs()
         );
     }
+    crate::telemetry::shutdown();
     crate::log::flush(Duration::from_millis(200));
     std::process::exit(0);
 }

@@ -221,6 +221,12 @@ pub struct Params<'a> {
     /// The per-request envelope of MCP 2026-07-28, when `params._meta` carries its protocol version
     /// key (that key alone marks a request of the stateless protocol).
     pub envelope: Option<Envelope<'a>>,
+    /// `params._meta.traceparent` (W3C trace context), when a string.
+    pub traceparent: Option<Cow<'a, str>>,
+    /// `params._meta.tracestate`, when a string.
+    pub tracestate: Option<Cow<'a, str>>,
+    /// `params._meta.baggage`, when a string.
+    pub baggage: Option<Cow<'a, str>>,
 }
 
 /// The per-request envelope of MCP 2026-07-28: what `params._meta` says of the client, under the
@@ -833,6 +839,18 @@ impl<'a> Scan<'a> {
                                 _ => Err(scan.value()?),
                             });
                             return Ok(());
+                        }
+                        if scan.peek() == Some(b'"') {
+                            let slot = match key.as_ref() {
+                                "traceparent" => Some(&mut params.traceparent),
+                                "tracestate" => Some(&mut params.tracestate),
+                                "baggage" => Some(&mut params.baggage),
+                                _ => None,
+                            };
+                            if let Some(slot) = slot {
+                                *slot = Some(scan.string()?);
+                                return Ok(());
+                            }
                         }
                         let start = scan.pos;
                         let kind = scan.value()?;

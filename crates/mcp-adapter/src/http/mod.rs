@@ -22,6 +22,8 @@
 //!   `--allowed-origins` is `403` (DNS rebinding).
 //! - **Health.** `GET /healthz` is `200` when the stores answer (the contracts store, when the
 //!   contracts group is served), else `503` with the reason.
+//! - **Metrics.** `GET /metrics` is the Prometheus text of [`crate::telemetry`], for a caller with a
+//!   valid bearer token.
 //! - **Stopping.** SIGTERM or SIGINT stops accepting, lets the calls in flight finish (at most 10 s),
 //!   and exits 0, as on stdio.
 
@@ -610,6 +612,7 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
             response
         }
         (&Method::GET, "/healthz") => health(state).await,
+        (&Method::GET, "/metrics") => metrics(state, &request),
         (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => {
             match state.auth.protected_resource_metadata() {
                 Some(document) => response(StatusCode::OK, "application/json", document.to_string()),
@@ -621,6 +624,22 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
             "text/plain",
             "not found: MCP is served at POST /mcp\n",
         ),
+    }
+}
+
+/// `GET /metrics`: Prometheus text, for a caller with a valid bearer token (the queue's contents
+/// name agents).
+fn metrics(state: &Arc<State>, request: &Request<Incoming>) -> Response<Body> {
+    let headers = request.headers();
+    if let Err(e) = state
+        .auth
+        .authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
+    {
+        return unauthorized(state, &e);
+    }
+    match crate::telemetry::prometheus() {
+        Some(text) => response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+        None => response(StatusCode::NOT_FOUND, "text/plain", "metrics are not collected\n"),
     }
 }
 
@@ -692,6 +711,7 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
     let header_version = header_text(headers, "mcp-protocol-version").map(str::to_owned);
     let header_method = header_text(headers, "mcp-method").map(str::to_owned);
     let header_name = header_text(headers, "mcp-name").map(str::to_owned);
+    let link = header_text(headers, "traceparent").map(str::to_owned);
     let body = match tokio::time::timeout(
         BODY_TIMEOUT,
         http_body_util::Limited::new(request.into_body(), MAX_BODY).collect(),
@@ -732,7 +752,7 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             response
         }
         Classified::Call { id, progress } => {
-            call(state, agent, id, body, progress.filter(|_| accepts_events)).await
+            call(state, agent, id, body, progress.filter(|_| accepts_events), link).await
         }
     }
 }
@@ -825,7 +845,16 @@ fn classify(state: &State, agent: &str, body: &[u8], headers: &RoutingHeaders) -
                     progress: params.progress_token.map(str::to_owned),
                 };
             }
-            Classified::Answer(StatusCode::OK, state.server.respond(id, &method, &params))
+            Classified::Answer(
+                StatusCode::OK,
+                state.server.respond_via(
+                    id,
+                    &method,
+                    &params,
+                    crate::telemetry::Transport::Tcp,
+                    Some(agent),
+                ),
+            )
         }
     }
 }
@@ -871,6 +900,7 @@ async fn call(
     id: String,
     body: Bytes,
     progress_token: Option<String>,
+    link: Option<String>,
 ) -> Response<Body> {
     let events = progress_token.is_some();
     // Taking a turn holds no thread: only the call itself runs on one.
@@ -893,7 +923,7 @@ async fn call(
             }
         }) as crate::registry::ProgressFn
     });
-    let context = CallContext::authenticated(progress, agent.clone());
+    let context = CallContext::authenticated(progress, agent.clone(), link);
     let key = (agent, IdKey::of(&id));
     state
         .in_flight
