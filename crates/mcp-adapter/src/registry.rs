@@ -237,6 +237,7 @@ struct ContextInner {
     agent: Option<String>,
     transport: Option<crate::telemetry::Transport>,
     link: Option<String>,
+    refusal: OnceLock<&'static str>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -276,6 +277,17 @@ impl CallContext {
                 ..ContextInner::default()
             }),
         }
+    }
+
+    /// Tells the log and the metrics which refusal the call answered (a fixed code such as
+    /// `NOT_READY`, never a value from the arguments); the first one told counts.
+    pub fn refused(&self, code: &'static str) {
+        let _ = self.inner.refusal.set(code);
+    }
+
+    /// The refusal code the handler told, if any.
+    pub fn refusal(&self) -> Option<&'static str> {
+        self.inner.refusal.get().copied()
     }
 
     /// The transport the call came by (stdio unless said otherwise).

@@ -432,6 +432,43 @@ impl Server {
         context: crate::registry::CallContext,
         read: Option<ReadArguments<'_>>,
     ) -> CallAnswer {
+        let tool_name = match &params.name {
+            Some(Ok(name)) => Some(name.as_ref()),
+            _ => None,
+        };
+        let version = params
+            .envelope
+            .as_ref()
+            .and_then(|e| e.version.as_ref().ok())
+            .and_then(|v| STATELESS_VERSIONS.iter().copied().find(|s| *s == v.as_ref()));
+        let request = telemetry::Request::start(
+            "tools/call",
+            tool_name,
+            id.raw(),
+            context.agent(),
+            context.transport(),
+            version,
+            trace_headers(params, context.link()),
+        );
+        let answer = {
+            let _entered = request.span().enter();
+            self.run_call(id, params, context.clone(), read)
+        };
+        request.finish(match &answer {
+            _ if context.is_cancelled() => telemetry::Finished::Cancelled,
+            CallAnswer::Result(outcome, _) => telemetry::Finished::Tool(outcome, context.refusal()),
+            CallAnswer::Refused(_) => telemetry::Finished::Error(wire::INVALID_PARAMS),
+        });
+        answer
+    }
+
+    fn run_call(
+        &self,
+        id: Id<'_>,
+        params: &Params<'_>,
+        context: crate::registry::CallContext,
+        read: Option<ReadArguments<'_>>,
+    ) -> CallAnswer {
         let prefetched = read.as_ref().map(|(name, _)| *name);
         let (tool, arguments, era) = match self.prepare_call(id, params, prefetched) {
             Ok(prepared) => prepared,

@@ -415,8 +415,8 @@ fn link_trace(span: &tracing::Span, trace: TraceHeaders<'_>) {
 
 /// How a request ended.
 pub enum Finished<'a> {
-    /// A tool's outcome.
-    Tool(&'a Outcome),
+    /// A tool's outcome, and the refusal code its handler told ([`crate::registry::CallContext::refused`]).
+    Tool(&'a Outcome, Option<&'static str>),
     /// A JSON-RPC error with this code.
     Error(i32),
     /// Any other result.
@@ -432,21 +432,21 @@ impl Finished<'_> {
             Finished::Result => ("result", None),
             Finished::Cancelled => ("cancelled", None),
             Finished::Error(code) => ("jsonrpc_error", Some(code.to_string())),
-            Finished::Tool(outcome) => classify(outcome),
+            Finished::Tool(outcome, told) => {
+                let (kind, code) = classify(outcome);
+                (kind, told.map(str::to_owned).or(code))
+            }
         }
     }
 }
 
-/// What an answer says of itself: a result, a domain refusal (the contracts code, the shift-work or
-/// hours sentence's head, the work log's status) or a tool error (its sentence's head). Never an
-/// argument's value beyond a sentence head of at most 60 characters.
+/// What an answer says of itself: a result, a domain refusal (the contracts code, the work log's
+/// status) or a tool error. Never a sentence: a refusal's sentence quotes the caller's values, so a
+/// sentence refusal's code comes only from what its handler told.
 pub fn classify(outcome: &Outcome) -> (&'static str, Option<String>) {
-    let head = |text: &str| {
-        shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip(text, 60)).into_owned()
-    };
     match outcome {
-        Outcome::ToolError(message) => ("tool_error", Some(head(message))),
-        Outcome::Answer(value, _) => classify_value(value, head),
+        Outcome::ToolError(_) => ("tool_error", None),
+        Outcome::Answer(value, _) => classify_value(value),
         Outcome::Prerendered { structured, .. } => {
             let start = structured.trim_start();
             // A plan or brief is most answers and can be megabytes: its head tells it is a result.
@@ -454,26 +454,31 @@ pub fn classify(outcome: &Outcome) -> (&'static str, Option<String>) {
                 return ("result", None);
             }
             match serde_json::from_str::<Value>(structured) {
-                Ok(value) => classify_value(&value, head),
+                Ok(value) => classify_value(&value),
                 Err(_) => ("result", None),
             }
         }
     }
 }
 
-fn classify_value(value: &Value, head: impl Fn(&str) -> String) -> (&'static str, Option<String>) {
+fn classify_value(value: &Value) -> (&'static str, Option<String>) {
+    // A fixed word of the answer's own vocabulary, never free text.
+    let word = |text: &str| {
+        (text.len() <= 40
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_lowercase() || b == b'_'))
+        .then(|| text.to_owned())
+    };
     if value.get("ok") == Some(&Value::Bool(false)) {
         let code = value
             .pointer("/error/code")
             .and_then(Value::as_str)
-            .unwrap_or("REFUSED");
-        return ("refusal", Some(code.to_owned()));
+            .and_then(word);
+        return ("refusal", code);
     }
     if value.get("result").and_then(Value::as_str) == Some("error") {
-        return (
-            "refusal",
-            Some(head(value.get("reason").and_then(Value::as_str).unwrap_or(""))),
-        );
+        return ("refusal", None);
     }
     if let Some(status) = value.get("status").and_then(Value::as_str)
         && !matches!(
@@ -481,7 +486,7 @@ fn classify_value(value: &Value, head: impl Fn(&str) -> String) -> (&'static str
             "written" | "created" | "duplicate" | "dry_run" | "ok" | "reachable"
         )
     {
-        return ("refusal", Some(head(status)));
+        return ("refusal", word(status));
     }
     ("result", None)
 }
@@ -757,12 +762,12 @@ mod tests {
                 Compact,
             ),
             "refusal",
-            Some("unit U9 is not ready"),
+            None,
         );
         check(
-            Outcome::ToolError(String::from("checkpoint unreadable")),
+            Outcome::ToolError(String::from("checkpoint unreadable: 'secret'")),
             "tool_error",
-            Some("checkpoint unreadable"),
+            None,
         );
         check(
             Outcome::Prerendered {

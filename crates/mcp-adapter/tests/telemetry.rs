@@ -1,0 +1,283 @@
+//! Seeing inside the server (issue 30), through the real binary: the per-request log line (text and
+//! JSON; never an argument's value), and the spans and metrics a real OTLP/HTTP receiver gets —
+//! decoded with the official `opentelemetry-proto` messages — named and attributed by the MCP
+//! conventions, with the trace context of `_meta` as the parent.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use prost::Message as _;
+use serde_json::{Value, json};
+use support::Binary;
+
+/// An OTLP/HTTP receiver: every request body it got, by path.
+struct Receiver {
+    port: u16,
+    bodies: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&bodies);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let seen = Arc::clone(&seen);
+                std::thread::spawn(move || serve(stream, &seen));
+            }
+        });
+        Receiver { port, bodies }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn traces(&self) -> Vec<ExportTraceServiceRequest> {
+        self.of("/v1/traces")
+            .iter()
+            .map(|b| ExportTraceServiceRequest::decode(b.as_slice()).unwrap())
+            .collect()
+    }
+
+    fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
+        self.of("/v1/metrics")
+            .iter()
+            .map(|b| ExportMetricsServiceRequest::decode(b.as_slice()).unwrap())
+            .collect()
+    }
+
+    fn of(&self, path: &str) -> Vec<Vec<u8>> {
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+}
+
+/// Reads HTTP/1.1 requests with a Content-Length body off one connection and answers 200 to each.
+fn serve(stream: std::net::TcpStream, seen: &Mutex<Vec<(String, Vec<u8>)>>) {
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = request_line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        seen.lock().unwrap().push((path, body));
+        if writer
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n",
+            )
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn attribute<'a>(
+    attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<&'a AnyValue> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+fn string(value: Option<&AnyValue>) -> Option<&str> {
+    match value {
+        Some(AnyValue::StringValue(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// Issue 30 items 2-4: with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every request is a span named
+/// `{mcp.method.name} {target}` with the conventions' attributes, the `_meta` trace context as its
+/// parent; the duration histogram goes out as a metric; the service is named.
+#[test]
+fn spans_and_metrics_reach_a_real_otlp_receiver_with_the_meta_trace_as_parent() {
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = receiver.endpoint();
+    let mut server = Binary::serve(
+        &["--tools", "hours"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("HOME", dir.path().to_str().unwrap()),
+        ],
+    );
+    server.initialize();
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = "00f067aa0ba902b7";
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "hours_check", "arguments": {"expression": "Mon-Fri 09:00-17:00"},
+               "_meta": {"traceparent": format!("00-{trace_id}-{parent}-01")}}),
+    );
+    assert!(answer["result"]["structuredContent"].is_object(), "{answer}");
+    server.request("ping", json!({}));
+    let (status, _, _) = server.close();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while receiver.traces().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let spans: Vec<_> = receiver
+        .traces()
+        .into_iter()
+        .flat_map(|t| t.resource_spans)
+        .flat_map(|r| {
+            let service = string(attribute(
+                &r.resource.clone().unwrap_or_default().attributes,
+                "service.name",
+            ))
+            .map(str::to_owned);
+            r.scope_spans.into_iter().flat_map(move |s| {
+                s.spans.into_iter().map({
+                    let service = service.clone();
+                    move |span| (service.clone(), span)
+                })
+            })
+        })
+        .collect();
+    let (service, call) = spans
+        .iter()
+        .find(|(_, s)| s.name == "tools/call hours_check")
+        .unwrap_or_else(|| {
+            panic!(
+                "no span named 'tools/call hours_check': {:?}",
+                spans.iter().map(|(_, s)| &s.name).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(service.as_deref(), Some("shiftwork-mcp"));
+    assert_eq!(hex(&call.trace_id), trace_id, "the client's trace continues");
+    assert_eq!(hex(&call.parent_span_id), parent, "the _meta span is the parent");
+    for (key, expected) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "hours_check"),
+        ("gen_ai.operation.name", "execute_tool"),
+        ("jsonrpc.request.id", "2"),
+        ("network.transport", "pipe"),
+    ] {
+        assert_eq!(string(attribute(&call.attributes, key)), Some(expected), "{key}");
+    }
+    assert!(
+        spans.iter().any(|(_, s)| s.name == "ping"),
+        "every request is a span"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while receiver.metrics().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let names: Vec<String> = receiver
+        .metrics()
+        .into_iter()
+        .flat_map(|m| m.resource_metrics)
+        .flat_map(|r| r.scope_metrics)
+        .flat_map(|s| s.metrics)
+        .map(|m| m.name)
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "mcp.server.operation.duration"),
+        "{names:?}"
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Issue 30 item 1: one line per request at `info`, as JSON with `--log-format json`: the method,
+/// the tool, the outcome with a refusal's code, the duration, the request id — and never an
+/// argument's value. Without `RUST_LOG`, stdio stays quiet (warn).
+#[test]
+fn each_request_logs_one_line_without_argument_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "Mon 09:00-10:00 sekrit-value";
+    for (env, format) in [(Some("info"), "json"), (Some("info"), "text"), (None, "text")] {
+        let mut vars = vec![("HOME", dir.path().to_str().unwrap())];
+        if let Some(level) = env {
+            vars.push(("RUST_LOG", level));
+        }
+        let mut server = Binary::serve(&["--tools", "hours", "--log-format", format], &vars);
+        server.initialize();
+        server.request(
+            "tools/call",
+            json!({"name": "hours_check", "arguments": {"expression": "TZ=Pacific/Chatham Mon 09:00-10:00"}}),
+        );
+        server.request(
+            "tools/call",
+            json!({"name": "hours_check", "arguments": {"expression": secret}}),
+        );
+        let (_, _, stderr) = server.close();
+        assert!(
+            !stderr.contains("sekrit") && !stderr.contains("Chatham"),
+            "an argument's value reached the log: {stderr}"
+        );
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("shiftwork_mcp::request"))
+            .collect();
+        if env.is_none() {
+            assert!(lines.is_empty(), "stdio logs at warn by default: {stderr}");
+            continue;
+        }
+        assert_eq!(lines.len(), 3, "initialize and two calls: {stderr}");
+        if format == "json" {
+            let calls: Vec<Value> = lines
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .filter(|v: &Value| v["tool"] == "hours_check")
+                .collect();
+            assert_eq!(calls.len(), 2, "{stderr}");
+            assert_eq!(calls[0]["outcome"], "result");
+            assert_eq!(calls[1]["outcome"], "refusal");
+            assert_eq!(calls[0]["method"], "tools/call");
+            assert!(calls[0]["duration_ms"].as_f64().is_some());
+            assert!(calls[0]["request_id"].is_string());
+        } else {
+            assert!(
+                lines.iter().any(|l| l.contains("outcome=\"refusal\"")),
+                "{stderr}"
+            );
+        }
+    }
+}
