@@ -18,10 +18,13 @@ use prost::Message as _;
 use serde_json::{Value, json};
 use support::Binary;
 
+/// The request bodies a receiver got, with their paths.
+type Bodies = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// An OTLP/HTTP receiver: every request body it got, by path.
 struct Receiver {
     port: u16,
-    bodies: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    bodies: Bodies,
 }
 
 impl Receiver {
