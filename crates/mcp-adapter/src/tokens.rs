@@ -112,15 +112,10 @@ pub struct TokenEntry {
     pub created: String,
 }
 
-/// Whether `name` follows the agent-id grammar every crate of the family uses.
+/// Whether `name` follows the agent-id grammar every crate of the family uses
+/// ([`shiftwork_seams::agent`]).
 pub fn is_agent_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 64
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b':' | b'-'))
+    shiftwork_seams::agent::check_agent_id(name).is_ok()
 }
 
 /// The SHA-256 of a presented token.

@@ -20,7 +20,8 @@
 //!
 //! # What this crate never does
 //!
-//! It knows nothing of checkpoints, checklists, contracts or operating hours; it never reads the
+//! It knows nothing of checkpoints, checklists, contracts or operating hours (it holds only the one
+//! agent-id grammar every crate shares, [`agent`]); it never reads the
 //! environment; it logs nothing. Its errors are `std::io::Error`s (the OS error number kept), plus
 //! [`durable::ReplaceError`], which names the step of a replace that failed.
 //!
@@ -28,6 +29,7 @@
 //!
 //! POSIX (Linux, macOS). [`OsFs::lock`] is `flock(2)`, released by the OS when the holder dies.
 
+pub mod agent;
 mod clock;
 pub mod durable;
 pub mod echo;
