@@ -284,3 +284,86 @@ fn each_request_logs_one_line_without_argument_values() {
         }
     }
 }
+
+/// The program a variable names, or `None` after saying the test is skipped (a failure under CI).
+fn tool_from(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{variable} is not set: scripts/setup.d/50-prometheus.sh installs it (CI must run this test)"
+            );
+            eprintln!("skipped: {variable} is not set (scripts/setup.d/50-prometheus.sh installs it)");
+            None
+        }
+    }
+}
+
+/// Issue 30 item 3: `GET /metrics` needs a token, and what it serves is Prometheus text that
+/// `promtool check metrics` accepts, with the duration histogram by method and tool.
+#[test]
+fn a_metrics_scrape_passes_promtool_check_metrics() {
+    let Some(promtool) = tool_from("SHIFTWORK_TEST_PROMTOOL") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    let token = support::add_token(&tokens, "prometheus");
+    let db = dir.path().join("contracts.db");
+    let server = support::HttpServer::start(
+        dir.path(),
+        &[
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+            "--contracts-db",
+            db.to_str().unwrap(),
+        ],
+        &[("HOME", dir.path().to_str().unwrap())],
+    );
+    server.call(&token, "hours_check", json!({"expression": "Mon 09:00-10:00"}));
+    server.call(&token, "hours_check", json!({"nope": 1}));
+    server.post(
+        Some(&token),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string(),
+    );
+    assert_eq!(
+        server.get("/metrics").status,
+        401,
+        "metrics name agents: they need a token"
+    );
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let text = agent
+        .get(format!("{}/metrics", server.base))
+        .header("authorization", format!("Bearer {token}"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    assert!(
+        text.contains(r#"mcp_server_operation_duration_seconds_count{gen_ai_tool_name="hours_check",mcp_method_name="tools/call""#)
+            || text.contains("gen_ai_tool_name=\"hours_check\""),
+        "{text}"
+    );
+    assert!(text.contains("mcp_method_name=\"ping\""), "{text}");
+    let mut check = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    check.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = check.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
