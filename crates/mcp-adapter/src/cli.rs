@@ -45,6 +45,8 @@ pub enum Command {
     Tools {
         /// The selected groups.
         groups: Vec<&'static str>,
+        /// `--markdown`: the user guide's tool reference instead.
+        markdown: bool,
     },
 
     /// `demo`.
@@ -218,16 +220,18 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
         "tools" => {
             if asks_help(rest) {
                 return help_of(command_help(
-                    "tools [--tools LIST]",
+                    "tools [--tools LIST] [--markdown]",
                     "Lists every tool with its title and the first sentence of its description.",
                     &[TOOLS],
-                    &[],
+                    &[("--markdown", "print the user guide's tool reference (docs/src/reference/tools.md) instead")],
                     "shiftwork-mcp call TOOL --help shows a tool's arguments.\n",
                 ));
             }
             let ParsedFlags {
-                flags, positional, ..
-            } = parse_flags(rest, &[TOOLS], &[])?;
+                flags,
+                positional,
+                switches,
+            } = parse_flags(rest, &[TOOLS], &["--markdown"])?;
             if let Some(p) = positional.first() {
                 return Err(UsageError(format!(
                     "tools takes no positional argument, got '{}'",
@@ -236,7 +240,10 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
             }
             let groups = select_groups(tools_flag(&flags), groups)?;
             Ok(Invocation {
-                command: Command::Tools { groups },
+                command: Command::Tools {
+                    groups,
+                    markdown: switches.contains(&"--markdown"),
+                },
                 flags,
             })
         }

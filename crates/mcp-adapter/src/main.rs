@@ -53,12 +53,19 @@ fn main() -> ExitCode {
             print_err(&shiftwork_mcp::help::usage(&groups));
             ExitCode::from(2)
         }
-        Command::Tools { groups: selected } => {
+        Command::Tools {
+            groups: selected,
+            markdown,
+        } => {
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
             };
-            print_out(&shiftwork_mcp::help::tools(&registry));
+            print_out(&if markdown {
+                shiftwork_mcp::help::tools_markdown(&registry)
+            } else {
+                shiftwork_mcp::help::tools(&registry)
+            });
             ExitCode::SUCCESS
         }
         Command::ToolHelp {
