@@ -391,8 +391,10 @@ pub fn call(
     call_cancellable(contracts, tool, args, default_agent, &Cancel::new())
 }
 
-/// [`call`] whose waiting poll (`poll_next_task` with `wait_sec`) ends at once, with no claim, when
-/// `cancel` is triggered (CT-181: the adapter triggers it on `notifications/cancelled`).
+/// [`call`] under the call's cancellation (CT-181: the adapter triggers `cancel` on
+/// `notifications/cancelled`): a poll, waiting or not, ends with no claim (a claim it made is undone);
+/// a dispatch, fulfil or verify reading files stops between chunks and keeps nothing; an operation
+/// whose store transaction already ran answers (issue 27).
 pub fn call_cancellable(
     contracts: &Contracts,
     tool: &str,
@@ -457,7 +459,7 @@ fn run(
         default_agent,
     };
     match tool.name {
-        "dispatch_contract" => Ok(answer(&c.dispatch(&a.dispatch()?)?)),
+        "dispatch_contract" => Ok(answer(&c.dispatch_cancellable(&a.dispatch()?, cancel)?)),
         "poll_next_task" => {
             let agent = a.identity("agent_id")?;
             let wait = match a.integer("wait_sec")? {
@@ -511,14 +513,14 @@ fn run(
                 delivery.artifacts_pointers = a.strings("artifacts_pointers")?;
                 Ok(())
             }))?;
-            Ok(answer(&c.fulfill_contract(&h, &delivery)?))
+            Ok(answer(&c.fulfill_cancellable(&h, &delivery, cancel)?))
         }
         "verify_contract" => {
             let id = a.required_string("contract_id")?;
             request::contract_id(&id)?;
             let agent = a.identity("agent_id")?;
             let epoch = a.epoch()?;
-            Ok(answer(&c.verify_contract(&id, &agent, epoch)?))
+            Ok(answer(&c.verify_cancellable(&id, &agent, epoch, cancel)?))
         }
         _ => Ok(answer(&c.inspect(&a.inspect()?)?)),
     }

@@ -907,6 +907,7 @@ impl PgStore {
             Some(c) => c.clone(),
             None => Arc::new(ServerClock {
                 shared: self.shared.clone(),
+                local: shiftwork_seams::SystemClock::new(),
             }),
         }
     }
@@ -927,8 +928,12 @@ impl PgStore {
 }
 
 /// The server's `clock_timestamp()` as a [`Clock`]; if the server cannot be asked, the local clock.
+/// Durations and waits are the local clock's: one [`shiftwork_seams::SystemClock`] made with the
+/// store's clock, whose monotonic origin therefore stays put (issue 27: a clock made afresh at each
+/// reading measured every wait as zero, so a waiting poll never reached its deadline).
 struct ServerClock {
     shared: Arc<Shared>,
+    local: shiftwork_seams::SystemClock,
 }
 
 impl Clock for ServerClock {
@@ -944,14 +949,17 @@ impl Clock for ServerClock {
         });
         match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
             Some(t) => t,
-            None => shiftwork_seams::SystemClock::new().now(),
+            None => self.local.now(),
         }
     }
     fn monotonic(&self) -> Duration {
-        shiftwork_seams::SystemClock::new().monotonic()
+        self.local.monotonic()
     }
     fn sleep(&self, duration: Duration) {
-        shiftwork_seams::SystemClock::new().sleep(duration)
+        self.local.sleep(duration)
+    }
+    fn wait_until(&self, signal: &shiftwork_seams::Signal, deadline: Duration) -> bool {
+        self.local.wait_until(signal, deadline)
     }
 }
 

@@ -8,8 +8,8 @@
 //! library's messages name none).
 
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
@@ -209,7 +209,7 @@ impl Lazy {
                         .is_some_and(|w| w > 0);
                 let _progress = (waits && context.wants_progress()).then(|| {
                     let total = args.get("wait_sec").and_then(Value::as_f64);
-                    Progress::start(context.clone(), total, self.progress_every)
+                    Progress::start(context.clone(), total, self.progress_every, c.clock().clone())
                 });
                 shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
             }
@@ -224,31 +224,33 @@ impl Lazy {
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
-/// `total` the `wait_sec` asked for.
+/// `total` the `wait_sec` asked for. The reports are timed on the facade's clock, as the wait itself
+/// is (issue 27: every wait ends by the clock it was given).
 struct Progress {
-    stop: Arc<(Mutex<bool>, Condvar)>,
+    stop: shiftwork_seams::Signal,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
-    fn start(context: CallContext, total: Option<f64>, every: Duration) -> Progress {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let flag = stop.clone();
+    fn start(
+        context: CallContext,
+        total: Option<f64>,
+        every: Duration,
+        clock: Arc<dyn shiftwork_seams::Clock>,
+    ) -> Progress {
+        let stop = shiftwork_seams::Signal::new();
+        let stopped = stop.clone();
         let thread = std::thread::Builder::new()
             .name(String::from("contracts-progress"))
             .spawn(move || {
-                let (lock, cv) = &*flag;
-                let started = Instant::now();
-                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                let started = clock.monotonic();
+                let mut next = started;
                 loop {
-                    let (guard, timeout) = cv
-                        .wait_timeout_while(stopped, every, |s| !*s)
-                        .unwrap_or_else(PoisonError::into_inner);
-                    stopped = guard;
-                    if !timeout.timed_out() {
+                    next = next.saturating_add(every);
+                    if clock.wait_until(&stopped, next) {
                         return;
                     }
-                    let waited = started.elapsed().as_secs_f64().round();
+                    let waited = clock.monotonic().saturating_sub(started).as_secs_f64().round();
                     context.progress(waited, total, Some("waiting for a contract"));
                 }
             })
@@ -259,9 +261,7 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        let (lock, cv) = &*self.stop;
-        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        cv.notify_all();
+        self.stop.notify();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
