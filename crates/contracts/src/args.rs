@@ -120,6 +120,12 @@ impl Tool {
     pub fn names(&self) -> Vec<&'static str> {
         self.args.iter().map(|a| a.name).collect()
     }
+
+    /// True for the tools that only read (CT-93's read-only hint: `verify_contract`,
+    /// `inspect_mesh_state`): such a call never creates a store (issue 31).
+    pub fn reads_only(&self) -> bool {
+        matches!(self.name, "verify_contract" | "inspect_mesh_state")
+    }
 }
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {

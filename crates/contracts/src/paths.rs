@@ -350,7 +350,10 @@ mod tests {
     fn issue27_credential_names_the_deny_list_missed_are_sensitive() {
         for (path, pattern) in [
             (".config/sops/age/keys.txt", Some("age/keys.txt")),
-            ("Library/Application Support/sops/age/keys.txt", Some("age/keys.txt")),
+            (
+                "Library/Application Support/sops/age/keys.txt",
+                Some("age/keys.txt"),
+            ),
             ("notes/keys.txt", None),
             (".config/gcloud/credentials.db", Some("credentials.db")),
             (".config/gcloud/access_tokens.db", Some("access_tokens.db")),

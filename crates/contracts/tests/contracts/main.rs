@@ -19,5 +19,6 @@ mod postgres;
 mod redelivery_race;
 mod rules;
 pub mod scenarios;
+mod store_files;
 pub mod support;
 mod waits;

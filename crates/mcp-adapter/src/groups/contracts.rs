@@ -193,12 +193,16 @@ impl Lazy {
         self.call_in(tool, args, &CallContext::default())
     }
 
-    /// [`Lazy::call`] within the MCP call's `context` (CT-181): a waiting `poll_next_task` ends at once,
-    /// claiming nothing, when the client cancels the request (`notifications/cancelled`), and while it
-    /// waits it reports progress every 10 s when the client asked for progress (a `progressToken`).
+    /// [`Lazy::call`] within the MCP call's `context` (CT-181): every contracts call gets the call's
+    /// cancellation — a poll, waiting or not, ends with nothing claimed when the client cancels the
+    /// request (`notifications/cancelled`), a call reading files stops there and keeps nothing — and
+    /// a waiting poll reports progress every 10 s when the client asked for progress (a
+    /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
+    /// (issue 31): it answers as over an empty store, `inspect_mesh_state` with a `note` that names
+    /// the setting.
     pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
-        let mut answer = match self.contracts.get() {
-            Ok(c) => {
+        let mut answer = match self.contracts.for_tool(tool) {
+            Ok(target) => {
                 let cancel = Cancel::new();
                 let on_cancel = cancel.clone();
                 context.on_cancel(move || on_cancel.cancel());
@@ -209,9 +213,10 @@ impl Lazy {
                         .is_some_and(|w| w > 0);
                 let _progress = (waits && context.wants_progress()).then(|| {
                     let total = args.get("wait_sec").and_then(Value::as_f64);
-                    Progress::start(context.clone(), total, self.progress_every, c.clock().clone())
+                    let clock = target.contracts().clock().clone();
+                    Progress::start(context.clone(), total, self.progress_every, clock)
                 });
-                shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
+                target.call(tool, args, &self.agent, &cancel)
             }
             Err(e) => e.to_refusal().to_json(),
         };
@@ -269,8 +274,14 @@ impl Drop for Progress {
 }
 
 /// Appends to a refusal's message the flag or variable to check, where one helps (the library's own
-/// sentences name none).
+/// sentences name none), and to the `note` of an answer over a store that does not exist yet the
+/// setting that names its location.
 fn add_hint(answer: &mut Value) {
+    if let Some(Value::String(note)) = answer.get_mut("note") {
+        note.push_str(
+            " The location is --contracts-db / SHIFTWORK_CONTRACTS_DB (default ~/.shiftwork/contracts.db).",
+        );
+    }
     let Some(error) = answer.get_mut("error") else {
         return;
     };
