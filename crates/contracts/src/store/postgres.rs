@@ -540,6 +540,40 @@ CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMIT
 UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
+/// What on the store's two tables the schema does not define (issue 27): a trigger, a rule, a row
+/// security policy or row security itself, or a table that is not a plain table (a view named
+/// `contracts`). Each row: the kind, its name, the table.
+const FOREIGN_OBJECTS: &str = "
+WITH ours AS (
+  SELECT c.oid, c.relname, c.relkind, c.relrowsecurity FROM pg_class c
+   WHERE c.oid IN (to_regclass('contracts'), to_regclass('contracts_meta')))
+SELECT 'a trigger', t.tgname::text, o.relname::text FROM pg_trigger t JOIN ours o ON o.oid = t.tgrelid
+ WHERE NOT t.tgisinternal
+UNION ALL
+SELECT 'a rule', r.rulename::text, o.relname::text FROM pg_rewrite r JOIN ours o ON o.oid = r.ev_class
+ WHERE r.rulename <> '_RETURN'
+UNION ALL
+SELECT 'a row security policy', p.polname::text, o.relname::text FROM pg_policy p JOIN ours o ON o.oid = p.polrelid
+UNION ALL
+SELECT 'a setting', 'row level security', o.relname::text FROM ours o WHERE o.relrowsecurity
+UNION ALL
+SELECT 'a relation of another kind', o.relname::text, o.relname::text FROM ours o WHERE o.relkind <> 'r'";
+
+/// Refuses a store whose tables carry anything the contracts schema does not define (issue 27): a
+/// trigger could store a dispatch for another agent, copy results elsewhere or hide waiting work.
+fn check_objects(tx: &mut Tx<'_, '_>) -> Result<(), StoreError> {
+    let rows = tx.query(FOREIGN_OBJECTS, &[]).map_err(|e| classify(&e))?;
+    if let Some(row) = rows.first() {
+        let (kind, name, table): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        let name =
+            shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip_echo(&name)).into_owned();
+        return Err(StoreError::Unavailable(format!(
+            "the PostgreSQL table {table} carries {kind} '{name}' that the contracts schema does not define, and a store holding objects it did not create is refused (a trigger could redirect or hide work); drop it if you made it, or restore the store from a copy you trust"
+        )));
+    }
+    Ok(())
+}
+
 const CLAIM: &str = "
 WITH next AS MATERIALIZED (
     SELECT seq FROM contracts
@@ -880,6 +914,7 @@ impl PgStore {
                 tx.batch_execute(SCHEMA).map_err(|e| classify(&e))?;
                 return Ok(());
             }
+            check_objects(tx)?;
             let version: String = tx
                 .query_one(
                     "SELECT value FROM contracts_meta WHERE key = 'schema_version'",
