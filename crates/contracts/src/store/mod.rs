@@ -78,6 +78,8 @@ mod sqlite;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite_file;
 #[cfg(feature = "sqlite")]
+mod sqlite_log;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
 
 #[cfg(feature = "postgres")]

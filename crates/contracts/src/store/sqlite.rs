@@ -627,7 +627,15 @@ impl SqliteStore {
             return Ok(Source::Live);
         }
         if wal_len > 0 {
-            return Ok(Source::Replayed(Stamp::of(&fs, files)));
+            let db_len = fs.metadata(&files.db).map_or(0, |m| m.len);
+            if db_len.saturating_add(wal_len) <= sqlite_file::MAX_REPLAY_BYTES {
+                return Ok(Source::Replayed(Stamp::of(&fs, files)));
+            }
+            // Too large to replay in memory: SQLite's own read-only recovery, which needs the index
+            // file; without one, the file alone (without the log's last commits).
+            if shm {
+                return Ok(Source::Unlocked);
+            }
         }
         Ok(Source::File(Stamp::of(&fs, files)))
     }
@@ -711,10 +719,14 @@ impl SqliteStore {
                     *turn = None;
                     return in_tx(&mut sqlite_file::open_live_reader(&self.files.db)?);
                 }
+                Source::Unlocked => {
+                    *turn = None;
+                    return in_tx(&mut sqlite_file::open_unlocked_reader(&self.files.db)?);
+                }
                 Source::Replayed(stamp) => {
                     if turn.as_ref().is_none_or(|(s, _)| *s != stamp) {
                         *turn = None;
-                        let conn = sqlite_file::open_replayed(&shiftwork_seams::OsFs, &self.files)?;
+                        let conn = super::sqlite_log::open_replayed(&shiftwork_seams::OsFs, &self.files)?;
                         *turn = Some((stamp, conn));
                     }
                     let Some((_, conn)) = turn.as_mut() else {
@@ -840,6 +852,8 @@ enum Source {
     Live,
     /// The database a log left behind would produce, replayed in memory (while the files stay so).
     Replayed(Stamp),
+    /// A log left behind too large to replay in memory, read through a read-only index.
+    Unlocked,
     /// The file alone (`immutable`), as long as it stays so.
     File(Stamp),
 }

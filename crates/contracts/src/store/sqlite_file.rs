@@ -19,7 +19,8 @@
 //! - refuses a database holding any object (table, index, trigger, view) the contracts schema does
 //!   not define.
 //!
-//! A refusal touches nothing: every check here reads, and SQLite reads only through connections that
+//! The log format, its replay in memory and the judgement of the database it gives live in
+//! `sqlite_log`. A refusal touches nothing: every check here reads, and SQLite reads only through connections that
 //! write nothing (`immutable=1` on the file alone, or the in-memory replay). A log that a live process
 //! holds open (another process holds SQLite's lock on the `-shm`, or this process has the store open)
 //! is that process's, and is left to SQLite.
@@ -49,6 +50,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, OpenFlags};
 use shiftwork_seams::{FileKind, Fs, Metadata};
 
+use super::sqlite_log::{committed_frames, judge_image, not_ours, replay};
 use crate::error::StoreError;
 
 /// The most bytes (database plus log) replayed in memory to judge a log left behind.
@@ -99,7 +101,7 @@ pub(crate) fn shown(path: &Path) -> String {
     shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip_echo(&name)).into_owned()
 }
 
-fn unavailable(message: String) -> StoreError {
+pub(crate) fn unavailable(message: String) -> StoreError {
     StoreError::Unavailable(message)
 }
 
@@ -269,7 +271,7 @@ pub(crate) struct DbHeader {
     pub user_version: i32,
 }
 
-fn be32(bytes: &[u8], at: usize) -> u32 {
+pub(crate) fn be32(bytes: &[u8], at: usize) -> u32 {
     let mut b = [0u8; 4];
     b.copy_from_slice(&bytes[at..at + 4]);
     u32::from_be_bytes(b)
@@ -418,113 +420,6 @@ fn judge_journal(fs: &dyn Fs, files: &Files) -> Result<(), StoreError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The write-ahead log.
-
-const WAL_HEADER: usize = 32;
-const FRAME_HEADER: usize = 24;
-
-/// The committed frames of a log: where each page image starts in the log, in log order, and the
-/// database's size in pages after the last commit.
-#[derive(Debug, Default)]
-struct Committed {
-    frames: Vec<(u32, usize)>,
-    db_pages: u32,
-}
-
-/// SQLite's WAL checksum over `data` (a multiple of 8 bytes), continuing from `s`.
-fn checksum(data: &[u8], big_endian: bool, mut s: (u32, u32)) -> (u32, u32) {
-    for pair in data.chunks_exact(8) {
-        let word = |b: &[u8]| {
-            let a = [b[0], b[1], b[2], b[3]];
-            if big_endian {
-                u32::from_be_bytes(a)
-            } else {
-                u32::from_le_bytes(a)
-            }
-        };
-        s.0 = s.0.wrapping_add(word(&pair[..4])).wrapping_add(s.1);
-        s.1 = s.1.wrapping_add(word(&pair[4..])).wrapping_add(s.0);
-    }
-    s
-}
-
-/// Why a log is not this database's.
-fn not_ours(files: &Files, why: &str) -> StoreError {
-    unavailable(format!(
-        "the write-ahead log {} beside the database is not this database's ({why}), and SQLite would replay it into the store; nothing was changed. If no process uses the store, move {} aside and open the store again",
-        shown(&files.wal),
-        shown(&files.wal)
-    ))
-}
-
-/// Reads the log's header and frames as SQLite's recovery does: the header must be valid for a
-/// database of `page_size`; frames count while their salts and cumulative checksums hold; the
-/// committed ones are those up to the last commit frame.
-fn committed_frames(wal: &[u8], page_size: u32, files: &Files) -> Result<Committed, StoreError> {
-    if wal.len() < WAL_HEADER {
-        return Err(not_ours(files, "it is shorter than a log header"));
-    }
-    let magic = be32(wal, 0);
-    if magic & !1 != 0x377f_0682 {
-        return Err(not_ours(files, "it does not start like a write-ahead log"));
-    }
-    let big_endian = magic & 1 == 1;
-    if be32(wal, 4) != 3_007_000 {
-        return Err(not_ours(files, "its format version is unknown"));
-    }
-    if be32(wal, 8) != page_size {
-        return Err(not_ours(files, "its page size is not the database's"));
-    }
-    let s = checksum(&wal[..24], big_endian, (0, 0));
-    if s != (be32(wal, 24), be32(wal, 28)) {
-        return Err(not_ours(files, "its header checksum is wrong"));
-    }
-    let salts = (be32(wal, 16), be32(wal, 20));
-    let page = page_size as usize;
-    let mut out = Committed::default();
-    let mut pending = Vec::new();
-    let mut s = s;
-    let mut at = WAL_HEADER;
-    while at + FRAME_HEADER + page <= wal.len() {
-        let header = &wal[at..at + FRAME_HEADER];
-        let pgno = be32(header, 0);
-        let commit = be32(header, 4);
-        if pgno == 0 || (be32(header, 8), be32(header, 12)) != salts {
-            break;
-        }
-        let body = &wal[at + FRAME_HEADER..at + FRAME_HEADER + page];
-        let next = checksum(body, big_endian, checksum(&header[..8], big_endian, s));
-        if next != (be32(header, 16), be32(header, 20)) {
-            break;
-        }
-        s = next;
-        pending.push((pgno, at + FRAME_HEADER));
-        if commit != 0 {
-            out.frames.append(&mut pending);
-            out.db_pages = commit;
-        }
-        at += FRAME_HEADER + page;
-    }
-    Ok(out)
-}
-
-/// The database the log would produce: `db` with the committed frames applied, cut to the last
-/// commit's size.
-fn replay(db: &[u8], wal: &[u8], committed: &Committed, page_size: u32) -> Vec<u8> {
-    let page = page_size as usize;
-    let mut image = db.to_vec();
-    image.resize(committed.db_pages as usize * page, 0);
-    for &(pgno, at) in &committed.frames {
-        if pgno > committed.db_pages {
-            continue;
-        }
-        let start = (pgno as usize - 1) * page;
-        image[start..start + page].copy_from_slice(&wal[at..at + page]);
-    }
-    image
-}
-
-// ---------------------------------------------------------------------------------------------
 // The schema.
 
 /// Collapses whitespace runs to one space and drops a trailing `;`.
@@ -605,43 +500,6 @@ pub(crate) fn check_schema(conn: &Connection, version: i32, file: &Path) -> Resu
             };
             return Err(refuse(what, &name));
         }
-    }
-    Ok(())
-}
-
-/// Judges a database image (a replayed log, or a file read whole): the contracts header of a known
-/// version, only the contracts schema, and SQLite's integrity check.
-fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), StoreError> {
-    let header = parse_header(&image)
-        .ok_or_else(|| not_ours(files, "the database it produces is not an SQLite database"))?;
-    judge_header(&header, &files.db).map_err(|e| match e {
-        StoreError::Unavailable(why) => not_ours(files, &why),
-        other => other,
-    })?;
-    // In memory there is no log: the copy is read as a rollback-mode database.
-    image[18] = 1;
-    image[19] = 1;
-    let mut conn = Connection::open_in_memory().map_err(|_| {
-        unavailable(String::from(
-            "the database cannot be judged: SQLite cannot open memory",
-        ))
-    })?;
-    let len = image.len();
-    conn.deserialize_read_exact(rusqlite::MAIN_DB, &image[..], len, true)
-        .map_err(|_| not_ours(files, "the database it produces cannot be read"))?;
-    drop(image);
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-        .map_err(|_| unavailable(String::from("the database cannot be judged")))?;
-    check_schema(&conn, header.user_version, &files.db)?;
-    let lines: Vec<String> = conn
-        .prepare("PRAGMA integrity_check(1)")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .map_err(|_| not_ours(files, "the database it produces cannot be checked"))?;
-    if lines != ["ok"] {
-        return Err(not_ours(
-            files,
-            "the database it produces fails SQLite's integrity check",
-        ));
     }
     Ok(())
 }
@@ -829,39 +687,17 @@ pub(crate) fn open_live_reader(db: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// A reading connection to the database a log left behind would produce, replayed in memory (the
-/// files are not touched; see [`judge`]).
-pub(crate) fn open_replayed(fs: &dyn Fs, files: &Files) -> Result<Connection, StoreError> {
-    let read = |path: &Path| {
-        fs.read_limited(path, MAX_REPLAY_BYTES).map_err(|e| {
-            unavailable(format!(
-                "{} cannot be read without writing: {}",
-                shown(path),
-                shiftwork_seams::os_reason(&e)
-            ))
-        })
-    };
-    let db = read(&files.db)?;
-    let header =
-        parse_header(&db).ok_or_else(|| not_ours(files, "the database is not an SQLite database"))?;
-    let wal = read(&files.wal)?;
-    let committed = committed_frames(&wal, header.page_size, files)?;
-    let mut image = if committed.frames.is_empty() {
-        db
-    } else {
-        replay(&db, &wal, &committed, header.page_size)
-    };
-    image[18] = 1;
-    image[19] = 1;
-    let mut conn = Connection::open_in_memory().map_err(|_| {
-        unavailable(String::from(
-            "the database cannot be read: SQLite cannot open memory",
-        ))
-    })?;
-    let len = image.len();
-    conn.deserialize_read_exact(rusqlite::MAIN_DB, &image[..], len, true)
-        .map_err(|_| not_ours(files, "the database it produces cannot be read"))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
+/// A reading connection to a database whose log was left behind, too large to replay in memory: a
+/// read-only connection with a read-only `-shm` (`readonly_shm`), which SQLite recovers into heap
+/// memory when no process holds the index (it writes nothing and needs the `-wal` and `-shm` to
+/// exist).
+pub(crate) fn open_unlocked_reader(db: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        uri(db, "mode=ro&readonly_shm=1"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|_| unavailable(String::from("the database cannot be opened for reading")))?;
+    conn.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")
         .map_err(|_| unavailable(String::from("the connection cannot be configured")))?;
     Ok(conn)
 }
@@ -936,11 +772,48 @@ pub(crate) fn create(
 mod tests {
     use super::*;
 
+    /// A log left behind, with its `-shm`, read through a read-only index: every committed row, and
+    /// not a byte written (the path of a view over a store too large to replay in memory).
     #[test]
-    fn checksums_follow_the_log_byte_order() {
-        let data = [1u8, 0, 0, 0, 2, 0, 0, 0];
-        assert_eq!(checksum(&data, false, (0, 0)), (1, 3));
-        assert_eq!(checksum(&data, true, (0, 0)), (1 << 24, (2 << 24) + (1 << 24)));
+    fn a_log_left_behind_reads_through_a_read_only_index_without_writing() {
+        let live = tempfile::tempdir().unwrap();
+        let db = live.path().join("c.db");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2), (3);",
+        )
+        .unwrap();
+        let left = tempfile::tempdir().unwrap();
+        let fs = shiftwork_seams::OsFs;
+        for f in ["c.db", "c.db-wal", "c.db-shm"] {
+            let bytes = fs.read(&live.path().join(f)).unwrap();
+            let mut w = fs.create_new(&left.path().join(f), 0o600).unwrap();
+            w.write_all(&bytes).unwrap();
+        }
+        drop(conn);
+        let files = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+            let mut v: Vec<_> = fs
+                .list_dir(dir)
+                .unwrap()
+                .into_iter()
+                .map(|e| {
+                    let name = e.name.to_string_lossy().into_owned();
+                    let bytes = fs.read(&dir.join(&name)).unwrap();
+                    (name, bytes)
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let before = files(left.path());
+        let reader = open_unlocked_reader(&left.path().join("c.db")).unwrap();
+        let n: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 3);
+        drop(reader);
+        assert_eq!(files(left.path()), before);
     }
 
     #[test]

@@ -1040,3 +1040,111 @@ fn issue11_library_messages_name_no_flag_or_environment_variable() {
         found.join("\n")
     );
 }
+
+/// Issue 27 (the class of item 6: every writer checks its readers' limits first): a store accepts
+/// only what every store can keep and give back. PostgreSQL text and JSON cannot hold the NUL
+/// character, so NUL is refused in every stored text — reasons, summaries, and the strings and keys
+/// of `structured_output` and `contract_schema` — with the same refusal on every store, and nothing
+/// is written; what is accepted reads back as it was given.
+#[test]
+fn issue27_every_store_keeps_what_it_accepts() {
+    for World {
+        fx,
+        c,
+        kind,
+        _store: _s,
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let base =
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"});
+        let with = |extra: Value| {
+            let mut a = base.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            a
+        };
+        for (at, extra) in [
+            (
+                "/description",
+                json!({"contract_schema": {"type": "object", "description": "a\u{0}b"}}),
+            ),
+            (
+                "/properties/a\u{0}",
+                json!({"contract_schema": {"type": "object", "properties": {"a\u{0}": {}}}}),
+            ),
+        ] {
+            let a = call(&c, "dispatch_contract", with(extra));
+            assert_eq!(a["error"]["code"], "CONTRACT_SCHEMA_INVALID", "{kind}: {a}");
+            assert_eq!(
+                a["error"]["details"]["validation_errors"][0]["instance_path"], at,
+                "{kind}: {a}"
+            );
+        }
+        let d = call(
+            &c,
+            "dispatch_contract",
+            with(json!({"context_summary": "é\t\u{1F600}"})),
+        );
+        let id = d["contract_id"].as_str().unwrap().to_owned();
+        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        let holder = json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1});
+        let with_holder = |extra: Value| {
+            let mut a = holder.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            a
+        };
+        for (tool, argument, extra) in [
+            ("release_contract", "reason", json!({"reason": "a\u{0}b"})),
+            ("fail_contract", "reason", json!({"reason": "a\u{0}b"})),
+            (
+                "fulfill_contract",
+                "result_summary",
+                json!({"result_summary": "a\u{0}b"}),
+            ),
+            (
+                "fulfill_contract",
+                "structured_output",
+                json!({"result_summary": "ok", "structured_output": {"v": ["x\u{0}"]}}),
+            ),
+            (
+                "fulfill_contract",
+                "structured_output",
+                json!({"result_summary": "ok", "structured_output": {"k\u{0}": 1}}),
+            ),
+        ] {
+            let a = call(&c, tool, with_holder(extra));
+            assert_eq!(a["error"]["code"], "INVALID_ARGUMENT", "{kind} {tool}: {a}");
+            assert_eq!(a["error"]["details"]["argument"], argument, "{kind} {tool}: {a}");
+        }
+        let a = call(
+            &c,
+            "cancel_contract",
+            json!({"contract_id": id, "agent_id": "alice", "reason": "a\u{0}b"}),
+        );
+        assert_eq!(a["error"]["details"]["argument"], "reason", "{kind}: {a}");
+        let record = c.store().get(&id).unwrap().unwrap();
+        assert_eq!(
+            record.status,
+            shiftwork_contracts::Status::Claimed,
+            "{kind}: nothing written"
+        );
+        let done = call(
+            &c,
+            "fulfill_contract",
+            with_holder(json!({"result_summary": "fine ✓", "structured_output": {"k": "\u{7f}é\u{1F600}"}})),
+        );
+        assert_eq!(done["ok"], true, "{kind}: {done}");
+        let record = c.store().get(&id).unwrap().unwrap();
+        assert_eq!(record.context_summary, "é\t\u{1F600}", "{kind}");
+        assert_eq!(record.result_summary.as_deref(), Some("fine ✓"), "{kind}");
+        assert_eq!(
+            record.structured_output,
+            json!({"k": "\u{7f}é\u{1F600}"}).as_object().cloned(),
+            "{kind}"
+        );
+    }
+}
