@@ -414,6 +414,22 @@ pub fn call_cancellable(
     }
 }
 
+/// Undoes what `answer` (of `tool`) did when it will never reach its caller — the caller cancelled
+/// the call after it answered, and the transport drops the answer (issue 27: a cancelled call answers
+/// or undoes what it did). A poll's claim goes back to the queue (C3, `CLAIM_REVERTED: the poll was
+/// cancelled`); the other tools' answers have nothing to undo that their caller could not see again
+/// (a dispatch is found again with its `idempotency_key`, a fulfil's outcome with `inspect_mesh_state`).
+pub fn answer_not_delivered(contracts: &Contracts, tool: &str, answer: &Value) {
+    if tool != "poll_next_task" || answer.get("has_task") != Some(&Value::Bool(true)) {
+        return;
+    }
+    let held = &answer["contract"];
+    if let (Some(id), Some(epoch)) = (held["contract_id"].as_str(), held["claim_epoch"].as_u64()) {
+        // A failure leaves the claim to run out its lease, as a crash would (CT-66).
+        let _ = contracts.abandon_claim(id, epoch);
+    }
+}
+
 /// The answer object of a success: `ok: true`, then the outcome's fields (CT-82).
 pub fn answer<T: Serialize>(outcome: &T) -> Value {
     answer_with(outcome, &[])

@@ -546,6 +546,22 @@ impl Contracts {
         }
     }
 
+    /// Undoes a claim whose answer will never reach its caller (issue 27: the caller cancelled after
+    /// the poll answered, so the transport drops the answer): C3 with the entry `CLAIM_REVERTED: the
+    /// poll was cancelled`, if the contract is still claimed under `claim_epoch`; otherwise nothing.
+    pub fn abandon_claim(&self, contract_id: &str, claim_epoch: u64) -> Result<(), Refusal> {
+        let id = request::contract_id(contract_id)?;
+        let policy = self.policy();
+        let command = Command::RevertClaim {
+            epoch: claim_epoch,
+            why: Revert::Cancelled,
+        };
+        self.store
+            .update(&id, &|r, now| transition::apply(r, &command, now, &policy))
+            .map_err(store_err)?;
+        Ok(())
+    }
+
     /// C3 for the claim `c` made.
     fn revert(&self, c: &Contract, why: Revert) -> Result<(), Refusal> {
         let policy = self.policy();

@@ -394,6 +394,8 @@ impl Shared {
                 Ok(c) => c,
                 Err(_) => {
                     self.watchers.notify_all();
+                    // The pause of a reconnecting connection, not a wait of a call: every waiting poll
+                    // waits on its own clock, and was just woken to look for itself.
                     std::thread::sleep(LISTEN_RETRY);
                     if self.stop_listening_if_idle(&mut idle, LISTEN_RETRY) {
                         return;

@@ -276,6 +276,14 @@ fn issue27_only_a_missing_path_becomes_a_database() {
             assert_eq!(snapshot(dir.path()), before, "{who} {name}: left as it was");
         }
     }
+    // A dangling link where the store should be: refused, and its target is not created.
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.db"), &link).unwrap();
+    let before = snapshot(dir.path());
+    assert!(!refused(open(&link)).is_empty());
+    assert_eq!(snapshot(dir.path()), before, "nothing created through the link");
+    assert!(!dir.path().join("elsewhere.db").exists());
+    std::fs::remove_file(&link).unwrap();
     let fresh = dir.path().join("sub").join("new.db");
     let store = open(&fresh).unwrap();
     assert!(store.check_integrity().unwrap().is_clean());

@@ -340,3 +340,49 @@ fn issue27_a_cancelled_call_answers_or_undoes_what_it_did() {
         assert!(s.store.check_integrity().unwrap().is_clean(), "{kind}");
     }
 }
+
+/// Issue 27 item 3, the last step: a poll that answered with a claim whose answer the transport then
+/// drops (its client cancelled just after the answer was made) is undone through
+/// `args::answer_not_delivered`: the contract is back in the queue, its epoch spent; an answer
+/// without a claim, or a claim that moved on, is left alone.
+#[test]
+fn issue27_a_claim_whose_answer_is_dropped_is_undone() {
+    for kind in store_kinds() {
+        let fx = scenarios::fixture();
+        let s = store(kind, &fx.clock);
+        let c = facade(&s, Arc::new(fx.fs.clone()));
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let sent = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
+            &Cancel::new(),
+        );
+        let id = sent["contract_id"].as_str().unwrap().to_owned();
+        let empty = call(&c, "poll_next_task", json!({"agent_id": "carol"}), &Cancel::new());
+        shiftwork_contracts::args::answer_not_delivered(&c, "poll_next_task", &empty);
+        let held = call(&c, "poll_next_task", json!({"agent_id": "bob"}), &Cancel::new());
+        assert_eq!(held["has_task"], true, "{kind}: {held}");
+        shiftwork_contracts::args::answer_not_delivered(&c, "poll_next_task", &held);
+        let record = s.store.get(&id).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.claim_epoch),
+            (Status::Submitted, 1),
+            "{kind}"
+        );
+        assert_eq!(
+            record.error_reason.as_deref(),
+            Some("CLAIM_REVERTED: the poll was cancelled"),
+            "{kind}"
+        );
+        // The next claim (epoch 2) is not undone by the stale answer of epoch 1.
+        let again = call(&c, "poll_next_task", json!({"agent_id": "bob"}), &Cancel::new());
+        assert_eq!(again["contract"]["claim_epoch"], 2, "{kind}: {again}");
+        shiftwork_contracts::args::answer_not_delivered(&c, "poll_next_task", &held);
+        assert_eq!(
+            s.store.get(&id).unwrap().unwrap().status,
+            Status::Claimed,
+            "{kind}"
+        );
+    }
+}
