@@ -120,6 +120,12 @@ impl Tool {
     pub fn names(&self) -> Vec<&'static str> {
         self.args.iter().map(|a| a.name).collect()
     }
+
+    /// True for the tools that only read (CT-93's read-only hint: `verify_contract`,
+    /// `inspect_mesh_state`): such a call never creates a store (issue 31).
+    pub fn reads_only(&self) -> bool {
+        matches!(self.name, "verify_contract" | "inspect_mesh_state")
+    }
 }
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
@@ -391,8 +397,10 @@ pub fn call(
     call_cancellable(contracts, tool, args, default_agent, &Cancel::new())
 }
 
-/// [`call`] whose waiting poll (`poll_next_task` with `wait_sec`) ends at once, with no claim, when
-/// `cancel` is triggered (CT-181: the adapter triggers it on `notifications/cancelled`).
+/// [`call`] under the call's cancellation (CT-181: the adapter triggers `cancel` on
+/// `notifications/cancelled`): a poll, waiting or not, ends with no claim (a claim it made is undone);
+/// a dispatch, fulfil or verify reading files stops between chunks and keeps nothing; an operation
+/// whose store transaction already ran answers (issue 27).
 pub fn call_cancellable(
     contracts: &Contracts,
     tool: &str,
@@ -403,6 +411,22 @@ pub fn call_cancellable(
     match run(contracts, tool, args, default_agent, cancel) {
         Ok(v) => v,
         Err(r) => r.to_json(),
+    }
+}
+
+/// Undoes what `answer` (of `tool`) did when it will never reach its caller — the caller cancelled
+/// the call after it answered, and the transport drops the answer (issue 27: a cancelled call answers
+/// or undoes what it did). A poll's claim goes back to the queue (C3, `CLAIM_REVERTED: the poll was
+/// cancelled`); the other tools' answers have nothing to undo that their caller could not see again
+/// (a dispatch is found again with its `idempotency_key`, a fulfil's outcome with `inspect_mesh_state`).
+pub fn answer_not_delivered(contracts: &Contracts, tool: &str, answer: &Value) {
+    if tool != "poll_next_task" || answer.get("has_task") != Some(&Value::Bool(true)) {
+        return;
+    }
+    let held = &answer["contract"];
+    if let (Some(id), Some(epoch)) = (held["contract_id"].as_str(), held["claim_epoch"].as_u64()) {
+        // A failure leaves the claim to run out its lease, as a crash would (CT-66).
+        let _ = contracts.abandon_claim(id, epoch);
     }
 }
 
@@ -457,7 +481,7 @@ fn run(
         default_agent,
     };
     match tool.name {
-        "dispatch_contract" => Ok(answer(&c.dispatch(&a.dispatch()?)?)),
+        "dispatch_contract" => Ok(answer(&c.dispatch_cancellable(&a.dispatch()?, cancel)?)),
         "poll_next_task" => {
             let agent = a.identity("agent_id")?;
             let wait = match a.integer("wait_sec")? {
@@ -511,14 +535,14 @@ fn run(
                 delivery.artifacts_pointers = a.strings("artifacts_pointers")?;
                 Ok(())
             }))?;
-            Ok(answer(&c.fulfill_contract(&h, &delivery)?))
+            Ok(answer(&c.fulfill_cancellable(&h, &delivery, cancel)?))
         }
         "verify_contract" => {
             let id = a.required_string("contract_id")?;
             request::contract_id(&id)?;
             let agent = a.identity("agent_id")?;
             let epoch = a.epoch()?;
-            Ok(answer(&c.verify_contract(&id, &agent, epoch)?))
+            Ok(answer(&c.verify_cancellable(&id, &agent, epoch, cancel)?))
         }
         _ => Ok(answer(&c.inspect(&a.inspect()?)?)),
     }

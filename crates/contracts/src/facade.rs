@@ -124,6 +124,11 @@ fn io_refusal(
 ) -> Refusal {
     let what = path.map_or_else(|| String::from("the workspace root"), |p| p.to_owned());
     let message = match contract_id {
+        // Issue 27: a call cancelled while it read a file stops there; what it had changed is undone.
+        _ if fingerprint::is_cancelled(error) => format!(
+            "The call was cancelled while it read {}; nothing it did is kept.",
+            clip_echo(&what)
+        ),
         Some(id) => format!(
             "Checking {what} of contract {id} failed: {}.",
             shiftwork_seams::os_reason(error)
@@ -175,12 +180,13 @@ fn store_err(e: StoreError) -> Refusal {
 impl Contracts {
     /// The drift of `record`'s pointers against its baseline (CT-39); a file that cannot be read is
     /// the I/O refusal naming it.
-    fn drift_of(&self, record: &Contract) -> Result<Vec<Drift>, Refusal> {
-        fingerprint::verify(
+    fn drift_of(&self, record: &Contract, cancel: &Cancel) -> Result<Vec<Drift>, Refusal> {
+        fingerprint::verify_cancellable(
             self.fs.as_ref(),
             &record.workspace_root,
             &record.pointers,
             &self.config.allowed_roots,
+            cancel,
         )
         .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
     }
@@ -213,6 +219,12 @@ impl Contracts {
         &self.config
     }
 
+    /// The clock the facade reads and waits on (for PostgreSQL on the server's time, the store's
+    /// [`crate::PgStore::server_clock`]).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
     /// `WORKSPACE_ROOT_INVALID` for `reason`, the sentence naming the rule.
     fn root_refusal(&self, reason: RootReason) -> Refusal {
         let message = match reason {
@@ -241,6 +253,17 @@ impl Contracts {
 
     /// Dispatches a contract (CT-61).
     pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, Refusal> {
+        self.dispatch_cancellable(req, &Cancel::new())
+    }
+
+    /// [`Contracts::dispatch`] that stops when `cancel` is triggered while it fingerprints the pointer
+    /// files (between files and between the chunks of a hash): `IO_ERROR`, nothing stored. Once the
+    /// record is inserted the dispatch answers.
+    pub fn dispatch_cancellable(
+        &self,
+        req: &DispatchRequest,
+        cancel: &Cancel,
+    ) -> Result<DispatchOutcome, Refusal> {
         // Step 1: every argument, in table order, then the schema (the agents are parsed already).
         let target = req.target_agent.clone();
         request::title(&req.title)?;
@@ -295,13 +318,22 @@ impl Contracts {
             };
         // Step 5: the pointers, no transaction open.
         let paths = req.pointers.clone().unwrap_or_default();
-        let pointers = match fingerprint::accept_paths(self.fs.as_ref(), &paths, &req.workspace_root, &root) {
+        let pointers = match fingerprint::accept_paths_cancellable(
+            self.fs.as_ref(),
+            &paths,
+            &req.workspace_root,
+            &root,
+            cancel,
+        ) {
             Accepted::Pointers(p) => p,
             Accepted::Refused(r) => return Err(path_refusal(RefusalCode::PointerRefused, &r)),
             Accepted::Io(CouldNotRun { path, error }) => {
                 return Err(io_refusal(None, path.as_deref(), None, &error));
             }
         };
+        if cancel.is_cancelled() {
+            return Err(io_refusal(None, None, None, &fingerprint::cancelled()));
+        }
         let warnings: Vec<Warning> = pointers
             .iter()
             .filter(|p| p.size > LARGE_POINTER_WARN_BYTES)
@@ -364,17 +396,21 @@ impl Contracts {
 
     /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
     pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
-        let agent = agent.resolve("agent_id")?;
-        let mut stale = Vec::new();
-        Ok(self.answer_round(&agent, self.poll_round(&agent, &mut stale)?, stale, None))
+        self.poll_next_task_wait(agent, Duration::ZERO, &Cancel::new())
     }
 
     /// [`Contracts::poll_next_task`], waiting up to `wait` for work when none is there (CT-179 …
-    /// CT-182): the call sleeps, holding no transaction, lock or pooled connection, until the store
-    /// signals that a contract of `agent` may have become claimable (or a redelivery or a deadline falls
-    /// due), then runs the poll again; it answers nothing claimed only once `wait` has passed (the last
-    /// poll runs at the deadline). `cancel` ends the wait at once with no claim. The answer carries
-    /// `waited_ms`; with a zero `wait` this is exactly `poll_next_task`.
+    /// CT-182): the call waits on the facade's clock ([`Clock::wait_until`]), holding no transaction,
+    /// lock or pooled connection, until the store signals that a contract of `agent` may have become
+    /// claimable (or a redelivery or a deadline falls due), then runs the poll again; it answers
+    /// nothing claimed only once `wait` has passed on that clock (the last poll runs at the deadline).
+    /// The answer carries `waited_ms`; with a zero `wait` it is the plain poll, without `waited_ms`.
+    ///
+    /// `cancel` ends the call with nothing claimed, waiting or not (issue 27: a cancelled call either
+    /// answers or undoes what it did): a wait ends at once; a pointer file being hashed is left
+    /// between two chunks; a claim the call made is undone (C3, history entry `CLAIM_REVERTED: the
+    /// poll was cancelled`, the epoch spent), also when the cancellation arrives after the files were
+    /// checked but before the answer.
     ///
     /// ```
     /// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
@@ -408,91 +444,65 @@ impl Contracts {
         wait: Duration,
         cancel: &Cancel,
     ) -> Result<PollOutcome, Refusal> {
-        if wait.is_zero() {
-            return self.poll_next_task(agent);
-        }
         let agent = agent.resolve("agent_id")?;
+        let mut stale = Vec::new();
+        if wait.is_zero() {
+            let round = self.poll_round(&agent, &mut stale, cancel)?;
+            return Ok(self.answer_round(&agent, round, stale, None));
+        }
         let wake = Wake::new();
         cancel.attach(&wake);
         self.store.watch(&agent, &wake).map_err(store_err)?;
         let start = self.clock.monotonic();
+        let deadline = start.saturating_add(wait);
         let waited = || self.clock.monotonic().saturating_sub(start);
-        let mut stale = Vec::new();
         let mut first = true;
         loop {
-            if cancel.is_cancelled() {
-                return Ok(self.cancelled(&agent, stale, waited()));
-            }
-            let round = self.poll_round(&agent, &mut stale)?;
-            if let Round::Claimed(c) = &round
-                && cancel.is_cancelled()
-            {
-                // The caller is gone (its answer would be suppressed): the claim is undone.
-                self.revert(c, Revert::WaitCancelled)?;
-                return Ok(self.cancelled(&agent, stale, waited()));
-            }
+            let round = self.poll_round(&agent, &mut stale, cancel)?;
             let waited_ms = if first { Duration::ZERO } else { waited() };
             if !matches!(round, Round::Empty) || waited() >= wait {
                 return Ok(self.answer_round(&agent, round, stale, Some(waited_ms)));
             }
             first = false;
-            self.sleep_until_due(&agent, wait, start, &wake, cancel)?;
+            self.wait_until_due(&agent, deadline, &wake, cancel)?;
         }
     }
 
     /// The wait phase of a waiting poll: returns when the store signalled, something of `agent` fell
-    /// due, the deadline passed, or the wait was cancelled.
-    fn sleep_until_due(
+    /// due, the clock reached `deadline` (its [`Clock::monotonic`] time), or the call was cancelled.
+    /// Every wait is the clock's ([`Clock::wait_until`]).
+    fn wait_until_due(
         &self,
         agent: &AgentId,
-        wait: Duration,
-        start: Duration,
+        deadline: Duration,
         wake: &Wake,
         cancel: &Cancel,
     ) -> Result<(), Refusal> {
-        let due_at = |due: crate::store::Due, now: EpochMs, mono: Duration| {
-            due.next_at
-                .map(|at| mono + Duration::from_millis(u64::try_from(at - now).unwrap_or(0)))
-        };
-        let now = epoch_ms(self.clock.as_ref());
-        let mut checked = self.clock.monotonic();
-        let due = self.store.due(agent, now).map_err(store_err)?;
-        if due.claimable {
-            return Ok(());
-        }
-        let mut falls_due = due_at(due, now, checked);
         loop {
             let mono = self.clock.monotonic();
-            let elapsed = mono.saturating_sub(start);
-            if cancel.is_cancelled() || elapsed >= wait || falls_due.is_some_and(|d| mono >= d) {
+            if cancel.is_cancelled() || mono >= deadline {
                 return Ok(());
             }
-            if mono.saturating_sub(checked) >= WAIT_RECHECK {
-                // The safety net: a signal lost (a reconnecting listener) costs at most this long.
-                let now = epoch_ms(self.clock.as_ref());
-                let due = self.store.due(agent, now).map_err(store_err)?;
-                if due.claimable {
-                    return Ok(());
-                }
-                checked = mono;
-                falls_due = due_at(due, now, mono);
+            let now = epoch_ms(self.clock.as_ref());
+            let due = self.store.due(agent, now).map_err(store_err)?;
+            if due.claimable {
+                return Ok(());
             }
-            let mut timeout = (wait - elapsed).min(WAIT_SLICE);
+            // When a redelivery or a deadline of the agent's records falls due (CT-180).
+            let falls_due = due
+                .next_at
+                .map(|at| mono.saturating_add(Duration::from_millis(u64::try_from(at - now).unwrap_or(0))));
+            // The safety net: a signal lost (a reconnecting listener) costs at most WAIT_RECHECK.
+            let mut until = deadline.min(mono.saturating_add(WAIT_RECHECK));
             if let Some(d) = falls_due {
-                timeout = timeout.min(d.saturating_sub(mono));
+                until = until.min(d);
             }
-            if wake.wait(timeout) {
+            if self.clock.wait_until(wake, until) {
                 return Ok(());
             }
-        }
-    }
-
-    /// The answer of a cancelled wait: nothing claimed.
-    fn cancelled(&self, agent: &AgentId, stale: Vec<Skipped>, waited: Duration) -> PollOutcome {
-        PollOutcome::Empty {
-            message: format!("Stopped waiting for work for agent \"{agent}\": the wait was cancelled"),
-            skipped_stale: stale,
-            waited_ms: Some(millis(waited)),
+            if falls_due.is_some_and(|d| self.clock.monotonic() >= d) {
+                return Ok(());
+            }
         }
     }
 
@@ -523,7 +533,33 @@ impl Contracts {
                 skipped_stale: stale,
                 waited_ms,
             },
+            Round::Cancelled => PollOutcome::Empty {
+                message: match waited {
+                    Some(_) => {
+                        format!("Stopped waiting for work for agent \"{agent}\": the wait was cancelled")
+                    }
+                    None => format!("Stopped looking for work for agent \"{agent}\": the poll was cancelled"),
+                },
+                skipped_stale: stale,
+                waited_ms,
+            },
         }
+    }
+
+    /// Undoes a claim whose answer will never reach its caller (issue 27: the caller cancelled after
+    /// the poll answered, so the transport drops the answer): C3 with the entry `CLAIM_REVERTED: the
+    /// poll was cancelled`, if the contract is still claimed under `claim_epoch`; otherwise nothing.
+    pub fn abandon_claim(&self, contract_id: &str, claim_epoch: u64) -> Result<(), Refusal> {
+        let id = request::contract_id(contract_id)?;
+        let policy = self.policy();
+        let command = Command::RevertClaim {
+            epoch: claim_epoch,
+            why: Revert::Cancelled,
+        };
+        self.store
+            .update(&id, &|r, now| transition::apply(r, &command, now, &policy))
+            .map_err(store_err)?;
+        Ok(())
     }
 
     /// C3 for the claim `c` made.
@@ -541,21 +577,38 @@ impl Contracts {
         Ok(())
     }
 
-    /// The loop of CT-65 (steps 1 to 5), adding to `stale` the contracts it closes.
-    fn poll_round(&self, agent: &AgentId, stale: &mut Vec<Skipped>) -> Result<Round, Refusal> {
+    /// The loop of CT-65 (steps 1 to 5), adding to `stale` the contracts it closes. A triggered
+    /// `cancel` claims nothing more, stops a verification between chunks, and undoes the claim this
+    /// round made ([`Round::Cancelled`]).
+    fn poll_round(
+        &self,
+        agent: &AgentId,
+        stale: &mut Vec<Skipped>,
+        cancel: &Cancel,
+    ) -> Result<Round, Refusal> {
         loop {
+            if cancel.is_cancelled() {
+                return Ok(Round::Cancelled);
+            }
             let Some(claimed) = self.store.claim_next(agent).map_err(store_err)? else {
                 return Ok(Round::Empty);
             };
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("after-claim-commit");
             let epoch = claimed.claim_epoch;
-            match fingerprint::verify(
+            match fingerprint::verify_cancellable(
                 self.fs.as_ref(),
                 &claimed.workspace_root,
                 &claimed.pointers,
                 &self.config.allowed_roots,
+                cancel,
             ) {
+                // The last look before the answer: a caller gone by now gets nothing, and the claim
+                // is undone rather than held by nobody until its lease runs out.
+                _ if cancel.is_cancelled() => {
+                    self.revert(&claimed, Revert::Cancelled)?;
+                    return Ok(Round::Cancelled);
+                }
                 Ok(drift) if drift.is_empty() => return Ok(Round::Claimed(Box::new(claimed))),
                 Ok(drift) => {
                     let policy = self.policy();
@@ -751,6 +804,19 @@ impl Contracts {
         h: &HolderRef,
         delivery: &FulfillRequest,
     ) -> Result<FulfillOutcome, Refusal> {
+        self.fulfill_cancellable(h, delivery, &Cancel::new())
+    }
+
+    /// [`Contracts::fulfill_contract`] that stops when `cancel` is triggered while it reads files
+    /// (steps 3 and 4: artifacts and baseline, between files and between the chunks of a hash):
+    /// `IO_ERROR`, nothing further written, no strike and no schema attempt used. Once the fulfil
+    /// transaction has run, it answers.
+    pub fn fulfill_cancellable(
+        &self,
+        h: &HolderRef,
+        delivery: &FulfillRequest,
+        cancel: &Cancel,
+    ) -> Result<FulfillOutcome, Refusal> {
         // Step 1: arguments, in table order.
         let id = request::contract_id(&h.contract_id)?;
         request::result_summary(&delivery.result_summary)?;
@@ -776,11 +842,12 @@ impl Contracts {
         };
         // Step 3: artifacts.
         let artifact_paths = delivery.artifacts_pointers.clone().unwrap_or_default();
-        let artifacts = match fingerprint::accept_paths(
+        let artifacts = match fingerprint::accept_paths_cancellable(
             self.fs.as_ref(),
             &artifact_paths,
             &record.workspace_root,
             &record.workspace_root,
+            cancel,
         ) {
             Accepted::Pointers(p) => p,
             Accepted::Refused(r) => return Err(path_refusal(RefusalCode::ArtifactRefused, &r)),
@@ -794,7 +861,15 @@ impl Contracts {
             }
         };
         // Step 4: the baseline.
-        let drift = self.drift_of(&record)?;
+        let drift = self.drift_of(&record, cancel)?;
+        if cancel.is_cancelled() {
+            return Err(io_refusal(
+                Some(&record.contract_id),
+                None,
+                None,
+                &fingerprint::cancelled(),
+            ));
+        }
         // Step 5: the output.
         let verdict = if !drift.is_empty() {
             Verdict::Drift(drift)
@@ -859,6 +934,18 @@ impl Contracts {
         caller: &Identity,
         claim_epoch: Option<u64>,
     ) -> Result<VerifyOutcome, Refusal> {
+        self.verify_cancellable(contract_id, caller, claim_epoch, &Cancel::new())
+    }
+
+    /// [`Contracts::verify_contract`] that stops between files and between the chunks of a hash once
+    /// `cancel` is triggered (`IO_ERROR`; it changes nothing either way).
+    pub fn verify_cancellable(
+        &self,
+        contract_id: &str,
+        caller: &Identity,
+        claim_epoch: Option<u64>,
+        cancel: &Cancel,
+    ) -> Result<VerifyOutcome, Refusal> {
         let id = request::contract_id(contract_id)?;
         if let Some(e) = claim_epoch {
             request::claim_epoch(e)?;
@@ -867,7 +954,7 @@ impl Contracts {
         let Some(record) = self.store.get(&id).map_err(store_err)? else {
             return Err(Refusal::not_found(&id));
         };
-        let drift = self.drift_of(&record)?;
+        let drift = self.drift_of(&record, cancel)?;
         let now = epoch_ms(self.clock.as_ref());
         let valid = drift.is_empty();
         let expired = record.is_logically_expired(now);
@@ -954,11 +1041,10 @@ enum Round {
     Empty,
     /// Stopped after closing [`MAX_STALE_PER_POLL`] stale contracts.
     StaleLimit,
+    /// The call was cancelled; any claim it made was undone.
+    Cancelled,
 }
 
-/// How long a waiting poll sleeps at most between looks at its clock and its cancellation (a
-/// [`shiftwork_seams::ManualClock`] moved by a test is noticed within it).
-const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// How often a waiting poll asks the store again even without a signal.
 const WAIT_RECHECK: Duration = Duration::from_secs(5);
 

@@ -22,6 +22,7 @@ use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES};
 use crate::model::{Drift, DriftReason, Pointer};
 use crate::paths::{self, PathReason};
 use crate::roots::{self, AllowedRoots};
+use crate::wait::Cancel;
 
 /// Why a workspace root was refused (CT-29).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +187,19 @@ pub enum Accepted {
 /// Accepts and fingerprints a list of pointer or artifact paths (CT-34), in list order, stopping at
 /// the first refusal.
 pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canonical_root: &str) -> Accepted {
+    accept_paths_cancellable(fs, paths, root_as_written, canonical_root, &Cancel::new())
+}
+
+/// [`accept_paths`] that stops promptly once `cancel` is triggered: between files and between the
+/// chunks of a file's hash, with [`Accepted::Io`] carrying [`cancelled`] (nothing is written by
+/// accepting paths, so there is nothing to undo).
+pub fn accept_paths_cancellable(
+    fs: &dyn Fs,
+    paths: &[String],
+    root_as_written: &str,
+    canonical_root: &str,
+    cancel: &Cancel,
+) -> Accepted {
     if paths.len() > MAX_POINTERS {
         return Accepted::Refused(PathRefusal {
             path: None,
@@ -216,6 +230,12 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
     let mut pointers = Vec::new();
     let mut total: u64 = 0;
     for raw in paths {
+        if cancel.is_cancelled() {
+            return Accepted::Io(CouldNotRun {
+                path: Some(raw.clone()),
+                error: cancelled(),
+            });
+        }
         let rel = match paths::normalize(raw, root_as_written, canonical_root) {
             Ok(rel) => rel,
             Err(reason) => return refuse(raw, reason, None),
@@ -249,7 +269,7 @@ pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canoni
             return refuse(raw, PathReason::TooLarge, None);
         }
         // The read is bounded by what the list may still hold, whatever the metadata said.
-        match fingerprint_within(fs, &resolved, &rel, MAX_TOTAL_POINTER_BYTES - total) {
+        match fingerprint_cancellable(fs, &resolved, &rel, MAX_TOTAL_POINTER_BYTES - total, cancel) {
             Ok(p) => {
                 total += p.size;
                 pointers.push(p);
@@ -351,8 +371,34 @@ pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
 /// [`shiftwork_seams::file_too_large`] after `limit + 1` bytes (issue 12: a file that grows, or a
 /// device, is never read without end).
 pub fn fingerprint_within(fs: &dyn Fs, path: &Path, rel: &str, limit: u64) -> io::Result<Pointer> {
+    fingerprint_cancellable(fs, path, rel, limit, &Cancel::new())
+}
+
+/// The error of a file operation stopped because the call was cancelled: kind
+/// [`io::ErrorKind::Interrupted`] (test it with [`is_cancelled`]).
+pub fn cancelled() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, Cancelled)
+}
+
+/// True for the error of [`cancelled`].
+pub fn is_cancelled(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<Cancelled>())
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the call was cancelled")]
+struct Cancelled;
+
+/// [`fingerprint_within`] that stops between chunks once `cancel` is triggered ([`cancelled`]).
+fn fingerprint_cancellable(
+    fs: &dyn Fs,
+    path: &Path,
+    rel: &str,
+    limit: u64,
+    cancel: &Cancel,
+) -> io::Result<Pointer> {
     let mut lines = Lines::default();
-    let digest = hash(fs, path, limit, &mut |chunk| lines.feed(chunk))?;
+    let digest = hash(fs, path, limit, cancel, &mut |chunk| lines.feed(chunk))?;
     let (first_line, last_line) = lines.finish();
     Ok(Pointer {
         path: rel.to_owned(),
@@ -365,17 +411,24 @@ pub fn fingerprint_within(fs: &dyn Fs, path: &Path, rel: &str, limit: u64) -> io
 
 /// Streams `path` through SHA-256 with the seam's non-blocking regular-file read, at most `limit`
 /// bytes (the one hashing path of this crate; the `mid-hash` failpoint of CT-167 sits in it, after the
-/// first chunk).
+/// first chunk). A triggered `cancel` stops it before the next chunk ([`cancelled`]).
 fn hash(
     fs: &dyn Fs,
     path: &Path,
     limit: u64,
+    cancel: &Cancel,
     also: &mut dyn FnMut(&[u8]),
 ) -> io::Result<shiftwork_seams::hash::FileDigest> {
     use sha2::Digest;
     let mut hasher = sha2::Sha256::new();
     let mut read: u64 = 0;
+    if cancel.is_cancelled() {
+        return Err(cancelled());
+    }
     let len = fs.read_chunks(path, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
         read += chunk.len() as u64;
         if read > limit {
             return Err(shiftwork_seams::file_too_large());
@@ -410,6 +463,18 @@ pub fn verify(
     pointers: &[Pointer],
     allowed: &AllowedRoots,
 ) -> Result<Vec<Drift>, VerifyFailed> {
+    verify_cancellable(fs, root, pointers, allowed, &Cancel::new())
+}
+
+/// [`verify`] that stops promptly once `cancel` is triggered — between pointers and between the
+/// chunks of a hash — as a [`VerifyFailed`] carrying [`cancelled`].
+pub fn verify_cancellable(
+    fs: &dyn Fs,
+    root: &str,
+    pointers: &[Pointer],
+    allowed: &AllowedRoots,
+    cancel: &Cancel,
+) -> Result<Vec<Drift>, VerifyFailed> {
     let canonical = match fs.canonicalize(Path::new(root)) {
         Ok(p) if place(fs, &p, allowed).is_err() => {
             return Ok(pointers
@@ -428,8 +493,14 @@ pub fn verify(
     };
     let mut drifted = Vec::new();
     for pointer in pointers {
+        if cancel.is_cancelled() {
+            return Err(VerifyFailed {
+                path: pointer.path.clone(),
+                error: cancelled(),
+            });
+        }
         let found = match &canonical {
-            Some(root) => check_one(fs, root, pointer)?,
+            Some(root) => check_one(fs, root, pointer, cancel)?,
             None => Some((DriftReason::FileMissing, None)),
         };
         if let Some((reason, actual_size)) = found {
@@ -453,6 +524,7 @@ fn check_one(
     fs: &dyn Fs,
     root: &Path,
     pointer: &Pointer,
+    cancel: &Cancel,
 ) -> Result<Option<(DriftReason, Option<u64>)>, VerifyFailed> {
     let fail = |error| VerifyFailed {
         path: pointer.path.clone(),
@@ -481,7 +553,7 @@ fn check_one(
     }
     // At most one byte more than the baseline is read: a file that grows, or streams without end
     // while its metadata says otherwise, is a size mismatch, not an endless read.
-    let digest = match hash(fs, &resolved, pointer.size, &mut |_| ()) {
+    let digest = match hash(fs, &resolved, pointer.size, cancel, &mut |_| ()) {
         Ok(d) => d,
         Err(e) if classify(&e) == Class::TooLarge => {
             return Ok(Some((DriftReason::SizeMismatch, Some(pointer.size + 1))));

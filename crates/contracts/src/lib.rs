@@ -21,13 +21,18 @@
 //!   `max_deliveries` is redelivered with backoff when its holder is lost.
 //! * [`args`]: decoding of tool arguments (JSON objects) in each tool's argument order, used by the
 //!   MCP adapter; the rules themselves live in [`request`].
+//! * [`location`]: where a store lives, opening it on first use, and running a read-only tool over an
+//!   empty store where none exists yet (looking creates nothing).
 //!
 //! # What this crate never does
 //!
-//! It never reads the system clock (time comes from [`shiftwork_seams::Clock`]), never reads workspace files
-//! except through [`shiftwork_seams::Fs`], never reads the environment, and never names tokio, rmcp or any MCP
-//! type. No store transaction is open while a file is read or hashed. A refusal writes nothing except
-//! where the spec says so (the expiry step, U2–U5, C3).
+//! It never reads the system clock (time comes from [`shiftwork_seams::Clock`]) and never waits except on
+//! that clock ([`shiftwork_seams::Clock::wait_until`]), never reads workspace files except through
+//! [`shiftwork_seams::Fs`], never reads the environment, and never names tokio, rmcp or any MCP type. No
+//! store transaction is open while a file is read or hashed. A refusal writes nothing except where the
+//! spec says so (the expiry step, U2–U5, C3); a cancelled call answers or undoes what it did. The SQLite
+//! store never lets SQLite touch a file before judging it and the files beside it (see
+//! [`SqliteStore::open`]), and a read-only store never writes a byte.
 //!
 //! # Invariants
 //!

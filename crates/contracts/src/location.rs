@@ -3,7 +3,9 @@
 //! directory; a relative path is resolved against the working directory), the opening itself
 //! (directories 0700 and the file 0600, through [`crate::SqliteStore::open`]), and the reopen policy of
 //! a long-running embedder ([`LazyContracts`]): the store is opened on first use, a busy store is tried
-//! again at the next use, and any other failure is kept until the process restarts.
+//! again at the next use, and any other failure is kept until the process restarts. Looking creates
+//! nothing ([`LazyContracts::for_tool`], issue 31): a read-only tool at a location where no store
+//! exists yet answers as over an empty store, and `inspect_mesh_state` says so in its `note`.
 //!
 //! The rule takes its inputs as values (the home directory, the working directory); it never reads the
 //! environment.
@@ -24,7 +26,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use shiftwork_seams::{Clock, OsFs, SystemClock};
+use serde_json::{Map, Value};
+use shiftwork_seams::{Clock, Fs, OsFs, SystemClock};
 
 use crate::error::StoreError;
 use crate::facade::{Contracts, ContractsConfig};
@@ -174,6 +177,43 @@ impl LazyContracts {
         &self.config
     }
 
+    /// The facade `tool` runs on: the store's, opened on first use — except that a tool that only
+    /// reads ([`crate::args::Tool::reads_only`]) at a file location where nothing exists yet, with the
+    /// store not opened before, runs over an empty store and creates nothing, neither the file nor its
+    /// directories (issue 31: nothing is created by looking).
+    pub fn for_tool(&self, tool: &str) -> Result<ForTool, StoreError> {
+        let reads_only = crate::args::tool(tool).is_some_and(crate::args::Tool::reads_only);
+        let opened = self
+            .opened
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if reads_only
+            && !opened
+            && let Ok(Location::File(path)) = &self.location
+            && OsFs
+                .symlink_metadata(path)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+            let empty = Contracts::new(
+                Arc::new(crate::MemoryStore::new(clock.clone())),
+                clock,
+                Arc::new(OsFs),
+                Arc::new(OsIdSource),
+                self.config.clone(),
+            );
+            let name = crate::store::sqlite_file::shown(path);
+            return Ok(ForTool::Absent {
+                contracts: Arc::new(empty),
+                note: format!(
+                    "No contracts store exists at the store location ({name}) yet; nothing was created. The first call that writes creates it."
+                ),
+            });
+        }
+        self.get().map(ForTool::Store)
+    }
+
     /// The facade, opening the store on first use.
     pub fn get(&self) -> Result<Arc<Contracts>, StoreError> {
         // The slot only ever holds a finished result; a panic cannot leave it half-written.
@@ -204,5 +244,63 @@ impl LazyContracts {
             Some(Err(e)) => Err(e.clone()),
             None => Err(StoreError::Unavailable(String::from("the store was not opened"))),
         }
+    }
+}
+
+/// The facade a call runs on ([`LazyContracts::for_tool`]).
+pub enum ForTool {
+    /// The store's.
+    Store(Arc<Contracts>),
+    /// No store exists at the location yet, and the call only reads: an empty store, and the note
+    /// that says so.
+    Absent {
+        /// A facade over an empty in-memory store.
+        contracts: Arc<Contracts>,
+        /// `No contracts store exists at the store location (<file name>) yet; nothing was created. …`
+        note: String,
+    },
+}
+
+impl ForTool {
+    /// The facade.
+    pub fn contracts(&self) -> &Arc<Contracts> {
+        match self {
+            ForTool::Store(c) | ForTool::Absent { contracts: c, .. } => c,
+        }
+    }
+
+    /// Runs `tool` as [`crate::args::call_cancellable`] does. Over an absent store,
+    /// `inspect_mesh_state`'s answer gains `note` (a string after its other fields; the field is
+    /// absent otherwise) and `verify_contract` answers `CONTRACT_NOT_FOUND`.
+    ///
+    /// ```
+    /// use shiftwork_contracts::location::{LazyContracts, Location};
+    /// use shiftwork_contracts::{ContractsConfig, DefaultAgent, Synchronous};
+    /// use shiftwork_contracts::wait::Cancel;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = dir.path().join("sub").join("contracts.db");
+    /// let lazy = LazyContracts::new(Ok(Location::File(db.clone())), Synchronous::Normal, ContractsConfig::default());
+    /// let answer = lazy.for_tool("inspect_mesh_state").unwrap()
+    ///     .call("inspect_mesh_state", &Default::default(), &DefaultAgent::Unset, &Cancel::new());
+    /// assert_eq!(answer["counts"]["SUBMITTED"], 0);
+    /// assert!(answer["note"].as_str().unwrap().starts_with("No contracts store exists"));
+    /// assert!(!db.parent().unwrap().exists(), "nothing created by looking");
+    /// ```
+    pub fn call(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        default_agent: &crate::DefaultAgent,
+        cancel: &crate::wait::Cancel,
+    ) -> Value {
+        let mut answer = crate::args::call_cancellable(self.contracts(), tool, args, default_agent, cancel);
+        if let ForTool::Absent { note, .. } = self
+            && tool == "inspect_mesh_state"
+            && let Some(fields) = answer.as_object_mut()
+            && fields.get("ok") == Some(&Value::Bool(true))
+        {
+            fields.insert(String::from("note"), Value::String(note.clone()));
+        }
+        answer
     }
 }

@@ -104,14 +104,38 @@ pub fn normalize(path: &str, root_as_written: &str, canonical_root: &str) -> Res
 }
 
 /// Group A of CT-32: directory names matched against every component (also the sensitive locations of
-/// a workspace root, CT-29).
-pub const SENSITIVE_DIRECTORIES: [&str; 6] = [".git", ".ssh", ".gnupg", ".aws", ".azure", ".password-store"];
+/// a workspace root, CT-29). `legacy_credentials` is gcloud's directory of per-account keys (issue 27).
+pub const SENSITIVE_DIRECTORIES: [&str; 7] = [
+    ".git",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".password-store",
+    "legacy_credentials",
+];
 
-/// Group B: last-component patterns, in table order (`*` is any run of characters).
-const FILE_PATTERNS: [&str; 38] = [
+/// Group B: last-component patterns, in table order (`*` is any run of characters). After CT-32's own
+/// rows come the credential files people have (issue 12) and those of issue 27: environment files
+/// under any name a copy or a backup gives them (`.env-old`, `prod.env`, `prod.env.bak`,
+/// `env.backup`), gcloud's token databases, rclone's configuration and the Yarn configuration that
+/// holds registry tokens.
+const FILE_PATTERNS: [&str; 50] = [
     ".env",
     ".env.*",
     ".envrc",
+    ".env*",
+    "*.env",
+    "*.env.*",
+    "env.backup",
+    "env.bak",
+    "env.old",
+    "env.orig",
+    "env.save",
+    "credentials.db",
+    "access_tokens.db",
+    "rclone.conf",
+    ".yarnrc.yml",
     ".netrc",
     "_netrc",
     ".npmrc",
@@ -149,16 +173,25 @@ const FILE_PATTERNS: [&str; 38] = [
     "*.tfvars",
 ];
 
-/// Group C: the last components (as many as the pattern has), each matched like group B.
-const TOOL_CONFIGS: [&str; 4] = [
+/// Group C: the last components (as many as the pattern has), each matched like group B. `age/keys.txt`
+/// is where sops and age keep their private keys; the Maven and Gradle files hold repository
+/// passwords and signing keys; `containers/auth.json` and `.composer/auth.json` hold registry tokens.
+const TOOL_CONFIGS: [&str; 10] = [
     ".kube/config",
     ".docker/config.json",
     ".cargo/credentials*",
     ".config/gh/hosts.yml",
+    "age/keys.txt",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    "containers/auth.json",
+    ".composer/auth.json",
 ];
 
-/// `.env.*` does not match these names.
-const ENV_EXAMPLES: [&str; 3] = [".env.example", ".env.sample", ".env.template"];
+/// The templates the environment-file patterns (`.env.*`, `.env*`, `*.env.*`) do not match: a name
+/// that ends with one of these suffixes (`.env.example`, `prod.env.sample`).
+const ENV_EXAMPLES: [&str; 3] = [".example", ".sample", ".template"];
 
 /// The first sensitive pattern (CT-32, in table order) that `path` (a `/`-separated relative path)
 /// matches, or `None`. Matching is ASCII case-insensitive.
@@ -170,8 +203,8 @@ pub fn sensitive(path: &str) -> Option<&'static str> {
         return Some(dir);
     }
     for pattern in &FILE_PATTERNS {
-        let hit = if *pattern == ".env.*" {
-            glob(pattern, last) && !ENV_EXAMPLES.contains(&last)
+        let hit = if matches!(*pattern, ".env.*" | ".env*" | "*.env.*") {
+            glob(pattern, last) && !ENV_EXAMPLES.iter().any(|e| last.ends_with(e))
         } else {
             glob(pattern, last)
         };
@@ -304,6 +337,69 @@ mod tests {
             (".ssh/known_hosts", Some(".ssh")),
             (".gnupg/pubring.kbx", Some(".gnupg")),
             ("src/cargo/credentials.rs", None),
+        ] {
+            check_sensitive(path, pattern);
+        }
+    }
+
+    /// Issue 27 item 14: the credential files the deny list missed — sops and age keys, gcloud's token
+    /// databases and per-account keys, rclone's configuration, environment files copied or backed up
+    /// under another name — and their peers, each with the pattern that names it; the templates and
+    /// source files beside them stay allowed.
+    #[test]
+    fn issue27_credential_names_the_deny_list_missed_are_sensitive() {
+        for (path, pattern) in [
+            (".config/sops/age/keys.txt", Some("age/keys.txt")),
+            (
+                "Library/Application Support/sops/age/keys.txt",
+                Some("age/keys.txt"),
+            ),
+            ("notes/keys.txt", None),
+            (".config/gcloud/credentials.db", Some("credentials.db")),
+            (".config/gcloud/access_tokens.db", Some("access_tokens.db")),
+            (
+                ".config/gcloud/legacy_credentials/me@example.com/adc.json",
+                Some("legacy_credentials"),
+            ),
+            (
+                ".config/gcloud/application_default_credentials.json",
+                Some("*credentials*.json"),
+            ),
+            (".config/rclone/rclone.conf", Some("rclone.conf")),
+            ("env.backup", Some("env.backup")),
+            ("deploy/env.bak", Some("env.bak")),
+            ("env.old", Some("env.old")),
+            ("env.orig", Some("env.orig")),
+            ("env.save", Some("env.save")),
+            (".env.bak", Some(".env.*")),
+            (".env-old", Some(".env*")),
+            (".env_backup", Some(".env*")),
+            (".env~", Some(".env*")),
+            ("prod.env", Some("*.env")),
+            ("docker/app.env", Some("*.env")),
+            ("prod.env.bak", Some("*.env.*")),
+            ("app.env.local", Some("*.env.*")),
+            ("prod.env.example", None),
+            (".env.example", None),
+            (".env-template", Some(".env*")),
+            ("src/env.rs", None),
+            ("src/environment.ts", None),
+            ("env", None),
+            (".yarnrc.yml", Some(".yarnrc.yml")),
+            (".m2/settings.xml", Some(".m2/settings.xml")),
+            (".m2/settings-security.xml", Some(".m2/settings-security.xml")),
+            ("settings.xml", None),
+            (".gradle/gradle.properties", Some(".gradle/gradle.properties")),
+            ("gradle.properties", None),
+            (".config/containers/auth.json", Some("containers/auth.json")),
+            (".composer/auth.json", Some(".composer/auth.json")),
+            // The peers that were already there stay.
+            (".netrc", Some(".netrc")),
+            (".pgpass", Some(".pgpass")),
+            (".git-credentials", Some(".git-credentials")),
+            (".docker/config.json", Some(".docker/config.json")),
+            (".kube/config", Some(".kube/config")),
+            (".aws/credentials", Some(".aws")),
         ] {
             check_sensitive(path, pattern);
         }

@@ -227,6 +227,47 @@ fn is_control(ch: char) -> bool {
     matches!(ch as u32, 0x00..=0x1F | 0x7F..=0x9F)
 }
 
+/// The JSON Pointer of the first string or key of `value` that holds the NUL character, if any.
+/// Every store must keep what any store accepts (issue 27), and PostgreSQL text and JSON cannot hold
+/// NUL; walked without recursion.
+pub fn nul_in_json(value: &Value) -> Option<String> {
+    let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
+    while let Some((at, v)) = stack.pop() {
+        match v {
+            Value::String(s) if s.contains('\0') => return Some(at),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((format!("{at}/{i}"), item));
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map.iter().rev() {
+                    let path = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    if k.contains('\0') {
+                        return Some(path);
+                    }
+                    stack.push((path, item));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Refuses a stored text argument holding the NUL character (see [`nul_in_json`]).
+fn no_nul(argument: &str, value: &str) -> Result<(), Refusal> {
+    if value.contains('\0') {
+        return Err(Refusal::invalid_argument(
+            argument,
+            format!(
+                "{argument} must not contain the NUL character (U+0000), which a contract store cannot keep."
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// An `AgentId` argument.
 pub fn agent(argument: &str, value: &str) -> Result<AgentId, Refusal> {
     AgentId::parse(value).ok_or_else(|| {
@@ -364,7 +405,7 @@ pub fn wait_sec(value: i64) -> Result<u32, Refusal> {
         })
 }
 
-/// A cancel `reason`: 1 ..= 2,000 characters (CT-183).
+/// A cancel `reason`: 1 ..= 2,000 characters (CT-183), no NUL.
 pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
     let n = value.chars().count();
     if n == 0 || n > MAX_CANCEL_REASON_CHARS {
@@ -373,10 +414,10 @@ pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
             format!("reason must be 1 to {MAX_CANCEL_REASON_CHARS} characters."),
         ));
     }
-    Ok(())
+    no_nul("reason", value)
 }
 
-/// A release `reason`: at most 1,000 characters.
+/// A release `reason`: at most 1,000 characters, no NUL.
 pub fn release_reason(value: &str) -> Result<(), Refusal> {
     if value.chars().count() > MAX_REASON_CHARS {
         return Err(Refusal::invalid_argument(
@@ -384,10 +425,10 @@ pub fn release_reason(value: &str) -> Result<(), Refusal> {
             format!("reason must be at most {MAX_REASON_CHARS} characters."),
         ));
     }
-    Ok(())
+    no_nul("reason", value)
 }
 
-/// A fail `reason`: 1–1,000 characters, one non-whitespace.
+/// A fail `reason`: 1–1,000 characters, one non-whitespace, no NUL.
 pub fn fail_reason(value: &str) -> Result<(), Refusal> {
     if value.chars().count() > MAX_REASON_CHARS || value.trim().is_empty() {
         return Err(Refusal::invalid_argument(
@@ -395,10 +436,10 @@ pub fn fail_reason(value: &str) -> Result<(), Refusal> {
             format!("reason must be 1 to {MAX_REASON_CHARS} characters and not blank."),
         ));
     }
-    Ok(())
+    no_nul("reason", value)
 }
 
-/// A `result_summary`: 1–8,192 bytes, one non-whitespace.
+/// A `result_summary`: 1–8,192 bytes, one non-whitespace, no NUL.
 pub fn result_summary(value: &str) -> Result<(), Refusal> {
     if value.is_empty() || value.len() > MAX_RESULT_SUMMARY_BYTES || value.trim().is_empty() {
         return Err(Refusal::invalid_argument(
@@ -406,16 +447,25 @@ pub fn result_summary(value: &str) -> Result<(), Refusal> {
             format!("result_summary must be 1 to {MAX_RESULT_SUMMARY_BYTES} bytes and not blank."),
         ));
     }
-    Ok(())
+    no_nul("result_summary", value)
 }
 
-/// A `structured_output`: at most 32 KiB of compact JSON.
+/// A `structured_output`: at most 32 KiB of compact JSON, no NUL in a string or a key.
 pub fn structured_output(value: &Map<String, Value>) -> Result<(), Refusal> {
     let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(usize::MAX);
     if size > MAX_STRUCTURED_OUTPUT_BYTES {
         return Err(Refusal::invalid_argument(
             "structured_output",
             format!("structured_output must be at most {MAX_STRUCTURED_OUTPUT_BYTES} bytes of compact JSON."),
+        ));
+    }
+    if let Some(at) = nul_in_json(&Value::Object(value.clone())) {
+        return Err(Refusal::invalid_argument(
+            "structured_output",
+            format!(
+                "structured_output must not contain the NUL character (U+0000), which a contract store cannot keep (at {}).",
+                shiftwork_seams::echo::clip_echo(if at.is_empty() { "(root)" } else { &at })
+            ),
         ));
     }
     Ok(())

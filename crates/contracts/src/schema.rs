@@ -66,6 +66,13 @@ pub fn accept(schema: &Map<String, Value>) -> Result<(), Vec<ValidationError>> {
     if size > MAX_CONTRACT_SCHEMA_BYTES {
         return Err(Vec::new());
     }
+    // Every store must keep what one accepts (issue 27): PostgreSQL JSON cannot hold NUL.
+    if let Some(at) = crate::request::nul_in_json(&Value::Object(schema.clone())) {
+        return Err(vec![ValidationError {
+            instance_path: at,
+            message: String::from("contains the NUL character (U+0000), which a contract store cannot keep"),
+        }]);
+    }
     compile(schema)?;
     let root = Value::Object(schema.clone());
     let reached = expansion(&root);

@@ -49,3 +49,40 @@ pub fn sample_contract(now: EpochMs) -> Contract {
         cancel_reason: None,
     }
 }
+
+/// Runs `sql` on the SQLite database at `path` with a plain connection (tests that plant what an
+/// attacker or an accident would: a trigger, a foreign table).
+#[cfg(feature = "sqlite")]
+pub fn sqlite_exec(path: &std::path::Path, sql: &str) -> Result<(), String> {
+    let conn = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+    conn.execute_batch(sql).map_err(|e| e.to_string())
+}
+
+/// The write-ahead log of another database, with committed frames, as a live connection of that
+/// database holds it (made as `<dir>/foreign.db` and removed again).
+#[cfg(feature = "sqlite")]
+pub fn foreign_wal(dir: &std::path::Path) -> Result<Vec<u8>, String> {
+    use shiftwork_seams::Fs;
+    let db = dir.join("foreign.db");
+    let conn = rusqlite::Connection::open(&db).map_err(|e| e.to_string())?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+         CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);",
+    )
+    .map_err(|e| e.to_string())?;
+    for i in 0..50 {
+        conn.execute(
+            "INSERT INTO notes (body) VALUES (?1)",
+            [format!("note {i} {}", "y".repeat(300))],
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    let wal = shiftwork_seams::OsFs
+        .read(&dir.join("foreign.db-wal"))
+        .map_err(|e| e.to_string())?;
+    drop(conn);
+    for f in ["foreign.db", "foreign.db-wal", "foreign.db-shm"] {
+        let _ = shiftwork_seams::OsFs.remove_file(&dir.join(f));
+    }
+    Ok(wal)
+}

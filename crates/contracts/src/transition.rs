@@ -145,8 +145,8 @@ pub enum Command {
 pub enum Revert {
     /// The poll's verification could not run (CT-65 step 5).
     CheckFailed,
-    /// The waiting poll that claimed it was cancelled before it answered (CT-181).
-    WaitCancelled,
+    /// The poll that claimed it was cancelled before it answered (CT-181; issue 27: waiting or not).
+    Cancelled,
 }
 
 /// The reply of a step.
@@ -312,7 +312,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
                 &mut next,
                 match why {
                     Revert::CheckFailed => "CLAIM_REVERTED: pointer check could not run",
-                    Revert::WaitCancelled => "CLAIM_REVERTED: the waiting poll was cancelled",
+                    Revert::Cancelled => "CLAIM_REVERTED: the poll was cancelled",
                 },
             );
             done(next)

@@ -1,92 +1,36 @@
 //! Waiting for work (CT-179 … CT-182): the signal a store gives a waiting poll ([`Wake`]) and the
-//! handle with which the caller ends a wait early ([`Cancel`]).
+//! handle with which the caller ends a call early ([`Cancel`]).
 //!
-//! A waiting poll holds no store transaction, no row lock and no pooled connection: it sleeps on its
-//! [`Wake`], which the store notifies when a contract of the agent may have become claimable (a
-//! dispatch, a release, a reverted claim or a redelivery, committed in this process, another process
-//! or — with PostgreSQL — on another machine), and which a [`Cancel`] notifies too.
+//! A waiting poll holds no store transaction, no row lock and no pooled connection: it waits on its
+//! [`Wake`] through the facade's clock ([`shiftwork_seams::Clock::wait_until`], so the wait ends by the
+//! clock it was given: a `ManualClock` wait ends when the test moves the clock), and the store
+//! notifies the `Wake` when a contract of the agent may have become claimable (a dispatch, a release,
+//! a reverted claim or a redelivery, committed in this process, another process or — with
+//! PostgreSQL — on another machine); a [`Cancel`] notifies it too.
 //!
 //! ```
 //! use shiftwork_contracts::wait::{Cancel, Wake};
+//! use shiftwork_seams::{Clock, SystemClock};
 //! use std::time::Duration;
+//! let clock = SystemClock::new();
 //! let wake = Wake::new();
 //! let cancel = Cancel::new();
 //! cancel.attach(&wake);
-//! assert!(!wake.wait(Duration::from_millis(1)), "nothing happened");
+//! assert!(!clock.wait_until(&wake, clock.monotonic() + Duration::from_millis(1)), "nothing happened");
 //! let other = cancel.clone();
 //! std::thread::spawn(move || other.cancel());
-//! assert!(wake.wait(Duration::from_secs(10)), "the cancel woke the waiter at once");
+//! assert!(clock.wait_until(&wake, clock.monotonic() + Duration::from_secs(10)), "the cancel woke the waiter at once");
 //! assert!(cancel.is_cancelled());
 //! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// A one-waiter signal: [`Wake::notify`] wakes the thread blocked in [`Wake::wait`] (or the next
-/// call to it). Clones share the signal.
-#[derive(Clone, Default)]
-pub struct Wake(Arc<WakeInner>);
+use shiftwork_seams::WeakSignal;
 
-#[derive(Default)]
-pub(crate) struct WakeInner {
-    signalled: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl std::fmt::Debug for Wake {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Wake").finish_non_exhaustive()
-    }
-}
-
-impl WakeInner {
-    fn notify(&self) {
-        // A flag behind a mutex cannot be left half-written by a panic.
-        *self.signalled.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        self.cv.notify_all();
-    }
-}
-
-impl Wake {
-    /// A signal nobody has given yet.
-    pub fn new() -> Self {
-        Wake::default()
-    }
-
-    /// Gives the signal.
-    pub fn notify(&self) {
-        self.0.notify();
-    }
-
-    /// Waits until the signal is given or `timeout` passed; true when it was given (the signal is
-    /// then taken, so the next wait waits again).
-    pub fn wait(&self, timeout: Duration) -> bool {
-        let guard = self.0.signalled.lock().unwrap_or_else(PoisonError::into_inner);
-        let (mut guard, _) = self
-            .0
-            .cv
-            .wait_timeout_while(guard, timeout, |signalled| !*signalled)
-            .unwrap_or_else(PoisonError::into_inner);
-        std::mem::replace(&mut *guard, false)
-    }
-
-    pub(crate) fn downgrade(&self) -> Weak<WakeInner> {
-        Arc::downgrade(&self.0)
-    }
-}
-
-/// Notifies a [`Wake`] that may be gone (a store keeps its waiters weakly: a wait that ended leaves
-/// nothing behind).
-pub(crate) fn notify_weak(wake: &Weak<WakeInner>) -> bool {
-    match wake.upgrade() {
-        Some(inner) => {
-            inner.notify();
-            true
-        }
-        None => false,
-    }
-}
+/// The signal a waiting poll waits on: a [`shiftwork_seams::Signal`], given by the store and by a
+/// [`Cancel`], waited for through the facade's clock.
+pub type Wake = shiftwork_seams::Signal;
 
 /// A cancellation handle: [`Cancel::cancel`] ends every wait it is attached to at once, with no claim
 /// (CT-181). Clones share the handle.
@@ -96,7 +40,7 @@ pub struct Cancel(Arc<CancelInner>);
 #[derive(Default)]
 struct CancelInner {
     cancelled: AtomicBool,
-    wakes: Mutex<Vec<Weak<WakeInner>>>,
+    wakes: Mutex<Vec<WeakSignal>>,
 }
 
 impl std::fmt::Debug for Cancel {
@@ -118,7 +62,7 @@ impl Cancel {
         self.0.cancelled.store(true, Ordering::SeqCst);
         let wakes = std::mem::take(&mut *self.0.wakes.lock().unwrap_or_else(PoisonError::into_inner));
         for w in &wakes {
-            notify_weak(w);
+            w.notify();
         }
     }
 
@@ -135,7 +79,7 @@ impl Cancel {
             wake.notify();
             return;
         }
-        wakes.retain(|w| w.strong_count() > 0);
+        wakes.retain(WeakSignal::is_alive);
         wakes.push(wake.downgrade());
     }
 }
@@ -143,11 +87,11 @@ impl Cancel {
 /// The waiting polls registered with one store, by agent, held weakly.
 #[derive(Default)]
 pub(crate) struct Watchers {
-    list: Mutex<Vec<(crate::model::AgentId, Weak<WakeInner>)>>,
+    list: Mutex<Vec<(crate::model::AgentId, WeakSignal)>>,
 }
 
 impl Watchers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(crate::model::AgentId, Weak<WakeInner>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(crate::model::AgentId, WeakSignal)>> {
         // The list holds plain values; a panic elsewhere cannot leave it half-updated.
         self.list.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -155,26 +99,26 @@ impl Watchers {
     /// Registers `wake` for `agent`.
     pub(crate) fn add(&self, agent: &crate::model::AgentId, wake: &Wake) {
         let mut list = self.lock();
-        list.retain(|(_, w)| w.strong_count() > 0);
+        list.retain(|(_, w)| w.is_alive());
         list.push((agent.clone(), wake.downgrade()));
     }
 
     /// Wakes the waiters of `agent`.
     pub(crate) fn notify(&self, agent: &crate::model::AgentId) {
         let mut list = self.lock();
-        list.retain(|(a, w)| a != agent || notify_weak(w));
+        list.retain(|(a, w)| a != agent || w.notify());
     }
 
     /// Wakes every waiter.
     pub(crate) fn notify_all(&self) {
         let mut list = self.lock();
-        list.retain(|(_, w)| notify_weak(w));
+        list.retain(|(_, w)| w.notify());
     }
 
     /// The agents somebody waits for, each once.
     pub(crate) fn agents(&self) -> Vec<crate::model::AgentId> {
         let mut list = self.lock();
-        list.retain(|(_, w)| w.strong_count() > 0);
+        list.retain(|(_, w)| w.is_alive());
         let mut agents: Vec<crate::model::AgentId> = list.iter().map(|(a, _)| a.clone()).collect();
         agents.sort();
         agents.dedup();

@@ -880,3 +880,184 @@ fn issue12_contracts_roots_setting_and_its_default() {
     );
     assert_eq!(dispatch(&r, elsewhere.path().to_str().unwrap())["ok"], true);
 }
+
+/// Runs the binary with `HOME` set to `home` and none of the contracts variables of the caller's
+/// environment.
+fn run_at_home(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (bool, Value) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .env("HOME", home)
+        .env_remove("SHIFTWORK_CONTRACTS_DB")
+        .env_remove("AGENT_NAME");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(&stdout).unwrap_or(Value::String(stdout.into_owned()));
+    (out.status.success(), value)
+}
+
+/// The output schema the server advertises for `tool`.
+fn advertised_output(tool: &str) -> Value {
+    let lazy = Lazy::ready(
+        Arc::new(Contracts::new(
+            Arc::new(MemoryStore::new(Arc::new(shiftwork_seams::SystemClock::new()))),
+            Arc::new(shiftwork_seams::SystemClock::new()),
+            Arc::new(MemFs::new()),
+            Arc::new(SeededIdSource::new(1)),
+            ContractsConfig::default(),
+        )),
+        None,
+    );
+    group::tools(Arc::new(lazy))
+        .into_iter()
+        .find(|t| t.name == tool)
+        .unwrap()
+        .output_schema
+}
+
+/// Issue 31 item 4: a read-only tool never creates a store or a directory. With a fresh HOME and no
+/// store yet, `call inspect_mesh_state` answers empty counts and a `note` saying no store exists and
+/// naming the setting (valid against the advertised output schema), `verify_contract` answers
+/// CONTRACT_NOT_FOUND, and HOME is left without `.shiftwork`; the first call that writes creates it.
+#[test]
+fn issue31_nothing_is_created_by_looking() {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, v) = run_at_home(home.path(), &["call", "inspect_mesh_state", "{}"], &[]);
+    assert!(ok, "{v}");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["total_returned"], 0);
+    assert!(
+        v["counts"].as_object().unwrap().values().all(|n| n == &json!(0)),
+        "{v}"
+    );
+    let note = v["note"].as_str().unwrap();
+    assert!(
+        note.contains("No contracts store exists") && note.contains("nothing was created"),
+        "{note}"
+    );
+    assert!(note.contains("--contracts-db / SHIFTWORK_CONTRACTS_DB"), "{note}");
+    let validator = jsonschema::validator_for(&advertised_output("inspect_mesh_state")).unwrap();
+    assert!(validator.is_valid(&v), "{v}");
+    let (_, v) = run_at_home(
+        home.path(),
+        &[
+            "call",
+            "verify_contract",
+            r#"{"contract_id": "0196f3a0-0000-7000-8000-000000000000"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(v["error"]["code"], "CONTRACT_NOT_FOUND", "{v}");
+    let (_, v) = run_at_home(
+        home.path(),
+        &["call", "inspect_mesh_state", r#"{"limit": 0}"#],
+        &[],
+    );
+    assert_eq!(
+        v["error"]["code"], "INVALID_ARGUMENT",
+        "arguments are still checked: {v}"
+    );
+    assert!(
+        !home.path().join(".shiftwork").exists(),
+        "looking created ~/.shiftwork"
+    );
+    let (_, v) = run_at_home(
+        home.path(),
+        &["call", "poll_next_task", "{}"],
+        &[("AGENT_NAME", "bob")],
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(home.path().join(".shiftwork/contracts.db").exists());
+    let (_, v) = run_at_home(home.path(), &["call", "inspect_mesh_state", "{}"], &[]);
+    assert!(v.get("note").is_none(), "a store exists now: {v}");
+}
+
+/// Every file of `dir` with its bytes.
+fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect()
+}
+
+/// Issue 27 items 5, 9 and 10 through the binary, as a hostile user would: a `-wal` of another
+/// database planted beside a 40 KB store, then a trigger in the store, then an empty file named as
+/// the store. `call inspect_mesh_state` and `watch --once` refuse each (STORE_UNAVAILABLE naming the
+/// file and the setting), and every file is left byte for byte as it was — before, the planted log
+/// shrank the store to 8 KB.
+#[test]
+fn issue27_a_planted_wal_a_triggered_store_and_an_empty_file_through_the_binary() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let db = dir.path().join("contracts.db");
+    let db_arg = db.to_str().unwrap();
+    let roots = dir.path().to_str().unwrap();
+    for i in 0..40 {
+        let args = json!({"target_agent": "bob", "title": format!("job {i}"), "workspace_root": ws,
+                          "context_summary": "x".repeat(600)});
+        let (_, v) = run_at_home(
+            home.path(),
+            &[
+                "call",
+                "dispatch_contract",
+                &args.to_string(),
+                "--contracts-db",
+                db_arg,
+                "--contracts-roots",
+                roots,
+            ],
+            &[("AGENT_NAME", "alice")],
+        );
+        assert_eq!(v["ok"], true, "{v}");
+    }
+    assert!(std::fs::metadata(&db).unwrap().len() >= 40_000);
+    let wal = shiftwork_contracts::testing::foreign_wal(dir.path()).unwrap();
+    let planted = dir.path().join("contracts.db-wal");
+    let trigger = "CREATE TRIGGER to_mallory AFTER INSERT ON contracts BEGIN
+                     UPDATE contracts SET target_agent = 'mallory' WHERE seq = new.seq; END";
+    let empty = dir.path().join("empty.db");
+    for (case, store, names) in [
+        ("a planted -wal", &db, "contracts.db-wal"),
+        ("a trigger", &db, "to_mallory"),
+        ("an empty file", &empty, "empty.db"),
+    ] {
+        match case {
+            "a planted -wal" => std::fs::write(&planted, &wal).unwrap(),
+            "a trigger" => {
+                std::fs::remove_file(&planted).unwrap();
+                shiftwork_contracts::testing::sqlite_exec(&db, trigger).unwrap();
+            }
+            _ => std::fs::write(&empty, b"").unwrap(),
+        }
+        let before = files_of(dir.path());
+        let store_arg = store.to_str().unwrap();
+        let (ok, v) = run_at_home(
+            home.path(),
+            &["call", "inspect_mesh_state", "{}", "--contracts-db", store_arg],
+            &[],
+        );
+        assert!(ok, "{case}: a refusal is a result");
+        assert_eq!(v["error"]["code"], "STORE_UNAVAILABLE", "{case}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(names), "{case}: names {names}: {message}");
+        assert!(message.contains("--contracts-db"), "{case}: {message}");
+        let watch = std::process::Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"))
+            .args(["watch", "--once", "--contracts-db", store_arg])
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&watch.stdout);
+        assert!(shown.contains(names), "{case}: watch --once names it: {shown}");
+        assert_eq!(files_of(dir.path()), before, "{case}: every byte as it was");
+    }
+}

@@ -181,3 +181,131 @@ fn ct179_ct183_waiting_and_cancelling_through_the_handlers() {
     assert_eq!(late["error"]["code"], "CANCELLED", "{late}");
     valid(fail, &late);
 }
+
+/// A file system that runs `then` once a read of `path` has handed out its first chunk.
+struct OnFirstChunk {
+    inner: MemFs,
+    path: std::path::PathBuf,
+    then: Box<dyn Fn() + Send + Sync>,
+}
+
+impl shiftwork_seams::Fs for OnFirstChunk {
+    fn read(&self, path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+    fn read_chunks(
+        &self,
+        path: &std::path::Path,
+        chunk_size: usize,
+        sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<u64> {
+        let watched = path == self.path;
+        self.inner.read_chunks(path, chunk_size, &mut |chunk| {
+            let out = sink(chunk);
+            if watched {
+                (self.then)();
+            }
+            out
+        })
+    }
+    fn metadata(&self, path: &std::path::Path) -> std::io::Result<shiftwork_seams::Metadata> {
+        self.inner.metadata(path)
+    }
+    fn symlink_metadata(&self, path: &std::path::Path) -> std::io::Result<shiftwork_seams::Metadata> {
+        self.inner.symlink_metadata(path)
+    }
+    fn list_dir(&self, path: &std::path::Path) -> std::io::Result<Vec<shiftwork_seams::DirEntry>> {
+        self.inner.list_dir(path)
+    }
+    fn canonicalize(&self, path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+        self.inner.canonicalize(path)
+    }
+    fn read_link(&self, path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+        self.inner.read_link(path)
+    }
+    fn create_new(
+        &self,
+        path: &std::path::Path,
+        mode: u32,
+    ) -> std::io::Result<Box<dyn shiftwork_seams::FileWriter>> {
+        self.inner.create_new(path, mode)
+    }
+    fn open_append(
+        &self,
+        path: &std::path::Path,
+        create: bool,
+    ) -> std::io::Result<Box<dyn shiftwork_seams::FileWriter>> {
+        self.inner.open_append(path, create)
+    }
+    fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &std::path::Path) -> std::io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn sync_dir(&self, path: &std::path::Path) -> std::io::Result<()> {
+        self.inner.sync_dir(path)
+    }
+    fn lock(
+        &self,
+        path: &std::path::Path,
+        timeout: Duration,
+    ) -> std::io::Result<Box<dyn shiftwork_seams::LockGuard>> {
+        self.inner.lock(path, timeout)
+    }
+}
+
+/// Issue 27 item 3 through the handler: a plain `poll_next_task` (no `wait_sec`) whose client cancels
+/// it while the pointer of the claimed contract is being hashed stops there and undoes its claim, so
+/// no claim is held by nobody until its lease runs out. The handler hands the call's cancellation to
+/// every contracts call, not only to waiting polls.
+#[test]
+fn issue27_a_cancelled_plain_poll_through_the_handler_undoes_its_claim() {
+    let clock = Arc::new(SystemClock::new());
+    let fs = MemFs::new();
+    fs.write_file("/w/big.bin", &vec![b'x'; 8 * 1024 * 1024]);
+    let context = CallContext::new(None);
+    let cancelling = context.clone();
+    let store: Arc<dyn shiftwork_contracts::Store> = Arc::new(MemoryStore::new(clock.clone()));
+    let config = ContractsConfig {
+        allowed_roots: AllowedRoots::new(["/w"]),
+        ..ContractsConfig::default()
+    };
+    let make = |fs: Arc<dyn shiftwork_seams::Fs>| {
+        Arc::new(Contracts::new(
+            store.clone(),
+            clock.clone(),
+            fs,
+            Arc::new(SeededIdSource::new(1)),
+            config.clone(),
+        ))
+    };
+    let plain = make(Arc::new(fs.clone()));
+    let sent = plain
+        .dispatch(&shiftwork_contracts::DispatchRequest {
+            pointers: Some(vec![String::from("big.bin")]),
+            requester_agent: shiftwork_contracts::Identity::given("alice").unwrap(),
+            ..shiftwork_contracts::DispatchRequest::new(
+                shiftwork_contracts::AgentId::parse("bob").unwrap(),
+                "big",
+                "/w",
+            )
+        })
+        .unwrap();
+    let watched = make(Arc::new(OnFirstChunk {
+        inner: fs,
+        path: std::path::PathBuf::from("/w/big.bin"),
+        then: Box::new(move || cancelling.cancel()),
+    }));
+    let tools = group::tools(Arc::new(Lazy::ready(watched, Some(String::from("bob")))));
+    let args = Arguments::decoded(serde_json::Map::new()).in_context(context);
+    let v = answer(tool(&tools, "poll_next_task").invoke(&args));
+    assert_eq!(v["has_task"], false, "{v}");
+    valid(tool(&tools, "poll_next_task"), &v);
+    let record = store.get(&sent.contract_id).unwrap().unwrap();
+    assert_eq!(
+        (record.status, record.claim_epoch),
+        (Status::Submitted, 1),
+        "the claim was undone, not left CLAIMED until its lease runs out"
+    );
+}

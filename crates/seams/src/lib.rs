@@ -6,7 +6,7 @@
 //!
 //! | seam | production | tests |
 //! |---|---|---|
-//! | [`Clock`] — now, monotonic time, sleeping | [`SystemClock`] | [`ManualClock`] |
+//! | [`Clock`] — now, monotonic time, sleeping, waiting for a [`Signal`] | [`SystemClock`] | [`ManualClock`] |
 //! | [`Fs`] — read, list, metadata, create, append, rename, lock | [`OsFs`] | [`MemFs`] (fault injection) |
 //! | [`Host`] — own pid and host name, pid liveness, shell probes | [`OsHost`] | [`MemHost`] |
 //!
@@ -43,7 +43,7 @@ pub mod path;
 #[cfg(target_os = "linux")]
 mod probe_supervisor;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, ManualClock, Signal, SystemClock, WeakSignal};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 pub use host::{Host, MemHost, OsHost, PROBE_KILL_GRACE, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
 pub use mem_fs::{MemFs, Op, ReadHold};

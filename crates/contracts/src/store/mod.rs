@@ -76,6 +76,10 @@ pub(crate) fn history_entry(entry: &str) -> String {
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
+pub(crate) mod sqlite_file;
+#[cfg(feature = "sqlite")]
+mod sqlite_log;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteOptions, SqliteStore, Synchronous};
 
 #[cfg(feature = "postgres")]

@@ -394,6 +394,8 @@ impl Shared {
                 Ok(c) => c,
                 Err(_) => {
                     self.watchers.notify_all();
+                    // The pause of a reconnecting connection, not a wait of a call: every waiting poll
+                    // waits on its own clock, and was just woken to look for itself.
                     std::thread::sleep(LISTEN_RETRY);
                     if self.stop_listening_if_idle(&mut idle, LISTEN_RETRY) {
                         return;
@@ -539,6 +541,40 @@ ALTER TABLE contracts ADD CONSTRAINT contracts_status_check
 CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
 UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
+
+/// What on the store's two tables the schema does not define (issue 27): a trigger, a rule, a row
+/// security policy or row security itself, or a table that is not a plain table (a view named
+/// `contracts`). Each row: the kind, its name, the table.
+const FOREIGN_OBJECTS: &str = "
+WITH ours AS (
+  SELECT c.oid, c.relname, c.relkind, c.relrowsecurity FROM pg_class c
+   WHERE c.oid IN (to_regclass('contracts'), to_regclass('contracts_meta')))
+SELECT 'a trigger', t.tgname::text, o.relname::text FROM pg_trigger t JOIN ours o ON o.oid = t.tgrelid
+ WHERE NOT t.tgisinternal
+UNION ALL
+SELECT 'a rule', r.rulename::text, o.relname::text FROM pg_rewrite r JOIN ours o ON o.oid = r.ev_class
+ WHERE r.rulename <> '_RETURN'
+UNION ALL
+SELECT 'a row security policy', p.polname::text, o.relname::text FROM pg_policy p JOIN ours o ON o.oid = p.polrelid
+UNION ALL
+SELECT 'a setting', 'row level security', o.relname::text FROM ours o WHERE o.relrowsecurity
+UNION ALL
+SELECT 'a relation of another kind', o.relname::text, o.relname::text FROM ours o WHERE o.relkind <> 'r'";
+
+/// Refuses a store whose tables carry anything the contracts schema does not define (issue 27): a
+/// trigger could store a dispatch for another agent, copy results elsewhere or hide waiting work.
+fn check_objects(tx: &mut Tx<'_, '_>) -> Result<(), StoreError> {
+    let rows = tx.query(FOREIGN_OBJECTS, &[]).map_err(|e| classify(&e))?;
+    if let Some(row) = rows.first() {
+        let (kind, name, table): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        let name =
+            shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip_echo(&name)).into_owned();
+        return Err(StoreError::Unavailable(format!(
+            "the PostgreSQL table {table} carries {kind} '{name}' that the contracts schema does not define, and a store holding objects it did not create is refused (a trigger could redirect or hide work); drop it if you made it, or restore the store from a copy you trust"
+        )));
+    }
+    Ok(())
+}
 
 const CLAIM: &str = "
 WITH next AS MATERIALIZED (
@@ -880,6 +916,7 @@ impl PgStore {
                 tx.batch_execute(SCHEMA).map_err(|e| classify(&e))?;
                 return Ok(());
             }
+            check_objects(tx)?;
             let version: String = tx
                 .query_one(
                     "SELECT value FROM contracts_meta WHERE key = 'schema_version'",
@@ -907,6 +944,7 @@ impl PgStore {
             Some(c) => c.clone(),
             None => Arc::new(ServerClock {
                 shared: self.shared.clone(),
+                local: shiftwork_seams::SystemClock::new(),
             }),
         }
     }
@@ -927,8 +965,12 @@ impl PgStore {
 }
 
 /// The server's `clock_timestamp()` as a [`Clock`]; if the server cannot be asked, the local clock.
+/// Durations and waits are the local clock's: one [`shiftwork_seams::SystemClock`] made with the
+/// store's clock, whose monotonic origin therefore stays put (issue 27: a clock made afresh at each
+/// reading measured every wait as zero, so a waiting poll never reached its deadline).
 struct ServerClock {
     shared: Arc<Shared>,
+    local: shiftwork_seams::SystemClock,
 }
 
 impl Clock for ServerClock {
@@ -944,14 +986,17 @@ impl Clock for ServerClock {
         });
         match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
             Some(t) => t,
-            None => shiftwork_seams::SystemClock::new().now(),
+            None => self.local.now(),
         }
     }
     fn monotonic(&self) -> Duration {
-        shiftwork_seams::SystemClock::new().monotonic()
+        self.local.monotonic()
     }
     fn sleep(&self, duration: Duration) {
-        shiftwork_seams::SystemClock::new().sleep(duration)
+        self.local.sleep(duration)
+    }
+    fn wait_until(&self, signal: &shiftwork_seams::Signal, deadline: Duration) -> bool {
+        self.local.wait_until(signal, deadline)
     }
 }
 

@@ -8,6 +8,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 use shiftwork_seams::{Clock, Fs};
 
+use super::sqlite_file::{self, Beside, Files, OpenHere};
 use super::{
     Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
 };
@@ -74,7 +75,7 @@ impl Default for SqliteOptions {
 }
 
 /// The `contracts` table of schema version 2 (CT-139, then the four columns of CT-191), named `name`.
-fn table(name: &str) -> String {
+pub(crate) fn table(name: &str) -> String {
     format!(
         "
 CREATE TABLE {name} (
@@ -122,7 +123,7 @@ CREATE TABLE {name} (
     )
 }
 
-const INDEXES: &str = "
+pub(crate) const INDEXES: &str = "
 CREATE INDEX contracts_ready      ON contracts (target_agent, queued_at, seq) WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_queue_due  ON contracts (queue_expires_at, seq)        WHERE status = 'SUBMITTED';
 CREATE INDEX contracts_lease_due  ON contracts (expires_at, seq)              WHERE status = 'CLAIMED';
@@ -228,17 +229,19 @@ SELECT coalesce(max(claimable), 0), min(CASE WHEN at > ?2 THEN at END) FROM (
 /// ```
 pub struct SqliteStore {
     path: PathBuf,
+    /// The database and its sidecars (the database's canonical path).
+    files: Files,
     options: SqliteOptions,
-    /// Opened read-only because the file is not writable (issue 12): every write answers
-    /// [`StoreError::ReadOnly`] without touching the file.
+    /// Opened for reading only ([`SqliteStore::open_read_only`], or a file this process cannot
+    /// write, issue 12): every write answers [`StoreError::ReadOnly`], and every read opens a
+    /// connection that writes nothing and creates nothing (issue 27, see [`SqliteStore::read`]).
     read_only: bool,
-    /// A read-only store whose file this process could write: its connections are opened for
-    /// writing but with `PRAGMA query_only`, so that SQLite keeps its write-ahead log index itself
-    /// and the last connection to close removes the `-wal` and `-shm` files it needed (a connection
-    /// opened read-only would leave them behind in the directory). Nothing is ever written through
-    /// them; closing may fold a committed log into the file, as the last SQLite connection to close
-    /// always does, which changes no record.
-    file_writable: bool,
+    /// Reads of a read-only store take turns (a look at the `-shm` locks opens and closes a
+    /// descriptor of it, which must not happen while a connection of this store holds locks there),
+    /// and keep the in-memory replay of a log left behind while the files stay as they were.
+    reader_turn: Mutex<Option<(Stamp, Connection)>>,
+    /// This store holds the file open in this process (shared with the watching thread).
+    open_here: Arc<OpenHere>,
     clock: Arc<dyn Clock>,
     pool: Mutex<Pool>,
     available: Condvar,
@@ -256,6 +259,8 @@ struct Watching {
     running: Mutex<bool>,
     path: PathBuf,
     clock: Arc<dyn Clock>,
+    /// The file stays registered as open in this process while the thread's connection lives.
+    _open_here: Arc<OpenHere>,
 }
 
 /// How often the watching thread reads the database's change counter (CT-180: at least every 50 ms).
@@ -270,12 +275,21 @@ impl Watching {
 
     /// The watching thread: a dedicated connection that writes nothing reads `PRAGMA data_version`
     /// (it changes when any other connection, in any process, commits); on a change it asks which
-    /// waiting agents now have a claimable record and wakes them.
+    /// waiting agents now have a claimable record and wakes them. The connection is a writer's with
+    /// `query_only` (a writing store's files are in use anyway), so that if it is the last of this
+    /// process to close, SQLite folds the log in and removes its sidecars as at any writer's close.
+    /// Its 20 ms period is the cadence of a look at the file, not a wait of a call: a waiting poll
+    /// waits on its clock.
     fn run(self: Arc<Self>) {
-        let conn = match Connection::open_with_flags(
+        let conn = Connection::open_with_flags(
             &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        ) {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .and_then(|c| {
+            c.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")?;
+            Ok(c)
+        });
+        let conn = match conn {
             Ok(c) => c,
             Err(_) => {
                 // Without a connection the waiters fall back to looking again every few seconds.
@@ -398,6 +412,15 @@ fn reason_of(code: ErrorCode) -> &'static str {
 impl SqliteStore {
     /// Opens (and on first use creates, with its missing directories) the database at `path`
     /// (CT-135, CT-136). Directories are created with mode 0700 and the file with 0600 through `fs`.
+    ///
+    /// Only a path that does not exist is created, and the new database is linked into place whole.
+    /// An existing file is judged before any SQLite connection touches it (issue 27; the rules are
+    /// in the `sqlite_file` module): refused, and left byte for byte as it was with the files beside
+    /// it, when it is empty or not a contracts database, when another user owns or can write it, its
+    /// directory or its sidecars, when a hot `-journal` or a `-wal` that is not its own lies beside it,
+    /// or when it holds a table, index, trigger or view the contracts schema does not define. Every
+    /// connection runs with `trusted_schema` off. A file this process cannot write is opened for
+    /// reading only, as by [`SqliteStore::open_read_only`].
     pub fn open(
         path: &Path,
         options: SqliteOptions,
@@ -408,10 +431,14 @@ impl SqliteStore {
     }
 
     /// Opens an existing database for reading only (a view of the store, such as a live terminal
-    /// view): it never creates, initialises or upgrades a file and never writes a record; every write
-    /// operation answers [`StoreError::ReadOnly`]. A missing file, an empty one, another application's
-    /// or one of an older or newer schema version is refused with [`StoreError::Unavailable`]. It
-    /// leaves no file behind in the database's directory.
+    /// view): it never creates, initialises or upgrades a file and never writes a byte, to the
+    /// database, its log or its directory; every write operation answers [`StoreError::ReadOnly`]. A
+    /// missing file, an empty one, another application's, one of an older or newer schema version, or
+    /// one refused by the checks of [`SqliteStore::open`] is refused with [`StoreError::Unavailable`].
+    /// It creates no `-wal` or `-shm` file: each read opens a connection that writes nothing — to the
+    /// file alone (`immutable`) when no log is beside it, as a reader of the live processes' log when
+    /// one holds the store open, or to the database a log left behind would produce, replayed in
+    /// memory.
     ///
     /// ```
     /// use shiftwork_contracts::{SqliteOptions, SqliteStore, Store, StoreError};
@@ -443,75 +470,34 @@ impl SqliteStore {
         fs: &dyn Fs,
         reader: bool,
     ) -> Result<SqliteStore, StoreError> {
-        // A location that exists must be a regular file (or a link to one): SQLite would otherwise
-        // write its journal beside `/dev/null` or read a FIFO (issue 12).
-        let read_only = match fs.metadata(path) {
-            Err(_) if reader => {
-                return Err(StoreError::Unavailable(String::from(
-                    "there is no contracts database at the store location yet",
-                )));
-            }
-            Ok(m) if m.kind == shiftwork_seams::FileKind::File && reader => true,
-            Ok(m) if m.kind != shiftwork_seams::FileKind::File => {
-                return Err(StoreError::Unavailable(String::from(
-                    "the store location exists but is not a regular file",
-                )));
-            }
-            // Opened for appending and closed at once, nothing written: can this process write it?
-            Ok(_) => match fs.open_append(path, false) {
-                Ok(_) => false,
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::PermissionDenied
-                        || e.raw_os_error() == Some(libc::EROFS) =>
-                {
-                    true
-                }
-                Err(e) => {
-                    return Err(StoreError::Unavailable(format!(
-                        "the database file cannot be opened: {}",
-                        shiftwork_seams::os_reason(&e)
-                    )));
-                }
-            },
-            Err(_) => false,
+        let opened = {
+            // No other thread of this process opens or judges a store while this one does (see
+            // `sqlite_file`: descriptors opened and closed here must not drop SQLite's locks).
+            let _turn = sqlite_file::judging();
+            Self::judge_or_create(path, options, fs, reader)?
         };
-        // A reader whose file this process could write (opened for appending and closed at once,
-        // nothing written) lets SQLite clean up after it (see `file_writable`).
-        let file_writable = !read_only || (reader && fs.open_append(path, false).is_ok());
-        let dir = shiftwork_seams::durable::parent_dir(path);
-        if !read_only {
-            create_dirs(fs, &dir)?;
-        }
-        if let Some(kind) = shiftwork_seams::network_filesystem(&dir) {
+        let (files, meta, open_here) = opened;
+        if let Some(kind) = shiftwork_seams::network_filesystem(&files.dir) {
             eprintln!(
                 "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
             );
         }
-        if !read_only {
-            match fs.create_new(path, 0o600) {
-                Ok(mut w) => {
-                    let _ = w.sync();
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(StoreError::Unavailable(format!(
-                        "the database file cannot be created: {}",
-                        shiftwork_seams::os_reason(&e)
-                    )));
-                }
-            }
-        }
+        let read_only = reader || !sqlite_file::writable(&files.db);
+        let open_here = Arc::new(open_here);
         let store = SqliteStore {
             watch: Arc::new(Watching {
                 watchers: Watchers::default(),
                 running: Mutex::new(false),
-                path: path.to_path_buf(),
+                path: files.db.clone(),
                 clock: clock.clone(),
+                _open_here: open_here.clone(),
             }),
             writer: Mutex::new(()),
-            path: path.to_path_buf(),
+            path: files.db.clone(),
+            files,
             read_only,
-            file_writable,
+            reader_turn: Mutex::new(None),
+            open_here,
             options: SqliteOptions {
                 pool_size: options.pool_size.max(1),
                 ..options
@@ -523,15 +509,86 @@ impl SqliteStore {
             }),
             available: Condvar::new(),
         };
-        let mut conn = store.connect()?;
-        if !read_only {
-            init_schema(&mut conn)?;
+        let _ = meta;
+        if read_only {
+            // A first read judges what SQLite sees: the header and the schema objects.
+            store.read(|tx| {
+                let header = check_header(tx)?;
+                let Header::Known(version) = header else {
+                    return Err(StoreError::Unavailable(String::from(
+                        "the database file is not initialised yet, and this store opens it read-only",
+                    )));
+                };
+                if version < SCHEMA_VERSION {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database has schema version {version}, and this store opens it read-only, so it cannot be upgraded"
+                    )));
+                }
+                sqlite_file::check_schema(tx, version, &store.files.db)
+            })?;
+            return Ok(store);
         }
+        let mut conn = store.connect()?;
+        init_schema(&mut conn, false, &store.files.db)?;
         let mut pool = store.lock_pool();
         pool.idle.push(conn);
         pool.open = 1;
         drop(pool);
         Ok(store)
+    }
+
+    /// The database at `path` judged ([`sqlite_file::judge`]), or created when it is missing and this
+    /// is not a reader, and registered as open in this process.
+    fn judge_or_create(
+        path: &Path,
+        options: SqliteOptions,
+        fs: &dyn Fs,
+        reader: bool,
+    ) -> Result<(Files, shiftwork_seams::Metadata, OpenHere), StoreError> {
+        let found = match fs.metadata(path) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) if reader => {
+                return Err(StoreError::Unavailable(format!(
+                    "the store location cannot be read: {}",
+                    shiftwork_seams::os_reason(&e)
+                )));
+            }
+            Err(_) => None,
+        };
+        let meta = match found {
+            Some(m) => m,
+            None if reader => {
+                return Err(StoreError::Unavailable(String::from(
+                    "there is no contracts database at the store location yet",
+                )));
+            }
+            None => {
+                let files = Files::of(path);
+                create_dirs(fs, &files.dir)?;
+                sqlite_file::check_directory(fs, &files)?;
+                sqlite_file::create(fs, &files, &|temp| initialise(temp, options))?;
+                fs.metadata(path).map_err(|e| {
+                    StoreError::Unavailable(format!(
+                        "the database file cannot be read: {}",
+                        shiftwork_seams::os_reason(&e)
+                    ))
+                })?
+            }
+        };
+        // Resolved once: SQLite and every check use the file the location leads to.
+        let canonical = fs.canonicalize(path).map_err(|e| {
+            StoreError::Unavailable(format!(
+                "the store location cannot be resolved: {}",
+                shiftwork_seams::os_reason(&e)
+            ))
+        })?;
+        let files = Files::of(&canonical);
+        match sqlite_file::judge(fs, &files, &meta)? {
+            Beside::Quiet | Beside::Live | Beside::LeftBehind => {}
+        }
+        let here = OpenHere::register(&meta);
+        Ok((files, meta, here))
     }
 
     fn lock_writer(&self) -> MutexGuard<'_, ()> {
@@ -548,53 +605,39 @@ impl SqliteStore {
         self.read_only
     }
 
+    /// A writing connection of the pool (never for a read-only store).
     fn connect(&self) -> Result<Connection, StoreError> {
-        let flags = if !self.file_writable {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let conn = Connection::open_with_flags(&self.path, flags)
-            .map_err(unavailable("the database cannot be opened"))?;
-        let mut conn = conn;
-        set_busy_wait(&mut conn, self.options.busy_timeout_ms)
-            .map_err(unavailable("the busy timeout cannot be set"))?;
-        stable_plans(&conn).map_err(unavailable("the connection cannot be configured"))?;
-        // Judge the header before anything writes to the file: a foreign or newer database is refused
-        // and left untouched (CT-136); switching it to WAL would already change its header.
-        let header = check_header(&conn)?;
-        if self.read_only {
-            match header {
-                Header::Fresh => {
-                    return Err(StoreError::Unavailable(String::from(
-                        "the database file is not initialised yet, and this store opens it read-only",
-                    )));
-                }
-                Header::Known(v) if v < SCHEMA_VERSION => {
-                    return Err(StoreError::Unavailable(format!(
-                        "the database has schema version {v}, and this store opens it read-only, so it cannot be upgraded"
-                    )));
-                }
-                Header::Known(_) => {}
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(unavailable("the database cannot be opened"))?;
+        configure_writer(conn, self.options)
+    }
+
+    /// Where a read of a read-only store reads, chosen by what lies beside the database now (issue
+    /// 27).
+    fn reading_source(&self) -> Result<Source, StoreError> {
+        let fs = shiftwork_seams::OsFs;
+        let files = &self.files;
+        let wal_len = fs.symlink_metadata(&files.wal).map_or(0, |m| m.len);
+        let shm = fs.symlink_metadata(&files.shm).is_ok();
+        // Another store of this process holds the file, or another process does: its log is live.
+        if self.open_here.others() || (shm && sqlite_file::held_by_another_process(&files.shm)?) {
+            return Ok(Source::Live);
+        }
+        if wal_len > 0 {
+            let db_len = fs.metadata(&files.db).map_or(0, |m| m.len);
+            if db_len.saturating_add(wal_len) <= sqlite_file::MAX_REPLAY_BYTES {
+                return Ok(Source::Replayed(Stamp::of(&fs, files)));
             }
-            conn.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")
-                .map_err(unavailable("the connection cannot be configured"))?;
-            return Ok(conn);
+            // Too large to replay in memory: SQLite's own read-only recovery, which needs the index
+            // file; without one, the file alone (without the log's last commits).
+            if shm {
+                return Ok(Source::Unlocked);
+            }
         }
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(unavailable("WAL mode cannot be set"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::Unavailable(format!(
-                "the database refused WAL mode (journal_mode is {mode})"
-            )));
-        }
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA trusted_schema = OFF; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000;",
-            self.options.synchronous.pragma()
-        ))
-        .map_err(unavailable("the connection cannot be configured"))?;
-        Ok(conn)
+        Ok(Source::File(Stamp::of(&fs, files)))
     }
 
     fn lease(&self) -> Result<Lease<'_>, StoreError> {
@@ -651,11 +694,57 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// A read in one transaction. A read-only store reads through a connection of its own for each
+    /// read ([`SqliteStore::reading_connection`]); a read of the file alone that a writer changed
+    /// meanwhile (its log appeared, or a checkpoint rewrote the file) is read again.
     fn read<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+        f: impl Fn(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.transaction(TransactionBehavior::Deferred, f)
+        if !self.read_only {
+            return self.transaction(TransactionBehavior::Deferred, f);
+        }
+        let mut turn = self.reader_turn.lock().unwrap_or_else(PoisonError::into_inner);
+        let in_tx = |conn: &mut Connection| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(io)?;
+            f(&tx)
+        };
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.reading_source()? {
+                Source::Live => {
+                    *turn = None;
+                    return in_tx(&mut sqlite_file::open_live_reader(&self.files.db)?);
+                }
+                Source::Unlocked => {
+                    *turn = None;
+                    return in_tx(&mut sqlite_file::open_unlocked_reader(&self.files.db)?);
+                }
+                Source::Replayed(stamp) => {
+                    if turn.as_ref().is_none_or(|(s, _)| *s != stamp) {
+                        *turn = None;
+                        let conn = super::sqlite_log::open_replayed(&shiftwork_seams::OsFs, &self.files)?;
+                        *turn = Some((stamp, conn));
+                    }
+                    let Some((_, conn)) = turn.as_mut() else {
+                        return Err(StoreError::Io(String::from("no connection")));
+                    };
+                    return in_tx(conn);
+                }
+                Source::File(stamp) => {
+                    *turn = None;
+                    let out = in_tx(&mut sqlite_file::open_immutable(&self.files.db)?);
+                    // Read without locks: a writer that rewrote the file or began a log meanwhile
+                    // makes the read start again.
+                    if stamp == Stamp::of(&shiftwork_seams::OsFs, &self.files) || attempts >= 3 {
+                        return out;
+                    }
+                }
+            }
+        }
     }
 
     /// Runs `f` in one transaction on a pooled connection; any error rolls back.
@@ -713,6 +802,76 @@ fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()>
         }
         true
     }))
+}
+
+/// Configures a writing connection: the busy wait, stable plans, the header judged before anything is
+/// written (a foreign or newer database is refused untouched, CT-136), WAL mode and the pragmas of
+/// CT-138, `trusted_schema` off.
+fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Connection, StoreError> {
+    set_busy_wait(&mut conn, options.busy_timeout_ms)
+        .map_err(unavailable("the busy timeout cannot be set"))?;
+    stable_plans(&conn).map_err(unavailable("the connection cannot be configured"))?;
+    conn.execute_batch("PRAGMA trusted_schema = OFF")
+        .map_err(unavailable("the connection cannot be configured"))?;
+    check_header(&conn)?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(unavailable("WAL mode cannot be set"))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Unavailable(format!(
+            "the database refused WAL mode (journal_mode is {mode})"
+        )));
+    }
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = {}; PRAGMA journal_size_limit = 67108864; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000;",
+        options.synchronous.pragma()
+    ))
+    .map_err(unavailable("the connection cannot be configured"))?;
+    Ok(conn)
+}
+
+/// Initialises the new database at `temp` (see `sqlite_file::create`): the schema in WAL mode, then
+/// every page folded into the file, and the connection closed, so no sidecar remains.
+fn initialise(temp: &Path, options: SqliteOptions) -> Result<(), StoreError> {
+    let conn = Connection::open_with_flags(
+        temp,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(unavailable("the database cannot be created"))?;
+    let mut conn = configure_writer(conn, options)?;
+    init_schema(&mut conn, true, temp)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .map_err(unavailable("the new database cannot be written"))?;
+    conn.close()
+        .map_err(|(_, e)| unavailable("the new database cannot be closed")(e))
+}
+
+/// Where a read of a read-only store reads.
+enum Source {
+    /// A live process's database and log, through a reader that writes nothing to them.
+    Live,
+    /// The database a log left behind would produce, replayed in memory (while the files stay so).
+    Replayed(Stamp),
+    /// A log left behind too large to replay in memory, read through a read-only index.
+    Unlocked,
+    /// The file alone (`immutable`), as long as it stays so.
+    File(Stamp),
+}
+
+/// What a read of the file alone relies on: the file unchanged and no log beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    db: Option<(u64, u64, std::time::SystemTime)>,
+    wal: Option<u64>,
+}
+
+impl Stamp {
+    fn of(fs: &dyn Fs, files: &Files) -> Stamp {
+        Stamp {
+            db: fs.metadata(&files.db).ok().map(|m| (m.ino, m.len, m.modified)),
+            wal: fs.symlink_metadata(&files.wal).ok().map(|m| m.len),
+        }
+    }
 }
 
 fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
@@ -776,20 +935,32 @@ fn check_header(conn: &Connection) -> Result<Header, StoreError> {
     Ok(Header::Known(version))
 }
 
-/// Creates the schema of a fresh file, or migrates an older version, in one `BEGIN IMMEDIATE`
-/// transaction (CT-136, CT-191).
-fn init_schema(conn: &mut Connection) -> Result<(), StoreError> {
+/// Creates the schema of a new database (`fresh` allowed only for the one `sqlite_file::create`
+/// makes), or migrates an older version, in one `BEGIN IMMEDIATE` transaction (CT-136, CT-191); an
+/// existing database must hold the contracts schema objects only (issue 27).
+fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(io)?;
-    // Judged again under the write lock: another process may have initialised or migrated it meanwhile.
+    // Judged again under the write lock: another process may have migrated it meanwhile.
     match check_header(&tx)? {
-        Header::Fresh => {
+        Header::Fresh if fresh => {
             tx.execute_batch(&table("contracts")).map_err(io)?;
             tx.execute_batch(INDEXES).map_err(io)?;
         }
-        Header::Known(1) => migrate_v1(&tx)?,
-        Header::Known(_) => return Ok(()),
+        Header::Fresh => {
+            return Err(StoreError::Unavailable(format!(
+                "the file {} is an SQLite database without the contracts application id, not a contracts database; only a path that does not exist yet is created",
+                sqlite_file::shown(file)
+            )));
+        }
+        Header::Known(v) => {
+            sqlite_file::check_schema(&tx, v, file)?;
+            if v != 1 {
+                return Ok(());
+            }
+            migrate_v1(&tx)?;
+        }
     }
     tx.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
@@ -1240,6 +1411,9 @@ impl Store for SqliteStore {
     }
 
     fn watch(&self, agent: &AgentId, wake: &Wake) -> Result<(), StoreError> {
+        // A reader never waits for work (a poll writes), and its thread's connection would create
+        // sidecars.
+        self.writable()?;
         self.watch.watchers.add(agent, wake);
         let mut running = self.watch.lock_running();
         if !*running {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use shiftwork_contracts::wait::Cancel;
 use shiftwork_contracts::{Contracts, SeededIdSource, Status, Store};
-use shiftwork_seams::{Clock, ManualClock, MemFs, SystemClock};
+use shiftwork_seams::{Clock, ManualClock, MemFs};
 
 use crate::scenarios::{self, T0};
 use crate::support::{TestStore, store, store_kinds, who};
@@ -355,21 +355,21 @@ fn ct179_wait_sec_argument_and_waited_ms() {
     }
 }
 
-/// A facade with the system's clock over `s` (real waits).
+/// A facade with the production clock of `s` over it (real waits; PostgreSQL on the server's clock).
 fn live(s: &TestStore, fs: &MemFs, seed: u64) -> Arc<Contracts> {
     Arc::new(Contracts::new(
         s.store.clone(),
-        Arc::new(SystemClock::new()),
+        s.clock.clone(),
         Arc::new(fs.clone()),
         Arc::new(SeededIdSource::new(seed)),
         crate::support::config(false),
     ))
 }
 
-/// A store of `kind` that judges by the system's clock.
+/// A store of `kind` that judges by the production clock (the system's; PostgreSQL's server's).
 fn live_store(kind: &'static str) -> (TestStore, MemFs) {
     let fx = scenarios::fixture();
-    let s = crate::support::store_with_clock(kind, Arc::new(SystemClock::new()));
+    let s = crate::support::production_store(kind);
     (s, fx.fs)
 }
 
@@ -456,7 +456,7 @@ fn ct181_a_cancelled_wait_claims_nothing() {
         });
         let c2 = Contracts::new(
             racing.clone(),
-            Arc::new(SystemClock::new()),
+            s.clock.clone(),
             Arc::new(fs.clone()),
             Arc::new(SeededIdSource::new(3)),
             crate::support::config(false),
@@ -470,7 +470,7 @@ fn ct181_a_cancelled_wait_claims_nothing() {
         assert_eq!((record.claim_epoch, record.delivery_count), (1, 0), "{kind}");
         assert_eq!(
             record.error_reason.as_deref(),
-            Some("CLAIM_REVERTED: the waiting poll was cancelled")
+            Some("CLAIM_REVERTED: the poll was cancelled")
         );
     }
 }

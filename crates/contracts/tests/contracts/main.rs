@@ -1,6 +1,9 @@
 //! Integration tests of the `contracts` crate, one binary with modules by area:
 //! `acceptance` (the §11 scenarios on every store), `model` (the model-based property test),
-//! `concurrency` (threads and processes claiming from one file), `crash` (kill -9), `fencing`.
+//! `concurrency` (threads and processes claiming from one file), `crash` (kill -9), `fencing`, `waits`
+//! (waits on the clock they were given, cancelled calls). Every behaviour a store offers runs on every
+//! store kind (`support::store_kinds`: memory, SQLite, and PostgreSQL when `SHIFTWORK_TEST_POSTGRES_URL`
+//! is set; with `SHIFTWORK_REQUIRE_POSTGRES=1` a missing server fails).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,4 +19,6 @@ mod postgres;
 mod redelivery_race;
 mod rules;
 pub mod scenarios;
+mod store_files;
 pub mod support;
+mod waits;

@@ -213,6 +213,69 @@ mod with_server {
         }
     }
 
+    /// Issue 27 item 10 on PostgreSQL: a store whose tables carry a trigger (a dispatch to bob
+    /// stored for mallory), a rule, a row security policy or row security is refused by name, and its
+    /// records stay as they were; without them it opens.
+    #[test]
+    fn issue27_a_pg_store_carrying_objects_it_did_not_create_is_refused() {
+        let clock = clock_at(T0);
+        let Some(p) = pg(&clock) else { return };
+        let c = facade(p.store.clone(), &clock, 1);
+        dispatch(&c, "bob", 1);
+        let rows = |schema: &str| -> i64 {
+            raw(schema)
+                .query_one("SELECT count(*) FROM contracts", &[])
+                .unwrap()
+                .get(0)
+        };
+        for (name, plant, remove) in [
+            (
+                "to_mallory",
+                "CREATE FUNCTION to_mallory() RETURNS trigger LANGUAGE plpgsql AS
+                   $$ BEGIN NEW.target_agent := 'mallory'; RETURN NEW; END $$;
+                 CREATE TRIGGER to_mallory BEFORE INSERT ON contracts FOR EACH ROW EXECUTE FUNCTION to_mallory()",
+                "DROP TRIGGER to_mallory ON contracts; DROP FUNCTION to_mallory()",
+            ),
+            (
+                "hide",
+                "CREATE RULE hide AS ON UPDATE TO contracts WHERE NEW.status = 'CLAIMED' DO INSTEAD NOTHING",
+                "DROP RULE hide ON contracts",
+            ),
+            (
+                "only_some",
+                "CREATE POLICY only_some ON contracts USING (target_agent <> 'bob')",
+                "DROP POLICY only_some ON contracts",
+            ),
+            (
+                "row level security",
+                "ALTER TABLE contracts ENABLE ROW LEVEL SECURITY",
+                "ALTER TABLE contracts DISABLE ROW LEVEL SECURITY",
+            ),
+        ] {
+            raw(&p.schema).batch_execute(plant).unwrap();
+            let options = PgOptions {
+                schema: Some(p.schema.clone()),
+                clock: Some(Arc::new(clock.clone())),
+                ..PgOptions::default()
+            };
+            match PgStore::connect(&postgres_url().unwrap(), options) {
+                Err(StoreError::Unavailable(why)) => {
+                    assert!(why.contains(&format!("'{name}'")), "{name}: {why}");
+                    assert!(why.contains("does not define"), "{name}: {why}");
+                }
+                other => panic!("{name}: expected Unavailable, got {:?}", other.map(|_| ())),
+            }
+            assert_eq!(rows(&p.schema), 1, "{name}: the records stay");
+            raw(&p.schema).batch_execute(remove).unwrap();
+        }
+        let options = PgOptions {
+            schema: Some(p.schema.clone()),
+            clock: Some(Arc::new(clock.clone())),
+            ..PgOptions::default()
+        };
+        assert!(PgStore::connect(&postgres_url().unwrap(), options).is_ok());
+    }
+
     /// CT-148: by default the store judges by the server's clock.
     #[test]
     fn ct148_server_clock_by_default() {

@@ -52,6 +52,12 @@ impl Clock for FastClock {
     fn sleep(&self, duration: Duration) {
         std::thread::sleep(duration / SPEED as u32);
     }
+    fn wait_until(&self, signal: &shiftwork_seams::Signal, deadline: Duration) -> bool {
+        // Real time runs SPEED times slower than this clock's.
+        let real = shiftwork_seams::SystemClock::new();
+        let left = deadline.saturating_sub(self.monotonic()) / SPEED as u32;
+        real.wait_until(signal, real.monotonic() + left)
+    }
 }
 
 fn facade(store: Arc<dyn Store>, clock: Arc<dyn Clock>, seed: u64) -> Contracts {

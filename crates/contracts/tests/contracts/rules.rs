@@ -8,21 +8,43 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use shiftwork_contracts::{Contracts, MemoryStore, SeededIdSource};
+use shiftwork_contracts::{Contracts, SeededIdSource};
 use shiftwork_seams::{MemFs, Op};
 
 use crate::scenarios::{self, T0};
+use crate::support::{TestStore, store, store_kinds};
 
-fn world() -> (scenarios::Fixture, Contracts) {
-    let fx = scenarios::fixture();
-    let c = Contracts::new(
-        Arc::new(MemoryStore::new(Arc::new(fx.clock.clone()))),
-        Arc::new(fx.clock.clone()),
-        Arc::new(fx.fs.clone()),
-        Arc::new(SeededIdSource::new(1)),
-        crate::support::config(false),
-    );
-    (fx, c)
+/// One store of the suite with its fixture and facade (threat class "every backend": each rule below
+/// that touches the store runs on every store kind, PostgreSQL included when a server is set).
+struct World {
+    fx: scenarios::Fixture,
+    c: Contracts,
+    /// Which store, for the messages of a failing assertion.
+    #[allow(dead_code)]
+    kind: &'static str,
+    _store: TestStore,
+}
+
+/// A fresh fixture, store and facade for each store kind.
+fn worlds() -> impl Iterator<Item = World> {
+    store_kinds().into_iter().map(|kind| {
+        let fx = scenarios::fixture();
+        let s = store(kind, &fx.clock);
+        eprintln!("on {kind}");
+        let c = Contracts::new(
+            s.store.clone(),
+            Arc::new(fx.clock.clone()),
+            Arc::new(fx.fs.clone()),
+            Arc::new(SeededIdSource::new(1)),
+            crate::support::config(false),
+        );
+        World {
+            fx,
+            c,
+            kind,
+            _store: s,
+        }
+    })
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
@@ -195,454 +217,477 @@ pub fn check_refusal(tool: &str, answer: &Value) {
 
 #[test]
 fn ct87_ct95_arguments_are_checked_in_table_order() {
-    let (_fx, c) = world();
-    // Several invalid arguments: the first of the table is named.
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"exec_ttl_sec": 5, "title": "", "target_agent": "bad name", "workspace_root": 3}),
-    );
-    assert_eq!(invalid(&a), "target_agent");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "\u{7}", "exec_ttl_sec": 5}),
-    );
-    assert_eq!(invalid(&a), "title");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": "x", "task_type": "Bad"}),
-    );
-    assert_eq!(invalid(&a), "pointers");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "task_type": "Bad", "exec_ttl_sec": 5}),
-    );
-    assert_eq!(invalid(&a), "task_type");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "context_summary": "x".repeat(8193)}),
-    );
-    assert_eq!(invalid(&a), "context_summary");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "contract_schema": [], "exec_ttl_sec": 5}),
-    );
-    assert_eq!(invalid(&a), "contract_schema");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "has space"}),
-    );
-    assert_eq!(invalid(&a), "idempotency_key");
-    // The schema is judged after the argument types and bounds, before the identity (CT-61).
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "contract_schema": {"type": 5}}),
-    );
-    assert_eq!(a["error"]["code"], "CONTRACT_SCHEMA_INVALID");
-    assert!(a["error"]["details"]["validation_errors"].is_array());
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"target_agent": "bob", "title": "t", "workspace_root": "/w"}),
-    );
-    assert_eq!(a["error"]["code"], "AGENT_ID_REQUIRED");
+    for World { c, _store: _s, .. } in worlds() {
+        // Several invalid arguments: the first of the table is named.
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"exec_ttl_sec": 5, "title": "", "target_agent": "bad name", "workspace_root": 3}),
+        );
+        assert_eq!(invalid(&a), "target_agent");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "\u{7}", "exec_ttl_sec": 5}),
+        );
+        assert_eq!(invalid(&a), "title");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": "x", "task_type": "Bad"}),
+        );
+        assert_eq!(invalid(&a), "pointers");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "task_type": "Bad", "exec_ttl_sec": 5}),
+        );
+        assert_eq!(invalid(&a), "task_type");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "context_summary": "x".repeat(8193)}),
+        );
+        assert_eq!(invalid(&a), "context_summary");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "contract_schema": [], "exec_ttl_sec": 5}),
+        );
+        assert_eq!(invalid(&a), "contract_schema");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "has space"}),
+        );
+        assert_eq!(invalid(&a), "idempotency_key");
+        // The schema is judged after the argument types and bounds, before the identity (CT-61).
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "contract_schema": {"type": 5}}),
+        );
+        assert_eq!(a["error"]["code"], "CONTRACT_SCHEMA_INVALID");
+        assert!(a["error"]["details"]["validation_errors"].is_array());
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w"}),
+        );
+        assert_eq!(a["error"]["code"], "AGENT_ID_REQUIRED");
+    }
 }
 
 #[test]
 fn ct98_ct101_ct104_ct107_ct110_ct114_ct117_holder_and_read_arguments() {
-    let (_fx, c) = world();
-    assert_eq!(
-        invalid(&call(&c, "poll_next_task", json!({"agent_id": 7}))),
-        "agent_id"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "extend_ttl",
-            json!({"contract_id": "", "claim_epoch": 0})
-        )),
-        "contract_id"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "extend_ttl",
-            json!({"contract_id": "x", "claim_epoch": 0})
-        )),
-        "claim_epoch"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "extend_ttl",
-            json!({"contract_id": "x", "claim_epoch": 9_007_199_254_740_992u64})
-        )),
-        "claim_epoch"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "extend_ttl",
-            json!({"contract_id": "x", "claim_epoch": 1.5})
-        )),
-        "claim_epoch"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "extend_ttl",
-            json!({"contract_id": "x", "agent_id": "no way"})
-        )),
-        "agent_id"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "release_contract",
-            json!({"contract_id": "x", "reason": "r".repeat(1001), "claim_epoch": 0})
-        )),
-        "reason"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "fail_contract",
-            json!({"contract_id": "x", "reason": "  "})
-        )),
-        "reason"
-    );
-    assert_eq!(
-        invalid(&call(&c, "fail_contract", json!({"contract_id": "x"}))),
-        "reason"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "fulfill_contract",
-            json!({"contract_id": "x", "result_summary": " ", "claim_epoch": 0})
-        )),
-        "result_summary"
-    );
-    let big = json!({"blob": "x".repeat(33 * 1024)});
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "fulfill_contract",
-            json!({"contract_id": "x", "result_summary": "r", "structured_output": big})
-        )),
-        "structured_output"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "fulfill_contract",
-            json!({"contract_id": "x", "result_summary": "r", "artifacts_pointers": [1]})
-        )),
-        "artifacts_pointers"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "verify_contract",
-            json!({"contract_id": "x", "agent_id": "a", "claim_epoch": -1})
-        )),
-        "claim_epoch"
-    );
-    assert_eq!(
-        invalid(&call(
-            &c,
-            "inspect_mesh_state",
-            json!({"status": ["CLAIMED", "CLAIMED"]})
-        )),
-        "status"
-    );
-    assert_eq!(
-        invalid(&call(&c, "inspect_mesh_state", json!({"status": "DONE"}))),
-        "status"
-    );
-    assert_eq!(
-        invalid(&call(&c, "inspect_mesh_state", json!({"limit": 51}))),
-        "limit"
-    );
-    // CT-18: ids are lowercased before lookup; an unknown one is CONTRACT_NOT_FOUND.
-    let a = call(&c, "extend_ttl", json!({"contract_id": "ABC", "agent_id": "bob"}));
-    assert_eq!(a["error"]["code"], "CONTRACT_NOT_FOUND");
-    assert_eq!(a["error"]["details"]["contract_id"], "abc");
+    for World { c, _store: _s, .. } in worlds() {
+        assert_eq!(
+            invalid(&call(&c, "poll_next_task", json!({"agent_id": 7}))),
+            "agent_id"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "extend_ttl",
+                json!({"contract_id": "", "claim_epoch": 0})
+            )),
+            "contract_id"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "extend_ttl",
+                json!({"contract_id": "x", "claim_epoch": 0})
+            )),
+            "claim_epoch"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "extend_ttl",
+                json!({"contract_id": "x", "claim_epoch": 9_007_199_254_740_992u64})
+            )),
+            "claim_epoch"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "extend_ttl",
+                json!({"contract_id": "x", "claim_epoch": 1.5})
+            )),
+            "claim_epoch"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "extend_ttl",
+                json!({"contract_id": "x", "agent_id": "no way"})
+            )),
+            "agent_id"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "release_contract",
+                json!({"contract_id": "x", "reason": "r".repeat(1001), "claim_epoch": 0})
+            )),
+            "reason"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "fail_contract",
+                json!({"contract_id": "x", "reason": "  "})
+            )),
+            "reason"
+        );
+        assert_eq!(
+            invalid(&call(&c, "fail_contract", json!({"contract_id": "x"}))),
+            "reason"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "fulfill_contract",
+                json!({"contract_id": "x", "result_summary": " ", "claim_epoch": 0})
+            )),
+            "result_summary"
+        );
+        let big = json!({"blob": "x".repeat(33 * 1024)});
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "fulfill_contract",
+                json!({"contract_id": "x", "result_summary": "r", "structured_output": big})
+            )),
+            "structured_output"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "fulfill_contract",
+                json!({"contract_id": "x", "result_summary": "r", "artifacts_pointers": [1]})
+            )),
+            "artifacts_pointers"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "verify_contract",
+                json!({"contract_id": "x", "agent_id": "a", "claim_epoch": -1})
+            )),
+            "claim_epoch"
+        );
+        assert_eq!(
+            invalid(&call(
+                &c,
+                "inspect_mesh_state",
+                json!({"status": ["CLAIMED", "CLAIMED"]})
+            )),
+            "status"
+        );
+        assert_eq!(
+            invalid(&call(&c, "inspect_mesh_state", json!({"status": "DONE"}))),
+            "status"
+        );
+        assert_eq!(
+            invalid(&call(&c, "inspect_mesh_state", json!({"limit": 51}))),
+            "limit"
+        );
+        // CT-18: ids are lowercased before lookup; an unknown one is CONTRACT_NOT_FOUND.
+        let a = call(&c, "extend_ttl", json!({"contract_id": "ABC", "agent_id": "bob"}));
+        assert_eq!(a["error"]["code"], "CONTRACT_NOT_FOUND");
+        assert_eq!(a["error"]["details"]["contract_id"], "abc");
+    }
 }
 
 #[test]
 fn ct4_null_arguments_are_absent_and_every_field_is_present() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w",
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w",
                "pointers": null, "task_type": null, "context_summary": null, "contract_schema": null,
                "exec_ttl_sec": null, "queue_ttl_sec": null, "idempotency_key": null}),
-    );
-    assert_eq!(a["ok"], true, "{a}");
-    assert_eq!(
-        (a["exec_ttl_sec"].clone(), a["pointers"].clone()),
-        (json!(1800), json!([]))
-    );
-    let d = call(&c, "inspect_mesh_state", json!({"contract_id": a["contract_id"]}));
-    let item = d["contracts"][0].as_object().unwrap();
-    for key in [
-        "claimed_at",
-        "expires_at",
-        "completed_at",
-        "end_reason",
-        "dirty_files",
-        "fail_reason",
-        "result_summary",
-        "structured_output",
-        "artifacts_pointers",
-        "salvaged_result",
-        "idempotency_key",
-        "contract_schema",
-    ] {
-        assert_eq!(
-            item.get(key),
-            Some(&Value::Null),
-            "CT-4: {key} is present and null"
         );
+        assert_eq!(a["ok"], true, "{a}");
+        assert_eq!(
+            (a["exec_ttl_sec"].clone(), a["pointers"].clone()),
+            (json!(1800), json!([]))
+        );
+        let d = call(&c, "inspect_mesh_state", json!({"contract_id": a["contract_id"]}));
+        let item = d["contracts"][0].as_object().unwrap();
+        for key in [
+            "claimed_at",
+            "expires_at",
+            "completed_at",
+            "end_reason",
+            "dirty_files",
+            "fail_reason",
+            "result_summary",
+            "structured_output",
+            "artifacts_pointers",
+            "salvaged_result",
+            "idempotency_key",
+            "contract_schema",
+        ] {
+            assert_eq!(
+                item.get(key),
+                Some(&Value::Null),
+                "CT-4: {key} is present and null"
+            );
+        }
     }
 }
 
 #[test]
 fn ct97_to_ct119_every_tool_refuses_only_with_its_codes() {
-    let (fx, c) = world();
-    for (tool, args) in [
-        (
-            "dispatch_contract",
-            json!({"target_agent": "bob", "title": "t", "workspace_root": "/nope", "requester_agent": "a"}),
-        ),
-        (
-            "dispatch_contract",
-            json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "requester_agent": "a", "pointers": [".env"]}),
-        ),
-        ("poll_next_task", json!({})),
-        ("extend_ttl", json!({"contract_id": "x", "agent_id": "bob"})),
-        ("release_contract", json!({"contract_id": "x", "agent_id": "bob"})),
-        (
-            "fail_contract",
-            json!({"contract_id": "x", "agent_id": "bob", "reason": "r"}),
-        ),
-        (
-            "fulfill_contract",
-            json!({"contract_id": "x", "agent_id": "bob", "result_summary": "r"}),
-        ),
-        ("verify_contract", json!({"contract_id": "x"})),
-        ("inspect_mesh_state", json!({"cursor": "zzz"})),
-    ] {
-        let a = call(&c, tool, args);
-        assert_eq!(a["ok"], false);
-        check_refusal(tool, &a);
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        for (tool, args) in [
+            (
+                "dispatch_contract",
+                json!({"target_agent": "bob", "title": "t", "workspace_root": "/nope", "requester_agent": "a"}),
+            ),
+            (
+                "dispatch_contract",
+                json!({"target_agent": "bob", "title": "t", "workspace_root": "/w", "requester_agent": "a", "pointers": [".env"]}),
+            ),
+            ("poll_next_task", json!({})),
+            ("extend_ttl", json!({"contract_id": "x", "agent_id": "bob"})),
+            ("release_contract", json!({"contract_id": "x", "agent_id": "bob"})),
+            (
+                "fail_contract",
+                json!({"contract_id": "x", "agent_id": "bob", "reason": "r"}),
+            ),
+            (
+                "fulfill_contract",
+                json!({"contract_id": "x", "agent_id": "bob", "result_summary": "r"}),
+            ),
+            ("verify_contract", json!({"contract_id": "x"})),
+            ("inspect_mesh_state", json!({"cursor": "zzz"})),
+        ] {
+            let a = call(&c, tool, args);
+            assert_eq!(a["ok"], false);
+            check_refusal(tool, &a);
+        }
+        let _ = fx;
     }
-    drop(fx);
 }
 
 #[test]
 fn ct30_ct33_ct35_roots_and_symlinks_at_verification() {
-    let (fx, c) = world();
-    // CT-33: a symlink inside the root whose target is sensitive is refused by its target's name.
-    fx.fs.symlink(".env", "/w/notes.txt");
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["notes.txt"]}),
-    );
-    assert_eq!(
-        a["error"]["details"],
-        json!({"path": "notes.txt", "reason": "SENSITIVE_FILE", "pattern": ".env"})
-    );
-    // CT-35: a symlink to a regular file inside the root keeps the caller's path.
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["link_in", "README.md"]}),
-    );
-    assert_eq!(a["pointers"][0]["path"], "link_in");
-    let id = a["contract_id"].as_str().unwrap().to_owned();
-    // The link now points at a secret: PATH_REFUSED (CT-40).
-    use shiftwork_seams::Fs;
-    fx.fs.remove_file(Path::new("/w/link_in")).unwrap();
-    fx.fs.symlink(".env", "/w/link_in");
-    let v = call(
-        &c,
-        "verify_contract",
-        json!({"contract_id": id, "agent_id": "bob"}),
-    );
-    assert_eq!(v["dirty_files"][0]["reason"], "PATH_REFUSED", "{v}");
-    assert_eq!(v["dirty_files"][0]["actual_size"], Value::Null);
-    // CT-30: the root is canonicalised afresh; when it is gone every pointer is FILE_MISSING.
-    fx.fs.remove_file(Path::new("/w/link_in")).unwrap();
-    for f in [
-        "/w/README.md",
-        "/w/src/lib.rs",
-        "/w/.env",
-        "/w/link_out",
-        "/w/notes.txt",
-    ] {
-        fx.fs.remove_file(Path::new(f)).unwrap();
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        // CT-33: a symlink inside the root whose target is sensitive is refused by its target's name.
+        fx.fs.symlink(".env", "/w/notes.txt");
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["notes.txt"]}),
+        );
+        assert_eq!(
+            a["error"]["details"],
+            json!({"path": "notes.txt", "reason": "SENSITIVE_FILE", "pattern": ".env"})
+        );
+        // CT-35: a symlink to a regular file inside the root keeps the caller's path.
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["link_in", "README.md"]}),
+        );
+        assert_eq!(a["pointers"][0]["path"], "link_in");
+        let id = a["contract_id"].as_str().unwrap().to_owned();
+        // The link now points at a secret: PATH_REFUSED (CT-40).
+        use shiftwork_seams::Fs;
+        fx.fs.remove_file(Path::new("/w/link_in")).unwrap();
+        fx.fs.symlink(".env", "/w/link_in");
+        let v = call(
+            &c,
+            "verify_contract",
+            json!({"contract_id": id, "agent_id": "bob"}),
+        );
+        assert_eq!(v["dirty_files"][0]["reason"], "PATH_REFUSED", "{v}");
+        assert_eq!(v["dirty_files"][0]["actual_size"], Value::Null);
+        // CT-30: the root is canonicalised afresh; when it is gone every pointer is FILE_MISSING.
+        fx.fs.remove_file(Path::new("/w/link_in")).unwrap();
+        for f in [
+            "/w/README.md",
+            "/w/src/lib.rs",
+            "/w/.env",
+            "/w/link_out",
+            "/w/notes.txt",
+        ] {
+            fx.fs.remove_file(Path::new(f)).unwrap();
+        }
+        let moved = MemFs::new();
+        let c2 = Contracts::new(
+            c.store().clone(),
+            Arc::new(fx.clock.clone()),
+            Arc::new(moved),
+            Arc::new(SeededIdSource::new(2)),
+            crate::support::config(false),
+        );
+        let v = call(
+            &c2,
+            "verify_contract",
+            json!({"contract_id": id, "agent_id": "bob"}),
+        );
+        let reasons: Vec<&str> = v["dirty_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons, ["FILE_MISSING", "FILE_MISSING"], "{v}");
     }
-    let moved = MemFs::new();
-    let c2 = Contracts::new(
-        c.store().clone(),
-        Arc::new(fx.clock.clone()),
-        Arc::new(moved),
-        Arc::new(SeededIdSource::new(2)),
-        crate::support::config(false),
-    );
-    let v = call(
-        &c2,
-        "verify_contract",
-        json!({"contract_id": id, "agent_id": "bob"}),
-    );
-    let reasons: Vec<&str> = v["dirty_files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["reason"].as_str().unwrap())
-        .collect();
-    assert_eq!(reasons, ["FILE_MISSING", "FILE_MISSING"], "{v}");
 }
 
 #[test]
 fn ct67_extend_release_and_fail_read_no_files() {
-    let (fx, c) = world();
-    let a = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["src/lib.rs"]}),
-    );
-    let id = a["contract_id"].as_str().unwrap().to_owned();
-    call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-    let reads = (
-        fx.fs.count(Op::Read),
-        fx.fs.count(Op::Stat),
-        fx.fs.count(Op::Resolve),
-    );
-    call(
-        &c,
-        "extend_ttl",
-        json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob"}),
-    );
-    call(
-        &c,
-        "release_contract",
-        json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob"}),
-    );
-    call(
-        &c,
-        "fail_contract",
-        json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob", "reason": "x"}),
-    );
-    assert_eq!(
-        (
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        let a = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "pointers": ["src/lib.rs"]}),
+        );
+        let id = a["contract_id"].as_str().unwrap().to_owned();
+        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        let reads = (
             fx.fs.count(Op::Read),
             fx.fs.count(Op::Stat),
-            fx.fs.count(Op::Resolve)
-        ),
-        reads
-    );
+            fx.fs.count(Op::Resolve),
+        );
+        call(
+            &c,
+            "extend_ttl",
+            json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob"}),
+        );
+        call(
+            &c,
+            "release_contract",
+            json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob"}),
+        );
+        call(
+            &c,
+            "fail_contract",
+            json!({"contract_id": id, "claim_epoch": 1, "agent_id": "bob", "reason": "x"}),
+        );
+        assert_eq!(
+            (
+                fx.fs.count(Op::Read),
+                fx.fs.count(Op::Stat),
+                fx.fs.count(Op::Resolve)
+            ),
+            reads
+        );
+    }
 }
 
 #[test]
 fn ct73_detail_view_and_unknown_ids() {
-    let (_fx, c) = world();
-    let a = call(
-        &c,
-        "inspect_mesh_state",
-        json!({"contract_id": "0196f3a0-0000-7000-8000-000000000000"}),
-    );
-    assert_eq!(
-        (
-            a["ok"].clone(),
-            a["total_returned"].clone(),
-            a["contracts"].clone()
-        ),
-        (json!(true), json!(0), json!([]))
-    );
-    let d = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "context_summary": "ctx"}),
-    );
-    let id = d["contract_id"].as_str().unwrap().to_uppercase();
-    let a = call(&c, "inspect_mesh_state", json!({"contract_id": id}));
-    assert_eq!(
-        a["contracts"][0]["context_summary"], "ctx",
-        "detail view, id matched case-insensitively"
-    );
-    let list = call(&c, "inspect_mesh_state", json!({}));
-    assert!(
-        list["contracts"][0].get("context_summary").is_none(),
-        "summary view without detail fields"
-    );
+    for World { c, _store: _s, .. } in worlds() {
+        let a = call(
+            &c,
+            "inspect_mesh_state",
+            json!({"contract_id": "0196f3a0-0000-7000-8000-000000000000"}),
+        );
+        assert_eq!(
+            (
+                a["ok"].clone(),
+                a["total_returned"].clone(),
+                a["contracts"].clone()
+            ),
+            (json!(true), json!(0), json!([]))
+        );
+        let d = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "context_summary": "ctx"}),
+        );
+        let id = d["contract_id"].as_str().unwrap().to_uppercase();
+        let a = call(&c, "inspect_mesh_state", json!({"contract_id": id}));
+        assert_eq!(
+            a["contracts"][0]["context_summary"], "ctx",
+            "detail view, id matched case-insensitively"
+        );
+        let list = call(&c, "inspect_mesh_state", json!({}));
+        assert!(
+            list["contracts"][0].get("context_summary").is_none(),
+            "summary view without detail fields"
+        );
+    }
 }
 
 #[test]
 fn ct75_detail_bounded_to_64_kib() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    let line = "l".repeat(200);
-    let artifacts: Vec<String> = (0..32).map(|i| format!("{}{i:02}", "a".repeat(400))).collect();
-    for a in &artifacts {
-        fx.fs
-            .write_file(format!("/w/{a}"), format!("{line}\n{line}\n").as_bytes());
-    }
-    let schema = json!({"type": "object", "description": "d".repeat(15 * 1024)});
-    let d = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w",
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let line = "l".repeat(200);
+        let artifacts: Vec<String> = (0..32).map(|i| format!("{}{i:02}", "a".repeat(400))).collect();
+        for a in &artifacts {
+            fx.fs
+                .write_file(format!("/w/{a}"), format!("{line}\n{line}\n").as_bytes());
+        }
+        let schema = json!({"type": "object", "description": "d".repeat(15 * 1024)});
+        let d = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w",
                                                   "contract_schema": schema, "context_summary": "c".repeat(8000)}),
-    );
-    let id = d["contract_id"].as_str().unwrap().to_owned();
-    call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-    let r = call(
-        &c,
-        "fulfill_contract",
-        json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1, "result_summary": "s".repeat(8000),
+        );
+        let id = d["contract_id"].as_str().unwrap().to_owned();
+        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        let r = call(
+            &c,
+            "fulfill_contract",
+            json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1, "result_summary": "s".repeat(8000),
                                                  "structured_output": {"blob": "o".repeat(31 * 1024)}, "artifacts_pointers": artifacts}),
-    );
-    assert_eq!(r["status"], "COMPLETED", "{r}");
-    let a = call(&c, "inspect_mesh_state", json!({"contract_id": id}));
-    assert!(
-        serde_json::to_vec(&a).unwrap().len() <= 64 * 1024,
-        "CT-75: the detail response stays within 64 KiB"
-    );
-    let item = &a["contracts"][0];
-    assert_eq!(
-        item["omitted_fields"],
-        json!(["structured_output"]),
-        "fields left out in CT-75 order, only as many as needed"
-    );
-    assert_eq!(item["structured_output"], Value::Null);
-    assert_eq!(item["contract_schema"]["type"], "object");
-    let full = c
-        .inspect(&shiftwork_contracts::InspectRequest {
-            contract_id: Some(id.clone()),
-            unbounded: true,
-            ..Default::default()
-        })
-        .unwrap();
-    let full = serde_json::to_value(&full).unwrap();
-    assert!(serde_json::to_vec(&full).unwrap().len() > 64 * 1024);
-    assert_eq!(
-        full["contracts"][0]["omitted_fields"],
-        json!([]),
-        "the library gives embedders the full record"
-    );
+        );
+        assert_eq!(r["status"], "COMPLETED", "{r}");
+        let a = call(&c, "inspect_mesh_state", json!({"contract_id": id}));
+        assert!(
+            serde_json::to_vec(&a).unwrap().len() <= 64 * 1024,
+            "CT-75: the detail response stays within 64 KiB"
+        );
+        let item = &a["contracts"][0];
+        assert_eq!(
+            item["omitted_fields"],
+            json!(["structured_output"]),
+            "fields left out in CT-75 order, only as many as needed"
+        );
+        assert_eq!(item["structured_output"], Value::Null);
+        assert_eq!(item["contract_schema"]["type"], "object");
+        let full = c
+            .inspect(&shiftwork_contracts::InspectRequest {
+                contract_id: Some(id.clone()),
+                unbounded: true,
+                ..Default::default()
+            })
+            .unwrap();
+        let full = serde_json::to_value(&full).unwrap();
+        assert!(serde_json::to_vec(&full).unwrap().len() > 64 * 1024);
+        assert_eq!(
+            full["contracts"][0]["omitted_fields"],
+            json!([]),
+            "the library gives embedders the full record"
+        );
+    }
 }
 
 fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
@@ -724,128 +769,142 @@ fn dispatch_n(c: &Contracts, n: usize, title: &str) -> Vec<String> {
 
 #[test]
 fn ct74_ct75_list_pages_are_bounded_stable_and_skip_purged() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    let ids = dispatch_n(&c, 50, &"T".repeat(200));
-    let p1 = call(&c, "inspect_mesh_state", json!({"limit": 50}));
-    let size = serde_json::to_vec(&p1).unwrap().len();
-    assert!(size <= 32 * 1024, "CT-75: {size} bytes");
-    let shown = p1["total_returned"].as_u64().unwrap() as usize;
-    assert!(shown < 50, "the page ended early");
-    let cursor = p1["next_cursor"].as_str().unwrap().to_owned();
-    // CT-74: contracts dispatched after the first page never appear on later pages.
-    dispatch_n(&c, 3, "late");
-    let p2 = call(&c, "inspect_mesh_state", json!({"limit": 50, "cursor": cursor}));
-    let titles: Vec<&str> = p2["contracts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["title"].as_str().unwrap())
-        .collect();
-    assert!(!titles.contains(&"late"));
-    assert_eq!(p2["contracts"][0]["contract_id"], ids[49 - shown].as_str());
-    // Cursors decode to `v1.<seq>.<tag>`; anything else is INVALID_CURSOR.
-    let text = String::from_utf8(shiftwork_contracts::canonical::base64url_decode(&cursor).unwrap()).unwrap();
-    assert!(text.starts_with("v1."), "{text}");
-    let forged = shiftwork_contracts::canonical::base64url(b"v1.5.0000000000000000");
-    assert_eq!(
-        call(&c, "inspect_mesh_state", json!({"cursor": forged}))["error"]["code"],
-        "INVALID_CURSOR"
-    );
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let ids = dispatch_n(&c, 50, &"T".repeat(200));
+        let p1 = call(&c, "inspect_mesh_state", json!({"limit": 50}));
+        let size = serde_json::to_vec(&p1).unwrap().len();
+        assert!(size <= 32 * 1024, "CT-75: {size} bytes");
+        let shown = p1["total_returned"].as_u64().unwrap() as usize;
+        assert!(shown < 50, "the page ended early");
+        let cursor = p1["next_cursor"].as_str().unwrap().to_owned();
+        // CT-74: contracts dispatched after the first page never appear on later pages.
+        dispatch_n(&c, 3, "late");
+        let p2 = call(&c, "inspect_mesh_state", json!({"limit": 50, "cursor": cursor}));
+        let titles: Vec<&str> = p2["contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["title"].as_str().unwrap())
+            .collect();
+        assert!(!titles.contains(&"late"));
+        assert_eq!(p2["contracts"][0]["contract_id"], ids[49 - shown].as_str());
+        // Cursors decode to `v1.<seq>.<tag>`; anything else is INVALID_CURSOR.
+        let text =
+            String::from_utf8(shiftwork_contracts::canonical::base64url_decode(&cursor).unwrap()).unwrap();
+        assert!(text.starts_with("v1."), "{text}");
+        let forged = shiftwork_contracts::canonical::base64url(b"v1.5.0000000000000000");
+        assert_eq!(
+            call(&c, "inspect_mesh_state", json!({"cursor": forged}))["error"]["code"],
+            "INVALID_CURSOR"
+        );
+    }
 }
 
 #[test]
 fn ct78_purge_deletes_terminal_records_and_frees_keys() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    let d = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "k"}),
-    );
-    let live = dispatch_n(&c, 1, "live");
-    let id = d["contract_id"].as_str().unwrap().to_owned();
-    call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-    call(
-        &c,
-        "fail_contract",
-        json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1, "reason": "x"}),
-    );
-    assert_eq!(
-        c.purge_terminal(T0).unwrap(),
-        0,
-        "completed_at < completed_before is strict"
-    );
-    assert_eq!(c.purge_terminal(T0 + 1).unwrap(), 1);
-    assert!(c.store().get(&id).unwrap().is_none());
-    assert!(
-        c.store().get(&live[0]).unwrap().is_some(),
-        "live records are never purged"
-    );
-    let again = call(
-        &c,
-        "dispatch_contract",
-        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "k"}),
-    );
-    assert_eq!(again["idempotent_replay"], false, "the key is free again");
-    assert_ne!(again["contract_id"], d["contract_id"]);
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let d = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "k"}),
+        );
+        let live = dispatch_n(&c, 1, "live");
+        let id = d["contract_id"].as_str().unwrap().to_owned();
+        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        call(
+            &c,
+            "fail_contract",
+            json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1, "reason": "x"}),
+        );
+        assert_eq!(
+            c.purge_terminal(T0).unwrap(),
+            0,
+            "completed_at < completed_before is strict"
+        );
+        assert_eq!(c.purge_terminal(T0 + 1).unwrap(), 1);
+        assert!(c.store().get(&id).unwrap().is_none());
+        assert!(
+            c.store().get(&live[0]).unwrap().is_some(),
+            "live records are never purged"
+        );
+        let again = call(
+            &c,
+            "dispatch_contract",
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w", "idempotency_key": "k"}),
+        );
+        assert_eq!(again["idempotent_replay"], false, "the key is free again");
+        assert_ne!(again["contract_id"], d["contract_id"]);
+    }
 }
 
 #[test]
 fn ct26_history_entries_chain_and_are_capped() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    let id = dispatch_n(&c, 1, "t").remove(0);
-    let long = "r".repeat(1000);
-    for k in 1..=3 {
-        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-        call(
-            &c,
-            "release_contract",
-            json!({"contract_id": id, "agent_id": "bob", "claim_epoch": k, "reason": long}),
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let id = dispatch_n(&c, 1, "t").remove(0);
+        let long = "r".repeat(1000);
+        for k in 1..=3 {
+            call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+            call(
+                &c,
+                "release_contract",
+                json!({"contract_id": id, "agent_id": "bob", "claim_epoch": k, "reason": long}),
+            );
+        }
+        let e = c.store().get(&id).unwrap().unwrap().error_reason.unwrap();
+        assert_eq!(e.chars().count(), 2000);
+        assert!(e.ends_with('…'));
+        assert!(e.starts_with(&format!(
+            "RELEASED_BY_HOLDER: {long} | prev: RELEASED_BY_HOLDER: "
+        )));
+        let summary = call(&c, "inspect_mesh_state", json!({}));
+        let shown = summary["contracts"][0]["error_reason"].as_str().unwrap();
+        assert_eq!(
+            shown.chars().count(),
+            200,
+            "summaries cut error_reason to 200 characters"
         );
+        assert!(shown.ends_with('…'));
     }
-    let e = c.store().get(&id).unwrap().unwrap().error_reason.unwrap();
-    assert_eq!(e.chars().count(), 2000);
-    assert!(e.ends_with('…'));
-    assert!(e.starts_with(&format!(
-        "RELEASED_BY_HOLDER: {long} | prev: RELEASED_BY_HOLDER: "
-    )));
-    let summary = call(&c, "inspect_mesh_state", json!({}));
-    let shown = summary["contracts"][0]["error_reason"].as_str().unwrap();
-    assert_eq!(
-        shown.chars().count(),
-        200,
-        "summaries cut error_reason to 200 characters"
-    );
-    assert!(shown.ends_with('…'));
 }
 
 #[test]
 fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
-    let (_fx, c) = world();
-    let base = json!({"requester_agent": "alice", "target_agent": "bob", "workspace_root": "/w"});
-    let with = |extra: Value| {
-        let mut a = base.clone();
-        for (k, v) in extra.as_object().unwrap() {
-            a[k] = v.clone();
-        }
-        call(&c, "dispatch_contract", a)
-    };
-    // 200 two-byte characters are 200 characters: accepted; 201 are not.
-    assert_eq!(with(json!({"title": "é".repeat(200)}))["ok"], true);
-    assert_eq!(invalid(&with(json!({"title": "é".repeat(201)}))), "title");
-    // 4,096 two-byte characters are 8,192 bytes: accepted; one more byte is not.
-    assert_eq!(
-        with(json!({"title": "t", "context_summary": "é".repeat(4096)}))["ok"],
-        true
-    );
-    assert_eq!(
-        invalid(&with(
-            json!({"title": "t", "context_summary": format!("{}x", "é".repeat(4096))})
-        )),
-        "context_summary"
-    );
+    for World { c, _store: _s, .. } in worlds() {
+        let base = json!({"requester_agent": "alice", "target_agent": "bob", "workspace_root": "/w"});
+        let with = |extra: Value| {
+            let mut a = base.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            call(&c, "dispatch_contract", a)
+        };
+        // 200 two-byte characters are 200 characters: accepted; 201 are not.
+        assert_eq!(with(json!({"title": "é".repeat(200)}))["ok"], true);
+        assert_eq!(invalid(&with(json!({"title": "é".repeat(201)}))), "title");
+        // 4,096 two-byte characters are 8,192 bytes: accepted; one more byte is not.
+        assert_eq!(
+            with(json!({"title": "t", "context_summary": "é".repeat(4096)}))["ok"],
+            true
+        );
+        assert_eq!(
+            invalid(&with(
+                json!({"title": "t", "context_summary": format!("{}x", "é".repeat(4096))})
+            )),
+            "context_summary"
+        );
+    }
 }
 
 /// CT-136, CT-137: a new file gets the application id, the schema version (2, CT-191) and WAL; a file with another
@@ -915,33 +974,37 @@ fn ct58_facade_is_send_and_sync() {
 /// next poll goes on.
 #[test]
 fn ct65_ct99_a_poll_stops_after_eight_stale_contracts() {
-    let (fx, c) = world();
-    fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-    for i in 0..10 {
-        fx.fs.write_file(format!("/w/f{i}.rs"), b"x\n");
-        let d = call(
-            &c,
-            "dispatch_contract",
-            json!({"requester_agent": "alice", "target_agent": "bob", "title": format!("t{i}"), "workspace_root": "/w", "pointers": [format!("f{i}.rs")]}),
+    for World {
+        fx, c, _store: _s, ..
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        for i in 0..10 {
+            fx.fs.write_file(format!("/w/f{i}.rs"), b"x\n");
+            let d = call(
+                &c,
+                "dispatch_contract",
+                json!({"requester_agent": "alice", "target_agent": "bob", "title": format!("t{i}"), "workspace_root": "/w", "pointers": [format!("f{i}.rs")]}),
+            );
+            assert_eq!(d["ok"], true);
+        }
+        use shiftwork_seams::Fs;
+        for i in 0..9 {
+            fx.fs.remove_file(Path::new(&format!("/w/f{i}.rs"))).unwrap();
+        }
+        let first = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        assert_eq!(first["has_task"], false);
+        assert_eq!(
+            first["message"],
+            "Closed 8 contracts whose files changed for agent \"bob\"; call poll_next_task again"
         );
-        assert_eq!(d["ok"], true);
+        assert_eq!(first["skipped_stale"].as_array().unwrap().len(), 8);
+        let second = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        assert_eq!(second["has_task"], true);
+        assert_eq!(second["contract"]["title"], "t9");
+        assert_eq!(second["skipped_stale"].as_array().unwrap().len(), 1);
+        assert_eq!(second["skipped_stale"][0]["title"], "t8");
     }
-    use shiftwork_seams::Fs;
-    for i in 0..9 {
-        fx.fs.remove_file(Path::new(&format!("/w/f{i}.rs"))).unwrap();
-    }
-    let first = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-    assert_eq!(first["has_task"], false);
-    assert_eq!(
-        first["message"],
-        "Closed 8 contracts whose files changed for agent \"bob\"; call poll_next_task again"
-    );
-    assert_eq!(first["skipped_stale"].as_array().unwrap().len(), 8);
-    let second = call(&c, "poll_next_task", json!({"agent_id": "bob"}));
-    assert_eq!(second["has_task"], true);
-    assert_eq!(second["contract"]["title"], "t9");
-    assert_eq!(second["skipped_stale"].as_array().unwrap().len(), 1);
-    assert_eq!(second["skipped_stale"][0]["title"], "t8");
 }
 
 /// Issue 11 item 4: library messages name no command-line flag and no environment variable (the
@@ -976,4 +1039,112 @@ fn issue11_library_messages_name_no_flag_or_environment_variable() {
         "library messages naming a flag or variable:\n{}",
         found.join("\n")
     );
+}
+
+/// Issue 27 (the class of item 6: every writer checks its readers' limits first): a store accepts
+/// only what every store can keep and give back. PostgreSQL text and JSON cannot hold the NUL
+/// character, so NUL is refused in every stored text — reasons, summaries, and the strings and keys
+/// of `structured_output` and `contract_schema` — with the same refusal on every store, and nothing
+/// is written; what is accepted reads back as it was given.
+#[test]
+fn issue27_every_store_keeps_what_it_accepts() {
+    for World {
+        fx,
+        c,
+        kind,
+        _store: _s,
+    } in worlds()
+    {
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let base =
+            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"});
+        let with = |extra: Value| {
+            let mut a = base.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            a
+        };
+        for (at, extra) in [
+            (
+                "/description",
+                json!({"contract_schema": {"type": "object", "description": "a\u{0}b"}}),
+            ),
+            (
+                "/properties/a\u{0}",
+                json!({"contract_schema": {"type": "object", "properties": {"a\u{0}": {}}}}),
+            ),
+        ] {
+            let a = call(&c, "dispatch_contract", with(extra));
+            assert_eq!(a["error"]["code"], "CONTRACT_SCHEMA_INVALID", "{kind}: {a}");
+            assert_eq!(
+                a["error"]["details"]["validation_errors"][0]["instance_path"], at,
+                "{kind}: {a}"
+            );
+        }
+        let d = call(
+            &c,
+            "dispatch_contract",
+            with(json!({"context_summary": "é\t\u{1F600}"})),
+        );
+        let id = d["contract_id"].as_str().unwrap().to_owned();
+        call(&c, "poll_next_task", json!({"agent_id": "bob"}));
+        let holder = json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1});
+        let with_holder = |extra: Value| {
+            let mut a = holder.clone();
+            for (k, v) in extra.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            a
+        };
+        for (tool, argument, extra) in [
+            ("release_contract", "reason", json!({"reason": "a\u{0}b"})),
+            ("fail_contract", "reason", json!({"reason": "a\u{0}b"})),
+            (
+                "fulfill_contract",
+                "result_summary",
+                json!({"result_summary": "a\u{0}b"}),
+            ),
+            (
+                "fulfill_contract",
+                "structured_output",
+                json!({"result_summary": "ok", "structured_output": {"v": ["x\u{0}"]}}),
+            ),
+            (
+                "fulfill_contract",
+                "structured_output",
+                json!({"result_summary": "ok", "structured_output": {"k\u{0}": 1}}),
+            ),
+        ] {
+            let a = call(&c, tool, with_holder(extra));
+            assert_eq!(a["error"]["code"], "INVALID_ARGUMENT", "{kind} {tool}: {a}");
+            assert_eq!(a["error"]["details"]["argument"], argument, "{kind} {tool}: {a}");
+        }
+        let a = call(
+            &c,
+            "cancel_contract",
+            json!({"contract_id": id, "agent_id": "alice", "reason": "a\u{0}b"}),
+        );
+        assert_eq!(a["error"]["details"]["argument"], "reason", "{kind}: {a}");
+        let record = c.store().get(&id).unwrap().unwrap();
+        assert_eq!(
+            record.status,
+            shiftwork_contracts::Status::Claimed,
+            "{kind}: nothing written"
+        );
+        let done = call(
+            &c,
+            "fulfill_contract",
+            with_holder(json!({"result_summary": "fine ✓", "structured_output": {"k": "\u{7f}é\u{1F600}"}})),
+        );
+        assert_eq!(done["ok"], true, "{kind}: {done}");
+        let record = c.store().get(&id).unwrap().unwrap();
+        assert_eq!(record.context_summary, "é\t\u{1F600}", "{kind}");
+        assert_eq!(record.result_summary.as_deref(), Some("fine ✓"), "{kind}");
+        assert_eq!(
+            record.structured_output,
+            json!({"k": "\u{7f}é\u{1F600}"}).as_object().cloned(),
+            "{kind}"
+        );
+    }
 }

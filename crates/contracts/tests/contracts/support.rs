@@ -16,6 +16,9 @@ use crate::scenarios::{CallOpts, Surface};
 pub struct TestStore {
     pub name: &'static str,
     pub store: Arc<dyn Store>,
+    /// The clock a facade over this store reads: the one the store was given, or for a PostgreSQL
+    /// store on the server's clock, `PgStore::server_clock` (as the adapter does, CT-148).
+    pub clock: Arc<dyn Clock>,
     _dir: Option<tempfile::TempDir>,
     #[cfg(feature = "postgres")]
     pg: Option<Arc<shiftwork_contracts::PgStore>>,
@@ -87,10 +90,19 @@ pub fn fresh_schema() -> String {
 /// A new `PgStore` in its own schema, reading `clock`.
 #[cfg(feature = "postgres")]
 pub fn pg_store(clock: Arc<dyn Clock>, schema: &str) -> shiftwork_contracts::PgStore {
+    pg_store_on(Some(clock), schema)
+}
+
+/// A new `PgStore` in its own schema, reading `clock`, or the server's clock when `None` (CT-148).
+#[cfg(feature = "postgres")]
+pub fn pg_store_on(clock: Option<Arc<dyn Clock>>, schema: &str) -> shiftwork_contracts::PgStore {
     let url = postgres_url().expect("a PostgreSQL server");
     let options = shiftwork_contracts::PgOptions {
         schema: Some(schema.to_owned()),
-        clock: Some(clock),
+        clock,
+        // The suite runs many stores at once on one server (max_connections 200): a few connections
+        // each are enough for its threads.
+        pool_size: 4,
         ..shiftwork_contracts::PgOptions::default()
     };
     shiftwork_contracts::PgStore::connect(&url, options).unwrap()
@@ -101,12 +113,33 @@ pub fn store(kind: &'static str, clock: &ManualClock) -> TestStore {
     store_with_clock(kind, Arc::new(clock.clone()))
 }
 
+/// A store of `kind` that judges by the clock production uses: the system's, and for PostgreSQL the
+/// server's (`TestStore::clock` is then `PgStore::server_clock`, as in the adapter). The waiting tests
+/// run on it, so a wait measured on the wrong clock shows on every store (issue 27).
+pub fn production_store(kind: &'static str) -> TestStore {
+    #[cfg(feature = "postgres")]
+    if kind == "postgres" {
+        let gate = pg_shared();
+        let pg = Arc::new(pg_store_on(None, &fresh_schema()));
+        return TestStore {
+            name: kind,
+            store: pg.clone(),
+            clock: pg.server_clock(),
+            _dir: None,
+            pg: Some(pg),
+            _gate: Some(gate),
+        };
+    }
+    store_with_clock(kind, Arc::new(shiftwork_seams::SystemClock::new()))
+}
+
 /// [`store`] with any clock (the waiting tests use the system's).
 pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore {
     match kind {
         "memory" => TestStore {
             name: kind,
-            store: Arc::new(MemoryStore::new(clock)),
+            store: Arc::new(MemoryStore::new(clock.clone())),
+            clock,
             _dir: None,
             #[cfg(feature = "postgres")]
             pg: None,
@@ -116,10 +149,11 @@ pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore 
         #[cfg(feature = "postgres")]
         "postgres" => {
             let gate = pg_shared();
-            let pg = Arc::new(pg_store(clock, &fresh_schema()));
+            let pg = Arc::new(pg_store(clock.clone(), &fresh_schema()));
             TestStore {
                 name: kind,
                 store: pg.clone(),
+                clock,
                 _dir: None,
                 pg: Some(pg),
                 _gate: Some(gate),
@@ -130,13 +164,14 @@ pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore 
             let sqlite = SqliteStore::open(
                 &dir.path().join("contracts.db"),
                 SqliteOptions::default(),
-                clock,
+                clock.clone(),
                 &OsFs,
             )
             .unwrap();
             TestStore {
                 name: kind,
                 store: Arc::new(sqlite),
+                clock,
                 _dir: Some(dir),
                 #[cfg(feature = "postgres")]
                 pg: None,

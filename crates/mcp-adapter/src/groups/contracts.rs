@@ -8,8 +8,8 @@
 //! library's messages name none).
 
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
@@ -193,12 +193,16 @@ impl Lazy {
         self.call_in(tool, args, &CallContext::default())
     }
 
-    /// [`Lazy::call`] within the MCP call's `context` (CT-181): a waiting `poll_next_task` ends at once,
-    /// claiming nothing, when the client cancels the request (`notifications/cancelled`), and while it
-    /// waits it reports progress every 10 s when the client asked for progress (a `progressToken`).
+    /// [`Lazy::call`] within the MCP call's `context` (CT-181): every contracts call gets the call's
+    /// cancellation — a poll, waiting or not, ends with nothing claimed when the client cancels the
+    /// request (`notifications/cancelled`), a call reading files stops there and keeps nothing — and
+    /// a waiting poll reports progress every 10 s when the client asked for progress (a
+    /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
+    /// (issue 31): it answers as over an empty store, `inspect_mesh_state` with a `note` that names
+    /// the setting.
     pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
-        let mut answer = match self.contracts.get() {
-            Ok(c) => {
+        let mut answer = match self.contracts.for_tool(tool) {
+            Ok(target) => {
                 let cancel = Cancel::new();
                 let on_cancel = cancel.clone();
                 context.on_cancel(move || on_cancel.cancel());
@@ -209,9 +213,10 @@ impl Lazy {
                         .is_some_and(|w| w > 0);
                 let _progress = (waits && context.wants_progress()).then(|| {
                     let total = args.get("wait_sec").and_then(Value::as_f64);
-                    Progress::start(context.clone(), total, self.progress_every)
+                    let clock = target.contracts().clock().clone();
+                    Progress::start(context.clone(), total, self.progress_every, clock)
                 });
-                shiftwork_contracts::args::call_cancellable(&c, tool, args, &self.agent, &cancel)
+                target.call(tool, args, &self.agent, &cancel)
             }
             Err(e) => e.to_refusal().to_json(),
         };
@@ -224,31 +229,33 @@ impl Lazy {
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
-/// `total` the `wait_sec` asked for.
+/// `total` the `wait_sec` asked for. The reports are timed on the facade's clock, as the wait itself
+/// is (issue 27: every wait ends by the clock it was given).
 struct Progress {
-    stop: Arc<(Mutex<bool>, Condvar)>,
+    stop: shiftwork_seams::Signal,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
-    fn start(context: CallContext, total: Option<f64>, every: Duration) -> Progress {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let flag = stop.clone();
+    fn start(
+        context: CallContext,
+        total: Option<f64>,
+        every: Duration,
+        clock: Arc<dyn shiftwork_seams::Clock>,
+    ) -> Progress {
+        let stop = shiftwork_seams::Signal::new();
+        let stopped = stop.clone();
         let thread = std::thread::Builder::new()
             .name(String::from("contracts-progress"))
             .spawn(move || {
-                let (lock, cv) = &*flag;
-                let started = Instant::now();
-                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                let started = clock.monotonic();
+                let mut next = started;
                 loop {
-                    let (guard, timeout) = cv
-                        .wait_timeout_while(stopped, every, |s| !*s)
-                        .unwrap_or_else(PoisonError::into_inner);
-                    stopped = guard;
-                    if !timeout.timed_out() {
+                    next = next.saturating_add(every);
+                    if clock.wait_until(&stopped, next) {
                         return;
                     }
-                    let waited = started.elapsed().as_secs_f64().round();
+                    let waited = clock.monotonic().saturating_sub(started).as_secs_f64().round();
                     context.progress(waited, total, Some("waiting for a contract"));
                 }
             })
@@ -259,9 +266,7 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        let (lock, cv) = &*self.stop;
-        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        cv.notify_all();
+        self.stop.notify();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -269,8 +274,14 @@ impl Drop for Progress {
 }
 
 /// Appends to a refusal's message the flag or variable to check, where one helps (the library's own
-/// sentences name none).
+/// sentences name none), and to the `note` of an answer over a store that does not exist yet the
+/// setting that names its location.
 fn add_hint(answer: &mut Value) {
+    if let Some(Value::String(note)) = answer.get_mut("note") {
+        note.push_str(
+            " The location is --contracts-db / SHIFTWORK_CONTRACTS_DB (default ~/.shiftwork/contracts.db).",
+        );
+    }
     let Some(error) = answer.get_mut("error") else {
         return;
     };

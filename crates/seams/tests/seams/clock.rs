@@ -37,3 +37,52 @@ fn clocks_work_behind_references_and_arcs() {
     assert_eq!(read(&manual), Duration::from_secs(3));
     assert_eq!(read(&&*manual), Duration::from_secs(3));
 }
+
+/// Threat class "waits": a wait on a `ManualClock` ends when the test moves the clock to its deadline
+/// (and not before), or at once when its signal is given; the clock's time is what decides.
+#[test]
+fn waits_end_by_the_clock_they_were_given() {
+    use shiftwork_seams::Signal;
+    let clock = ManualClock::new(Utc.timestamp_opt(0, 0).unwrap());
+    let signal = Signal::new();
+    let (code, waited) = (clock.clone(), signal.clone());
+    let waiter = std::thread::spawn(move || {
+        let deadline = code.monotonic() + Duration::from_millis(100);
+        (code.wait_until(&waited, deadline), code.monotonic())
+    });
+    while clock.waiters() == 0 {
+        std::thread::yield_now();
+    }
+    // Short of the deadline, and a wall-clock step: the wait goes on.
+    clock.advance(Duration::from_millis(99));
+    clock.set(Utc.timestamp_opt(3600, 0).unwrap());
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        !waiter.is_finished(),
+        "ended before the clock reached its deadline"
+    );
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(waiter.join().unwrap(), (false, Duration::from_millis(100)));
+    assert_eq!(clock.waiters(), 0, "a finished wait leaves nothing registered");
+
+    // A signal ends a wait at once, whatever the deadline; given before the wait, too.
+    let (code, waited) = (clock.clone(), signal.clone());
+    let waiter = std::thread::spawn(move || code.wait_until(&waited, Duration::MAX));
+    while clock.waiters() == 0 {
+        std::thread::yield_now();
+    }
+    signal.downgrade().notify();
+    assert!(waiter.join().unwrap());
+    signal.notify();
+    assert!(
+        clock.wait_until(&signal, Duration::ZERO),
+        "taken by the next wait"
+    );
+    assert!(!signal.take(), "and only once");
+
+    // The system clock times out on its own time.
+    let system = SystemClock::new();
+    let start = system.monotonic();
+    assert!(!system.wait_until(&Signal::new(), start + Duration::from_millis(5)));
+    assert!(system.monotonic() >= start + Duration::from_millis(5));
+}

@@ -204,8 +204,16 @@ pub fn output(tool: &str) -> Value {
             ],
             None,
         )],
+        // `note` only when no store exists yet (issue 31: nothing is created by looking).
         "inspect_mesh_state" => vec![branch(
-            &["total_returned", "contracts", "next_cursor", "counts", "now"],
+            &[
+                "total_returned",
+                "contracts",
+                "next_cursor",
+                "counts",
+                "now",
+                "note",
+            ],
             None,
         )],
         _ => vec![branch(
