@@ -630,12 +630,10 @@ impl Args<'_> {
         self.string(key)?.map(|s| request::agent(key, &s)).transpose()
     }
 
-    /// An identity argument: the caller's, else the embedder's default (CT-88).
+    /// An identity argument: the caller's, else the embedder's default (CT-88); with an
+    /// authenticated caller, one naming another agent is refused `IDENTITY_MISMATCH`.
     fn identity(&self, key: &str) -> Result<Identity, Refusal> {
-        Ok(match self.agent(key)? {
-            Some(a) => Identity::Given(a),
-            None => Identity::from_default(self.default_agent),
-        })
+        Identity::checked(key, self.agent(key)?, self.default_agent)
     }
 
     fn epoch(&self) -> Result<Option<u64>, Refusal> {

@@ -39,11 +39,12 @@ pub enum RefusalCode {
     StoreError,
     NotRequester,
     Cancelled,
+    IdentityMismatch,
 }
 
 impl RefusalCode {
     /// Every code, in the order of Appendix B, then the two of CT-191.
-    pub const ALL: [RefusalCode; 29] = [
+    pub const ALL: [RefusalCode; 30] = [
         RefusalCode::UnknownArgument,
         RefusalCode::InvalidArgument,
         RefusalCode::AgentIdRequired,
@@ -73,6 +74,7 @@ impl RefusalCode {
         RefusalCode::StoreError,
         RefusalCode::NotRequester,
         RefusalCode::Cancelled,
+        RefusalCode::IdentityMismatch,
     ];
 
     /// The wire name (`UNKNOWN_ARGUMENT`, …).
@@ -107,6 +109,7 @@ impl RefusalCode {
             RefusalCode::StoreError => "STORE_ERROR",
             RefusalCode::NotRequester => "NOT_REQUESTER",
             RefusalCode::Cancelled => "CANCELLED",
+            RefusalCode::IdentityMismatch => "IDENTITY_MISMATCH",
         }
     }
 
@@ -155,6 +158,7 @@ impl RefusalCode {
             RefusalCode::IoError => &["contract_id", "path", "skipped_stale"],
             RefusalCode::NotRequester => &["contract_id", "requester_agent"],
             RefusalCode::Cancelled => &["contract_id", "cancel_reason"],
+            RefusalCode::IdentityMismatch => &["argument", "given", "authenticated"],
         }
     }
 }

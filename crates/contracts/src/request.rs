@@ -31,6 +31,10 @@ pub enum DefaultAgent {
         /// Where the default came from, as the refusal names it (the adapter passes `AGENT_NAME`).
         source: &'static str,
     },
+    /// The caller's credentials say who it is (a bearer token over HTTP): every identity argument
+    /// defaults to it, and one naming another agent is refused `IDENTITY_MISMATCH` before any store
+    /// is asked — an agent acts only as itself.
+    Authenticated(AgentId),
 }
 
 impl DefaultAgent {
@@ -73,6 +77,40 @@ impl From<&AgentId> for Identity {
 }
 
 impl Identity {
+    /// The identity argument `argument` as `given` by the caller, checked against an authenticated
+    /// caller (`IDENTITY_MISMATCH` names both when they differ); absent, the default's.
+    ///
+    /// ```
+    /// use shiftwork_contracts::{AgentId, DefaultAgent, Identity, RefusalCode};
+    /// let carol = DefaultAgent::Authenticated(AgentId::parse("carol").unwrap());
+    /// let mallory = AgentId::parse("mallory").unwrap();
+    /// let refused = Identity::checked("agent_id", Some(mallory), &carol).unwrap_err();
+    /// assert_eq!(refused.code, RefusalCode::IdentityMismatch);
+    /// assert_eq!(refused.message, "agent_id names mallory, but this caller authenticated as carol: an agent acts only as itself.");
+    /// assert_eq!(Identity::checked("agent_id", None, &carol), Ok(Identity::Default(AgentId::parse("carol").unwrap())));
+    /// ```
+    pub fn checked(
+        argument: &str,
+        given: Option<AgentId>,
+        default: &DefaultAgent,
+    ) -> Result<Identity, Refusal> {
+        match (given, default) {
+            (Some(given), DefaultAgent::Authenticated(who)) if &given != who => Err(Refusal::new(
+                RefusalCode::IdentityMismatch,
+                format!(
+                    "{argument} names {given}, but this caller authenticated as {who}: an agent acts only as itself."
+                ),
+                vec![
+                    ("argument", serde_json::json!(argument)),
+                    ("given", serde_json::json!(given.as_str())),
+                    ("authenticated", serde_json::json!(who.as_str())),
+                ],
+            )),
+            (Some(given), _) => Ok(Identity::Given(given)),
+            (None, default) => Ok(Identity::from_default(default)),
+        }
+    }
+
     /// The identity `text` when it follows the grammar of CT-17.
     ///
     /// ```
@@ -88,7 +126,7 @@ impl Identity {
     pub fn from_default(default: &DefaultAgent) -> Identity {
         match default {
             DefaultAgent::Unset => Identity::Missing,
-            DefaultAgent::Valid(a) => Identity::Default(a.clone()),
+            DefaultAgent::Valid(a) | DefaultAgent::Authenticated(a) => Identity::Default(a.clone()),
             DefaultAgent::Invalid { source } => Identity::InvalidDefault { source },
         }
     }

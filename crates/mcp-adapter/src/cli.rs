@@ -223,7 +223,10 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
                     "tools [--tools LIST] [--markdown]",
                     "Lists every tool with its title and the first sentence of its description.",
                     &[TOOLS],
-                    &[("--markdown", "print the user guide's tool reference (docs/src/reference/tools.md) instead")],
+                    &[(
+                        "--markdown",
+                        "print the user guide's tool reference (docs/src/reference/tools.md) instead",
+                    )],
                     "shiftwork-mcp call TOOL --help shows a tool's arguments.\n",
                 ));
             }

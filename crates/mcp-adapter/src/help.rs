@@ -300,7 +300,13 @@ pub fn tools_markdown(registry: &Registry) -> String {
     // Markdown renders `<checkpoint>` as a tag: angle brackets are written as entities.
     let text = |t: &str| t.replace('<', "&lt;").replace('>', "&gt;");
     for tool in registry.tools() {
-        let _ = write!(out, "\n## `{}` — {}\n\n{}\n\n", tool.name, tool.title, text(tool.description));
+        let _ = write!(
+            out,
+            "\n## `{}` — {}\n\n{}\n\n",
+            tool.name,
+            tool.title,
+            text(tool.description)
+        );
         let hints = tool.hints;
         let _ = writeln!(
             out,
@@ -324,7 +330,9 @@ pub fn tools_markdown(registry: &Registry) -> String {
                 a.name,
                 cell(&a.kind),
                 if a.required { "yes" } else { "no" },
-                a.default.as_deref().map_or_else(|| String::from("–"), |d| format!("`{}`", cell(d))),
+                a.default
+                    .as_deref()
+                    .map_or_else(|| String::from("–"), |d| format!("`{}`", cell(d))),
                 cell(&a.meaning)
             );
         }

@@ -238,6 +238,7 @@ struct ContextInner {
     transport: Option<crate::telemetry::Transport>,
     link: Option<String>,
     refusal: OnceLock<&'static str>,
+    on_undelivered: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -276,6 +277,32 @@ impl CallContext {
                 link,
                 ..ContextInner::default()
             }),
+        }
+    }
+
+    /// Runs `undo` if the transport drops the call's answer instead of sending it (the client
+    /// cancelled it, or went away, after the answer was made): what the call did that its caller will
+    /// never learn of is undone (issue 27: a cancelled call answers or undoes what it did).
+    pub fn on_undelivered(&self, undo: impl FnOnce() + Send + 'static) {
+        self.inner
+            .on_undelivered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(undo));
+    }
+
+    /// The transport drops the call's answer: every [`CallContext::on_undelivered`] callback runs,
+    /// once.
+    pub fn undelivered(&self) {
+        let undo = std::mem::take(
+            &mut *self
+                .inner
+                .on_undelivered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for undo in undo {
+            undo();
         }
     }
 

@@ -569,9 +569,10 @@ impl Shared {
                 None
             }
             Work::Call(id, params, context, call, serial, read) => {
-                let answer = self.server.call(id, &params, context, read);
+                let answer = self.server.call(id, &params, context.clone(), read);
                 if call.cancelled_by_client.load(Ordering::SeqCst) {
                     tracing::debug!("a cancelled call's answer was not sent");
+                    context.undelivered();
                 } else {
                     match &answer {
                         server::CallAnswer::Result(outcome, era) => {

@@ -495,3 +495,41 @@ fn serve_http_refuses_to_start_without_sound_credentials() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("chmod go-w"), "{stderr}");
 }
+
+/// Issue 29 item 3: over HTTP the token decides the agent: it is the default of every identity
+/// argument, and an argument naming another agent is refused `IDENTITY_MISMATCH`, naming both,
+/// before the store is asked (the contract stays queued).
+#[test]
+fn an_agent_argument_naming_another_agent_is_identity_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, alice, bob) = token_server(dir.path(), &[]);
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let dispatch = json!({"target_agent": "bob", "title": "Review", "context_summary": "Look", "workspace_root": workspace.to_str().unwrap()});
+    let mut as_bob = dispatch.clone();
+    as_bob["requester_agent"] = json!("bob");
+    let refused = server.call(&alice, "dispatch_contract", as_bob);
+    let error = &refused["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], "IDENTITY_MISMATCH", "{refused}");
+    assert_eq!(
+        error["details"],
+        json!({"argument": "requester_agent", "given": "bob", "authenticated": "alice"})
+    );
+    let sent = server.call(&alice, "dispatch_contract", dispatch);
+    assert_eq!(sent["result"]["structuredContent"]["ok"], true, "{sent}");
+    assert_eq!(
+        sent["result"]["structuredContent"]["requester_agent"], "alice",
+        "{sent}"
+    );
+    // Alice cannot claim bob's work by naming him; bob claims it with his own token.
+    let stolen = server.call(&alice, "poll_next_task", json!({"agent_id": "bob"}));
+    assert_eq!(
+        stolen["result"]["structuredContent"]["error"]["code"], "IDENTITY_MISMATCH",
+        "{stolen}"
+    );
+    let claimed = server.call(&bob, "poll_next_task", json!({}));
+    assert_eq!(
+        claimed["result"]["structuredContent"]["has_task"], true,
+        "the refusal asked no store: {claimed}"
+    );
+}

@@ -271,6 +271,52 @@ fn requests_in_flight_are_bounded_to_64() {
     assert_eq!(most.load(Ordering::SeqCst), 64);
 }
 
+/// Issue 27 item 3 (cancellation at every step): a call cancelled after its answer was made has that
+/// answer dropped, and what the call registered to undo (`on_undelivered`) runs; an answer that is
+/// sent undoes nothing.
+#[test]
+fn an_answer_dropped_for_a_cancel_undoes_what_the_call_did() {
+    let undone = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&undone);
+    let gate = Arc::new(Gate::default());
+    let waiting = Arc::clone(&gate);
+    let claim = tool("claim", &["wait"], move |args| {
+        let counter = Arc::clone(&counter);
+        args.context().on_undelivered(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        if args.map().get("wait").is_some() {
+            // The answer is made only after the cancel arrived, whatever the handler saw of it.
+            let opener = Arc::clone(&waiting);
+            args.context().on_cancel(move || opener.open());
+            waiting.wait(Duration::from_secs(10));
+        }
+        Outcome::Answer(json!({"result": "claimed"}), TextStyle::Compact)
+    });
+    let mut peer = peer(vec![claim]);
+    peer.send(&call(json!(1), "claim", json!({})));
+    assert_eq!(peer.receive()["id"], 1);
+    assert_eq!(
+        undone.load(Ordering::SeqCst),
+        0,
+        "a delivered answer undoes nothing"
+    );
+    peer.send(&call(json!(2), "claim", json!({"wait": "yes"})));
+    std::thread::sleep(Duration::from_millis(200));
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}));
+    peer.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(peer.receive()["id"], 3, "the cancelled call's answer is not sent");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while undone.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        undone.load(Ordering::SeqCst),
+        1,
+        "the dropped answer's work was undone"
+    );
+}
+
 /// Issue 27 item 4 (control under load): with 64 calls in flight waiting to be cancelled, a `ping` is
 /// answered and a `notifications/cancelled` ends its call while every slot is still taken; a request
 /// read meanwhile is parked, a parked request cancelled before it starts is never run nor answered,

@@ -216,7 +216,23 @@ impl Lazy {
                     let clock = target.contracts().clock().clone();
                     Progress::start(context.clone(), total, self.progress_every, clock)
                 });
-                target.call(tool, args, &self.agent, &cancel)
+                // Over HTTP the caller's credentials say who it is: every identity argument defaults
+                // to that agent, and one naming another is refused before the store is asked.
+                let authenticated = context
+                    .agent()
+                    .and_then(shiftwork_contracts::AgentId::parse)
+                    .map(shiftwork_contracts::DefaultAgent::Authenticated);
+                let default = authenticated.as_ref().unwrap_or(&self.agent);
+                let answer = target.call(tool, args, default, &cancel);
+                // A claim whose answer the transport drops goes back to the queue.
+                if tool == "poll_next_task" && answer.get("has_task") == Some(&Value::Bool(true)) {
+                    let contracts = Arc::clone(target.contracts());
+                    let made = answer.clone();
+                    context.on_undelivered(move || {
+                        shiftwork_contracts::args::answer_not_delivered(&contracts, "poll_next_task", &made);
+                    });
+                }
+                answer
             }
             Err(e) => e.to_refusal().to_json(),
         };

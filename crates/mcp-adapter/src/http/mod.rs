@@ -571,8 +571,11 @@ impl CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(context) = self.0.take() {
-            tracing::debug!("the client went away: its call is cancelled");
+            tracing::debug!(
+                "the client went away: its call is cancelled, and an answer made meanwhile undone"
+            );
             context.cancel();
+            context.undelivered();
         }
     }
 }
@@ -915,9 +918,13 @@ async fn call(
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
     let progress: Option<crate::registry::ProgressFn> = progress_token.map(|token| {
-        let sender = sender.clone();
+        // Weak: the stream ends when the call's own sender drops, whoever still holds the context.
+        let sender = sender.downgrade();
         Box::new(move |progress: f64, total: Option<f64>, message: Option<&str>| {
-            if let Some(line) = server::progress_line(&token, progress, total, message) {
+            if let (Some(sender), Some(line)) = (
+                sender.upgrade(),
+                server::progress_line(&token, progress, total, message),
+            ) {
                 // A client that does not read its events loses progress, never blocks the call.
                 let _ = sender.try_send(event(&line));
             }

@@ -129,7 +129,7 @@ fn a_missing_or_foreign_store_is_never_created_or_initialised() {
         read(&db).starts_with(&format!(
             "the contracts store at {} cannot be read: ",
             db.display()
-        )) && read(&db).contains("not initialised yet"),
+        )) && read(&db).contains("is empty, so it is not a contracts database"),
         "{}",
         read(&db)
     );
