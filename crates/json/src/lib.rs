@@ -49,13 +49,17 @@
 //! The behaviour was specified against bantamkit 0.36.2's shift-work files (spec/shiftwork.md §3–§4);
 //! `shiftwork-core` reads and writes its checkpoints and ledgers with this crate.
 
+mod node;
 mod python;
 mod read;
+mod tape;
 mod value;
 mod write;
 
+pub use node::{Kind, Node};
 pub use python::{python_repr, python_str, python_string_literal};
 pub use read::{MAX_DEPTH, ParseError, parse, pick_members, plain_run};
+pub use tape::{Items, Members, Tape, TapeNode};
 pub use value::{Hasher, Json, Number, Object, object};
 pub use write::{
     Builder, Emit, Formatter, Literal, Style, format_answer_float, format_float, format_number,

@@ -4,7 +4,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use crate::json::{Json, Number};
+use crate::json::{Json, Kind, Node, Number};
 use crate::refusal::{NodeField, Refusal};
 use crate::results::{HeldUnit, WorkPlan};
 
@@ -206,15 +206,18 @@ pub struct BadTouches;
 
 /// Normalizes a JSON `touches` value: `None` for absent/null, [`BadTouches`] when it is not a list of
 /// repo-relative paths.
-pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouches> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Array(items)) => items
-            .iter()
+pub fn touches_of<'a, N: Node<'a>>(value: Option<N>) -> Result<Option<Vec<String>>, BadTouches> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.kind() {
+        Kind::Null => Ok(None),
+        Kind::Array => value
+            .items()
             .map(|item| item.as_str().and_then(normalize_touch).ok_or(BadTouches))
             .collect::<Result<Vec<_>, BadTouches>>()
             .map(Some),
-        Some(_) => Err(BadTouches),
+        _ => Err(BadTouches),
     }
 }
 

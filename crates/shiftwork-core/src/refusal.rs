@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use crate::json::{Json, ParseError, python_str, python_string_literal};
+use crate::json::{Json, python_str, python_string_literal};
 use crate::schema::SchemaViolation;
 
 /// Why a file could not be read or written, as the sentences' tails render it (SW-32).
@@ -60,6 +60,27 @@ impl FileError {
     }
 }
 
+/// Where in a text a decoder message points (SW-27): 1-based line and column, 0-based code-point offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextPosition {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in code points.
+    pub column: usize,
+    /// 0-based code-point offset.
+    pub char_offset: usize,
+}
+
+fn decoder_message(what: &str, at: Option<&TextPosition>) -> String {
+    match at {
+        Some(p) => format!(
+            "{what}: line {} column {} (char {})",
+            p.line, p.column, p.char_offset
+        ),
+        None => format!("{what} (no position given: the file does not begin as a JSON object)"),
+    }
+}
+
 /// The field of a `work_plan` node (or a unit) that has the wrong shape (SW-49).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -95,15 +116,23 @@ pub enum Refusal {
         /// Why.
         error: FileError,
     },
-    /// §4.1 step 2: the file is not UTF-8; the message is Python's decoder message (SW-33).
+    /// §4.1 step 2: the file is not UTF-8; the message is Python's decoder message (SW-33) without the
+    /// byte's value, and without its position unless the file begins as a JSON object (issue 27 item 13).
     #[error("checkpoint unreadable: {message}")]
     NotUtf8 {
-        /// `'utf-8' codec can't decode byte 0xff in position 21: invalid start byte`.
+        /// `'utf-8' codec can't decode a byte in position 21: invalid start byte`.
         message: String,
     },
-    /// §4.1 step 4.
-    #[error("checkpoint is not parseable as JSON: {0}")]
-    NotJson(ParseError),
+    /// §4.1 step 4: Python's decoder message, `<what>: line <l> column <c> (char <n>)`; the position is
+    /// withheld (`at: None`) for a file that does not begin as a JSON object, unless the error is at
+    /// its first character (issue 27 item 13).
+    #[error("checkpoint is not parseable as JSON: {}", decoder_message(what, at.as_ref()))]
+    NotJson {
+        /// What was wrong (`Expecting value`, `Extra data`, …).
+        what: &'static str,
+        /// Where, when shown.
+        at: Option<TextPosition>,
+    },
     /// §4.1 step 5.
     #[error("checkpoint invalid: {0}")]
     Invalid(SchemaViolation),

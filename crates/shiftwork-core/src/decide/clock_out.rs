@@ -167,7 +167,7 @@ pub fn clock_out(
     let conclusion = conclusion.cloned();
     mutate(&mut doc, index, args, agreement_changes, conclusion, new_units);
     // Gate 14.
-    schema::validate_checkpoint(&doc).map_err(Refusal::RefusedToWrite)?;
+    schema::validate_to_write(&doc).map_err(Refusal::RefusedToWrite)?;
     // The bytes of gates 15–16 and the answer of gate 17.
     let ts = records::timestamp(now);
     Ok(Commit {

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::budget::Budget;
+use crate::json::Node;
 use crate::ledger::LedgerSummary;
 use crate::planner::{self, PlanNode, Priority, Schedule};
 use crate::refusal::{NodeField, Refusal};
@@ -44,7 +45,7 @@ impl BatchView<'_> {
 /// let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
-pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
+pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
     let terminal: HashSet<&str> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
     let mut nodes = Vec::new();
     let mut unit_index = Vec::new();
@@ -77,7 +78,7 @@ pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
 
 /// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
 /// review independence (SW-61). Returns the batch view when all pass.
-pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
+pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
     for unit in cp.units() {
         if unit.touches().is_err() {
             return Err(Refusal::NodeShape {
@@ -116,7 +117,11 @@ pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
 
 /// `shiftwork_plan`'s answer (SW-62) from a checkpoint that passed the plan checks, its batch view,
 /// and — when it declares `job.budget` — the ledger pass that kept the counted tokens.
-pub fn plan(cp: &Checkpoint<'_>, view: &BatchView<'_>, ledger: Option<&LedgerSummary>) -> Plan {
+pub fn plan<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    view: &BatchView<'_>,
+    ledger: Option<&LedgerSummary>,
+) -> Plan {
     Plan {
         batches: view.schedule.batch_ids(&view.nodes),
         cursor: cp.cursor().to_owned(),
@@ -128,7 +133,7 @@ pub fn plan(cp: &Checkpoint<'_>, view: &BatchView<'_>, ledger: Option<&LedgerSum
 
 /// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
 /// open questions, the last history entry, and the archive search when one was made.
-pub fn status(cp: &Checkpoint<'_>, search: Option<SearchResult>) -> Status {
+pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResult>) -> Status {
     let mut units: Vec<(String, usize)> = Vec::new();
     for unit in cp.units() {
         match units.iter_mut().find(|(k, _)| k == unit.status()) {
@@ -140,7 +145,7 @@ pub fn status(cp: &Checkpoint<'_>, search: Option<SearchResult>) -> Status {
         cursor: cp.cursor().to_owned(),
         units,
         open_questions: cp.open_questions().len(),
-        last_history: cp.last_history().cloned(),
+        last_history: cp.last_history().map(N::to_json),
         search,
     }
 }

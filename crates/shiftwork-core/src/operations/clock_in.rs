@@ -5,6 +5,7 @@ use shiftwork_seams::ProbeStatus;
 use crate::checkpoint;
 use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
 use crate::env::Env;
+use crate::json::Node;
 use crate::ledger;
 use crate::lock::{self, Acquired};
 use crate::paths::CheckpointPaths;
@@ -18,7 +19,7 @@ use crate::view::Checkpoint;
 pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<ClockIn, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let doc = checkpoint::read_in_place(fs, &paths)?;
     let cp = doc.view();
     // Step 2: probes never run under the lock (SW-73).
     match decide::questions(&cp, env.probes) {
@@ -59,10 +60,10 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
 /// `env.probe_timeout` (issue 12 item 4): each gets what is left of it, and a relay reached with
 /// nothing left counts as timed out without running. The escalation of the first that does not
 /// answer its relay, if any.
-fn run_probes(
+fn run_probes<'d, N: Node<'d>>(
     env: &Env,
     paths: &CheckpointPaths,
-    cp: &Checkpoint<'_>,
+    cp: &Checkpoint<'d, N>,
     relays: &[Relay<'_>],
 ) -> Option<Escalation> {
     let root = paths.repo_root(env.fs.as_ref());

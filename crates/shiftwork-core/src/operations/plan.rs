@@ -26,7 +26,7 @@ use crate::results::Plan;
 pub fn plan_checkpoint(env: &Env, checkpoint: &str) -> Result<Plan, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let doc = checkpoint::read_in_place(fs, &paths)?;
     let cp = doc.view();
     let view = decide::plan::plan_checks(&cp)?;
     let summary = crate::budget::limits(&cp)

@@ -12,7 +12,7 @@ use crate::results::Status;
 pub fn status(env: &Env, checkpoint: &str, search: Option<&str>) -> Result<Status, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let doc = checkpoint::read_in_place(fs, &paths)?;
     let found = search.map(|query| {
         let archive = paths.shiftwork_dir(fs).join("archive");
         crate::search::search(fs, &paths.repo_root(fs), &archive, query)

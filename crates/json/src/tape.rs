@@ -1,0 +1,342 @@
+//! [`Tape`]: a document read in place — its text kept, and beside it one or two 32-bit words per value
+//! saying where the value is — for readers that look at a large document without building it.
+
+use crate::node::{Kind, Node};
+use crate::read::{self, ESCAPED, ParseError, REPEATS};
+use crate::value::{Hasher, Json, Number, Object};
+
+/// A JSON document read in place: the text, and a tape of 32-bit slots in document order. A scalar or
+/// a string without escapes takes one word (where its token starts), a string with escapes two (the
+/// second says where its decoded text is), an array or object two (where it starts, how many words its
+/// contents take), a member its key's slot then its value's. Strings are borrowed from the text.
+///
+/// Reading a text into a tape accepts and refuses exactly what [`crate::parse`] does, with the same
+/// messages; a [`TapeNode`] reads as the [`Json`] that `parse` builds ([`Node`]), a repeated key
+/// included. What it costs beside the text is about a third of the text for a typical checkpoint and
+/// at most twice the text (an array of one-digit numbers), where a built [`Json`] takes five to ten
+/// times the text. Texts of 2 GiB or more are refused (`Text too long to read in place`).
+///
+/// ```
+/// use shiftwork_json::{Node, Tape};
+/// let tape = Tape::parse(r#"{"plan": {"units": [{"id": "a\u00e9", "n": 12345678901234567890123}]}}"#.to_owned()).unwrap();
+/// let unit = tape.root().get("plan").and_then(|p| p.get("units")).and_then(|u| u.items().next()).unwrap();
+/// assert_eq!(unit.get("id").and_then(|i| i.as_str()), Some("aé"));
+/// assert_eq!(unit.to_json(), shiftwork_json::parse(r#"{"id": "aé", "n": 12345678901234567890123}"#).unwrap());
+/// assert_eq!(
+///     Tape::parse("[1, 2".to_owned()).unwrap_err().to_string(),
+///     "Expecting ',' delimiter: line 1 column 6 (char 5)"
+/// );
+/// ```
+#[derive(Debug)]
+pub struct Tape {
+    text: String,
+    words: Vec<u32>,
+    decoded: String,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Tape {
+    /// Reads `text` (one JSON value, whitespace around it) as [`crate::parse`] does.
+    pub fn parse(text: String) -> Result<Tape, ParseError> {
+        let parts = read::parse_tape(&text)?;
+        Ok(Tape {
+            text,
+            words: parts.words,
+            decoded: parts.decoded,
+            spans: parts.spans,
+        })
+    }
+
+    /// The value the text holds.
+    pub fn root(&self) -> TapeNode<'_> {
+        TapeNode { tape: self, at: 0 }
+    }
+
+    /// The text read.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The bytes this tape holds beside its text: its slots and the decoded text of escaped strings.
+    pub fn extra_bytes(&self) -> usize {
+        self.words.capacity() * 4 + self.decoded.capacity() + self.spans.capacity() * 8
+    }
+
+    fn lead(&self, at: u32) -> u8 {
+        let word = self.words[at as usize];
+        self.text.as_bytes()[(word & !ESCAPED) as usize]
+    }
+
+    /// How many words the value at `at` takes.
+    fn width(&self, at: u32) -> u32 {
+        let word = self.words[at as usize];
+        match self.text.as_bytes()[(word & !ESCAPED) as usize] {
+            b'{' | b'[' => 2 + (self.words[at as usize + 1] & !REPEATS),
+            b'"' if word & ESCAPED != 0 => 2,
+            _ => 1,
+        }
+    }
+
+    /// The text of the string at `at`.
+    fn string(&self, at: u32) -> &str {
+        let word = self.words[at as usize];
+        if word & ESCAPED != 0 {
+            let (start, len) = self.spans[self.words[at as usize + 1] as usize];
+            return &self.decoded[start as usize..(start + len) as usize];
+        }
+        let start = word as usize + 1;
+        let len = crate::plain_run(&self.text.as_bytes()[start..]);
+        &self.text[start..start + len]
+    }
+
+    /// Whether the key at `at` is `key`.
+    fn key_is(&self, at: u32, key: &str) -> bool {
+        let word = self.words[at as usize];
+        if word & ESCAPED != 0 {
+            return self.string(at) == key;
+        }
+        // A key without escapes ends at the first quote after its opening one, and `key` holds no quote
+        // where it matches: equal when its bytes are followed by the closing quote.
+        let start = word as usize + 1;
+        let bytes = self.text.as_bytes();
+        bytes.get(start..start + key.len()) == Some(key.as_bytes())
+            && bytes.get(start + key.len()) == Some(&b'"')
+    }
+}
+
+/// One value of a [`Tape`]: a place on it. Cheap to copy; read it through [`Node`].
+#[derive(Clone, Copy)]
+pub struct TapeNode<'t> {
+    tape: &'t Tape,
+    at: u32,
+}
+
+impl std::fmt::Debug for TapeNode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TapeNode")
+            .field("at", &self.at)
+            .field("kind", &self.kind())
+            .finish()
+    }
+}
+
+impl<'t> TapeNode<'t> {
+    /// The tape it is on.
+    pub fn tape(&self) -> &'t Tape {
+        self.tape
+    }
+
+    /// Where the value's token starts in the text (a byte offset).
+    pub fn offset(&self) -> usize {
+        (self.tape.words[self.at as usize] & !ESCAPED) as usize
+    }
+
+    /// The number of items of an array, or of members of an object as written (a repeated key counted
+    /// each time); 0 for any other value. It walks the contents: O(items).
+    pub fn len(&self) -> usize {
+        match self.kind() {
+            Kind::Array => self.items().count(),
+            Kind::Object => Members::raw(*self).count(),
+            _ => 0,
+        }
+    }
+
+    /// Whether [`TapeNode::len`] is 0.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The end of the contents of the container at `self` (the word after them).
+    fn contents(&self) -> (u32, u32) {
+        let skip = self.tape.words[self.at as usize + 1] & !REPEATS;
+        (self.at + 2, self.at + 2 + skip)
+    }
+
+    fn repeats_a_key(&self) -> bool {
+        self.tape.words[self.at as usize + 1] & REPEATS != 0
+    }
+}
+
+impl<'t> Node<'t> for TapeNode<'t> {
+    type Items = Items<'t>;
+    type Members = Members<'t>;
+
+    fn kind(self) -> Kind {
+        match self.tape.lead(self.at) {
+            b'"' => Kind::String,
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b't' | b'f' => Kind::Bool,
+            b'n' => Kind::Null,
+            _ => Kind::Number,
+        }
+    }
+
+    fn get(self, key: &str) -> Option<Self> {
+        if self.kind() != Kind::Object {
+            return None;
+        }
+        let (mut at, end) = self.contents();
+        let mut found = None;
+        while at < end {
+            let value = at + self.tape.width(at);
+            if self.tape.key_is(at, key) {
+                found = Some(TapeNode {
+                    tape: self.tape,
+                    at: value,
+                });
+                if !self.repeats_a_key() {
+                    break;
+                }
+            }
+            at = value + self.tape.width(value);
+        }
+        found
+    }
+
+    fn as_str(self) -> Option<&'t str> {
+        (self.kind() == Kind::String).then(|| self.tape.string(self.at))
+    }
+
+    fn as_bool(self) -> Option<bool> {
+        match self.tape.lead(self.at) {
+            b't' => Some(true),
+            b'f' => Some(false),
+            _ => None,
+        }
+    }
+
+    fn number(self) -> Option<Number> {
+        if self.kind() != Kind::Number {
+            return None;
+        }
+        let at = self.offset();
+        let bytes = self.tape.text.as_bytes();
+        Some(match bytes[at] {
+            b'N' => Number::Float(f64::NAN),
+            b'I' => Number::Float(f64::INFINITY),
+            b'-' if bytes.get(at + 1) == Some(&b'I') => Number::Float(f64::NEG_INFINITY),
+            _ => {
+                let (end, is_float) = read::scan_number(bytes, at)?;
+                read::number_of(&self.tape.text[at..end], is_float)
+            }
+        })
+    }
+
+    fn items(self) -> Items<'t> {
+        let (at, end) = if self.kind() == Kind::Array {
+            self.contents()
+        } else {
+            (0, 0)
+        };
+        Items {
+            tape: self.tape,
+            at,
+            end,
+        }
+    }
+
+    fn members(self) -> Members<'t> {
+        if self.kind() != Kind::Object {
+            return Members::none(self.tape);
+        }
+        if !self.repeats_a_key() {
+            return Members::raw(self);
+        }
+        // A repeated key keeps its first position and takes its last value, as a Python dict does.
+        let mut once: indexmap::IndexMap<&'t str, TapeNode<'t>, Hasher> = indexmap::IndexMap::default();
+        for (key, value) in Members::raw(self) {
+            once.insert(key, value);
+        }
+        Members(MemberSource::Once(
+            once.into_iter().collect::<Vec<_>>().into_iter(),
+        ))
+    }
+
+    fn to_json(self) -> Json {
+        match self.kind() {
+            Kind::Null => Json::Null,
+            Kind::Bool => Json::Bool(self.as_bool() == Some(true)),
+            Kind::Number => Json::Number(self.number().unwrap_or(Number::Float(f64::NAN))),
+            Kind::String => Json::String(self.tape.string(self.at).to_owned()),
+            Kind::Array => Json::Array(self.items().map(TapeNode::to_json).collect()),
+            Kind::Object => {
+                let mut members = Object::with_hasher(Hasher::default());
+                for (key, value) in Members::raw(self) {
+                    members.insert(key.to_owned(), value.to_json());
+                }
+                Json::Object(members)
+            }
+        }
+    }
+}
+
+/// The items of an array on a tape.
+#[derive(Debug, Clone)]
+pub struct Items<'t> {
+    tape: &'t Tape,
+    at: u32,
+    end: u32,
+}
+
+impl<'t> Iterator for Items<'t> {
+    type Item = TapeNode<'t>;
+
+    fn next(&mut self) -> Option<TapeNode<'t>> {
+        if self.at >= self.end {
+            return None;
+        }
+        let node = TapeNode {
+            tape: self.tape,
+            at: self.at,
+        };
+        self.at += self.tape.width(self.at);
+        Some(node)
+    }
+}
+
+/// The members of an object on a tape, each key once ([`Node::members`]).
+#[derive(Debug)]
+pub struct Members<'t>(MemberSource<'t>);
+
+#[derive(Debug)]
+enum MemberSource<'t> {
+    /// An object that repeats no key: its members as written, from the key at `at` to `end`.
+    Raw { tape: &'t Tape, at: u32, end: u32 },
+    /// An object that repeats a key: its members resolved.
+    Once(std::vec::IntoIter<(&'t str, TapeNode<'t>)>),
+}
+
+impl<'t> Members<'t> {
+    fn raw(object: TapeNode<'t>) -> Members<'t> {
+        let (at, end) = object.contents();
+        Members(MemberSource::Raw {
+            tape: object.tape,
+            at,
+            end,
+        })
+    }
+
+    fn none(tape: &'t Tape) -> Members<'t> {
+        Members(MemberSource::Raw { tape, at: 0, end: 0 })
+    }
+}
+
+impl<'t> Iterator for Members<'t> {
+    type Item = (&'t str, TapeNode<'t>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            MemberSource::Raw { tape, at, end } => {
+                if *at >= *end {
+                    return None;
+                }
+                let key = tape.string(*at);
+                let value = *at + tape.width(*at);
+                *at = value + tape.width(value);
+                Some((key, TapeNode { tape, at: value }))
+            }
+            MemberSource::Once(members) => members.next(),
+        }
+    }
+}
