@@ -241,6 +241,38 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
     builder.finish()?.schedule()
 }
 
+/// The planner fed one node at a time, all priorities 0: the batch view of a checkpoint (§7.1) builds
+/// its graph so, without a [`PlanNode`] per unit.
+#[derive(Debug)]
+pub(crate) struct Feed<'a> {
+    builder: Builder<'a>,
+}
+
+impl<'a> Feed<'a> {
+    /// A feed with room for `nodes` nodes and `edges` dependencies.
+    pub(crate) fn with_capacity(nodes: usize, edges: usize) -> Self {
+        Feed {
+            builder: Builder::with_capacity(nodes, edges),
+        }
+    }
+
+    /// The next node: its id, its dependencies in declared order, its normalized `touches`.
+    pub(crate) fn node(
+        &mut self,
+        id: &'a str,
+        depends_on: impl Iterator<Item = &'a str>,
+        touches: Option<&[String]>,
+    ) {
+        self.builder.dependencies().extend(depends_on);
+        self.builder.end_node(id, &Priority::Small(0), touches);
+    }
+
+    /// The batches and holds, or the first refusal (duplicate id, unknown dependency, cycle).
+    pub(crate) fn plan(self) -> Result<Schedule, Refusal> {
+        self.builder.finish()?.schedule()
+    }
+}
+
 impl Nodes<'_> {
     /// The batches and holds of these nodes, or the cycle.
     fn schedule(&self) -> Result<Schedule, Refusal> {

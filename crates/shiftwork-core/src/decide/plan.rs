@@ -6,8 +6,11 @@ use std::collections::{HashMap, HashSet};
 use crate::budget::Budget;
 use crate::json::Node;
 use crate::ledger::LedgerSummary;
-use crate::planner::{self, PlanNode, Priority, Schedule};
+use foldhash::fast::RandomState;
+
+use crate::planner::{self, Feed, Schedule};
 use crate::refusal::{NodeField, Refusal};
+use crate::results::HeldUnit;
 use crate::results::{Plan, Status};
 use crate::search::SearchResult;
 use crate::view::Checkpoint;
@@ -15,14 +18,22 @@ use crate::view::Checkpoint;
 /// The batch view (§7.1): the planner over the non-terminal units.
 #[derive(Debug, Clone)]
 pub struct BatchView<'d> {
-    /// The planner's nodes (non-terminal units in plan order).
-    pub nodes: Vec<PlanNode<'d>>,
+    /// The planner's nodes: the non-terminal units in plan order (their ids; the planner's input is
+    /// not kept).
+    pub nodes: Vec<BatchNode<'d>>,
     /// The position in `plan.units` of each node.
     pub unit_index: Vec<usize>,
     /// The batches and holds.
     pub schedule: Schedule,
     /// Whether some non-terminal unit has a `touches` key.
     pub has_touches: bool,
+}
+
+/// A node of the batch view: a non-terminal unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchNode<'d> {
+    /// The unit's id.
+    pub id: &'d str,
 }
 
 impl BatchView<'_> {
@@ -34,11 +45,35 @@ impl BatchView<'_> {
             .map(|b| b.iter().map(|&i| self.nodes[i].id).collect())
             .unwrap_or_default()
     }
+
+    /// The batches as unit ids.
+    pub fn batch_ids(&self) -> Vec<Vec<String>> {
+        self.schedule
+            .batches
+            .iter()
+            .map(|batch| batch.iter().map(|&i| self.nodes[i].id.to_owned()).collect())
+            .collect()
+    }
+
+    /// The holds (SW-52), units named by id.
+    pub fn held_units(&self) -> Vec<HeldUnit> {
+        self.schedule
+            .held
+            .iter()
+            .map(|h| HeldUnit {
+                id: self.nodes[h.node].id.to_owned(),
+                batch: h.batch,
+                by: self.nodes[h.by].id.to_owned(),
+                path: h.path.clone(),
+            })
+            .collect()
+    }
 }
 
 /// The batch view of a validated checkpoint (SW-57, SW-58): one node per non-terminal unit,
 /// dependencies on terminal units removed, priority 0, `touches` when present. The one
-/// implementation used by plan, clock-in and the cursor move.
+/// implementation used by plan, clock-in and the cursor move. The units feed the planner directly:
+/// what it keeps per unit is its id and position (issue 27 item 7).
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "B", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["A"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
@@ -46,9 +81,12 @@ impl BatchView<'_> {
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
 pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
-    let terminal: HashSet<&str> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
-    let mut nodes = Vec::new();
-    let mut unit_index = Vec::new();
+    let terminal: HashSet<&str, RandomState> =
+        cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
+    let units = cp.len();
+    let mut feed = Feed::with_capacity(units, 2 * units);
+    let mut nodes = Vec::with_capacity(units);
+    let mut unit_index = Vec::with_capacity(units);
     let mut has_touches = false;
     for unit in cp.units() {
         if unit.is_terminal() {
@@ -59,15 +97,21 @@ pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'
             field: Some(NodeField::Touches),
         })?;
         has_touches |= unit.has_touches();
-        nodes.push(PlanNode {
-            id: unit.id(),
-            depends_on: unit.depends_on().filter(|d| !terminal.contains(d)).collect(),
-            priority: Priority::default(),
-            touches,
-        });
+        let depends_on = unit.depends_on();
+        if terminal.is_empty() {
+            feed.node(unit.id(), depends_on, touches.as_deref());
+        } else {
+            feed.node(
+                unit.id(),
+                depends_on.filter(|d| !terminal.contains(d)),
+                touches.as_deref(),
+            );
+        }
+        nodes.push(BatchNode { id: unit.id() });
         unit_index.push(unit.index());
     }
-    let schedule = planner::plan(&nodes)?;
+    drop(terminal);
+    let schedule = feed.plan()?;
     Ok(BatchView {
         nodes,
         unit_index,
@@ -88,10 +132,17 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
         }
     }
     let view = batch_view(cp)?;
-    let by_id: HashMap<&str, _> = cp.units().map(|u| (u.id(), u)).collect();
+    if cp.units().all(|u| u.reviews().next().is_none()) {
+        return Ok(view);
+    }
+    // The reviewed units by id (the first unit with an id, as ids are unique): role only.
+    let mut roles: HashMap<&str, &str, RandomState> = HashMap::default();
+    for unit in cp.units() {
+        roles.entry(unit.id()).or_insert(unit.role());
+    }
     for unit in cp.units() {
         for r in unit.reviews() {
-            let Some(reviewed) = by_id.get(r) else {
+            let Some(reviewed_role) = roles.get(r) else {
                 return Err(Refusal::ReviewsUnknownUnit {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
@@ -103,7 +154,7 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
                     reviewed: r.to_owned(),
                 });
             }
-            if reviewed.role() == unit.role() {
+            if *reviewed_role == unit.role() {
                 return Err(Refusal::ReviewsOwnRole {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
@@ -123,9 +174,9 @@ pub fn plan<'d, N: Node<'d>>(
     ledger: Option<&LedgerSummary>,
 ) -> Plan {
     Plan {
-        batches: view.schedule.batch_ids(&view.nodes),
+        batches: view.batch_ids(),
         cursor: cp.cursor().to_owned(),
-        held: view.has_touches.then(|| view.schedule.held_units(&view.nodes)),
+        held: view.has_touches.then(|| view.held_units()),
         budget: ledger.and_then(|summary| Budget::compute(cp, summary)),
         ranking: (cp.kind() == Some("experimentation")).then(|| crate::ranking::ranking(cp)),
     }
