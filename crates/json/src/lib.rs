@@ -63,8 +63,8 @@ pub use tape::{Items, Members, Tape, TapeNode};
 pub use value::{Hasher, Json, Number, Object, object};
 pub use write::{
     Builder, Emit, Formatter, Literal, Style, format_answer_float, format_float, format_number,
-    python_float_repr, to_answer_text, to_checkpoint_text, to_compact_text, to_ledger_text,
-    to_structured_text,
+    python_float_repr, to_answer_text, to_checkpoint_text, to_checkpoint_text_within, to_compact_text,
+    to_ledger_text, to_structured_text,
 };
 
 /// The crate's README, run as a doc test so that its example stays true.

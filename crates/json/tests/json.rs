@@ -130,6 +130,16 @@ proptest! {
         }
     }
 
+    /// Issue 27 item 6: the bounded checkpoint writer writes the checkpoint text when it fits and
+    /// nothing when it does not, exactly at the bound.
+    #[test]
+    fn the_bounded_checkpoint_writer_stops_exactly_at_its_bound(v in value(), slack in -40i64..40) {
+        let text = shiftwork_json::to_checkpoint_text(&v);
+        let limit = (text.len() as i64 + slack).max(0) as usize;
+        let within = shiftwork_json::to_checkpoint_text_within(&v, limit, 0);
+        prop_assert_eq!(within, (text.len() <= limit).then_some(text));
+    }
+
     /// The `structuredContent` text is serde_json's rendering of `to_serde`, byte for byte, whatever
     /// the value (wide integers, `NaN`, non-ASCII and control characters included).
     #[test]

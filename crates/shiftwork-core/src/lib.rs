@@ -116,7 +116,7 @@ pub use operations::{clock_in, clock_out, plan_checkpoint, status};
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;
-pub use refusal::{FileError, NodeField, Refusal, TextPosition};
+pub use refusal::{FileError, NodeField, Refusal, TextPosition, Written};
 pub use results::{
     Brief, ClockIn, ClockedOut, Escalation, FailedProbe, HeldUnit, Plan, Ranked, Status, Upstream, WorkPlan,
 };

@@ -81,6 +81,46 @@ fn decoder_message(what: &str, at: Option<&TextPosition>) -> String {
     }
 }
 
+/// What a refused write would have written ([`Refusal::TooLargeToWrite`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Written {
+    /// The checkpoint (clock-out, W2).
+    Checkpoint,
+    /// A ledger line: the accounting line or the uncommitted marker of a clock-out, the brief line of a
+    /// clock-in.
+    LedgerLine,
+    /// The lock file's identity and intent records (§13.3).
+    LockRecords,
+}
+
+fn too_large_to_write(what: Written, size: Option<u64>, limit: u64) -> String {
+    let (what, reader) = match what {
+        Written::Checkpoint => ("the checkpoint", "a checkpoint's reader reads"),
+        Written::LedgerLine => ("the ledger line", "a ledger's reader reads of one line"),
+        Written::LockRecords => ("the lock file's records", "a lock's reader reads"),
+    };
+    let size = match size {
+        Some(n) => format!("{n} bytes, more than"),
+        None => String::from("more than"),
+    };
+    format!(
+        "refused to write: {what} would be {size} {}, the most {reader}; nothing written",
+        byte_size(limit)
+    )
+}
+
+/// `268435456 bytes (256 MiB)`.
+fn byte_size(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{n} bytes ({} MiB)", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{n} bytes ({} KiB)", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// The field of a `work_plan` node (or a unit) that has the wrong shape (SW-49).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -395,6 +435,24 @@ pub enum Refusal {
     /// Clock-out gate 14: the mutated document does not validate.
     #[error("refused to write: {0}")]
     RefusedToWrite(SchemaViolation),
+    /// Before the first write of a clock-out or a clock-in (beyond 0.36.2; issue 27 item 6): what it
+    /// would write is longer than its reader reads — a checkpoint past [`MAX_CHECKPOINT_BYTES`], a
+    /// ledger line past [`MAX_LEDGER_LINE_BYTES`], the lock file's records past
+    /// [`shiftwork_seams::lock_file::MAX_LOCK_READ`] — so every later call would fail on it. Nothing is
+    /// written. `size` is the length when it is known (a writer that stops at the bound does not
+    /// learn it).
+    ///
+    /// [`MAX_CHECKPOINT_BYTES`]: crate::checkpoint::MAX_CHECKPOINT_BYTES
+    /// [`MAX_LEDGER_LINE_BYTES`]: crate::ledger::MAX_LEDGER_LINE_BYTES
+    #[error("{}", too_large_to_write(*what, *size, *limit))]
+    TooLargeToWrite {
+        /// What would have been written.
+        what: Written,
+        /// Its length in bytes, when known.
+        size: Option<u64>,
+        /// The most its reader reads, in bytes.
+        limit: u64,
+    },
     /// Clock-out gate 15 (W1, W4).
     #[error("accounting log unwritable, checkpoint untouched: {}", .error.tail(path))]
     LedgerUnwritable {

@@ -46,10 +46,10 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
     let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
     decide::admit(&cp, &unit, &summary)?;
     let ts = records::timestamp(env.clock.now());
-    let line = records::appended(
-        summary.last_byte,
-        &records::brief_line(unit.role(), &ts, unit.id()),
-    );
+    let brief_line = records::brief_line(unit.role(), &ts, unit.id());
+    // Issue 27 item 6: a line no ledger reader reads would leave the unit unbriefed.
+    records::check_line(&brief_line)?;
+    let line = records::appended(summary.last_byte, &brief_line);
     // Best-effort (SW-93): the brief is answered even when its record cannot be written.
     let _ = shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true);
     drop(held);

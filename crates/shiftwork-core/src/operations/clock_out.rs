@@ -49,8 +49,11 @@ fn judge_and_commit(
     acquired: &mut Acquired<'_>,
 ) -> Result<ClockedOut, Refusal> {
     let fs = env.fs.as_ref();
-    // Gate 1.
-    let doc = checkpoint::read(fs, paths)?;
+    // Gate 1: read in place, then built to be changed.
+    let placed = checkpoint::read_in_place(fs, paths)?;
+    let size_hint = placed.tape().text().len();
+    let doc = placed.build();
+    drop(placed);
     let cp = doc.view();
     // The ledger is read for gate 3 only when gate 2 can pass.
     let summary = if cp.unit(&args.unit_id).is_some() {
@@ -61,6 +64,7 @@ fn judge_and_commit(
     let gathered = Gathered {
         log: paths.ledger_shown.clone(),
         brief_files: brief_files(env, paths, args),
+        size_hint: size_hint + size_hint / 4 + 4096,
     };
     let last_byte = summary.last_byte;
     let decided = decide::clock_out(doc.into_json(), &summary, &gathered, args, env.clock.now())?;

@@ -122,3 +122,120 @@ fn a_refusal_about_a_document_never_echoes_its_content_issue27_item13() {
         "checkpoint is not parseable as JSON: Expecting property name enclosed in double quotes: line 2 column 21 (char 35)"
     );
 }
+
+/// A checkpoint whose compact text is under a megabyte and whose §3.1 form is past
+/// [`shiftwork_core::checkpoint::MAX_CHECKPOINT_BYTES`]: a history entry holds 264,000 zeros 505
+/// arrays deep, each written on a line of its own indented by a kilobyte.
+fn indents_past_the_read_bound() -> Vec<u8> {
+    let deep = format!(
+        "{}{}{}",
+        "[".repeat(505),
+        vec!["0"; 264_000].join(","),
+        "]".repeat(505)
+    );
+    let doc = json::to_compact_text(&ex_with(|d| set(d, "history/0/deep", Json::Null)));
+    doc.replacen("\"deep\": null", &format!("\"deep\": {deep}"), 1)
+        .into_bytes()
+}
+
+/// Item 6: every writer keeps within what its readers read, and refuses with a sentence naming the
+/// bound before its first write — nothing written, no ledger line, no temp or lock file left: a
+/// clock-out whose checkpoint would be past the checkpoint reader's bound (the compact 163 MB
+/// checkpoint rewritten as 297 MB of indented JSON), an accounting line or a brief line past the
+/// ledger reader's line bound, intent records past what a reader of the lock reads. And the ledger
+/// reader skips a line past its bound whole.
+#[test]
+fn a_write_its_reader_could_not_read_back_is_refused_issue27_item6() {
+    let limit = shiftwork_core::checkpoint::MAX_CHECKPOINT_BYTES;
+    let line_limit = shiftwork_core::ledger::MAX_LEDGER_LINE_BYTES;
+    let huge_unit = ex_with(|d| {
+        set(d, "plan/units/1/id", Json::str("U".repeat(line_limit)));
+        set(
+            d,
+            "plan/units/2/depends_on",
+            Json::strings(["U".repeat(line_limit)]),
+        );
+        set(d, "plan/cursor", Json::str("U".repeat(line_limit)));
+    });
+    type Call = Box<dyn Fn(&Fx) -> String>;
+    let cases: Vec<(&str, Fx, Call, String)> = vec![
+        (
+            "a checkpoint past the read bound once indented",
+            Fx::raw(&indents_past_the_read_bound()),
+            Box::new(|fx| fx.out("U3", "done")),
+            format!(
+                "refused to write: the checkpoint would be more than {limit} bytes (256 MiB), the most a checkpoint's reader reads; nothing written"
+            ),
+        ),
+        (
+            "an accounting line past the line bound",
+            Fx::new(&ex()),
+            Box::new(move |fx| {
+                fx.out_with("U3", "done", |a| {
+                    a.accounting = Some(parse(&format!(
+                        r#"{{"tokens": 1, "duration_ms": 1, "note": "{}"}}"#,
+                        "n".repeat(line_limit)
+                    )));
+                })
+            }),
+            String::from(
+                "refused to write: the ledger line would be 65682 bytes, more than 65536 bytes (64 KiB), the most a ledger's reader reads of one line; nothing written",
+            ),
+        ),
+        (
+            "a brief line past the line bound",
+            Fx::new(&huge_unit),
+            Box::new(|fx| fx.clock_in(None)),
+            String::from(
+                "refused to write: the ledger line would be 65619 bytes, more than 65536 bytes (64 KiB), the most a ledger's reader reads of one line; nothing written",
+            ),
+        ),
+        (
+            "lock records past the lock's read bound",
+            {
+                let fx = Fx::new(&ex());
+                let mut fx = fx;
+                fx.env = shiftwork_core::Env::new(
+                    std::sync::Arc::new(fx.fs.clone()),
+                    std::sync::Arc::new(fx.clock.clone()),
+                    std::sync::Arc::new(shiftwork_seams::MemHost::new(PID, &"h".repeat(64 * 1024))),
+                );
+                fx
+            },
+            Box::new(|fx| fx.out("U3", "done")),
+            String::from("refused to write: the lock file's records would be "),
+        ),
+    ];
+    for (what, fx, call, expected) in cases {
+        let before = fx.snapshot();
+        let answer = call(&fx);
+        let reason = parse(&answer)
+            .get("reason")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        assert!(reason.starts_with(&expected), "{what}: {reason}");
+        assert!(reason.ends_with("; nothing written"), "{what}: {reason}");
+        assert_eq!(fx.snapshot(), before, "{what}: nothing written");
+    }
+    // The reader: a brief line past the bound is skipped whole; one at the bound is read.
+    let brief = |pad: usize| {
+        format!(
+            r#"{{"event": "brief", "pad": "{}", "role": "reviewer", "unit": "U4"}}"#,
+            "p".repeat(pad)
+        )
+    };
+    let fixed = brief(0).len();
+    for (len, briefed) in [(line_limit, true), (line_limit + 1, false)] {
+        let fx = Fx::new(&ex());
+        let line = brief(len - fixed);
+        assert_eq!(line.len(), len);
+        fx.fs.write_file(LEDGER, format!("{line}\n").as_bytes());
+        let answer = fx.out("U4", "done");
+        assert_eq!(
+            answer.starts_with(r#"{"result": "ok""#),
+            briefed,
+            "{len} bytes: {answer}"
+        );
+    }
+}
