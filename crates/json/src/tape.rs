@@ -259,14 +259,60 @@ impl<'t> Node<'t> for TapeNode<'t> {
             Kind::Bool => Json::Bool(self.as_bool() == Some(true)),
             Kind::Number => Json::Number(self.number().unwrap_or(Number::Float(f64::NAN))),
             Kind::String => Json::String(self.tape.string(self.at).to_owned()),
-            Kind::Array => Json::Array(self.items().map(TapeNode::to_json).collect()),
+            Kind::Array => {
+                let mut items = Vec::with_capacity(self.items().count());
+                items.extend(self.items().map(TapeNode::to_json));
+                Json::Array(items)
+            }
             Kind::Object => {
-                let mut members = Object::with_hasher(Hasher::default());
+                let mut members =
+                    Object::with_capacity_and_hasher(Members::raw(self).count(), Hasher::default());
                 for (key, value) in Members::raw(self) {
                     members.insert(key.to_owned(), value.to_json());
                 }
                 Json::Object(members)
             }
+        }
+    }
+}
+
+impl TapeNode<'_> {
+    /// About how many bytes [`Node::to_json`] allocates for this value: its strings' text, its arrays'
+    /// items and its objects' members and hash index, the allocator's own overhead aside — what a
+    /// caller reserves before building a large document (`shiftwork-core`'s memory admission).
+    ///
+    /// ```
+    /// use shiftwork_json::Tape;
+    /// let tape = Tape::parse(r#"{"ids": ["a", "bc"], "n": 1}"#.to_owned()).unwrap();
+    /// assert!(tape.root().built_bytes() > 2 * std::mem::size_of::<shiftwork_json::Json>());
+    /// ```
+    pub fn built_bytes(self) -> usize {
+        let value = std::mem::size_of::<Json>();
+        match self.kind() {
+            Kind::String => self.tape.string(self.at).len(),
+            Kind::Number => match self.number() {
+                Some(Number::BigInt(digits)) => digits.len(),
+                _ => 0,
+            },
+            Kind::Array => self.items().map(|item| value + item.built_bytes()).sum(),
+            Kind::Object => {
+                let mut n: usize = 0;
+                let mut bytes = 0;
+                for (key, item) in Members::raw(self) {
+                    n += 1;
+                    bytes += key.len() + item.built_bytes();
+                }
+                // The entries (hash, key, value) and the hash table of positions, as IndexMap holds them.
+                let buckets = match n {
+                    0 => 0,
+                    1..=3 => 4,
+                    4..=7 => 8,
+                    _ => (n * 8 / 7).next_power_of_two(),
+                };
+                let index = if buckets == 0 { 0 } else { buckets * 9 + 16 };
+                bytes + n * (8 + std::mem::size_of::<String>() + value) + index
+            }
+            _ => 0,
         }
     }
 }

@@ -781,3 +781,60 @@ fn ten_megabyte_string_arguments_get_bounded_answers_issue16() {
         );
     }
 }
+
+/// Issue 27 item 7: the group's memory budget (`--memory-budget`, `SHIFTWORK_MEMORY_BUDGET`). A call
+/// the budget cannot take is not an answer about the checkpoint: it is a tool error in SW-40's frame
+/// (`isError`, `Error executing tool <tool>: …`), which a client retries. A budget that is not a size is
+/// a usage error naming the flag.
+#[test]
+fn the_memory_budget_refuses_as_a_tool_error_issue27_item7() {
+    let (dir, cp) = repo(EX);
+    let size = std::fs::metadata(&cp).unwrap().len();
+    let tools = shiftwork::tools(Arc::new(
+        Env::os().with_memory_budget(shiftwork_core::MemoryBudget::new(1024)),
+    ));
+    let needed = shiftwork_core::admission::factor::PLAN * size;
+    let outcome = call(&tools, "shiftwork_plan", json!({"checkpoint": cp}));
+    match &outcome {
+        Outcome::ToolError(text) => assert_eq!(
+            text,
+            &format!(
+                "Error executing tool shiftwork_plan: too large: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, more than the whole memory budget of 1024 bytes; nothing was done"
+            )
+        ),
+        other => panic!("a tool error: {}", other.text()),
+    }
+    let bin = env!("CARGO_BIN_EXE_shiftwork-mcp");
+    let run = |budget: &str| {
+        Command::new(bin)
+            .args([
+                "call",
+                "shiftwork_plan",
+                &json!({"checkpoint": cp}).to_string(),
+                "--memory-budget",
+                budget,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let small = run("1K");
+    assert_eq!(small.status.code(), Some(1), "{small:?}");
+    assert!(
+        String::from_utf8_lossy(&small.stderr).contains("Error executing tool shiftwork_plan: too large: ")
+    );
+    let enough = run("64MiB");
+    assert!(enough.status.success(), "{enough:?}");
+    assert_eq!(result_of(String::from_utf8_lossy(&enough.stdout).trim()), "plan");
+    let bad = run("lots\u{1b}]52;c;x\u{7}");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("--memory-budget takes a number of bytes"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr}"
+    );
+}

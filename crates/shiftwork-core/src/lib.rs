@@ -86,6 +86,7 @@
 /// module reads and writes it.
 pub use shiftwork_json as json;
 
+pub mod admission;
 pub mod answer;
 pub mod budget;
 pub mod checkpoint;
@@ -109,6 +110,7 @@ mod schema_instance;
 pub mod search;
 mod view;
 
+pub use admission::{MemoryBudget, Reservation};
 pub use answer::Answer;
 pub use decide::clock_out::{ClockOut, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};

@@ -453,6 +453,38 @@ pub enum Refusal {
         /// The most its reader reads, in bytes.
         limit: u64,
     },
+    /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs about `needed` bytes for a
+    /// checkpoint of `size` bytes, and the [`crate::MemoryBudget`] stayed taken by other calls for the
+    /// whole wait. Nothing was read or written; the same call may succeed later. Not an answer about
+    /// the checkpoint: an MCP server reports it as a tool error ([`Refusal::is_answer`]).
+    #[error(
+        "busy: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, and the memory budget of {budget} bytes stayed taken by other calls for {} ms; nothing was done, try again",
+        .waited.as_millis()
+    )]
+    MemoryBusy {
+        /// The checkpoint's size in bytes.
+        size: u64,
+        /// The bytes the call reserves.
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+        /// How long the call waited.
+        waited: std::time::Duration,
+    },
+    /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs more than the whole
+    /// [`crate::MemoryBudget`], so it is refused at once rather than run alone. Not an answer about
+    /// the checkpoint ([`Refusal::is_answer`]).
+    #[error(
+        "too large: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, more than the whole memory budget of {budget} bytes; nothing was done"
+    )]
+    MemoryTooLarge {
+        /// The checkpoint's size in bytes.
+        size: u64,
+        /// The bytes the call would reserve.
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+    },
     /// Clock-out gate 15 (W1, W4).
     #[error("accounting log unwritable, checkpoint untouched: {}", .error.tail(path))]
     LedgerUnwritable {
@@ -469,6 +501,23 @@ pub enum Refusal {
         /// Why.
         error: FileError,
     },
+}
+
+impl Refusal {
+    /// Whether this refusal is an answer about the call's own inputs — every refusal of the spec
+    /// (`{"result": "error", "reason": …}`, SW-44) — rather than the server's state: memory admission
+    /// ([`Refusal::MemoryBusy`], [`Refusal::MemoryTooLarge`]), which an MCP server reports as a tool
+    /// error (`isError: true`, `Error executing tool <tool>: <sentence>`, the frame of SW-40), so that a
+    /// client retries rather than reads it as the checkpoint's answer.
+    ///
+    /// ```
+    /// use shiftwork_core::Refusal;
+    /// assert!(Refusal::NotInPlan { unit: "U9".into() }.is_answer());
+    /// assert!(!Refusal::MemoryTooLarge { size: 1, needed: 6, budget: 5 }.is_answer());
+    /// ```
+    pub fn is_answer(&self) -> bool {
+        !matches!(self, Refusal::MemoryBusy { .. } | Refusal::MemoryTooLarge { .. })
+    }
 }
 
 fn node_shape(index: usize, field: Option<NodeField>) -> String {

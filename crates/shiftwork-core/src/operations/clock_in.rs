@@ -2,7 +2,6 @@
 
 use shiftwork_seams::ProbeStatus;
 
-use crate::checkpoint;
 use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
 use crate::env::Env;
 use crate::json::Node;
@@ -19,7 +18,7 @@ use crate::view::Checkpoint;
 pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<ClockIn, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read_in_place(fs, &paths)?;
+    let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::CLOCK_IN)?;
     let cp = doc.view();
     // Step 2: probes never run under the lock (SW-73).
     match decide::questions(&cp, env.probes) {

@@ -239,3 +239,154 @@ fn a_write_its_reader_could_not_read_back_is_refused_issue27_item6() {
         );
     }
 }
+
+/// Item 7: calls that read a checkpoint share one memory budget. A call reserves its peak (a
+/// multiple of the checkpoint's size) before it reads; while the budget has no room it waits — on the
+/// environment's clock, so under a manual clock the wait ends as the clock is moved — and is then
+/// refused busy, naming the size and the budget; a call that needs more than the whole budget is
+/// refused at once. Every reservation is given back, refusals included.
+#[test]
+fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item7() {
+    use shiftwork_core::admission::factor;
+    use shiftwork_core::{MemoryBudget, Refusal};
+    use std::time::Duration;
+
+    let size = json::to_checkpoint_text(&ex()).len() as u64;
+    let budget = |limit: u64| {
+        let fx = Fx::new(&ex());
+        let env = shiftwork_core::Env::new(
+            std::sync::Arc::new(fx.fs.clone()),
+            std::sync::Arc::new(fx.clock.clone()),
+            std::sync::Arc::new(fx.host.clone()),
+        )
+        .with_memory_budget(MemoryBudget::new(limit).with_wait(Duration::from_secs(2)));
+        Fx { env, ..fx }
+    };
+    // Another call holds all but the least any call reserves, less one byte: a plan waits its 2 s on
+    // the manual clock, then is refused; so is every other call.
+    let limit = factor::PLAN * size + 1_000_000;
+    let fx = budget(limit);
+    let other = fx
+        .env
+        .memory
+        .reserve(&fx.clock, limit - factor::STATUS * size + 1, size)
+        .unwrap();
+    let before = shiftwork_seams::Clock::monotonic(&fx.clock);
+    let refused = shiftwork_core::plan_checkpoint(&fx.env, CP).unwrap_err();
+    let waited = shiftwork_seams::Clock::monotonic(&fx.clock) - before;
+    assert!(waited >= Duration::from_secs(2), "{waited:?}");
+    assert!(matches!(refused, Refusal::MemoryBusy { .. }), "{refused}");
+    assert!(!refused.is_answer());
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "busy: a call on a checkpoint of {size} bytes needs about {} bytes of memory, and the memory budget of {limit} bytes stayed taken by other calls for 2000 ms; nothing was done, try again",
+            factor::PLAN * size,
+        )
+    );
+    for call in [
+        shiftwork_core::status(&fx.env, CP, None).map(|_| ()),
+        shiftwork_core::clock_in(&fx.env, CP, None).map(|_| ()),
+        shiftwork_core::clock_out(&fx.env, &out_args("U3", "done")).map(|_| ()),
+    ] {
+        assert!(matches!(call, Err(Refusal::MemoryBusy { .. })), "{call:?}");
+    }
+    assert!(fx.ledger().is_none(), "a busy call writes nothing");
+    drop(other);
+    assert_eq!(fx.env.memory.reserved(), 0);
+    assert!(fx.plan().starts_with(r#"{"result": "plan""#));
+    assert!(fx.clock_in(None).starts_with(r#"{"result": "brief""#));
+    assert!(fx.out("U3", "done").starts_with(r#"{"result": "ok""#));
+    assert_eq!(fx.env.memory.reserved(), 0, "every reservation is given back");
+    // A call that needs more than the whole budget is refused at once, without waiting.
+    let fx = budget(factor::PLAN * size - 1);
+    let before = shiftwork_seams::Clock::monotonic(&fx.clock);
+    let refused = shiftwork_core::plan_checkpoint(&fx.env, CP).unwrap_err();
+    assert_eq!(shiftwork_seams::Clock::monotonic(&fx.clock), before);
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "too large: a call on a checkpoint of {size} bytes needs about {} bytes of memory, more than the whole memory budget of {} bytes; nothing was done",
+            factor::PLAN * size,
+            factor::PLAN * size - 1
+        )
+    );
+    assert!(!refused.is_answer());
+    // The clock-out reserves, once it has read the checkpoint, what building and rewriting it takes.
+    let fx = budget(factor::CLOCK_OUT_READ * size + 2 * size);
+    assert!(matches!(
+        shiftwork_core::clock_out(&fx.env, &out_args("U3", "done")),
+        Err(Refusal::MemoryTooLarge { .. })
+    ));
+    assert_eq!(fx.env.memory.reserved(), 0);
+    assert!(fx.ledger().is_none());
+}
+
+/// Item 7: many threads planning at once over one budget that holds two plans: every call is
+/// admitted in turn (the real clock; the waits are short) and answers, and the reservations held
+/// never pass the budget.
+#[test]
+fn concurrent_plans_take_turns_within_the_budget_issue27_item7() {
+    use shiftwork_core::MemoryBudget;
+    use shiftwork_core::admission::factor;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let fx = Fx::new(&big_plan_checkpoint(2000));
+    let size = fx.cp().len() as u64;
+    let limit = 2 * factor::PLAN * size;
+    let env = Arc::new(
+        shiftwork_core::Env::new(
+            Arc::new(fx.fs.clone()),
+            Arc::new(shiftwork_seams::SystemClock::new()),
+            Arc::new(fx.host.clone()),
+        )
+        .with_memory_budget(MemoryBudget::new(limit)),
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    let most = Arc::new(AtomicU64::new(0));
+    let watcher = {
+        let (env, done, most) = (Arc::clone(&env), Arc::clone(&done), Arc::clone(&most));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                most.fetch_max(env.memory.reserved(), Ordering::Relaxed);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let calls: Vec<_> = (0..6)
+        .map(|_| {
+            let env = Arc::clone(&env);
+            std::thread::spawn(move || shiftwork_core::plan_checkpoint(&env, CP).map(|p| p.batches.len()))
+        })
+        .collect();
+    for call in calls {
+        assert!(call.join().unwrap().is_ok());
+    }
+    done.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert!(most.load(Ordering::Relaxed) <= limit);
+    assert_eq!(env.memory.reserved(), 0);
+}
+
+/// A checkpoint of `n` units in waves of ten.
+fn big_plan_checkpoint(n: usize) -> Json {
+    let units: Vec<Json> = (0..n)
+        .map(|i| {
+            let deps = if i >= 10 {
+                vec![format!("U{}", i - 10)]
+            } else {
+                Vec::new()
+            };
+            let mut u = unit(&format!("U{i}(todo)"));
+            if let Some(o) = u.as_object_mut() {
+                o.insert(String::from("depends_on"), Json::strings(deps));
+            }
+            u
+        })
+        .collect();
+    ex_with(|d| {
+        set(d, "plan/units", Json::Array(units));
+        set(d, "plan/cursor", Json::str("U0"));
+    })
+}
