@@ -94,9 +94,23 @@ impl Parser<'_> {
     }
 
     fn skip_ws(&mut self) {
-        while self.pos < self.bytes.len() && is_ws(self.bytes[self.pos]) {
-            self.pos += 1;
+        const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+        let bytes = self.bytes;
+        let mut i = self.pos;
+        while let Some(&b) = bytes.get(i) {
+            if !is_ws(b) {
+                break;
+            }
+            i += 1;
+            // A checkpoint's indentation: eight spaces at a time.
+            while let Some(eight) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+                if u64::from_le_bytes(*eight) != SPACES {
+                    break;
+                }
+                i += 8;
+            }
         }
+        self.pos = i;
     }
 
     fn peek(&self) -> Option<u8> {
@@ -396,23 +410,36 @@ impl Parser<'_> {
 #[derive(Debug, Default)]
 pub(crate) struct TapeParts {
     pub(crate) words: Vec<u32>,
+    /// The text of the strings that have escapes, decoded one after another.
     pub(crate) decoded: String,
-    pub(crate) spans: Vec<(u32, u32)>,
+    /// Where each decoded string starts in `decoded`, and (last) where the last one ends.
+    pub(crate) starts: Vec<u32>,
 }
 
-/// The high bit of a slot's first word: a string whose text has escapes (its second word indexes
-/// [`TapeParts::spans`]).
-pub(crate) const ESCAPED: u32 = 1 << 31;
+/// A slot's first word: where its token starts in the text (the low [`OFFSET_BITS`] bits) and what it
+/// is (the high bits, one of the `KIND_*`).
+pub(crate) const OFFSET_BITS: u32 = 29;
+/// The offset part of a slot's first word.
+pub(crate) const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+/// The kinds of slot. A string takes two words (the second its length in the text, or for a string
+/// with escapes the index of its decoded text), an array or object two (the second how many words its
+/// contents take), anything else one.
+pub(crate) const KIND_NULL: u32 = 0;
+pub(crate) const KIND_FALSE: u32 = 1;
+pub(crate) const KIND_TRUE: u32 = 2;
+pub(crate) const KIND_NUMBER: u32 = 3;
+pub(crate) const KIND_STRING: u32 = 4;
+pub(crate) const KIND_ESCAPED: u32 = 5;
+pub(crate) const KIND_ARRAY: u32 = 6;
+pub(crate) const KIND_OBJECT: u32 = 7;
 /// The high bit of a container's second word: an object that repeats a key.
 pub(crate) const REPEATS: u32 = 1 << 31;
 
-/// Where a key of the object being read is: in the text (plain) or in the decoded text.
-#[derive(Debug, Clone, Copy)]
-struct KeyAt {
-    decoded: bool,
-    start: u32,
-    len: u32,
-}
+/// The longest text read into a tape: its offsets take [`OFFSET_BITS`] bits.
+pub(crate) const MAX_TAPE_TEXT: usize = 1 << OFFSET_BITS;
+
+/// A key of the object being read: the word where its slot starts.
+type KeyAt = u32;
 
 /// Reads `text` into tape slots with the grammar, the limits and the errors of [`parse`].
 pub(crate) fn parse_tape(text: &str) -> Result<TapeParts, ParseError> {
@@ -426,12 +453,12 @@ pub(crate) fn parse_tape(text: &str) -> Result<TapeParts, ParseError> {
     if text.starts_with('\u{feff}') {
         return Err(p.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
     }
-    if text.len() >= ESCAPED as usize {
-        return Err(p.error_at("Text too long to read in place (2 GiB or more)", 0));
+    if text.len() >= MAX_TAPE_TEXT {
+        return Err(p.error_at("Text too long to read in place (512 MiB or more)", 0));
     }
-    // About one slot per ten bytes of a typical document; the vector grows past that when needed.
+    // About one word per five bytes of a typical document; the vector grows past that when needed.
     let mut parts = TapeParts {
-        words: Vec::with_capacity(text.len() / 10 + 16),
+        words: Vec::with_capacity(text.len() / 5 + 16),
         ..TapeParts::default()
     };
     let mut keys = Vec::new();
@@ -441,7 +468,8 @@ pub(crate) fn parse_tape(text: &str) -> Result<TapeParts, ParseError> {
     if p.pos != p.bytes.len() {
         return Err(p.error_at("Extra data", p.pos));
     }
-    if parts.words.capacity() > parts.words.len() + parts.words.len() / 4 + 16 {
+    parts.starts.push(parts.decoded.len() as u32);
+    if parts.words.capacity() > parts.words.len() + parts.words.len() / 8 + 16 {
         parts.words.shrink_to_fit();
     }
     Ok(parts)
@@ -453,55 +481,47 @@ impl Parser<'_> {
         let Some(b) = self.peek() else {
             return Err(self.error_at("Expecting value", self.pos));
         };
-        // The text is shorter than 2 GiB, so every offset fits in 31 bits.
+        // The text is shorter than `MAX_TAPE_TEXT`, so every offset fits in `OFFSET_BITS`.
         let at = self.pos as u32;
-        let len = match b {
+        let (len, kind) = match b {
             b'"' => {
                 self.pos += 1;
-                return self.tape_string(t, at).map(|_| ());
+                return self.tape_string(t, at);
             }
             b'{' | b'[' => return self.tape_nested(t, keys, b == b'{'),
-            b'n' if self.starts_with("null") => 4,
-            b't' if self.starts_with("true") => 4,
-            b'f' if self.starts_with("false") => 5,
-            b'N' if self.starts_with("NaN") => 3,
-            b'I' if self.starts_with("Infinity") => 8,
-            b'-' if self.starts_with("-Infinity") => 9,
+            b'n' if self.starts_with("null") => (4, KIND_NULL),
+            b't' if self.starts_with("true") => (4, KIND_TRUE),
+            b'f' if self.starts_with("false") => (5, KIND_FALSE),
+            b'N' if self.starts_with("NaN") => (3, KIND_NUMBER),
+            b'I' if self.starts_with("Infinity") => (8, KIND_NUMBER),
+            b'-' if self.starts_with("-Infinity") => (9, KIND_NUMBER),
             _ => match scan_number(self.bytes, self.pos) {
-                Some((end, _)) => end - self.pos,
+                Some((end, _)) => (end - self.pos, KIND_NUMBER),
                 None => return Err(self.error_at("Expecting value", self.pos)),
             },
         };
         self.pos += len;
-        t.words.push(at);
+        t.words.push(at | kind << OFFSET_BITS);
         Ok(())
     }
 
-    /// A string whose opening quote (at `at`) was just consumed; where its text is.
-    fn tape_string(&mut self, t: &mut TapeParts, at: u32) -> Result<KeyAt, ParseError> {
+    /// A string whose opening quote (at `at`) was just consumed.
+    fn tape_string(&mut self, t: &mut TapeParts, at: u32) -> Result<(), ParseError> {
         let start = self.pos;
         let end = start + plain_run(&self.bytes[start..]);
         if self.bytes.get(end) == Some(&b'"') {
             self.pos = end + 1;
-            t.words.push(at);
-            return Ok(KeyAt {
-                decoded: false,
-                start: start as u32,
-                len: (end - start) as u32,
-            });
+            t.words.push(at | KIND_STRING << OFFSET_BITS);
+            t.words.push((end - start) as u32);
+            return Ok(());
         }
         let from = t.decoded.len();
         self.string_into(Some(&mut t.decoded))?;
         // The decoded text is never longer than the text it was read from.
-        let span = (from as u32, (t.decoded.len() - from) as u32);
-        t.words.push(at | ESCAPED);
-        t.words.push(t.spans.len() as u32);
-        t.spans.push(span);
-        Ok(KeyAt {
-            decoded: true,
-            start: span.0,
-            len: span.1,
-        })
+        t.words.push(at | KIND_ESCAPED << OFFSET_BITS);
+        t.words.push(t.starts.len() as u32);
+        t.starts.push(from as u32);
+        Ok(())
     }
 
     fn tape_nested(
@@ -515,7 +535,8 @@ impl Parser<'_> {
         }
         self.depth += 1;
         let head = t.words.len();
-        t.words.push(self.pos as u32);
+        let kind = if object { KIND_OBJECT } else { KIND_ARRAY };
+        t.words.push(self.pos as u32 | kind << OFFSET_BITS);
         t.words.push(0);
         self.pos += 1;
         let result = if object {
@@ -540,7 +561,7 @@ impl Parser<'_> {
         }
         let base = keys.len();
         let result = self.tape_members_from(t, keys);
-        let repeats = result.is_ok() && repeats(self.text, &t.decoded, &keys[base..]);
+        let repeats = result.is_ok() && repeats(self.text, t, &keys[base..]);
         keys.truncate(base);
         result.map(|()| repeats)
     }
@@ -552,7 +573,8 @@ impl Parser<'_> {
             }
             let at = self.pos as u32;
             self.pos += 1;
-            let key = self.tape_string(t, at)?;
+            let key = t.words.len() as u32;
+            self.tape_string(t, at)?;
             self.skip_ws();
             if self.peek() != Some(b':') {
                 return Err(self.error_at("Expecting ':' delimiter", self.pos));
@@ -600,18 +622,26 @@ impl Parser<'_> {
     }
 }
 
-/// Whether two of an object's keys are the same text: pairwise for the few keys of most objects,
-/// sorted beyond that (O(k log k), whatever a hostile text holds).
-fn repeats(text: &str, decoded: &str, keys: &[KeyAt]) -> bool {
-    let bytes = |k: &KeyAt| {
-        let from = if k.decoded { decoded } else { text }.as_bytes();
-        &from[k.start as usize..(k.start + k.len) as usize]
+/// Whether two of an object's keys (their slots' words) are the same text: pairwise for the few keys
+/// of most objects, sorted beyond that (O(k log k), whatever a hostile text holds).
+fn repeats(text: &str, t: &TapeParts, keys: &[KeyAt]) -> bool {
+    let bytes = |k: &KeyAt| -> &[u8] {
+        let word = t.words[*k as usize];
+        let second = t.words[*k as usize + 1] as usize;
+        if word >> OFFSET_BITS == KIND_ESCAPED {
+            // The last decoded string ends where the text decoded so far ends.
+            let end = t.starts.get(second + 1).map_or(t.decoded.len(), |&e| e as usize);
+            &t.decoded.as_bytes()[t.starts[second] as usize..end]
+        } else {
+            let start = (word & OFFSET_MASK) as usize + 1;
+            &text.as_bytes()[start..start + second]
+        }
     };
     if keys.len() <= 16 {
         return keys
             .iter()
             .enumerate()
-            .any(|(i, a)| keys[..i].iter().any(|b| a.len == b.len && bytes(a) == bytes(b)));
+            .any(|(i, a)| keys[..i].iter().any(|b| bytes(a) == bytes(b)));
     }
     let mut sorted: Vec<&[u8]> = keys.iter().map(bytes).collect();
     sorted.sort_unstable();

@@ -2,19 +2,23 @@
 //! saying where the value is — for readers that look at a large document without building it.
 
 use crate::node::{Kind, Node};
-use crate::read::{self, ESCAPED, ParseError, REPEATS};
+use crate::read::{
+    self, KIND_ARRAY, KIND_ESCAPED, KIND_FALSE, KIND_NULL, KIND_NUMBER, KIND_OBJECT, KIND_STRING, KIND_TRUE,
+    OFFSET_BITS, OFFSET_MASK, ParseError, REPEATS,
+};
 use crate::value::{Hasher, Json, Number, Object};
 
-/// A JSON document read in place: the text, and a tape of 32-bit slots in document order. A scalar or
-/// a string without escapes takes one word (where its token starts), a string with escapes two (the
-/// second says where its decoded text is), an array or object two (where it starts, how many words its
-/// contents take), a member its key's slot then its value's. Strings are borrowed from the text.
+/// A JSON document read in place: the text, and a tape of 32-bit slots in document order. Every slot's
+/// first word says what the value is and where its token starts; a string takes a second word (its
+/// length, or where its decoded text is when it has escapes), an array or object a second word (how
+/// many words its contents take); a member is its key's slot then its value's. Strings are borrowed
+/// from the text.
 ///
 /// Reading a text into a tape accepts and refuses exactly what [`crate::parse`] does, with the same
 /// messages; a [`TapeNode`] reads as the [`Json`] that `parse` builds ([`Node`]), a repeated key
-/// included. What it costs beside the text is about a third of the text for a typical checkpoint and
-/// at most twice the text (an array of one-digit numbers), where a built [`Json`] takes five to ten
-/// times the text. Texts of 2 GiB or more are refused (`Text too long to read in place`).
+/// included. What it costs beside the text is about two thirds of the text for a typical checkpoint and
+/// at most three times the text (an array of empty arrays), where a built [`Json`] takes five to
+/// forty times the text. Texts of 512 MiB or more are refused (`Text too long to read in place`).
 ///
 /// ```
 /// use shiftwork_json::{Node, Tape};
@@ -32,7 +36,7 @@ pub struct Tape {
     text: String,
     words: Vec<u32>,
     decoded: String,
-    spans: Vec<(u32, u32)>,
+    starts: Vec<u32>,
 }
 
 impl Tape {
@@ -43,7 +47,7 @@ impl Tape {
             text,
             words: parts.words,
             decoded: parts.decoded,
-            spans: parts.spans,
+            starts: parts.starts,
         })
     }
 
@@ -59,20 +63,19 @@ impl Tape {
 
     /// The bytes this tape holds beside its text: its slots and the decoded text of escaped strings.
     pub fn extra_bytes(&self) -> usize {
-        self.words.capacity() * 4 + self.decoded.capacity() + self.spans.capacity() * 8
+        self.words.capacity() * 4 + self.decoded.capacity() + self.starts.capacity() * 4
     }
 
-    fn lead(&self, at: u32) -> u8 {
-        let word = self.words[at as usize];
-        self.text.as_bytes()[(word & !ESCAPED) as usize]
+    /// The kind of the slot at `at` (`KIND_*`).
+    fn kind_at(&self, at: u32) -> u32 {
+        self.words[at as usize] >> OFFSET_BITS
     }
 
     /// How many words the value at `at` takes.
     fn width(&self, at: u32) -> u32 {
-        let word = self.words[at as usize];
-        match self.text.as_bytes()[(word & !ESCAPED) as usize] {
-            b'{' | b'[' => 2 + (self.words[at as usize + 1] & !REPEATS),
-            b'"' if word & ESCAPED != 0 => 2,
+        match self.kind_at(at) {
+            KIND_ARRAY | KIND_OBJECT => 2 + (self.words[at as usize + 1] & !REPEATS),
+            KIND_STRING | KIND_ESCAPED => 2,
             _ => 1,
         }
     }
@@ -80,27 +83,12 @@ impl Tape {
     /// The text of the string at `at`.
     fn string(&self, at: u32) -> &str {
         let word = self.words[at as usize];
-        if word & ESCAPED != 0 {
-            let (start, len) = self.spans[self.words[at as usize + 1] as usize];
-            return &self.decoded[start as usize..(start + len) as usize];
+        let second = self.words[at as usize + 1] as usize;
+        if word >> OFFSET_BITS == KIND_ESCAPED {
+            return &self.decoded[self.starts[second] as usize..self.starts[second + 1] as usize];
         }
-        let start = word as usize + 1;
-        let len = crate::plain_run(&self.text.as_bytes()[start..]);
-        &self.text[start..start + len]
-    }
-
-    /// Whether the key at `at` is `key`.
-    fn key_is(&self, at: u32, key: &str) -> bool {
-        let word = self.words[at as usize];
-        if word & ESCAPED != 0 {
-            return self.string(at) == key;
-        }
-        // A key without escapes ends at the first quote after its opening one, and `key` holds no quote
-        // where it matches: equal when its bytes are followed by the closing quote.
-        let start = word as usize + 1;
-        let bytes = self.text.as_bytes();
-        bytes.get(start..start + key.len()) == Some(key.as_bytes())
-            && bytes.get(start + key.len()) == Some(&b'"')
+        let start = (word & OFFSET_MASK) as usize + 1;
+        &self.text[start..start + second]
     }
 }
 
@@ -128,7 +116,7 @@ impl<'t> TapeNode<'t> {
 
     /// Where the value's token starts in the text (a byte offset).
     pub fn offset(&self) -> usize {
-        (self.tape.words[self.at as usize] & !ESCAPED) as usize
+        (self.tape.words[self.at as usize] & OFFSET_MASK) as usize
     }
 
     /// The number of items of an array, or of members of an object as written (a repeated key counted
@@ -162,13 +150,13 @@ impl<'t> Node<'t> for TapeNode<'t> {
     type Members = Members<'t>;
 
     fn kind(self) -> Kind {
-        match self.tape.lead(self.at) {
-            b'"' => Kind::String,
-            b'{' => Kind::Object,
-            b'[' => Kind::Array,
-            b't' | b'f' => Kind::Bool,
-            b'n' => Kind::Null,
-            _ => Kind::Number,
+        match self.tape.kind_at(self.at) {
+            KIND_NULL => Kind::Null,
+            KIND_FALSE | KIND_TRUE => Kind::Bool,
+            KIND_NUMBER => Kind::Number,
+            KIND_STRING | KIND_ESCAPED => Kind::String,
+            KIND_ARRAY => Kind::Array,
+            _ => Kind::Object,
         }
     }
 
@@ -180,7 +168,7 @@ impl<'t> Node<'t> for TapeNode<'t> {
         let mut found = None;
         while at < end {
             let value = at + self.tape.width(at);
-            if self.tape.key_is(at, key) {
+            if self.tape.string(at) == key {
                 found = Some(TapeNode {
                     tape: self.tape,
                     at: value,
@@ -199,9 +187,9 @@ impl<'t> Node<'t> for TapeNode<'t> {
     }
 
     fn as_bool(self) -> Option<bool> {
-        match self.tape.lead(self.at) {
-            b't' => Some(true),
-            b'f' => Some(false),
+        match self.tape.kind_at(self.at) {
+            KIND_TRUE => Some(true),
+            KIND_FALSE => Some(false),
             _ => None,
         }
     }

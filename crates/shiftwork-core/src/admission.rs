@@ -22,7 +22,7 @@ const POLL: Duration = Duration::from_millis(10);
 
 /// The peak memory of each operation as a multiple of the checkpoint's size (bytes held at once, its
 /// text included), from `benches/benches/shiftwork_memory.rs` with room for documents shaped worse
-/// than its units: reading in place holds the text and a tape of at most about 2.7 times it, and the
+/// than its units: reading in place holds the text and a tape of at most three times it, and the
 /// plan's graph and answer at most about twice the text of the smallest units.
 pub mod factor {
     /// `shiftwork_status`: the text and its tape (measured 1.7).

@@ -135,15 +135,13 @@ pub fn parse_in_place(bytes: Vec<u8>) -> Result<Placed, Refusal> {
     let (object, first) = begins_as_object(text.as_bytes());
     let tape = Tape::parse(text).map_err(|e| not_json(&e, object || e.char_offset == first))?;
     schema::validate_checkpoint(tape.root()).map_err(Refusal::Invalid)?;
-    let view = Checkpoint::new(tape.root());
-    let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
-        std::collections::HashSet::with_capacity_and_hasher(view.len(), Default::default());
-    for id in view.ids() {
-        if !seen.insert(id) {
-            return Err(Refusal::DuplicateId { id: id.to_owned() });
-        }
+    let ids = Checkpoint::new(tape.root()).ids();
+    if let Some(i) = crate::planner::first_repeat(&ids) {
+        return Err(Refusal::DuplicateId {
+            id: ids[i].to_owned(),
+        });
     }
-    drop(seen);
+    drop(ids);
     Ok(Placed { tape })
 }
 

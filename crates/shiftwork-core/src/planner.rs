@@ -241,6 +241,15 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
     builder.finish()?.schedule()
 }
 
+/// The position of the first id of `ids` that an earlier one already has (SW-20 step 6, the planner's
+/// duplicate id): the planner's own index, built at its size.
+pub(crate) fn first_repeat(ids: &[&str]) -> Option<usize> {
+    match index::IdIndex::<u32>::build(ids) {
+        Some((_, repeat)) => repeat,
+        None => index::IdIndex::<usize>::build(ids).and_then(|(_, repeat)| repeat),
+    }
+}
+
 /// The planner fed one node at a time, all priorities 0: the batch view of a checkpoint (§7.1) builds
 /// its graph so, without a [`PlanNode`] per unit.
 #[derive(Debug)]

@@ -81,8 +81,18 @@ impl BatchView<'_> {
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
 pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
-    let terminal: HashSet<&str, RandomState> =
-        cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
+    let terminal: Terminal<'d> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
+    batch_view_without(cp, &terminal)
+}
+
+/// The ids of the terminal units.
+type Terminal<'d> = HashSet<&'d str, RandomState>;
+
+/// [`batch_view`], the ids of the terminal units known.
+fn batch_view_without<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    terminal: &Terminal<'d>,
+) -> Result<BatchView<'d>, Refusal> {
     let units = cp.len();
     let mut feed = Feed::with_capacity(units, 2 * units);
     let mut nodes = Vec::with_capacity(units);
@@ -110,7 +120,6 @@ pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'
         nodes.push(BatchNode { id: unit.id() });
         unit_index.push(unit.index());
     }
-    drop(terminal);
     let schedule = feed.plan()?;
     Ok(BatchView {
         nodes,
@@ -121,8 +130,12 @@ pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'
 }
 
 /// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
-/// review independence (SW-61). Returns the batch view when all pass.
+/// review independence (SW-61). Returns the batch view when all pass. One pass over the units finds
+/// the first bad `touches`, the terminal units and whether any unit reviews; a second feeds the
+/// planner; a third, only when some unit reviews, checks the reviews.
 pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+    let mut terminal = Terminal::default();
+    let mut reviews = false;
     for unit in cp.units() {
         if unit.touches().is_err() {
             return Err(Refusal::NodeShape {
@@ -130,9 +143,14 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
                 field: Some(NodeField::Touches),
             });
         }
+        if unit.is_terminal() {
+            terminal.insert(unit.id());
+        }
+        reviews |= unit.reviews().next().is_some();
     }
-    let view = batch_view(cp)?;
-    if cp.units().all(|u| u.reviews().next().is_none()) {
+    let view = batch_view_without(cp, &terminal)?;
+    drop(terminal);
+    if !reviews {
         return Ok(view);
     }
     // The reviewed units by id (the first unit with an id, as ids are unique): role only.
