@@ -12,10 +12,15 @@
 //! * [`parse`] — the reader, with Python's decoder messages and positions ([`ParseError`]:
 //!   `Expecting ',' delimiter: line 1 column 9 (char 8)`), and [`pick_members`], which builds only some
 //!   top-level members of an object;
+//! * [`Tape`] — a document read in place: its text kept and one or two 32-bit words per value beside
+//!   it (about two thirds of the text for a checkpoint, at most three times it), accepting and refusing
+//!   exactly what [`parse`] does; [`Node`] reads a [`TapeNode`] and a `&Json` alike, so a reader of
+//!   large documents is written once and builds nothing;
 //! * the byte forms: [`to_compact_text`] is `json.dumps(v)`, [`to_ledger_text`] is
 //!   `json.dumps(v, sort_keys=True)`, [`to_checkpoint_text`] is `json.dumps(v, indent=2)` and a final
 //!   newline (all with `ensure_ascii`), and [`to_answer_text`] the two-space, non-ASCII form in which an
-//!   MCP server written in Python renders an answer's text block; floats as Python's `repr` writes them
+//!   MCP server written in Python renders an answer's text block; [`to_checkpoint_text_within`] stops
+//!   at a bound, for a writer that must not write what its reader would refuse; floats as Python's `repr` writes them
 //!   ([`format_float`], [`python_float_repr`]);
 //! * [`Formatter`], the one writer behind those forms, fed through the [`Emit`] trait: a value is
 //!   walked into it ([`Emit::value`]), or a producer emits its tokens straight from its own fields and

@@ -1,5 +1,5 @@
 //! The embedded checkpoint schema (SW-1) and the choice and wording of the one violation a refusal
-//! reports (SW-28..SW-31). A checkpoint is validated by the schema as code ([`rules`], held to the
+//! reports (SW-28..SW-31). A checkpoint is validated by the schema as code (`schema/rules.rs`, held to the
 //! generic validator by a property test); the clock-out's argument shapes by the `jsonschema` crate on
 //! the schema's `$defs`, compiled once.
 
