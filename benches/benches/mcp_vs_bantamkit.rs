@@ -2,8 +2,9 @@
 //! reference, bantamkit 0.36.2, in one run, on the same generated inputs:
 //!
 //! * `work_plan` on 3,000 nodes (target: ≥ 50× faster);
-//! * `shiftwork_plan` on a 1,000-unit checkpoint (≥ 50×);
-//! * `shiftwork_clock_out` on a 1,000-unit checkpoint, every fsync included (≥ 30×);
+//! * `shiftwork_plan` on a 1,000-unit checkpoint (issue 16: ≥ 50×; issue 27 item 7: ≥ 100×);
+//! * `shiftwork_clock_out` on a 1,000-unit checkpoint, every fsync included (≥ 30×), and on a
+//!   30-unit one, the size of most jobs (issue 27 item 7: ≥ 50×);
 //! * a trivial call, `work_plan` of no node (target ≤ 100 µs median), and the per-call floor of the
 //!   transport, `ping`; `hours_check` and `inspect_mesh_state` (one record) for the other groups.
 //!
@@ -42,6 +43,8 @@ fn main() {
         let text = sjson::to_checkpoint_text(&common::checkpoint(1000));
         std::fs::write(d.join(".shiftwork/plan.json"), &text).unwrap();
         std::fs::write(d.join(".shiftwork/out.json"), &text).unwrap();
+        let small = sjson::to_checkpoint_text(&common::checkpoint(30));
+        std::fs::write(d.join(".shiftwork/out30.json"), &small).unwrap();
     }
     let mut ours = StdioServer::start(
         Command::new(&ours_exe)
@@ -90,6 +93,14 @@ fn main() {
         "history_entry": {"unit": "U0", "outcome": "blocked"},
         "accounting": {"tokens": 1234, "duration_ms": 5},
     });
+    let clock_out_30 = json!({
+        "checkpoint": ".shiftwork/out30.json",
+        "unit_id": "U0",
+        "status": "blocked",
+        "handoff_patch": {},
+        "history_entry": {"unit": "U0", "outcome": "blocked"},
+        "accounting": {"tokens": 1234, "duration_ms": 5},
+    });
     let empty = json!({"nodes": []});
     let shift_work = [
         Workload {
@@ -106,7 +117,7 @@ fn main() {
             arguments: &plan,
             result: "plan",
             samples: samples(40),
-            target: Some(50.0),
+            target: Some(100.0),
         },
         Workload {
             name: "clock_out_1000_units",
@@ -115,6 +126,14 @@ fn main() {
             result: "ok",
             samples: samples(40),
             target: Some(30.0),
+        },
+        Workload {
+            name: "clock_out_30_units",
+            tool: "shiftwork_clock_out",
+            arguments: &clock_out_30,
+            result: "ok",
+            samples: samples(100),
+            target: Some(50.0),
         },
         Workload {
             name: "trivial_work_plan_no_node",

@@ -12,10 +12,15 @@
 //! * [`parse`] — the reader, with Python's decoder messages and positions ([`ParseError`]:
 //!   `Expecting ',' delimiter: line 1 column 9 (char 8)`), and [`pick_members`], which builds only some
 //!   top-level members of an object;
+//! * [`Tape`] — a document read in place: its text kept and one or two 32-bit words per value beside
+//!   it (about two thirds of the text for a checkpoint, at most three times it), accepting and refusing
+//!   exactly what [`parse`] does; [`Node`] reads a [`TapeNode`] and a `&Json` alike, so a reader of
+//!   large documents is written once and builds nothing;
 //! * the byte forms: [`to_compact_text`] is `json.dumps(v)`, [`to_ledger_text`] is
 //!   `json.dumps(v, sort_keys=True)`, [`to_checkpoint_text`] is `json.dumps(v, indent=2)` and a final
 //!   newline (all with `ensure_ascii`), and [`to_answer_text`] the two-space, non-ASCII form in which an
-//!   MCP server written in Python renders an answer's text block; floats as Python's `repr` writes them
+//!   MCP server written in Python renders an answer's text block; [`to_checkpoint_text_within`] stops
+//!   at a bound, for a writer that must not write what its reader would refuse; floats as Python's `repr` writes them
 //!   ([`format_float`], [`python_float_repr`]);
 //! * [`Formatter`], the one writer behind those forms, fed through the [`Emit`] trait: a value is
 //!   walked into it ([`Emit::value`]), or a producer emits its tokens straight from its own fields and
@@ -49,18 +54,22 @@
 //! The behaviour was specified against bantamkit 0.36.2's shift-work files (spec/shiftwork.md §3–§4);
 //! `shiftwork-core` reads and writes its checkpoints and ledgers with this crate.
 
+mod node;
 mod python;
 mod read;
+mod tape;
 mod value;
 mod write;
 
+pub use node::{Kind, Node};
 pub use python::{python_repr, python_str, python_string_literal};
 pub use read::{MAX_DEPTH, ParseError, parse, pick_members, plain_run};
+pub use tape::{Items, Members, Tape, TapeNode};
 pub use value::{Hasher, Json, Number, Object, object};
 pub use write::{
     Builder, Emit, Formatter, Literal, Style, format_answer_float, format_float, format_number,
-    python_float_repr, to_answer_text, to_checkpoint_text, to_compact_text, to_ledger_text,
-    to_structured_text,
+    python_float_repr, to_answer_text, to_checkpoint_text, to_checkpoint_text_within, to_compact_text,
+    to_ledger_text, to_structured_text,
 };
 
 /// The crate's README, run as a doc test so that its example stays true.

@@ -94,9 +94,23 @@ impl Parser<'_> {
     }
 
     fn skip_ws(&mut self) {
-        while self.pos < self.bytes.len() && is_ws(self.bytes[self.pos]) {
-            self.pos += 1;
+        const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+        let bytes = self.bytes;
+        let mut i = self.pos;
+        while let Some(&b) = bytes.get(i) {
+            if !is_ws(b) {
+                break;
+            }
+            i += 1;
+            // A checkpoint's indentation: eight spaces at a time.
+            while let Some(eight) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+                if u64::from_le_bytes(*eight) != SPACES {
+                    break;
+                }
+                i += 8;
+            }
         }
+        self.pos = i;
     }
 
     fn peek(&self) -> Option<u8> {
@@ -384,54 +398,308 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Result<Json, ParseError> {
         let start = self.pos;
-        let b = self.bytes;
-        let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
-        let mut i = start;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'1'..=b'9') => {
-                i += 1;
-                while digit(i) {
-                    i += 1;
-                }
+        let Some((end, is_float)) = scan_number(self.bytes, start) else {
+            return Err(self.error_at("Expecting value", start));
+        };
+        self.pos = end;
+        Ok(Json::Number(number_of(&self.text[start..end], is_float)))
+    }
+}
+
+/// The slots of a [`crate::Tape`] as the reader records them.
+#[derive(Debug, Default)]
+pub(crate) struct TapeParts {
+    pub(crate) words: Vec<u32>,
+    /// The text of the strings that have escapes, decoded one after another.
+    pub(crate) decoded: String,
+    /// Where each decoded string starts in `decoded`, and (last) where the last one ends.
+    pub(crate) starts: Vec<u32>,
+}
+
+/// A slot's first word: where its token starts in the text (the low [`OFFSET_BITS`] bits) and what it
+/// is (the high bits, one of the `KIND_*`).
+pub(crate) const OFFSET_BITS: u32 = 29;
+/// The offset part of a slot's first word.
+pub(crate) const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
+/// The kinds of slot. A string takes two words (the second its length in the text, or for a string
+/// with escapes the index of its decoded text), an array or object two (the second how many words its
+/// contents take), anything else one.
+pub(crate) const KIND_NULL: u32 = 0;
+pub(crate) const KIND_FALSE: u32 = 1;
+pub(crate) const KIND_TRUE: u32 = 2;
+pub(crate) const KIND_NUMBER: u32 = 3;
+pub(crate) const KIND_STRING: u32 = 4;
+pub(crate) const KIND_ESCAPED: u32 = 5;
+pub(crate) const KIND_ARRAY: u32 = 6;
+pub(crate) const KIND_OBJECT: u32 = 7;
+/// The high bit of a container's second word: an object that repeats a key.
+pub(crate) const REPEATS: u32 = 1 << 31;
+
+/// The longest text read into a tape: its offsets take [`OFFSET_BITS`] bits.
+pub(crate) const MAX_TAPE_TEXT: usize = 1 << OFFSET_BITS;
+
+/// A key of the object being read: the word where its slot starts.
+type KeyAt = u32;
+
+/// Reads `text` into tape slots with the grammar, the limits and the errors of [`parse`].
+pub(crate) fn parse_tape(text: &str) -> Result<TapeParts, ParseError> {
+    let mut p = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+        members: Vec::new(),
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(p.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    if text.len() >= MAX_TAPE_TEXT {
+        return Err(p.error_at("Text too long to read in place (512 MiB or more)", 0));
+    }
+    // About one word per five bytes of a typical document; the vector grows past that when needed.
+    let mut parts = TapeParts {
+        words: Vec::with_capacity(text.len() / 5 + 16),
+        ..TapeParts::default()
+    };
+    let mut keys = Vec::new();
+    p.skip_ws();
+    p.tape_value(&mut parts, &mut keys)?;
+    p.skip_ws();
+    if p.pos != p.bytes.len() {
+        return Err(p.error_at("Extra data", p.pos));
+    }
+    parts.starts.push(parts.decoded.len() as u32);
+    if parts.words.capacity() > parts.words.len() + parts.words.len() / 8 + 16 {
+        parts.words.shrink_to_fit();
+    }
+    Ok(parts)
+}
+
+impl Parser<'_> {
+    /// One value into `t` (the same grammar, limits and errors as [`Parser::value`]).
+    fn tape_value(&mut self, t: &mut TapeParts, keys: &mut Vec<KeyAt>) -> Result<(), ParseError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error_at("Expecting value", self.pos));
+        };
+        // The text is shorter than `MAX_TAPE_TEXT`, so every offset fits in `OFFSET_BITS`.
+        let at = self.pos as u32;
+        let (len, kind) = match b {
+            b'"' => {
+                self.pos += 1;
+                return self.tape_string(t, at);
             }
-            Some(b'0') => i += 1,
-            _ => return Err(self.error_at("Expecting value", start)),
+            b'{' | b'[' => return self.tape_nested(t, keys, b == b'{'),
+            b'n' if self.starts_with("null") => (4, KIND_NULL),
+            b't' if self.starts_with("true") => (4, KIND_TRUE),
+            b'f' if self.starts_with("false") => (5, KIND_FALSE),
+            b'N' if self.starts_with("NaN") => (3, KIND_NUMBER),
+            b'I' if self.starts_with("Infinity") => (8, KIND_NUMBER),
+            b'-' if self.starts_with("-Infinity") => (9, KIND_NUMBER),
+            _ => match scan_number(self.bytes, self.pos) {
+                Some((end, _)) => (end - self.pos, KIND_NUMBER),
+                None => return Err(self.error_at("Expecting value", self.pos)),
+            },
+        };
+        self.pos += len;
+        t.words.push(at | kind << OFFSET_BITS);
+        Ok(())
+    }
+
+    /// A string whose opening quote (at `at`) was just consumed.
+    fn tape_string(&mut self, t: &mut TapeParts, at: u32) -> Result<(), ParseError> {
+        let start = self.pos;
+        let end = start + plain_run(&self.bytes[start..]);
+        if self.bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            t.words.push(at | KIND_STRING << OFFSET_BITS);
+            t.words.push((end - start) as u32);
+            return Ok(());
         }
-        let mut is_float = false;
-        if b.get(i) == Some(&b'.') && digit(i + 1) {
-            is_float = true;
-            i += 2;
+        let from = t.decoded.len();
+        self.string_into(Some(&mut t.decoded))?;
+        // The decoded text is never longer than the text it was read from.
+        t.words.push(at | KIND_ESCAPED << OFFSET_BITS);
+        t.words.push(t.starts.len() as u32);
+        t.starts.push(from as u32);
+        Ok(())
+    }
+
+    fn tape_nested(
+        &mut self,
+        t: &mut TapeParts,
+        keys: &mut Vec<KeyAt>,
+        object: bool,
+    ) -> Result<(), ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error_at("Nesting deeper than 512 levels", self.pos));
+        }
+        self.depth += 1;
+        let head = t.words.len();
+        let kind = if object { KIND_OBJECT } else { KIND_ARRAY };
+        t.words.push(self.pos as u32 | kind << OFFSET_BITS);
+        t.words.push(0);
+        self.pos += 1;
+        let result = if object {
+            self.tape_members(t, keys)
+        } else {
+            self.tape_items(t, keys)
+        };
+        self.depth -= 1;
+        let repeats = result?;
+        // Fewer slots than bytes of text, so the count fits in 31 bits.
+        let skip = (t.words.len() - head - 2) as u32;
+        t.words[head + 1] = if repeats { skip | REPEATS } else { skip };
+        Ok(())
+    }
+
+    /// The members of an object whose `{` was consumed; whether a key repeats.
+    fn tape_members(&mut self, t: &mut TapeParts, keys: &mut Vec<KeyAt>) -> Result<bool, ParseError> {
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(false);
+        }
+        let base = keys.len();
+        let result = self.tape_members_from(t, keys);
+        let repeats = result.is_ok() && repeats(self.text, t, &keys[base..]);
+        keys.truncate(base);
+        result.map(|()| repeats)
+    }
+
+    fn tape_members_from(&mut self, t: &mut TapeParts, keys: &mut Vec<KeyAt>) -> Result<(), ParseError> {
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.error_at("Expecting property name enclosed in double quotes", self.pos));
+            }
+            let at = self.pos as u32;
+            self.pos += 1;
+            let key = t.words.len() as u32;
+            self.tape_string(t, at)?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error_at("Expecting ':' delimiter", self.pos));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            self.tape_value(t, keys)?;
+            keys.push(key);
+            self.skip_ws();
+            match self.peek() {
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+    }
+
+    fn tape_items(&mut self, t: &mut TapeParts, keys: &mut Vec<KeyAt>) -> Result<bool, ParseError> {
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(false);
+        }
+        loop {
+            self.tape_value(t, keys)?;
+            self.skip_ws();
+            match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(false);
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+    }
+}
+
+/// Whether two of an object's keys (their slots' words) are the same text: pairwise for the few keys
+/// of most objects, sorted beyond that (O(k log k), whatever a hostile text holds).
+fn repeats(text: &str, t: &TapeParts, keys: &[KeyAt]) -> bool {
+    let bytes = |k: &KeyAt| -> &[u8] {
+        let word = t.words[*k as usize];
+        let second = t.words[*k as usize + 1] as usize;
+        if word >> OFFSET_BITS == KIND_ESCAPED {
+            // The last decoded string ends where the text decoded so far ends.
+            let end = t.starts.get(second + 1).map_or(t.decoded.len(), |&e| e as usize);
+            &t.decoded.as_bytes()[t.starts[second] as usize..end]
+        } else {
+            let start = (word & OFFSET_MASK) as usize + 1;
+            &text.as_bytes()[start..start + second]
+        }
+    };
+    if keys.len() <= 16 {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(i, a)| keys[..i].iter().any(|b| bytes(a) == bytes(b)));
+    }
+    let mut sorted: Vec<&[u8]> = keys.iter().map(bytes).collect();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|w| w[0] == w[1])
+}
+
+/// Where the number token that starts at `start` ends, and whether it is a float (a fraction or an
+/// exponent): `None` when no number starts there. The one grammar of number tokens, for the value
+/// reader and the [`crate::Tape`] alike.
+pub(crate) fn scan_number(b: &[u8], start: usize) -> Option<(usize, bool)> {
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let mut i = start;
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'1'..=b'9') => {
+            i += 1;
             while digit(i) {
                 i += 1;
             }
         }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            let mut j = i + 1;
-            if matches!(b.get(j), Some(b'-' | b'+')) {
-                j += 1;
-            }
-            let digits_start = j;
-            while digit(j) {
-                j += 1;
-            }
-            if j > digits_start {
-                is_float = true;
-                i = j;
-            }
+        Some(b'0') => i += 1,
+        _ => return None,
+    }
+    let mut is_float = false;
+    if b.get(i) == Some(&b'.') && digit(i + 1) {
+        is_float = true;
+        i += 2;
+        while digit(i) {
+            i += 1;
         }
-        self.pos = i;
-        let token = &self.text[start..i];
-        let number = if is_float {
-            Number::Float(token.parse::<f64>().unwrap_or(f64::NAN))
-        } else if token == "-0" {
-            Number::Int(0)
-        } else {
-            Number::from_int_text(token)
-        };
-        Ok(Json::Number(number))
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'-' | b'+')) {
+            j += 1;
+        }
+        let digits_start = j;
+        while digit(j) {
+            j += 1;
+        }
+        if j > digits_start {
+            is_float = true;
+            i = j;
+        }
+    }
+    Some((i, is_float))
+}
+
+/// The number of a token [`scan_number`] delimited.
+pub(crate) fn number_of(token: &str, is_float: bool) -> Number {
+    if is_float {
+        Number::Float(token.parse::<f64>().unwrap_or(f64::NAN))
+    } else if token == "-0" {
+        Number::Int(0)
+    } else {
+        Number::from_int_text(token)
     }
 }
 

@@ -21,6 +21,158 @@ pub fn to_checkpoint_text(doc: &Json) -> String {
     out
 }
 
+/// [`to_checkpoint_text`], or `None` when the text would be longer than `limit` bytes: the writer stops
+/// as soon as it knows, having held at most `limit` bytes and one token more (a string whose escaped
+/// form would not fit is measured, not written). `capacity` is where the text starts (the size
+/// expected). So a document whose indented form no reader of it would accept is never written out
+/// whole, however much longer than its compact form its indentation makes it.
+///
+/// ```
+/// let doc = shiftwork_json::parse(r#"{"a": [[[[1]]]]}"#).unwrap();
+/// let text = shiftwork_json::to_checkpoint_text(&doc);
+/// assert_eq!(shiftwork_json::to_checkpoint_text_within(&doc, text.len(), 0).as_deref(), Some(text.as_str()));
+/// assert_eq!(shiftwork_json::to_checkpoint_text_within(&doc, text.len() - 1, 0), None);
+/// ```
+pub fn to_checkpoint_text_within(doc: &Json, limit: usize, capacity: usize) -> Option<String> {
+    let mut out = String::with_capacity(capacity.min(limit.saturating_add(1)));
+    let mut bounded = Bounded {
+        f: Formatter::new(&mut out, Style::CHECKPOINT),
+        limit: limit.saturating_sub(1),
+        over: false,
+    };
+    walk(&mut bounded, doc, false);
+    if bounded.over {
+        return None;
+    }
+    out.push('\n');
+    (out.len() <= limit).then_some(out)
+}
+
+/// A [`Formatter`] that stops writing once its text is longer than `limit`, its buffer never grown
+/// past `limit` and a little more.
+struct Bounded<'o> {
+    f: Formatter<'o>,
+    limit: usize,
+    over: bool,
+}
+
+/// Room for what may be written past the bound before the writer knows: a line break with its
+/// indentation (at most 1 + 2 × 512 bytes) and a short token.
+const SLACK: usize = 4096;
+
+impl Bounded<'_> {
+    /// Whether a token of at least `len` bytes written now could still fit (its line break and
+    /// indentation aside, which [`SLACK`] holds), making room for it.
+    fn room_for(&mut self, len: usize) -> bool {
+        if self.over || len > self.limit.saturating_sub(self.f.out.len()) {
+            self.over = true;
+            return false;
+        }
+        let out = &mut *self.f.out;
+        let need = out.len() + len + SLACK;
+        if need > out.capacity() {
+            let grown = (out.capacity() * 2).min(self.limit + SLACK).max(need);
+            out.reserve_exact(grown - out.len());
+        }
+        true
+    }
+
+    /// Whether the string `s`, quoted, could still fit. A byte escapes to at most 6 bytes (`\u00xx`; a
+    /// 4-byte character to two 6-byte escapes): only a string that might not fit is measured.
+    fn fits(&mut self, s: &str) -> bool {
+        let room = self.limit.saturating_sub(self.f.out.len());
+        let len = if 6 * s.len() + 2 > room {
+            escaped_len(s, self.f.style.ascii) + 2
+        } else {
+            s.len() + 2
+        };
+        self.room_for(len)
+    }
+
+    fn check(&mut self) {
+        if self.f.out.len() > self.limit {
+            self.over = true;
+        }
+    }
+}
+
+/// The length of `s` written as a JSON string (without quotes): SW-11's escapes when `ascii`.
+fn escaped_len(s: &str, ascii: bool) -> usize {
+    s.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c if !ascii => c.len_utf8(),
+            c if (c as u32) < 0x7f => 1,
+            c if (c as u32) <= 0xffff => 6,
+            _ => 12,
+        })
+        .sum()
+}
+
+impl Emit for Bounded<'_> {
+    fn begin_object(&mut self) {
+        if self.room_for(0) {
+            self.f.begin_object();
+            self.check();
+        }
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.fits(key) {
+            self.f.key(key);
+            self.check();
+        }
+    }
+
+    fn end_object(&mut self) {
+        if self.room_for(0) {
+            self.f.end_object();
+            self.check();
+        }
+    }
+
+    fn begin_array(&mut self) {
+        if self.room_for(0) {
+            self.f.begin_array();
+            self.check();
+        }
+    }
+
+    fn end_array(&mut self) {
+        if self.room_for(0) {
+            self.f.end_array();
+            self.check();
+        }
+    }
+
+    fn string(&mut self, s: &str) {
+        if self.fits(s) {
+            self.f.string(s);
+            self.check();
+        }
+    }
+
+    fn number(&mut self, n: &Number) {
+        // A number of 64 bits is short; an integer of any length is measured.
+        let len = match n {
+            Number::BigInt(digits) => digits.len(),
+            _ => 0,
+        };
+        if self.room_for(len) {
+            self.f.number(n);
+            self.check();
+        }
+    }
+
+    fn literal(&mut self, v: Literal) {
+        if self.room_for(0) {
+            self.f.literal(v);
+            self.check();
+        }
+    }
+}
+
 /// One ledger line without its LF (SW-15): keys sorted by code point at every level, `, ` and `: `
 /// separators, ASCII only.
 ///

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use shiftwork_json::{Builder, Emit, Formatter, Json, Number, Style, parse};
+use shiftwork_json::{Builder, Emit, Formatter, Json, Kind, Node, Number, Style, Tape, TapeNode, parse};
 
 /// Values of every kind: integers of any size, floats, `NaN`/`Infinity`, strings with escapes and
 /// non-ASCII text, nested arrays and objects with repeated keys.
@@ -130,6 +130,16 @@ proptest! {
         }
     }
 
+    /// Issue 27 item 6: the bounded checkpoint writer writes the checkpoint text when it fits and
+    /// nothing when it does not, exactly at the bound.
+    #[test]
+    fn the_bounded_checkpoint_writer_stops_exactly_at_its_bound(v in value(), slack in -40i64..40) {
+        let text = shiftwork_json::to_checkpoint_text(&v);
+        let limit = (text.len() as i64 + slack).max(0) as usize;
+        let within = shiftwork_json::to_checkpoint_text_within(&v, limit, 0);
+        prop_assert_eq!(within, (text.len() <= limit).then_some(text));
+    }
+
     /// The `structuredContent` text is serde_json's rendering of `to_serde`, byte for byte, whatever
     /// the value (wide integers, `NaN`, non-ASCII and control characters included).
     #[test]
@@ -229,6 +239,150 @@ proptest! {
             }
             _ => prop_assert!(picked.is_none()),
         }
+    }
+}
+
+/// Texts whose objects repeat keys, also through escapes (`"\u0061"` is `a`), nested.
+fn repeating() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        Just("\"a\""),
+        Just("\"b\""),
+        Just("\"\\u0061\""),
+        Just("\"c\\n\""),
+        Just("\"c\\n\"")
+    ];
+    let leaf = prop_oneof![
+        Just("1".to_owned()),
+        Just("\"x\"".to_owned()),
+        Just("null".to_owned()),
+        Just("-0".to_owned()),
+        Just("2.50".to_owned()),
+        Just("[]".to_owned()),
+    ];
+    leaf.prop_recursive(4, 40, 6, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5)
+                .prop_map(|items| format!("[{}]", items.join(", "))),
+            proptest::collection::vec((key.clone(), inner), 0..20).prop_map(|members| {
+                let members: Vec<String> = members.into_iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!("{{{}}}", members.join(", "))
+            }),
+        ]
+    })
+}
+
+/// The `Node` readings of a built value and of its tape agree, all the way down.
+fn same_reading(built: &Json, placed: TapeNode<'_>) -> Result<(), TestCaseError> {
+    prop_assert_eq!(built.kind(), placed.kind());
+    prop_assert_eq!(Node::as_str(built), placed.as_str());
+    prop_assert_eq!(Node::as_bool(built), placed.as_bool());
+    prop_assert_eq!(
+        Node::number(built).map(|n| shiftwork_json::format_number(&n)),
+        placed.number().map(|n| shiftwork_json::format_number(&n))
+    );
+    let items: Vec<TapeNode<'_>> = placed.items().collect();
+    prop_assert_eq!(Node::items(built).count(), items.len());
+    for (a, b) in Node::items(built).zip(items) {
+        same_reading(a, b)?;
+    }
+    let members: Vec<(&str, TapeNode<'_>)> = placed.members().collect();
+    prop_assert_eq!(Node::members(built).count(), members.len());
+    for ((ka, va), (kb, vb)) in Node::members(built).zip(members) {
+        prop_assert_eq!(ka, kb);
+        same_reading(va, vb)?;
+        let got = placed.get(kb);
+        prop_assert!(got.is_some());
+        if let Some(got) = got {
+            same_reading(va, got)?;
+        }
+    }
+    if built.kind() == Kind::Object {
+        prop_assert!(placed.get("no such key").is_none());
+    }
+    Ok(())
+}
+
+/// A text read into a tape: refused with `parse`'s error, or read as `parse`'s value.
+fn check_tape(text: &str) -> Result<(), TestCaseError> {
+    match (parse(text), Tape::parse(text.to_owned())) {
+        (Ok(built), Ok(tape)) => {
+            prop_assert_eq!(
+                shiftwork_json::to_compact_text(&tape.root().to_json()),
+                shiftwork_json::to_compact_text(&built)
+            );
+            same_reading(&built, tape.root())?;
+            prop_assert!(
+                tape.extra_bytes() <= 3 * text.len() + 256,
+                "{} for {}",
+                tape.extra_bytes(),
+                text.len()
+            );
+        }
+        (Err(a), Err(b)) => prop_assert_eq!(a, b),
+        (a, b) => prop_assert!(false, "parse {:?} but tape {:?}", a.map(|_| ()), b.map(|_| ())),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The tape reads what `parse` reads and refuses what it refuses, with the same message (issue 27
+    /// item 7: the lighter document of a checkpoint).
+    #[test]
+    fn a_tape_reads_and_refuses_as_parse_does(text in prop_oneof![text(), junk(), repeating()]) {
+        check_tape(&text)?;
+    }
+
+    /// Cut or damaged texts: every error path of the tape is `parse`'s.
+    #[test]
+    fn a_damaged_text_is_refused_by_the_tape_as_by_parse(text in prop_oneof![text(), repeating()], cut in 0usize..200, byte in any::<u8>()) {
+        let mut bytes = text.into_bytes();
+        if !bytes.is_empty() {
+            let at = cut % bytes.len();
+            if byte < 128 {
+                bytes[at] = byte;
+            } else {
+                bytes.truncate(at);
+            }
+        }
+        if let Ok(damaged) = String::from_utf8(bytes) {
+            check_tape(&damaged)?;
+        }
+    }
+}
+
+#[test]
+fn a_tape_keeps_parses_limits_and_messages() {
+    let deep = format!("{}{}", "[".repeat(513), "]".repeat(513));
+    assert_eq!(Tape::parse(deep.clone()).unwrap_err(), parse(&deep).unwrap_err());
+    let fine = format!("{}{}", "[".repeat(512), "]".repeat(512));
+    assert!(Tape::parse(fine).is_ok());
+    for text in [
+        "",
+        "\u{feff}[]",
+        "{\"a\": 1} x",
+        "[\"\\ud800\"]",
+        "[1, 2",
+        "-",
+        "-Inf",
+        "NaNx",
+    ] {
+        assert_eq!(
+            Tape::parse(text.to_owned()).unwrap_err(),
+            parse(text).unwrap_err(),
+            "{text:?}"
+        );
+    }
+    // The most a tape costs beside its text: an array of empty arrays or strings, two words (eight
+    // bytes) for three bytes of text; one-digit numbers take one word for two bytes.
+    for dense in [
+        format!("[{}0]", "0,".repeat(10_000)),
+        format!("[{}[]]", "[],".repeat(10_000)),
+        format!("[{}\"\"]", "\"\",".repeat(10_000)),
+    ] {
+        let extra = Tape::parse(dense.clone()).unwrap().extra_bytes();
+        assert!(extra <= 3 * dense.len() + 256, "{extra} for {}", dense.len());
     }
 }
 

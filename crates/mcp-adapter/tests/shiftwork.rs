@@ -3,6 +3,8 @@
 //! out one checkpoint at once (SW-103, SW-143).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -780,4 +782,124 @@ fn ten_megabyte_string_arguments_get_bounded_answers_issue16() {
             &answer[..200]
         );
     }
+}
+
+/// Issue 27 item 7: the group's memory budget (`--memory-budget`, `SHIFTWORK_MEMORY_BUDGET`). A call
+/// the budget cannot take is not an answer about the checkpoint: it is a tool error in SW-40's frame
+/// (`isError`, `Error executing tool <tool>: …`), which a client retries. A budget that is not a size is
+/// a usage error naming the flag.
+#[test]
+fn the_memory_budget_refuses_as_a_tool_error_issue27_item7() {
+    let (dir, cp) = repo(EX);
+    let size = std::fs::metadata(&cp).unwrap().len();
+    let tools = shiftwork::tools(Arc::new(
+        Env::os().with_memory_budget(shiftwork_core::MemoryBudget::new(1024)),
+    ));
+    let needed = shiftwork_core::admission::factor::PLAN * size;
+    let outcome = call(&tools, "shiftwork_plan", json!({"checkpoint": cp}));
+    match &outcome {
+        Outcome::ToolError(text) => assert_eq!(
+            text,
+            &format!(
+                "Error executing tool shiftwork_plan: too large: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, more than the whole memory budget of 1024 bytes; nothing was done"
+            )
+        ),
+        other => panic!("a tool error: {}", other.text()),
+    }
+    let bin = env!("CARGO_BIN_EXE_shiftwork-mcp");
+    let run = |budget: &str| {
+        Command::new(bin)
+            .args([
+                "call",
+                "shiftwork_plan",
+                &json!({"checkpoint": cp}).to_string(),
+                "--memory-budget",
+                budget,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let small = run("1K");
+    assert_eq!(small.status.code(), Some(1), "{small:?}");
+    assert!(
+        String::from_utf8_lossy(&small.stderr).contains("Error executing tool shiftwork_plan: too large: ")
+    );
+    let enough = run("64MiB");
+    assert!(enough.status.success(), "{enough:?}");
+    assert_eq!(result_of(String::from_utf8_lossy(&enough.stdout).trim()), "plan");
+    let bad = run("lots\u{1b}]52;c;x\u{7}");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("--memory-budget takes a number of bytes"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr}"
+    );
+}
+
+/// A compact checkpoint of `n` units in waves of ten, written without building it.
+fn compact_checkpoint(n: usize) -> String {
+    let units: Vec<String> = (0..n)
+        .map(|i| {
+            let deps = if i >= 10 { format!(r#"["U{}"]"#, i - 10) } else { String::from("[]") };
+            format!(
+                r#"{{"id": "U{i}", "title": "Unit {i}", "brief_path": "b/U{i}.md", "status": "todo", "role": "implementer", "depends_on": {deps}, "verify": "make {i}"}}"#
+            )
+        })
+        .collect();
+    EX.replace(
+        &EX[EX.find(r#""units": ["#).unwrap()..EX.find(r#"]}, "state""#).unwrap() + 1],
+        &format!(r#""units": [{}]"#, units.join(", ")),
+    )
+    .replace(r#""cursor": "U3""#, r#""cursor": "U0""#)
+}
+
+/// Issue 27 item 7, through the binary: twelve large plans sent at once to a server whose memory
+/// budget holds two of them. Every call is answered — a plan, or a busy tool error — and the server
+/// is alive afterwards (it answers a ping and another plan).
+#[test]
+fn twelve_concurrent_large_plans_leave_the_server_alive_issue27_item7() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".shiftwork")).unwrap();
+    let text = compact_checkpoint(40_000);
+    std::fs::write(dir.path().join(".shiftwork/cp.json"), &text).unwrap();
+    let budget = 2 * shiftwork_core::admission::factor::PLAN * text.len() as u64 + 1024;
+    let mut server = support::Binary::serve_in(
+        Some(dir.path()),
+        &["--tools", "shiftwork", "--memory-budget", &budget.to_string()],
+        &[],
+    );
+    server.initialize();
+    let call = json!({"name": "shiftwork_plan", "arguments": {"checkpoint": ".shiftwork/cp.json"}});
+    for id in 100..112 {
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}));
+    }
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < 12 {
+        let message = server.receive();
+        let id = message["id"].as_u64().unwrap();
+        let result = &message["result"];
+        if result["isError"] == json!(true) {
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.starts_with("Error executing tool shiftwork_plan: busy: "),
+                "{text}"
+            );
+        } else {
+            assert_eq!(result["structuredContent"]["result"], "plan");
+            assert_eq!(
+                result["structuredContent"]["sequence"].as_array().unwrap().len(),
+                40_000
+            );
+        }
+        answered.insert(id);
+    }
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    let again = server.request("tools/call", call);
+    assert_eq!(again["result"]["structuredContent"]["result"], "plan");
 }

@@ -1,7 +1,7 @@
 //! `job.budget` (§14.7): spent, reserved and remaining figures from one ledger pass, the plan's
 //! `budget` report and the clock-in gate.
 
-use crate::json::Json;
+use crate::json::{Json, Node};
 use crate::ledger::LedgerSummary;
 use crate::refusal::Refusal;
 use crate::view::Checkpoint;
@@ -28,13 +28,13 @@ pub struct Budget {
 }
 
 /// `job.budget`'s declared limits, or `None` when the checkpoint declares no budget.
-pub fn limits(cp: &Checkpoint<'_>) -> Option<Vec<(&'static str, i128)>> {
+pub fn limits<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Option<Vec<(&'static str, i128)>> {
     let budget = cp.budget()?;
     Some(
         DIMENSIONS
             .iter()
             .filter_map(|dim| {
-                let n = budget.get(dim)?.as_number()?.as_whole()?;
+                let n = budget.get(dim)?.number()?.as_whole()?;
                 Some((*dim, n))
             })
             .collect(),
@@ -42,7 +42,7 @@ pub fn limits(cp: &Checkpoint<'_>) -> Option<Vec<(&'static str, i128)>> {
 }
 
 /// The in-flight units (§1.3): non-terminal and briefed, in plan order.
-pub fn in_flight<'d>(cp: &Checkpoint<'d>, ledger: &LedgerSummary) -> Vec<&'d str> {
+pub fn in_flight<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, ledger: &LedgerSummary) -> Vec<&'d str> {
     cp.units()
         .zip(ledger.briefed.iter())
         .filter(|(u, briefed)| **briefed && !u.is_terminal())
@@ -52,7 +52,7 @@ pub fn in_flight<'d>(cp: &Checkpoint<'d>, ledger: &LedgerSummary) -> Vec<&'d str
 
 impl Budget {
     /// The figures of `cp` (which must declare `job.budget`) over a ledger pass that kept tokens.
-    pub fn compute(cp: &Checkpoint<'_>, ledger: &LedgerSummary) -> Option<Budget> {
+    pub fn compute<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, ledger: &LedgerSummary) -> Option<Budget> {
         let limits = limits(cp)?;
         let mut tokens = ledger.counted_tokens.clone();
         let per_unit = if tokens.is_empty() {

@@ -1,17 +1,33 @@
 //! Reading a checkpoint (§4.1): the file's bytes, bounded and from a regular file only, then strict
 //! UTF-8, line ends, the JSON reader, the schema and unique unit ids. Read it through
 //! [`crate::Checkpoint`].
+//!
+//! A checkpoint is read in place ([`Placed`]: its text and a [`Tape`] of where each value is), which
+//! costs about a third of the text beside it; the plan, the status and the clock-in read it so. A
+//! clock-out, which changes it, builds it ([`Document`]).
+//!
+//! # What a refusal shows of the file
+//!
+//! A checkpoint path can name any file the server can read, so a refusal about the file quotes none
+//! of its content (issue 27 item 13; deliberate differences from 0.36.2's tails): a schema violation
+//! names the path in the document and the rule ([`crate::schema::validate_checkpoint`]); a UTF-8 error
+//! never names the byte. A JSON syntax error keeps Python's position when the document begins, after
+//! whitespace, with `{` — a checkpoint being written, whose author needs the line and column — or when
+//! the error is at its first character, where the position tells only how much whitespace leads.
+//! Otherwise the position is withheld: in a file that is not a JSON object, the offset of the first
+//! invalid byte would tell the length of a token of someone else's file.
 
 use shiftwork_seams::Fs;
 
-use crate::json::{self, Json};
+use crate::json::{Json, Node, ParseError, Tape, TapeNode};
 use crate::paths::CheckpointPaths;
-use crate::refusal::{FileError, Refusal};
+use crate::refusal::{FileError, Refusal, TextPosition};
 use crate::schema;
 use crate::view::Checkpoint;
 
 /// A checkpoint document that passed §4.1: parsed with the checkpoint dialect, valid under the
-/// embedded schema, its unit ids unique. Read it through [`Document::view`].
+/// embedded schema, its unit ids unique — built, to be read or changed. Read it through
+/// [`Document::view`].
 ///
 /// ```
 /// let text = br#"{"version": 1, "job": {"id": "j", "goal": "g", "done_definition": "d", "constraints": []}, "plan": {"cursor": "U1", "units": []}, "state": {"repo": {"branch": "m", "head_sha": "a", "dirty": false}, "artifacts": [], "external": []}, "history": [], "retro": [], "handoff": {"next_action": "n", "open_questions": [], "do_not": []}}"#;
@@ -41,55 +57,122 @@ impl Document {
     }
 }
 
+/// A checkpoint document that passed §4.1, read in place: its text and the [`Tape`] of its values,
+/// nothing built. Read it through [`Placed::view`]; [`Placed::build`] makes the [`Document`].
+///
+/// ```
+/// let text = br#"{"version": 1, "job": {"id": "j", "goal": "g", "done_definition": "d", "constraints": []}, "plan": {"cursor": "U1", "units": [{"id": "U1", "title": "t", "brief_path": "b", "status": "todo", "role": "planner", "depends_on": [], "verify": "v"}]}, "state": {"repo": {"branch": "m", "head_sha": "a", "dirty": false}, "artifacts": [], "external": []}, "history": [], "retro": [], "handoff": {"next_action": "n", "open_questions": [], "do_not": []}}"#;
+/// let placed = shiftwork_core::checkpoint::parse_in_place(text.to_vec()).unwrap();
+/// assert_eq!(placed.view().ids(), ["U1"]);
+/// assert_eq!(placed.build().view().cursor(), "U1");
+/// ```
+#[derive(Debug)]
+pub struct Placed {
+    tape: Tape,
+}
+
+impl Placed {
+    /// The typed read view.
+    pub fn view(&self) -> Checkpoint<'_, TapeNode<'_>> {
+        Checkpoint::new(self.tape.root())
+    }
+
+    /// The tape: the text and where its values are.
+    pub fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// The document, built.
+    pub fn build(&self) -> Document {
+        Document {
+            json: self.tape.root().to_json(),
+        }
+    }
+}
+
 /// The largest checkpoint file read (issue 12 item 7): a longer file is refused `checkpoint
 /// unreadable: [Errno 27] File too large: '<path>'` after reading at most one byte past the bound.
+/// A clock-out never writes a checkpoint longer than this (issue 27 item 6).
 pub const MAX_CHECKPOINT_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Reads and validates the checkpoint of `paths` (§4.1 steps 1–6).
+/// Reads, validates and builds the checkpoint of `paths` (§4.1 steps 1–6).
 ///
 /// The file is read through [`Fs::read_limited`]: it is opened without blocking and must be a regular
 /// file of at most [`MAX_CHECKPOINT_BYTES`], so a FIFO, `/dev/zero` or `/dev/stdin` is refused at
 /// once (`checkpoint unreadable: Not a regular file: '<path>'`) and never holds a lock.
 pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Document, Refusal> {
+    read_in_place(fs, paths).map(|placed| placed.build())
+}
+
+/// Reads and validates the checkpoint of `paths` (§4.1 steps 1–6) in place, as [`read`] reads it.
+pub fn read_in_place<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Placed, Refusal> {
     let bytes = fs
         .read_limited(&paths.given, MAX_CHECKPOINT_BYTES)
         .map_err(|e| Refusal::Unreadable {
             path: paths.shown.clone(),
             error: FileError::of(&e),
         })?;
-    parse_bytes(&bytes)
+    parse_in_place(bytes)
 }
 
-/// Steps 2–6 of §4.1 on a file's bytes: strict UTF-8, line ends translated, parsed, validated, unit
-/// ids unique.
+/// Steps 2–6 of §4.1 on a file's bytes, building the document.
 ///
 /// ```
 /// let e = shiftwork_core::checkpoint::parse_bytes(b"{\"version\": 1, \"x\": \"\xff\"}").unwrap_err();
-/// assert_eq!(e.to_string(), "checkpoint unreadable: 'utf-8' codec can't decode byte 0xff in position 21: invalid start byte");
+/// assert_eq!(e.to_string(), "checkpoint unreadable: 'utf-8' codec can't decode a byte in position 21: invalid start byte");
 /// ```
 pub fn parse_bytes(bytes: &[u8]) -> Result<Document, Refusal> {
-    let text = std::str::from_utf8(bytes).map_err(|e| Refusal::NotUtf8 {
-        message: utf8_error_tail(bytes, &e),
+    parse_in_place(bytes.to_vec()).map(|placed| placed.build())
+}
+
+/// Steps 2–6 of §4.1 on a file's bytes: strict UTF-8, line ends translated, read in place, validated,
+/// unit ids unique.
+pub fn parse_in_place(bytes: Vec<u8>) -> Result<Placed, Refusal> {
+    let text = String::from_utf8(bytes).map_err(|e| Refusal::NotUtf8 {
+        message: utf8_error_tail(e.as_bytes(), &e.utf8_error()),
     })?;
     let text = translate_newlines(text);
-    let doc = json::parse(&text).map_err(Refusal::NotJson)?;
-    schema::validate_checkpoint(&doc).map_err(Refusal::Invalid)?;
-    let mut seen = std::collections::HashSet::new();
-    for unit in Checkpoint::new(&doc).units() {
-        if !seen.insert(unit.id()) {
-            return Err(Refusal::DuplicateId {
-                id: unit.id().to_owned(),
-            });
-        }
+    let (object, first) = begins_as_object(text.as_bytes());
+    let tape = Tape::parse(text).map_err(|e| not_json(&e, object || e.char_offset == first))?;
+    schema::validate_checkpoint(tape.root()).map_err(Refusal::Invalid)?;
+    let ids = Checkpoint::new(tape.root()).ids();
+    if let Some(i) = crate::planner::first_repeat(&ids) {
+        return Err(Refusal::DuplicateId {
+            id: ids[i].to_owned(),
+        });
     }
-    Ok(Document { json: doc })
+    drop(ids);
+    Ok(Placed { tape })
+}
+
+/// Whether the text at `bytes` begins, after JSON whitespace, with `{`; and where it begins.
+fn begins_as_object(bytes: &[u8]) -> (bool, usize) {
+    let first = bytes
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .unwrap_or(bytes.len());
+    (bytes.get(first) == Some(&b'{'), first)
+}
+
+/// Step 4's refusal: Python's decoder message, its position given only when `shown` (see the
+/// module's docs). (Whitespace is ASCII, so the offset of the first other character is the same in
+/// bytes and in the message's code points.)
+fn not_json(e: &ParseError, shown: bool) -> Refusal {
+    Refusal::NotJson {
+        what: e.what,
+        at: shown.then_some(TextPosition {
+            line: e.line,
+            column: e.column,
+            char_offset: e.char_offset,
+        }),
+    }
 }
 
 /// Translates line ends as step 3 of §4.1 does (Python's universal newlines of a file read as text):
 /// `\r\n` and a lone `\r` become `\n`.
-fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+fn translate_newlines(text: String) -> String {
     if !text.contains('\r') {
-        return std::borrow::Cow::Borrowed(text);
+        return text;
     }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -103,26 +186,33 @@ fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
             out.push(c);
         }
     }
-    std::borrow::Cow::Owned(out)
+    out
 }
 
-/// Python's UTF-8 decode error for `bytes` (SW-33).
+/// Python's UTF-8 decode error for `bytes` (SW-33), without the byte's value, and without its position
+/// unless the valid text before it begins as a JSON object or the byte is the first one that is not
+/// whitespace.
 fn utf8_error_tail(bytes: &[u8], e: &std::str::Utf8Error) -> String {
     let at = e.valid_up_to();
     let byte = bytes.get(at).copied().unwrap_or(0);
+    let reason = if matches!(byte, 0x80..=0xC1 | 0xF5..=0xFF) {
+        "invalid start byte"
+    } else if e.error_len().is_some() {
+        "invalid continuation byte"
+    } else {
+        "unexpected end of data"
+    };
+    let (object, first) = begins_as_object(&bytes[..at]);
     let prefix = "'utf-8' codec can't decode";
-    if matches!(byte, 0x80..=0xC1 | 0xF5..=0xFF) {
-        return format!("{prefix} byte 0x{byte:02x} in position {at}: invalid start byte");
+    if !(object || first == at) {
+        return format!(
+            "{prefix} the file: {reason} (no position given: the file does not begin as a JSON object)"
+        );
     }
-    match e.error_len() {
-        Some(_) => format!("{prefix} byte 0x{byte:02x} in position {at}: invalid continuation byte"),
-        None => {
-            let last = bytes.len() - 1;
-            if last == at {
-                format!("{prefix} byte 0x{byte:02x} in position {at}: unexpected end of data")
-            } else {
-                format!("{prefix} bytes in position {at}-{last}: unexpected end of data")
-            }
-        }
+    let last = bytes.len() - 1;
+    if reason == "unexpected end of data" && last != at {
+        format!("{prefix} bytes in position {at}-{last}: {reason}")
+    } else {
+        format!("{prefix} a byte in position {at}: {reason}")
     }
 }

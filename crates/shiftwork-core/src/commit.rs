@@ -12,7 +12,7 @@ use crate::env::Env;
 use crate::lock::CheckpointLock;
 use crate::paths::CheckpointPaths;
 use crate::records;
-use crate::refusal::{FileError, Refusal};
+use crate::refusal::{FileError, Refusal, Written};
 
 /// The temp-file naming of W2: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
 pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
@@ -63,6 +63,8 @@ pub(crate) fn run(
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
     let ledger_abs = paths.absolute(fs, &paths.ledger);
     let ledger_abs_text = ledger_abs.to_string_lossy().into_owned();
+    let options = temp_options(target, env.host.pid());
+    check_lock_records(lock, &options, &ledger_abs_text, commit.line.len())?;
     // W1: open the ledger, creating it (after an intent line) when missing.
     let (mut ledger, created) = match fs.open_append(&paths.ledger, false) {
         Ok(w) => (w, false),
@@ -91,7 +93,6 @@ pub(crate) fn run(
     };
     let bytes = records::appended(last_byte.filter(|_| pre > 0), &commit.line);
     // W2: the temp file, written and flushed.
-    let options = temp_options(target, env.host.pid());
     let prepared = match prepare_replace(fs, target, None, &[commit.document.as_bytes()], &options) {
         Ok(p) => p,
         Err(e) => {
@@ -137,6 +138,32 @@ pub(crate) fn run(
         return Err(checkpoint_unwritable(&e.source));
     }
     Ok(())
+}
+
+/// Refuses, before the first write, intent records that would take the lock file past what a reader
+/// of the lock reads (its first [`shiftwork_seams::lock_file::MAX_LOCK_READ`] bytes): recovery would
+/// not see them (issue 27 item 6). The bound counts both records at their longest: the ledger's
+/// creation and the commit (a temp name of its fixed length, the longest offsets).
+fn check_lock_records(
+    lock: &CheckpointLock<'_>,
+    options: &ReplaceOptions,
+    ledger: &str,
+    line_len: usize,
+) -> Result<(), Refusal> {
+    let temp = "0".repeat(options.temp.prefix.len() + options.temp.random_len + options.temp.suffix.len());
+    let appended = vec![b'\n'; line_len + 2];
+    let created = records::ledger_created_intent(ledger).len() + 1;
+    let committed = records::commit_intent(&temp, ledger, u64::MAX, &appended).len() + 1;
+    let total = lock.written() + created + committed;
+    let limit = shiftwork_seams::lock_file::MAX_LOCK_READ;
+    if total <= limit {
+        return Ok(());
+    }
+    Err(Refusal::TooLargeToWrite {
+        what: Written::LockRecords,
+        size: Some(total as u64),
+        limit: limit as u64,
+    })
 }
 
 /// SW-105: without the lock, go only as far as 0.36.2's sentence requires, and never commit.

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use shiftwork_seams::{Clock, Fs, Host};
 
+use crate::admission::{MemoryBudget, Reservation};
+
 /// The probe timeout of SW-135, which is also the budget of one clock-in: all its relay probes
 /// together get this long (issue 12 item 4). A probe is given what is left of it, and a relay reached
 /// when nothing is left counts as timed out without running. (A probe killed at its deadline may take
@@ -42,6 +44,9 @@ pub struct Env {
     pub probes: bool,
     /// How long the relay probes of one clock-in may run together (SW-135).
     pub probe_timeout: Duration,
+    /// The memory the calls over this environment may hold at once (issue 27 item 7): unlimited unless
+    /// set with [`Env::with_memory_budget`].
+    pub memory: MemoryBudget,
     pub(crate) locks: LockTable,
 }
 
@@ -49,6 +54,7 @@ impl std::fmt::Debug for Env {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Env")
             .field("probes", &self.probes)
+            .field("memory", &self.memory)
             .finish_non_exhaustive()
     }
 }
@@ -62,6 +68,7 @@ impl Env {
             host,
             probes: false,
             probe_timeout: PROBE_TIMEOUT,
+            memory: MemoryBudget::unlimited(),
             locks: LockTable::default(),
         }
     }
@@ -79,6 +86,37 @@ impl Env {
     pub fn with_probes(mut self, on: bool) -> Self {
         self.probes = on;
         self
+    }
+
+    /// This environment with a memory budget: a call that reads a checkpoint first reserves its peak
+    /// out of it, waits (on this environment's clock) while it has no room, and is refused when it
+    /// never has ([`crate::admission`]).
+    pub fn with_memory_budget(mut self, budget: MemoryBudget) -> Self {
+        self.memory = budget;
+        self
+    }
+
+    /// Reads the checkpoint at `paths` in place, having reserved `factor` times its size out of the
+    /// memory budget first (and again for the size read, should the file have grown). A file that
+    /// cannot be looked at, or that is past what the reader reads, reserves nothing: the read refuses
+    /// it without holding it.
+    pub(crate) fn read_admitted(
+        &self,
+        paths: &crate::paths::CheckpointPaths,
+        factor: u64,
+    ) -> Result<(crate::checkpoint::Placed, Reservation<'_>), crate::Refusal> {
+        let max = crate::checkpoint::MAX_CHECKPOINT_BYTES;
+        let size = self.fs.metadata(&paths.given).map_or(0, |m| m.len);
+        let bytes = if size > max {
+            0
+        } else {
+            size.saturating_mul(factor)
+        };
+        let mut held = self.memory.reserve(self.clock.as_ref(), bytes, size)?;
+        let placed = crate::checkpoint::read_in_place(self.fs.as_ref(), paths)?;
+        let read = placed.tape().text().len() as u64;
+        held.ensure(self.clock.as_ref(), read.saturating_mul(factor), read)?;
+        Ok((placed, held))
     }
 }
 

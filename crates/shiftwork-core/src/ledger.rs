@@ -12,6 +12,13 @@ use shiftwork_seams::Fs;
 use crate::ledger_line::{self, Event, LineView};
 use crate::line_split::LineBuffer;
 
+/// The longest ledger line read, in bytes without its line feed: a longer line is skipped whole, as a
+/// line that is not a JSON object is (SW-94), and a line never holds more memory than this while it is
+/// read (issue 27 item 6). No line this crate writes is longer: a clock-in or clock-out whose line would
+/// be is refused before it writes anything ([`crate::Refusal::TooLargeToWrite`]). (`shiftwork-watch`
+/// reads the same lines within the same bound.)
+pub const MAX_LEDGER_LINE_BYTES: usize = 64 * 1024;
+
 /// What one pass over the ledger found for the units of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerSummary {
@@ -39,7 +46,8 @@ struct UnitState {
 
 /// A streaming reader of the ledger: feed bytes, then finish. One pass yields `briefed` for every
 /// unit, the in-flight set and the budget figures (SW-98): O(ledger size) time, O(units) memory
-/// (plus the counted `tokens` values when the budget's median needs them).
+/// (plus the counted `tokens` values when the budget's median needs them, and one line of at most
+/// [`MAX_LEDGER_LINE_BYTES`]).
 ///
 /// ```
 /// let mut pass = shiftwork_core::ledger::LedgerPass::new(&["U3", "U4"], true);
@@ -71,7 +79,7 @@ impl<'u> LedgerPass<'u> {
             units: vec![UnitState::default(); unit_ids.len()],
             strangers: HashMap::new(),
             keep_tokens,
-            lines: LineBuffer::default(),
+            lines: LineBuffer::skipping_longer_than(MAX_LEDGER_LINE_BYTES),
             summary: LedgerSummary::default(),
         }
     }

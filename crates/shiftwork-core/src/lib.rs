@@ -72,7 +72,39 @@
 //! tool is one rendering of either ([`Answer::to_answer`]). Each operation gathers through the seams
 //! of an [`Env`], lets the pure [`decide`] layer judge — no filesystem, host or clock in any of its
 //! signatures — and applies what was decided. [`Checkpoint`] is the typed read view of a validated
-//! document; [`json`] is the JSON codec ([`shiftwork_json`]).
+//! document, over a built [`json::Json`] or over the document read in place ([`json::Tape`]); [`json`]
+//! is the JSON codec ([`shiftwork_json`]).
+//!
+//! # Design notes
+//!
+//! - **A checkpoint is read in place.** Its text is kept and a [`json::Tape`] says where each value is
+//!   (about two thirds of the text beside it); the plan, the status and the clock-in read that, and
+//!   only the clock-out, which changes the document, builds it. A plan of a checkpoint peaks at about
+//!   2.4 times the file (13 times when every checkpoint was built; `benches/shiftwork_memory`).
+//! - **The schema is code.** [`schema::validate_checkpoint`] walks the document once and keeps only
+//!   the path of the violation it will report (SW-29), where a generic validator collects every
+//!   violation; a property test holds it to the `jsonschema` crate on [`CHECKPOINT_SCHEMA`] (SW-151).
+//!
+//! # Beyond bantamkit 0.36.2 (issue 27; our decisions)
+//!
+//! - **A refusal about a file quotes none of it.** A `checkpoint` argument can name any file the
+//!   process can read, so a checkpoint refused on read names the path in the document and the rule,
+//!   never a value or a key (`… at 'plan/units/1/status': the value is not one of ['todo', …]` where
+//!   0.36.2 quotes the value); a UTF-8 error never names the byte; a JSON syntax error keeps Python's
+//!   position only when the file begins as a JSON object or the error is at its first character
+//!   ([`checkpoint`]). Prefixes and paths are 0.36.2's; the tails differ by design. The clock-out's own
+//!   validation (`refused to write: …`) still quotes its values: they are the caller's.
+//! - **Nothing is written that its reader would refuse.** A clock-out whose checkpoint would pass
+//!   [`checkpoint::MAX_CHECKPOINT_BYTES`] once written (a compact file grows when indented), a ledger
+//!   line past [`ledger::MAX_LEDGER_LINE_BYTES`], lock records past what a lock's reader reads: each is
+//!   refused before the first write ([`Refusal::TooLargeToWrite`], the sentence naming the bound). The
+//!   ledger reader skips a longer line whole.
+//! - **Memory admission.** An [`Env`] may hold a [`MemoryBudget`]: a call reserves its peak, a
+//!   multiple of its checkpoint's size, before it reads; without room it waits on the `Clock` (at most
+//!   the budget's wait, 30 s by default) and is refused [`Refusal::MemoryBusy`]; a call that needs more
+//!   than the whole budget is refused at once ([`Refusal::MemoryTooLarge`]) rather than run alone,
+//!   which could exhaust the machine. These two are not answers about the checkpoint
+//!   ([`Refusal::is_answer`]): the MCP server reports them as tool errors. [`Env::new`] has no budget.
 //!
 //! # What this crate never does
 //!
@@ -86,6 +118,7 @@
 /// module reads and writes it.
 pub use shiftwork_json as json;
 
+pub mod admission;
 pub mod answer;
 pub mod budget;
 pub mod checkpoint;
@@ -109,6 +142,7 @@ mod schema_instance;
 pub mod search;
 mod view;
 
+pub use admission::{MemoryBudget, Reservation};
 pub use answer::Answer;
 pub use decide::clock_out::{ClockOut, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};
@@ -116,7 +150,7 @@ pub use operations::{clock_in, clock_out, plan_checkpoint, status};
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;
-pub use refusal::{FileError, NodeField, Refusal};
+pub use refusal::{FileError, NodeField, Refusal, TextPosition, Written};
 pub use results::{
     Brief, ClockIn, ClockedOut, Escalation, FailedProbe, HeldUnit, Plan, Ranked, Status, Upstream, WorkPlan,
 };

@@ -32,6 +32,8 @@ pub struct CheckpointLock<'e> {
     env: &'e Env,
     target: PathBuf,
     file: Option<HeldLock<'e>>,
+    /// The bytes written to the lock file: its identity lines and intent records.
+    written: usize,
 }
 
 impl std::fmt::Debug for CheckpointLock<'_> {
@@ -157,6 +159,7 @@ pub fn acquire<'e>(env: &'e Env, target: &Path) -> Acquired<'e> {
             env,
             target: target.to_path_buf(),
             file: Some(file),
+            written: head.len(),
         }),
         Acquired_::TimedOut(seen) => {
             env.locks.release(target);
@@ -232,9 +235,19 @@ impl CheckpointLock<'_> {
     /// Appends one intent line (§13.3) to the lock file and flushes it.
     pub fn add_intent(&mut self, line: &str) -> io::Result<()> {
         match self.file.as_mut() {
-            Some(file) => file.append_line(line.as_bytes()),
+            Some(file) => {
+                file.append_line(line.as_bytes())?;
+                self.written += line.len() + 1;
+                Ok(())
+            }
             None => Err(io::Error::from_raw_os_error(9)),
         }
+    }
+
+    /// The bytes written to the lock file so far: its identity lines and intent records. A reader of
+    /// the lock reads its first [`lock_file::MAX_LOCK_READ`] bytes.
+    pub fn written(&self) -> usize {
+        self.written
     }
 
     /// Removes the lock file if it is still the one this holder created (SW-102).

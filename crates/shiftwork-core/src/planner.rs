@@ -4,7 +4,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use crate::json::{Json, Number};
+use crate::json::{Json, Kind, Node, Number};
 use crate::refusal::{NodeField, Refusal};
 use crate::results::{HeldUnit, WorkPlan};
 
@@ -206,15 +206,18 @@ pub struct BadTouches;
 
 /// Normalizes a JSON `touches` value: `None` for absent/null, [`BadTouches`] when it is not a list of
 /// repo-relative paths.
-pub fn touches_of(value: Option<&Json>) -> Result<Option<Vec<String>>, BadTouches> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Array(items)) => items
-            .iter()
+pub fn touches_of<'a, N: Node<'a>>(value: Option<N>) -> Result<Option<Vec<String>>, BadTouches> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    match value.kind() {
+        Kind::Null => Ok(None),
+        Kind::Array => value
+            .items()
             .map(|item| item.as_str().and_then(normalize_touch).ok_or(BadTouches))
             .collect::<Result<Vec<_>, BadTouches>>()
             .map(Some),
-        Some(_) => Err(BadTouches),
+        _ => Err(BadTouches),
     }
 }
 
@@ -236,6 +239,47 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
         builder.node(node.id, &node.depends_on, &node.priority, node.touches.as_deref());
     }
     builder.finish()?.schedule()
+}
+
+/// The position of the first id of `ids` that an earlier one already has (SW-20 step 6, the planner's
+/// duplicate id): the planner's own index, built at its size.
+pub(crate) fn first_repeat(ids: &[&str]) -> Option<usize> {
+    match index::IdIndex::<u32>::build(ids) {
+        Some((_, repeat)) => repeat,
+        None => index::IdIndex::<usize>::build(ids).and_then(|(_, repeat)| repeat),
+    }
+}
+
+/// The planner fed one node at a time, all priorities 0: the batch view of a checkpoint (§7.1) builds
+/// its graph so, without a [`PlanNode`] per unit.
+#[derive(Debug)]
+pub(crate) struct Feed<'a> {
+    builder: Builder<'a>,
+}
+
+impl<'a> Feed<'a> {
+    /// A feed with room for `nodes` nodes and `edges` dependencies.
+    pub(crate) fn with_capacity(nodes: usize, edges: usize) -> Self {
+        Feed {
+            builder: Builder::with_capacity(nodes, edges),
+        }
+    }
+
+    /// The next node: its id, its dependencies in declared order, its normalized `touches`.
+    pub(crate) fn node(
+        &mut self,
+        id: &'a str,
+        depends_on: impl Iterator<Item = &'a str>,
+        touches: Option<&[String]>,
+    ) {
+        self.builder.dependencies().extend(depends_on);
+        self.builder.end_node(id, &Priority::Small(0), touches);
+    }
+
+    /// The batches and holds, or the first refusal (duplicate id, unknown dependency, cycle).
+    pub(crate) fn plan(self) -> Result<Schedule, Refusal> {
+        self.builder.finish()?.schedule()
+    }
 }
 
 impl Nodes<'_> {

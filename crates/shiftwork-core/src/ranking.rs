@@ -2,27 +2,29 @@
 
 use std::cmp::Ordering;
 
-use crate::json::{self, Json};
+use crate::json::{self, Json, Node};
 use crate::results::Ranked;
 use crate::view::{Checkpoint, Unit, first_ref};
 
 /// The ranking of a checkpoint whose `job.kind` is `experimentation`: its validated candidates, best
 /// first (the winner is the first).
-pub fn ranking(cp: &Checkpoint<'_>) -> Vec<Ranked> {
+pub fn ranking<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Vec<Ranked> {
     let descending = cp.ranks_descending();
-    let done: Vec<Unit<'_>> = cp.units().filter(|u| u.status() == "done").collect();
+    let done: Vec<Unit<'d, N>> = cp.units().filter(|u| u.status() == "done").collect();
     let mut ranked: Vec<(&str, &str, &str, f64)> = Vec::new();
     for unit in &done {
-        let produced = unit.last_produced();
-        let (Some(sha), Some(score)) = (first_ref(produced, "commit"), first_ref(produced, "score")) else {
+        let (Some(sha), Some(score)) = (
+            first_ref(unit.last_produced(), "commit"),
+            first_ref(unit.last_produced(), "score"),
+        ) else {
             continue;
         };
         let id = unit.id();
         let validated = done.iter().any(|reviewer| {
             reviewer.reviews().any(|r| r == id)
-                && reviewer.last_produced().iter().any(|p| {
-                    p.get("kind").and_then(Json::as_str) == Some("validated-sha")
-                        && p.get("ref").and_then(Json::as_str) == Some(sha)
+                && reviewer.last_produced().any(|p| {
+                    p.get("kind").and_then(N::as_str) == Some("validated-sha")
+                        && p.get("ref").and_then(N::as_str) == Some(sha)
                 })
         });
         if !validated {

@@ -103,6 +103,29 @@ pub fn commit_intent(temp: &str, ledger: &str, pre: u64, appended: &[u8]) -> Str
     )])))
 }
 
+/// Refuses a ledger line longer than a ledger's reader reads ([`crate::ledger::MAX_LEDGER_LINE_BYTES`]):
+/// checked before the first write of the call that would write it (issue 27 item 6).
+///
+/// ```
+/// assert!(shiftwork_core::records::check_line("{}").is_ok());
+/// let long = "x".repeat(shiftwork_core::ledger::MAX_LEDGER_LINE_BYTES + 1);
+/// assert_eq!(
+///     shiftwork_core::records::check_line(&long).unwrap_err().to_string(),
+///     "refused to write: the ledger line would be 65537 bytes, more than 65536 bytes (64 KiB), the most a ledger's reader reads of one line; nothing written"
+/// );
+/// ```
+pub fn check_line(line: &str) -> Result<(), crate::Refusal> {
+    let limit = crate::ledger::MAX_LEDGER_LINE_BYTES;
+    if line.len() <= limit {
+        return Ok(());
+    }
+    Err(crate::Refusal::TooLargeToWrite {
+        what: crate::Written::LedgerLine,
+        size: Some(line.len() as u64),
+        limit: limit as u64,
+    })
+}
+
 /// The bytes that append `line` to a ledger whose last byte is `last_byte` (`None`: empty or absent):
 /// the line and its LF, after an LF of its own when the ledger does not end with one (SW-16), so a
 /// line is never fused with a partial one before it.

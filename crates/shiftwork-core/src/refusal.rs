@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use crate::json::{Json, ParseError, python_str, python_string_literal};
+use crate::json::{Json, python_str, python_string_literal};
 use crate::schema::SchemaViolation;
 
 /// Why a file could not be read or written, as the sentences' tails render it (SW-32).
@@ -60,6 +60,67 @@ impl FileError {
     }
 }
 
+/// Where in a text a decoder message points (SW-27): 1-based line and column, 0-based code-point offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextPosition {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in code points.
+    pub column: usize,
+    /// 0-based code-point offset.
+    pub char_offset: usize,
+}
+
+fn decoder_message(what: &str, at: Option<&TextPosition>) -> String {
+    match at {
+        Some(p) => format!(
+            "{what}: line {} column {} (char {})",
+            p.line, p.column, p.char_offset
+        ),
+        None => format!("{what} (no position given: the file does not begin as a JSON object)"),
+    }
+}
+
+/// What a refused write would have written ([`Refusal::TooLargeToWrite`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Written {
+    /// The checkpoint (clock-out, W2).
+    Checkpoint,
+    /// A ledger line: the accounting line or the uncommitted marker of a clock-out, the brief line of a
+    /// clock-in.
+    LedgerLine,
+    /// The lock file's identity and intent records (§13.3).
+    LockRecords,
+}
+
+fn too_large_to_write(what: Written, size: Option<u64>, limit: u64) -> String {
+    let (what, reader) = match what {
+        Written::Checkpoint => ("the checkpoint", "a checkpoint's reader reads"),
+        Written::LedgerLine => ("the ledger line", "a ledger's reader reads of one line"),
+        Written::LockRecords => ("the lock file's records", "a lock's reader reads"),
+    };
+    let size = match size {
+        Some(n) => format!("{n} bytes, more than"),
+        None => String::from("more than"),
+    };
+    format!(
+        "refused to write: {what} would be {size} {}, the most {reader}; nothing written",
+        byte_size(limit)
+    )
+}
+
+/// `268435456 bytes (256 MiB)`.
+fn byte_size(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{n} bytes ({} MiB)", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{n} bytes ({} KiB)", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// The field of a `work_plan` node (or a unit) that has the wrong shape (SW-49).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -95,15 +156,23 @@ pub enum Refusal {
         /// Why.
         error: FileError,
     },
-    /// §4.1 step 2: the file is not UTF-8; the message is Python's decoder message (SW-33).
+    /// §4.1 step 2: the file is not UTF-8; the message is Python's decoder message (SW-33) without the
+    /// byte's value, and without its position unless the file begins as a JSON object (issue 27 item 13).
     #[error("checkpoint unreadable: {message}")]
     NotUtf8 {
-        /// `'utf-8' codec can't decode byte 0xff in position 21: invalid start byte`.
+        /// `'utf-8' codec can't decode a byte in position 21: invalid start byte`.
         message: String,
     },
-    /// §4.1 step 4.
-    #[error("checkpoint is not parseable as JSON: {0}")]
-    NotJson(ParseError),
+    /// §4.1 step 4: Python's decoder message, `<what>: line <l> column <c> (char <n>)`; the position is
+    /// withheld (`at: None`) for a file that does not begin as a JSON object, unless the error is at
+    /// its first character (issue 27 item 13).
+    #[error("checkpoint is not parseable as JSON: {}", decoder_message(what, at.as_ref()))]
+    NotJson {
+        /// What was wrong (`Expecting value`, `Extra data`, …).
+        what: &'static str,
+        /// Where, when shown.
+        at: Option<TextPosition>,
+    },
     /// §4.1 step 5.
     #[error("checkpoint invalid: {0}")]
     Invalid(SchemaViolation),
@@ -366,6 +435,56 @@ pub enum Refusal {
     /// Clock-out gate 14: the mutated document does not validate.
     #[error("refused to write: {0}")]
     RefusedToWrite(SchemaViolation),
+    /// Before the first write of a clock-out or a clock-in (beyond 0.36.2; issue 27 item 6): what it
+    /// would write is longer than its reader reads — a checkpoint past [`MAX_CHECKPOINT_BYTES`], a
+    /// ledger line past [`MAX_LEDGER_LINE_BYTES`], the lock file's records past
+    /// [`shiftwork_seams::lock_file::MAX_LOCK_READ`] — so every later call would fail on it. Nothing is
+    /// written. `size` is the length when it is known (a writer that stops at the bound does not
+    /// learn it).
+    ///
+    /// [`MAX_CHECKPOINT_BYTES`]: crate::checkpoint::MAX_CHECKPOINT_BYTES
+    /// [`MAX_LEDGER_LINE_BYTES`]: crate::ledger::MAX_LEDGER_LINE_BYTES
+    #[error("{}", too_large_to_write(*what, *size, *limit))]
+    TooLargeToWrite {
+        /// What would have been written.
+        what: Written,
+        /// Its length in bytes, when known.
+        size: Option<u64>,
+        /// The most its reader reads, in bytes.
+        limit: u64,
+    },
+    /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs about `needed` bytes for a
+    /// checkpoint of `size` bytes, and the [`crate::MemoryBudget`] stayed taken by other calls for the
+    /// whole wait. Nothing was read or written; the same call may succeed later. Not an answer about
+    /// the checkpoint: an MCP server reports it as a tool error ([`Refusal::is_answer`]).
+    #[error(
+        "busy: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, and the memory budget of {budget} bytes stayed taken by other calls for {} ms; nothing was done, try again",
+        .waited.as_millis()
+    )]
+    MemoryBusy {
+        /// The checkpoint's size in bytes.
+        size: u64,
+        /// The bytes the call reserves.
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+        /// How long the call waited.
+        waited: std::time::Duration,
+    },
+    /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs more than the whole
+    /// [`crate::MemoryBudget`], so it is refused at once rather than run alone. Not an answer about
+    /// the checkpoint ([`Refusal::is_answer`]).
+    #[error(
+        "too large: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, more than the whole memory budget of {budget} bytes; nothing was done"
+    )]
+    MemoryTooLarge {
+        /// The checkpoint's size in bytes.
+        size: u64,
+        /// The bytes the call would reserve.
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+    },
     /// Clock-out gate 15 (W1, W4).
     #[error("accounting log unwritable, checkpoint untouched: {}", .error.tail(path))]
     LedgerUnwritable {
@@ -382,6 +501,23 @@ pub enum Refusal {
         /// Why.
         error: FileError,
     },
+}
+
+impl Refusal {
+    /// Whether this refusal is an answer about the call's own inputs — every refusal of the spec
+    /// (`{"result": "error", "reason": …}`, SW-44) — rather than the server's state: memory admission
+    /// ([`Refusal::MemoryBusy`], [`Refusal::MemoryTooLarge`]), which an MCP server reports as a tool
+    /// error (`isError: true`, `Error executing tool <tool>: <sentence>`, the frame of SW-40), so that a
+    /// client retries rather than reads it as the checkpoint's answer.
+    ///
+    /// ```
+    /// use shiftwork_core::Refusal;
+    /// assert!(Refusal::NotInPlan { unit: "U9".into() }.is_answer());
+    /// assert!(!Refusal::MemoryTooLarge { size: 1, needed: 6, budget: 5 }.is_answer());
+    /// ```
+    pub fn is_answer(&self) -> bool {
+        !matches!(self, Refusal::MemoryBusy { .. } | Refusal::MemoryTooLarge { .. })
+    }
 }
 
 fn node_shape(index: usize, field: Option<NodeField>) -> String {

@@ -1,5 +1,7 @@
-//! The embedded checkpoint schema (SW-1), compiled once, and the choice and wording of the one
-//! violation a refusal reports (SW-28..SW-31).
+//! The embedded checkpoint schema (SW-1) and the choice and wording of the one violation a refusal
+//! reports (SW-28..SW-31). A checkpoint is validated by the schema as code (`schema/rules.rs`, held to the
+//! generic validator by a property test); the clock-out's argument shapes by the `jsonschema` crate on
+//! the schema's `$defs`, compiled once.
 
 use std::cmp::Ordering;
 use std::sync::LazyLock;
@@ -9,8 +11,12 @@ use jsonschema::{JsonType, ValidationError, Validator};
 
 use shiftwork_seams::echo::clip;
 
-use crate::json::{Json, python_repr, python_string_literal};
+use crate::json::{Json, Node, python_repr, python_string_literal};
 use crate::schema_instance::ShiftJson;
+
+mod rules;
+#[cfg(test)]
+mod rules_tests;
 
 /// The checkpoint's JSON Schema (draft 2020-12), `$id` `urn:shiftwork:checkpoint:v1`. Its `$defs` also
 /// hold the shapes of the clock-out arguments (`accounting`, `agentId`, `agreementsPatch`,
@@ -27,6 +33,18 @@ pub const CHECKPOINT_SCHEMA: &str = include_str!("../schema/checkpoint.schema.js
 const CLIP_WHERE: usize = 200;
 /// The most code points of a schema message's detail (SW-30).
 const CLIP_DETAIL: usize = 1000;
+/// The most code points of a value rendered in a detail (SW-30).
+const CLIP_VALUE: usize = CLIP_WHERE;
+
+/// Whether a violation's detail renders the values it is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quote {
+    /// As 0.36.2 does (`'in-progress' is not one of […]`): for what the caller sent.
+    Values,
+    /// Never (`the value is not one of […]`): for a document read from a file, whatever file a caller
+    /// names (issue 27 item 13).
+    Nothing,
+}
 
 /// One segment of the location of a violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,15 +76,18 @@ impl Ord for PathSegment {
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse("[]").unwrap();
-/// let v = shiftwork_core::schema::validate_checkpoint(&doc).unwrap_err();
+/// let v = shiftwork_core::schema::validate_to_write(&doc).unwrap_err();
 /// assert_eq!(v.to_string(), "JSON does not match schema at 'root': [] is not of type 'object'");
+/// assert_eq!(v.location(), "root");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("JSON does not match schema at '{}': {}", clip(&self.location(), CLIP_WHERE), clip(&self.detail, CLIP_DETAIL))]
 pub struct SchemaViolation {
     /// Where: object keys and array indices from the root.
     pub path: Vec<PathSegment>,
-    /// What, worded as 0.36.2 words it, values in Python rendering.
+    /// What, worded as 0.36.2 words it: values in Python rendering when they are the caller's
+    /// ([`validate_to_write`], the argument shapes), none when the document was read from a file
+    /// ([`validate_checkpoint`]).
     pub detail: String,
 }
 
@@ -135,6 +156,8 @@ impl ArgumentShape {
 }
 
 struct Compiled {
+    /// The whole schema: only the tests' oracle ([`rules`] validates checkpoints).
+    #[cfg(test)]
     checkpoint: Validator<ShiftJson>,
     arguments: Vec<Validator<ShiftJson>>,
 }
@@ -153,7 +176,6 @@ fn compile() -> Compiled {
             .build(s)
             .expect("the embedded checkpoint schema compiles")
     };
-    let checkpoint = build(&schema);
     let arguments = ArgumentShape::ALL
         .iter()
         .map(|shape| {
@@ -167,24 +189,53 @@ fn compile() -> Compiled {
         })
         .collect();
     Compiled {
-        checkpoint,
+        #[cfg(test)]
+        checkpoint: build(&schema),
         arguments,
     }
 }
 
-/// Validates a whole checkpoint against the embedded schema (§4 step 5, gate 14).
+/// Validates a checkpoint read from a file against the embedded schema (§4.1 step 5): the violation
+/// to report (SW-29), its detail naming the rule and the schema's values but none of the document's
+/// (issue 27 item 13, a deliberate difference from 0.36.2's tails: a checkpoint path can name any
+/// file, and its values are not the caller's). `doc` is a built [`Json`] or a [`crate::json::Tape`]'s
+/// node; the walk is linear and keeps only the path of the violation it will report.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"version": 2}"#).unwrap();
 /// let v = shiftwork_core::schema::validate_checkpoint(&doc).unwrap_err();
 /// assert_eq!(v.to_string(), "JSON does not match schema at 'root': 'job' is a required property");
+/// let secret = shiftwork_core::json::parse(r#""ghp_SECRET""#).unwrap();
+/// assert_eq!(
+///     shiftwork_core::schema::validate_checkpoint(&secret).unwrap_err().to_string(),
+///     "JSON does not match schema at 'root': the value is not of type 'object'"
+/// );
 /// ```
-pub fn validate_checkpoint(doc: &Json) -> Result<(), SchemaViolation> {
+pub fn validate_checkpoint<'d, N: Node<'d>>(doc: N) -> Result<(), SchemaViolation> {
+    rules::checkpoint(doc, Quote::Nothing)
+}
+
+/// Validates the document a clock-out is about to write (gate 14): the violation as 0.36.2 reports
+/// it, values in Python rendering — they are the caller's own, from its arguments.
+///
+/// ```
+/// let doc = shiftwork_core::json::parse("[]").unwrap();
+/// let v = shiftwork_core::schema::validate_to_write(&doc).unwrap_err();
+/// assert_eq!(v.to_string(), "JSON does not match schema at 'root': [] is not of type 'object'");
+/// ```
+pub fn validate_to_write(doc: &Json) -> Result<(), SchemaViolation> {
+    rules::checkpoint(doc, Quote::Values)
+}
+
+/// The generic validator's verdict on a whole checkpoint, worded as [`validate_to_write`] words it:
+/// the oracle the schema as code is held to.
+#[cfg(test)]
+fn validate_generic(doc: &Json) -> Result<(), SchemaViolation> {
     let validator = &COMPILED.checkpoint;
     if validator.is_valid(doc) {
         return Ok(());
     }
-    Err(choose(doc, validator.iter_errors(doc).collect()))
+    Err(choose(doc, validator.iter_errors(doc)))
 }
 
 /// Validates one clock-out argument as the value of a key named after it, so paths read
@@ -207,44 +258,32 @@ pub fn validate_argument(shape: ArgumentShape, value: &Json) -> Result<(), Schem
     if validator.is_valid(&doc) {
         return Ok(());
     }
-    Err(choose(&doc, validator.iter_errors(&doc).collect()))
+    Err(choose(&doc, validator.iter_errors(&doc)))
 }
 
-struct Candidate<'e, 'i> {
-    error: &'e ValidationError<'i>,
-    path: Vec<PathSegment>,
-}
-
-/// Picks the violation 0.36.2 reports (SW-29) and words it.
-fn choose(doc: &Json, errors: Vec<ValidationError<'_>>) -> SchemaViolation {
-    let candidates: Vec<Candidate<'_, '_>> = errors
-        .iter()
-        .map(|e| Candidate {
-            error: e,
-            path: resolve_path(doc, e),
-        })
-        .collect();
-    let Some(best) = pick_shallow_greatest(&candidates) else {
+/// Picks the violation 0.36.2 reports (SW-29) and words it. The errors are looked at one by one and
+/// only the one to report so far is kept: steps 2–4, the shallowest, then the greatest path, then the
+/// first in evaluation order.
+fn choose<'i>(doc: &Json, errors: impl Iterator<Item = ValidationError<'i>>) -> SchemaViolation {
+    let mut best: Option<(ValidationError<'i>, Vec<PathSegment>)> = None;
+    for error in errors {
+        let path = resolve_path(doc, &error);
+        let better = match &best {
+            None => true,
+            Some((_, b)) => path.len() < b.len() || (path.len() == b.len() && path > *b),
+        };
+        if better {
+            best = Some((error, path));
+        }
+    }
+    let Some((error, path)) = best else {
         return SchemaViolation {
             path: Vec::new(),
             detail: String::from("the document does not match the schema"),
         };
     };
-    let (path, detail) = report(doc, best.error, best.path.clone());
+    let (path, detail) = report(doc, &error, path);
     SchemaViolation { path, detail }
-}
-
-/// Steps 2–4: the shallowest, then the greatest path, then the first in evaluation order.
-fn pick_shallow_greatest<'c, 'e, 'i>(candidates: &'c [Candidate<'e, 'i>]) -> Option<&'c Candidate<'e, 'i>> {
-    let depth = candidates.iter().map(|c| c.path.len()).min()?;
-    let mut best: Option<&Candidate<'_, '_>> = None;
-    for c in candidates.iter().filter(|c| c.path.len() == depth) {
-        match best {
-            Some(b) if c.path <= b.path => {}
-            _ => best = Some(c),
-        }
-    }
-    best
 }
 
 /// Step 5: inside an `anyOf` failure, report the deepest branch failure unless two branches tie;

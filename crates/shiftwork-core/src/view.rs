@@ -1,11 +1,14 @@
 //! A typed, borrowed read view of a validated checkpoint: [`Checkpoint`] and its [`Unit`]s. Every
 //! gate reads the document through it, never by key strings of its own.
 //!
-//! The view is meant for a document that passed the checkpoint schema (every reader of this crate
-//! validates first): a member the schema makes required is read as present, and an accessor of a
-//! member that is absent anyway answers the empty value (`""`, no items) rather than failing.
+//! The view reads any [`Node`]: a built [`Json`] (`Checkpoint<'_>`, what a clock-out changes) or a
+//! document read in place ([`crate::json::TapeNode`], what the plan, the status and the clock-in read —
+//! a fraction of the memory, issue 27 item 7). It is meant for a document that passed the checkpoint
+//! schema (every reader of this crate validates first): a member the schema makes required is read as
+//! present, and an accessor of a member that is absent anyway answers the empty value (`""`, no items)
+//! rather than failing.
 
-use crate::json::{Json, Number};
+use crate::json::{Json, Kind, Node, Number};
 use crate::planner::{self, BadTouches};
 
 /// A validated checkpoint, read in place.
@@ -19,106 +22,115 @@ use crate::planner::{self, BadTouches};
 /// assert!(cp.units().next().unwrap().is_terminal());
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Checkpoint<'d> {
-    doc: &'d Json,
+pub struct Checkpoint<'d, N: Node<'d> = &'d Json> {
+    doc: N,
+    plan: Option<N>,
+    units: Option<N>,
+    _d: std::marker::PhantomData<&'d ()>,
 }
 
-/// One unit of `plan.units`, with its position.
+/// One unit of `plan.units`, with its position. The members every gate reads are found in one pass
+/// when the unit is looked at.
 #[derive(Debug, Clone, Copy)]
-pub struct Unit<'d> {
-    json: &'d Json,
+pub struct Unit<'d, N: Node<'d> = &'d Json> {
+    json: N,
     index: usize,
+    id: &'d str,
+    status: &'d str,
+    role: &'d str,
+    depends_on: Option<N>,
+    touches: Option<N>,
+    reviews: Option<N>,
 }
 
-const EMPTY: &[Json] = &[];
-
-fn str_of<'a>(obj: &'a Json, key: &str) -> &'a str {
-    obj.get(key).and_then(Json::as_str).unwrap_or("")
+fn str_of<'d, N: Node<'d>>(obj: N, key: &str) -> &'d str {
+    obj.get(key).and_then(N::as_str).unwrap_or("")
 }
 
-fn strs_of<'a>(obj: &'a Json, key: &str) -> impl Iterator<Item = &'a str> + use<'a> {
-    obj.get(key)
-        .and_then(Json::as_array)
-        .map_or(EMPTY, Vec::as_slice)
-        .iter()
-        .filter_map(Json::as_str)
+/// The strings among the items of `value` (none when it is absent or not an array).
+fn strs<'d, N: Node<'d>>(value: Option<N>) -> impl Iterator<Item = &'d str> + use<'d, N> {
+    value.into_iter().flat_map(N::items).filter_map(N::as_str)
 }
 
-impl<'d> Checkpoint<'d> {
+impl<'d, N: Node<'d>> Checkpoint<'d, N> {
     /// The view of `doc` (a document that passed the checkpoint schema).
-    pub fn new(doc: &'d Json) -> Self {
-        Checkpoint { doc }
+    pub fn new(doc: N) -> Self {
+        let plan = doc.get("plan");
+        let units = plan.and_then(|p| p.get("units"));
+        Checkpoint {
+            doc,
+            plan,
+            units,
+            _d: std::marker::PhantomData,
+        }
     }
 
     /// The whole document.
-    pub fn document(&self) -> &'d Json {
+    pub fn document(&self) -> N {
         self.doc
     }
 
     /// `plan.units`, in plan order.
-    pub fn units(&self) -> impl ExactSizeIterator<Item = Unit<'d>> + use<'d> {
-        self.unit_values()
-            .iter()
+    pub fn units(&self) -> impl Iterator<Item = Unit<'d, N>> + use<'d, N> {
+        self.units
+            .into_iter()
+            .flat_map(N::items)
             .enumerate()
-            .map(|(index, json)| Unit { json, index })
+            .map(|(index, json)| Unit::new(json, index))
     }
 
     /// The number of units.
     pub fn len(&self) -> usize {
-        self.unit_values().len()
+        self.units.map_or(0, |u| u.items().count())
     }
 
     /// Whether `plan.units` is empty.
     pub fn is_empty(&self) -> bool {
-        self.unit_values().is_empty()
+        self.units.is_none_or(|u| u.items().next().is_none())
     }
 
     /// The unit at `index` of `plan.units`.
-    pub fn unit_at(&self, index: usize) -> Option<Unit<'d>> {
-        self.unit_values().get(index).map(|json| Unit { json, index })
+    pub fn unit_at(&self, index: usize) -> Option<Unit<'d, N>> {
+        self.units?.items().nth(index).map(|json| Unit::new(json, index))
     }
 
     /// The first unit with this id (ids are unique in a validated checkpoint).
-    pub fn unit(&self, id: &str) -> Option<Unit<'d>> {
+    pub fn unit(&self, id: &str) -> Option<Unit<'d, N>> {
         self.units().find(|u| u.id() == id)
     }
 
     /// The unit ids, in plan order.
     pub fn ids(&self) -> Vec<&'d str> {
-        self.units().map(|u| u.id()).collect()
-    }
-
-    fn unit_values(&self) -> &'d [Json] {
-        self.doc
-            .get("plan")
-            .and_then(|p| p.get("units"))
-            .and_then(Json::as_array)
-            .map_or(EMPTY, Vec::as_slice)
+        self.units
+            .into_iter()
+            .flat_map(N::items)
+            .map(|u| str_of(u, "id"))
+            .collect()
     }
 
     /// `plan.cursor`.
     pub fn cursor(&self) -> &'d str {
-        self.doc.get("plan").map_or("", |p| str_of(p, "cursor"))
+        self.plan.map_or("", |p| str_of(p, "cursor"))
     }
 
     /// `job`.
-    pub fn job(&self) -> Option<&'d Json> {
+    pub fn job(&self) -> Option<N> {
         self.doc.get("job")
     }
 
     /// `job.roles.<role>`, when `job.roles` has the role as a key (SW-79: key presence).
-    pub fn role_models(&self, role: &str) -> Option<&'d Json> {
+    pub fn role_models(&self, role: &str) -> Option<N> {
         self.job()?.get("roles")?.get(role)
     }
 
     /// Whether `job.roles` exists, and if so whether it declares `role` (SW-121).
     pub fn declares_role(&self, role: &str) -> Option<bool> {
-        let roles = self.job()?.get("roles")?.as_object()?;
-        Some(roles.contains_key(role))
+        let roles = self.job()?.get("roles")?;
+        (roles.kind() == Kind::Object).then(|| roles.get(role).is_some())
     }
 
     /// `job.budget`, when declared.
-    pub fn budget(&self) -> Option<&'d Json> {
+    pub fn budget(&self) -> Option<N> {
         self.job()?.get("budget")
     }
 
@@ -135,49 +147,74 @@ impl<'d> Checkpoint<'d> {
     }
 
     /// `job.agreements`, when the key exists.
-    pub fn agreements(&self) -> Option<&'d Json> {
+    pub fn agreements(&self) -> Option<N> {
         self.job()?.get("agreements")
     }
 
     /// The strings of `job.agreements` (none when absent).
     pub fn agreement_texts(&self) -> Vec<&'d str> {
-        self.job()
-            .map(|j| strs_of(j, "agreements").collect())
-            .unwrap_or_default()
+        strs(self.agreements()).collect()
     }
 
     /// `job.constraints`.
-    pub fn constraints(&self) -> Option<&'d Json> {
+    pub fn constraints(&self) -> Option<N> {
         self.job()?.get("constraints")
     }
 
     /// `handoff`.
-    pub fn handoff(&self) -> Option<&'d Json> {
+    pub fn handoff(&self) -> Option<N> {
         self.doc.get("handoff")
     }
 
-    /// `handoff.open_questions`.
-    pub fn open_questions(&self) -> &'d [Json] {
+    /// `handoff.open_questions`, in order.
+    pub fn open_questions(&self) -> Vec<N> {
         self.handoff()
             .and_then(|h| h.get("open_questions"))
-            .and_then(Json::as_array)
-            .map_or(EMPTY, Vec::as_slice)
+            .into_iter()
+            .flat_map(N::items)
+            .collect()
     }
 
     /// The last entry of `history`.
-    pub fn last_history(&self) -> Option<&'d Json> {
-        self.doc.get("history")?.as_array()?.last()
+    pub fn last_history(&self) -> Option<N> {
+        self.doc.get("history")?.items().last()
     }
 
     /// `state.artifacts`.
-    pub fn artifacts(&self) -> Option<&'d Json> {
+    pub fn artifacts(&self) -> Option<N> {
         self.doc.get("state")?.get("artifacts")
     }
 }
 
-impl<'d> Unit<'d> {
+impl<'d, N: Node<'d>> Unit<'d, N> {
+    /// The unit `json` at `index` of `plan.units`, its common members found in one pass.
+    fn new(json: N, index: usize) -> Self {
+        let mut unit = Unit {
+            json,
+            index,
+            id: "",
+            status: "",
+            role: "",
+            depends_on: None,
+            touches: None,
+            reviews: None,
+        };
+        for (key, value) in json.members() {
+            match key {
+                "id" => unit.id = value.as_str().unwrap_or(""),
+                "status" => unit.status = value.as_str().unwrap_or(""),
+                "role" => unit.role = value.as_str().unwrap_or(""),
+                "depends_on" => unit.depends_on = Some(value),
+                "touches" => unit.touches = Some(value),
+                "reviews" => unit.reviews = Some(value),
+                _ => {}
+            }
+        }
+        unit
+    }
+
     /// The unit's JSON object, verbatim.
-    pub fn json(&self) -> &'d Json {
+    pub fn json(&self) -> N {
         self.json
     }
 
@@ -188,7 +225,7 @@ impl<'d> Unit<'d> {
 
     /// `id`.
     pub fn id(&self) -> &'d str {
-        str_of(self.json, "id")
+        self.id
     }
 
     /// `title`.
@@ -198,37 +235,37 @@ impl<'d> Unit<'d> {
 
     /// `status`.
     pub fn status(&self) -> &'d str {
-        str_of(self.json, "status")
+        self.status
     }
 
     /// Whether its status is terminal (`done` or `dropped`).
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status(), "done" | "dropped")
+        matches!(self.status, "done" | "dropped")
     }
 
     /// `role`.
     pub fn role(&self) -> &'d str {
-        str_of(self.json, "role")
+        self.role
     }
 
     /// `depends_on`, in declared order.
-    pub fn depends_on(&self) -> impl Iterator<Item = &'d str> + use<'d> {
-        strs_of(self.json, "depends_on")
+    pub fn depends_on(&self) -> impl Iterator<Item = &'d str> + use<'d, N> {
+        strs(self.depends_on)
     }
 
     /// `reviews`.
-    pub fn reviews(&self) -> impl Iterator<Item = &'d str> + use<'d> {
-        strs_of(self.json, "reviews")
+    pub fn reviews(&self) -> impl Iterator<Item = &'d str> + use<'d, N> {
+        strs(self.reviews)
     }
 
     /// Whether it has a `touches` key.
     pub fn has_touches(&self) -> bool {
-        self.json.get("touches").is_some()
+        self.touches.is_some()
     }
 
     /// `touches`, normalized (SW-50): `None` when absent or null.
     pub fn touches(&self) -> Result<Option<Vec<String>>, BadTouches> {
-        planner::touches_of(self.json.get("touches"))
+        planner::touches_of(self.touches)
     }
 
     /// `tests`: the hypothesis a run unit tests.
@@ -248,7 +285,7 @@ impl<'d> Unit<'d> {
 
     /// Whether it has `concludes: true`.
     pub fn concludes(&self) -> bool {
-        self.json.get("concludes") == Some(&Json::Bool(true))
+        self.json.get("concludes").and_then(N::as_bool) == Some(true)
     }
 
     /// `verify`.
@@ -258,27 +295,29 @@ impl<'d> Unit<'d> {
 
     /// Whether it has an `attempts` array.
     pub fn has_attempts(&self) -> bool {
-        matches!(self.json.get("attempts"), Some(Json::Array(_)))
+        self.json.get("attempts").is_some_and(|a| a.kind() == Kind::Array)
     }
 
-    /// The newest attempt's `produced` list (none when there is none).
-    pub fn last_produced(&self) -> &'d [Json] {
+    /// The newest attempt's `produced` list, in order (none when there is none).
+    pub fn last_produced(&self) -> impl Iterator<Item = N> + use<'d, N> {
         self.json
             .get("attempts")
-            .and_then(Json::as_array)
-            .and_then(|a| a.last())
+            .and_then(|a| a.items().last())
             .and_then(|a| a.get("produced"))
-            .and_then(Json::as_array)
-            .map_or(EMPTY, Vec::as_slice)
+            .into_iter()
+            .flat_map(N::items)
     }
 }
 
 /// The `ref` of the first entry of kind `kind` in a `produced` list.
-pub(crate) fn first_ref<'a>(produced: &'a [Json], kind: &str) -> Option<&'a str> {
+pub(crate) fn first_ref<'d, N: Node<'d>>(
+    produced: impl IntoIterator<Item = N>,
+    kind: &str,
+) -> Option<&'d str> {
     produced
-        .iter()
-        .find(|p| p.get("kind").and_then(Json::as_str) == Some(kind))
-        .and_then(|p| p.get("ref").and_then(Json::as_str))
+        .into_iter()
+        .find(|p| p.get("kind").and_then(N::as_str) == Some(kind))
+        .and_then(|p| p.get("ref").and_then(N::as_str))
 }
 
 /// Whether a number is zero (an integer `0`, or a float `0.0`/`-0.0`).

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
-use shiftwork_core::{Answer, ClockOut, Env};
+use shiftwork_core::{Answer, ClockOut, Env, MemoryBudget, Refusal};
 
 use crate::registry::{
     DemoStep, Group, Handler, Hints, Outcome, Prefetched, ToolDef, unknown_argument_sentence,
@@ -36,11 +36,22 @@ pub const NO_PROBES: Setting = Setting {
     help: "shiftwork: never run relay probes (the default); wins over --probes",
 };
 
+/// `--memory-budget` (issue 27 item 7): the memory the shift-work calls in flight may hold at once.
+/// Each call reserves its peak, a multiple of its checkpoint's size, before it reads; a call that does
+/// not fit waits up to 30 s and is then refused busy, one that needs more than the whole budget at
+/// once (both as tool errors). Default: half the machine's physical memory.
+pub const MEMORY_BUDGET: Setting = Setting {
+    flag: "--memory-budget",
+    env: Some("SHIFTWORK_MEMORY_BUDGET"),
+    takes_value: true,
+    help: "shiftwork: memory the calls in flight may hold, in bytes or with K, M, G (KiB, MiB, GiB); default half the machine's memory",
+};
+
 /// The group.
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[PROBES, NO_PROBES],
+    settings: &[PROBES, NO_PROBES, MEMORY_BUDGET],
     build,
     demo_settings,
     demo,
@@ -53,7 +64,52 @@ pub static GROUP: Group = Group {
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let probes = settings.switch(&PROBES) && !settings.switch(&NO_PROBES);
-    Ok(tools(Arc::new(Env::os().with_probes(probes))))
+    let budget = match settings.value(&MEMORY_BUDGET) {
+        Some(text) => parse_bytes(text).ok_or_else(|| {
+            format!(
+                "{} takes a number of bytes, optionally with K, M or G (KiB, MiB, GiB): got '{}'",
+                MEMORY_BUDGET.flag,
+                shiftwork_seams::echo::echo(text)
+            )
+        })?,
+        None => physical_memory() / 2,
+    };
+    Ok(tools(Arc::new(
+        Env::os()
+            .with_probes(probes)
+            .with_memory_budget(MemoryBudget::new(budget)),
+    )))
+}
+
+/// A size in bytes: digits, optionally followed by `K`, `M`, `G` or `KiB`, `MiB`, `GiB` (any case,
+/// powers of 1,024: `4GiB`, `512m`), or `B`.
+fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let number: u64 = text[..digits].parse().ok()?;
+    let shift = match text[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => return None,
+    };
+    number.checked_mul(1 << shift)
+}
+
+/// The machine's physical memory in bytes (4 GiB when the system does not say).
+fn physical_memory() -> u64 {
+    // SAFETY: `sysconf` only reads a system value.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    match (u64::try_from(pages), u64::try_from(size)) {
+        (Ok(p), Ok(s)) if p > 0 && s > 0 => p.saturating_mul(s),
+        _ => 4 << 30,
+    }
 }
 
 /// The five tools over `env` (tests pass an environment of in-memory seams). With `env.probes`,
@@ -89,7 +145,10 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
-                    Ok(rendered(&shiftwork_core::plan_checkpoint(&plan_env, &checkpoint)))
+                    Ok(answered(
+                        "shiftwork_plan",
+                        &shiftwork_core::plan_checkpoint(&plan_env, &checkpoint),
+                    ))
                 })
             }),
         ),
@@ -121,11 +180,10 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_clock_in", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
-                    Ok(rendered(&shiftwork_core::clock_in(
-                        &in_env,
-                        &checkpoint,
-                        unit.as_deref(),
-                    )))
+                    Ok(answered(
+                        "shiftwork_clock_in",
+                        &shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()),
+                    ))
                 })
             }),
         ),
@@ -168,7 +226,10 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                         conclusion: a.optional("conclusion", Kind::Object)?,
                         follow_ups: a.optional("follow_ups", Kind::Array)?,
                     };
-                    Ok(rendered(&shiftwork_core::clock_out(&out_env, &request)))
+                    Ok(answered(
+                        "shiftwork_clock_out",
+                        &shiftwork_core::clock_out(&out_env, &request),
+                    ))
                 })
             }),
         ),
@@ -195,11 +256,10 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_status", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
-                    Ok(rendered(&shiftwork_core::status(
-                        &status_env,
-                        &checkpoint,
-                        search.as_deref(),
-                    )))
+                    Ok(answered(
+                        "shiftwork_status",
+                        &shiftwork_core::status(&status_env, &checkpoint, search.as_deref()),
+                    ))
                 })
             }),
         ),
@@ -332,6 +392,19 @@ fn decode(
     match f(&mut Args { members: decoded }) {
         Ok(outcome) => outcome,
         Err(detail) => refuse(detail),
+    }
+}
+
+/// A checkpoint tool's result: its answer (SW-44), or — for a refusal that is not about the call's
+/// inputs, memory admission (`Refusal::is_answer`) — a tool error in SW-40's frame, `Error executing
+/// tool <tool>: <sentence>` (our decision, issue 27 item 7), so that a client retries it rather than
+/// reads it as the checkpoint's answer.
+fn answered<T: Answer>(tool: &str, result: &Result<T, Refusal>) -> Outcome {
+    match result {
+        Err(refusal) if !refusal.is_answer() => {
+            Outcome::ToolError(format!("Error executing tool {tool}: {refusal}"))
+        }
+        _ => rendered(result),
     }
 }
 

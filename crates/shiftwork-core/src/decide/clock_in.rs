@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::budget::{self, Budget};
-use crate::json::Json;
+use crate::json::Node;
 use crate::ledger::LedgerSummary;
 use crate::refusal::Refusal;
 use crate::results::{Brief, Escalation, FailedProbe, Upstream};
@@ -43,33 +43,37 @@ pub enum Stop {
     Refused(Refusal),
 }
 
-fn escalate(question: &str, cp: &Checkpoint<'_>, probe: Option<FailedProbe>) -> Escalation {
+fn escalate<'d, N: Node<'d>>(
+    question: &str,
+    cp: &Checkpoint<'d, N>,
+    probe: Option<FailedProbe>,
+) -> Escalation {
     Escalation::OpenQuestion {
         question: question.to_owned(),
-        open_questions: cp.open_questions().to_vec(),
+        open_questions: cp.open_questions().into_iter().map(N::to_json).collect(),
         probe,
     }
 }
 
-fn str_of<'a>(item: &'a Json, key: &str) -> &'a str {
-    item.get(key).and_then(Json::as_str).unwrap_or("")
+fn str_of<'d, N: Node<'d>>(item: N, key: &str) -> &'d str {
+    item.get(key).and_then(N::as_str).unwrap_or("")
 }
 
 /// Step 2 (SW-72): with `probes` off, relays count as decision questions.
-pub fn questions<'d>(cp: &Checkpoint<'d>, probes: bool) -> Questions<'d> {
+pub fn questions<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, probes: bool) -> Questions<'d> {
     let items = cp.open_questions();
     if items.is_empty() {
         return Questions::None;
     }
-    let is_relay = |item: &Json| probes && item.get("kind").and_then(Json::as_str) == Some("relay");
-    if let Some(decision) = items.iter().find(|i| !is_relay(i)) {
+    let is_relay = |item: N| probes && item.get("kind").and_then(N::as_str) == Some("relay");
+    if let Some(&decision) = items.iter().find(|i| !is_relay(**i)) {
         let q = decision.as_str().unwrap_or_else(|| str_of(decision, "q"));
         return Questions::Escalate(escalate(q, cp, None));
     }
     Questions::Probe(
         items
             .iter()
-            .map(|relay| Relay {
+            .map(|&relay| Relay {
                 question: str_of(relay, "q"),
                 probe: str_of(relay, "probe"),
             })
@@ -79,7 +83,11 @@ pub fn questions<'d>(cp: &Checkpoint<'d>, probes: bool) -> Questions<'d> {
 
 /// The escalation of a relay whose probe did not answer it: `exit` is its exit status, or `None`
 /// when it timed out, was killed or did not start.
-pub fn relay_failed(cp: &Checkpoint<'_>, relay: &Relay<'_>, exit: Option<i32>) -> Escalation {
+pub fn relay_failed<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    relay: &Relay<'_>,
+    exit: Option<i32>,
+) -> Escalation {
     escalate(
         relay.question,
         cp,
@@ -92,7 +100,7 @@ pub fn relay_failed(cp: &Checkpoint<'_>, relay: &Relay<'_>, exit: Option<i32>) -
 
 /// Steps 3–6: every unit terminal → success; the default unit when the cursor names none → escalate;
 /// the plan checks; readiness of the selected unit (`unit_id`, else `plan.cursor`).
-pub fn select<'d>(cp: &Checkpoint<'d>, unit_id: Option<&str>) -> Result<Unit<'d>, Stop> {
+pub fn select<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit_id: Option<&str>) -> Result<Unit<'d, N>, Stop> {
     if cp.units().all(|u| u.is_terminal()) {
         return Err(Stop::AllDone);
     }
@@ -116,7 +124,11 @@ pub fn select<'d>(cp: &Checkpoint<'d>, unit_id: Option<&str>) -> Result<Unit<'d>
 
 /// Steps 8–9, on the ledger read under the lock: a path of the unit held by another in-flight unit
 /// (SW-114), then the budget (SW-132). `ledger` kept the counted tokens when a budget is declared.
-pub fn admit(cp: &Checkpoint<'_>, unit: &Unit<'_>, ledger: &LedgerSummary) -> Result<(), Refusal> {
+pub fn admit<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    unit: &Unit<'d, N>,
+    ledger: &LedgerSummary,
+) -> Result<(), Refusal> {
     let flight = budget::in_flight(cp, ledger);
     touches_hold(cp, unit, &flight)?;
     if let Some(b) = Budget::compute(cp, ledger) {
@@ -128,7 +140,11 @@ pub fn admit(cp: &Checkpoint<'_>, unit: &Unit<'_>, ledger: &LedgerSummary) -> Re
 /// Step 8 (SW-114): one pass over the in-flight units' paths (a map from path to its first holder in
 /// plan order), so the gate is linear in units × touches however many units are in flight (issue 12
 /// item 10).
-fn touches_hold(cp: &Checkpoint<'_>, unit: &Unit<'_>, flight: &[&str]) -> Result<(), Refusal> {
+fn touches_hold<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    unit: &Unit<'d, N>,
+    flight: &[&str],
+) -> Result<(), Refusal> {
     let id = unit.id();
     let Some(mine) = unit.touches().ok().flatten() else {
         return Ok(());
@@ -158,8 +174,8 @@ fn touches_hold(cp: &Checkpoint<'_>, unit: &Unit<'_>, flight: &[&str]) -> Result
 
 /// Step 11, the brief (SW-74): the unit verbatim, its role, the job's constraints, the handoff, what
 /// its dependencies produced last (SW-119).
-pub fn brief(cp: &Checkpoint<'_>, unit: &Unit<'_>) -> Brief {
-    let handoff = cp.handoff().cloned().unwrap_or_default();
+pub fn brief<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit: &Unit<'d, N>) -> Brief {
+    let handoff = cp.handoff().map(N::to_json).unwrap_or_default();
     let mut upstream = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for dep in unit.depends_on() {
@@ -167,21 +183,21 @@ pub fn brief(cp: &Checkpoint<'_>, unit: &Unit<'_>) -> Brief {
             continue;
         }
         seen.push(dep);
-        if let Some(d) = cp.unit(dep).filter(Unit::has_attempts) {
+        if let Some(d) = cp.unit(dep).filter(|d| d.has_attempts()) {
             upstream.push(Upstream {
                 unit: dep.to_owned(),
-                last: d.last_produced().to_vec(),
+                last: d.last_produced().map(N::to_json).collect(),
             });
         }
     }
     Brief {
-        unit: unit.json().clone(),
+        unit: unit.json().to_json(),
         role: unit.role().to_owned(),
-        invariants: cp.constraints().cloned().unwrap_or_default(),
+        invariants: cp.constraints().map(N::to_json).unwrap_or_default(),
         do_not: handoff.get("do_not").cloned().unwrap_or_default(),
         handoff,
-        files: cp.artifacts().cloned().unwrap_or_default(),
-        agreements: cp.agreements().cloned(),
+        files: cp.artifacts().map(N::to_json).unwrap_or_default(),
+        agreements: cp.agreements().map(N::to_json),
         upstream,
     }
 }

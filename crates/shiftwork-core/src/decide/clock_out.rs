@@ -10,7 +10,7 @@ use crate::json::{self, Json, Object};
 use crate::ledger::LedgerSummary;
 use crate::planner::{self, PlanNode, Priority};
 use crate::records;
-use crate::refusal::Refusal;
+use crate::refusal::{Refusal, Written};
 use crate::results::ClockedOut;
 use crate::schema::{self, ArgumentShape};
 use crate::view::{Checkpoint, Unit, is_zero};
@@ -57,6 +57,8 @@ pub struct Gathered {
     /// For each follow-up `brief_path` of [`brief_paths`]: whether it names a regular file below the
     /// repo root (gate 12).
     pub brief_files: HashMap<String, bool>,
+    /// About how long the new checkpoint will be, in bytes (the file read): where its text starts.
+    pub size_hint: usize,
 }
 
 /// What a clock-out that passed every gate writes (W1–W6) and answers.
@@ -167,21 +169,35 @@ pub fn clock_out(
     let conclusion = conclusion.cloned();
     mutate(&mut doc, index, args, agreement_changes, conclusion, new_units);
     // Gate 14.
-    schema::validate_checkpoint(&doc).map_err(Refusal::RefusedToWrite)?;
-    // The bytes of gates 15–16 and the answer of gate 17.
+    schema::validate_to_write(&doc).map_err(Refusal::RefusedToWrite)?;
+    // The bytes of gates 15–16 and the answer of gate 17, each within what its reader reads (issue 27
+    // item 6): a checkpoint no reader takes would leave every later call refused.
     let ts = records::timestamp(now);
+    let line = records::accounting_line(
+        &ts,
+        id,
+        &role,
+        &args.status,
+        accounting,
+        args.agent_id.as_ref(),
+        briefed,
+    );
+    let marker = records::uncommitted_line(&role, &ts, id);
+    for written in [&line, &marker] {
+        records::check_line(written)?;
+    }
+    let limit = crate::checkpoint::MAX_CHECKPOINT_BYTES;
+    let document = json::to_checkpoint_text_within(&doc, limit as usize, gathered.size_hint).ok_or(
+        Refusal::TooLargeToWrite {
+            what: Written::Checkpoint,
+            size: None,
+            limit,
+        },
+    )?;
     Ok(Commit {
-        document: json::to_checkpoint_text(&doc),
-        line: records::accounting_line(
-            &ts,
-            id,
-            &role,
-            &args.status,
-            accounting,
-            args.agent_id.as_ref(),
-            briefed,
-        ),
-        marker: records::uncommitted_line(&role, &ts, id),
+        document,
+        line,
+        marker,
         answer: ClockedOut {
             unit: id.to_owned(),
             status: args.status.clone(),

@@ -4,9 +4,13 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::budget::Budget;
+use crate::json::Node;
 use crate::ledger::LedgerSummary;
-use crate::planner::{self, PlanNode, Priority, Schedule};
+use foldhash::fast::RandomState;
+
+use crate::planner::{self, Feed, Schedule};
 use crate::refusal::{NodeField, Refusal};
+use crate::results::HeldUnit;
 use crate::results::{Plan, Status};
 use crate::search::SearchResult;
 use crate::view::Checkpoint;
@@ -14,14 +18,22 @@ use crate::view::Checkpoint;
 /// The batch view (§7.1): the planner over the non-terminal units.
 #[derive(Debug, Clone)]
 pub struct BatchView<'d> {
-    /// The planner's nodes (non-terminal units in plan order).
-    pub nodes: Vec<PlanNode<'d>>,
+    /// The planner's nodes: the non-terminal units in plan order (their ids; the planner's input is
+    /// not kept).
+    pub nodes: Vec<BatchNode<'d>>,
     /// The position in `plan.units` of each node.
     pub unit_index: Vec<usize>,
     /// The batches and holds.
     pub schedule: Schedule,
     /// Whether some non-terminal unit has a `touches` key.
     pub has_touches: bool,
+}
+
+/// A node of the batch view: a non-terminal unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchNode<'d> {
+    /// The unit's id.
+    pub id: &'d str,
 }
 
 impl BatchView<'_> {
@@ -33,21 +45,58 @@ impl BatchView<'_> {
             .map(|b| b.iter().map(|&i| self.nodes[i].id).collect())
             .unwrap_or_default()
     }
+
+    /// The batches as unit ids.
+    pub fn batch_ids(&self) -> Vec<Vec<String>> {
+        self.schedule
+            .batches
+            .iter()
+            .map(|batch| batch.iter().map(|&i| self.nodes[i].id.to_owned()).collect())
+            .collect()
+    }
+
+    /// The holds (SW-52), units named by id.
+    pub fn held_units(&self) -> Vec<HeldUnit> {
+        self.schedule
+            .held
+            .iter()
+            .map(|h| HeldUnit {
+                id: self.nodes[h.node].id.to_owned(),
+                batch: h.batch,
+                by: self.nodes[h.by].id.to_owned(),
+                path: h.path.clone(),
+            })
+            .collect()
+    }
 }
 
 /// The batch view of a validated checkpoint (SW-57, SW-58): one node per non-terminal unit,
 /// dependencies on terminal units removed, priority 0, `touches` when present. The one
-/// implementation used by plan, clock-in and the cursor move.
+/// implementation used by plan, clock-in and the cursor move. The units feed the planner directly:
+/// what it keeps per unit is its id and position (issue 27 item 7).
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "B", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["A"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
 /// let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
-pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
-    let terminal: HashSet<&str> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
-    let mut nodes = Vec::new();
-    let mut unit_index = Vec::new();
+pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+    let terminal: Terminal<'d> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
+    batch_view_without(cp, &terminal)
+}
+
+/// The ids of the terminal units.
+type Terminal<'d> = HashSet<&'d str, RandomState>;
+
+/// [`batch_view`], the ids of the terminal units known.
+fn batch_view_without<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    terminal: &Terminal<'d>,
+) -> Result<BatchView<'d>, Refusal> {
+    let units = cp.len();
+    let mut feed = Feed::with_capacity(units, 2 * units);
+    let mut nodes = Vec::with_capacity(units);
+    let mut unit_index = Vec::with_capacity(units);
     let mut has_touches = false;
     for unit in cp.units() {
         if unit.is_terminal() {
@@ -58,15 +107,20 @@ pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
             field: Some(NodeField::Touches),
         })?;
         has_touches |= unit.has_touches();
-        nodes.push(PlanNode {
-            id: unit.id(),
-            depends_on: unit.depends_on().filter(|d| !terminal.contains(d)).collect(),
-            priority: Priority::default(),
-            touches,
-        });
+        let depends_on = unit.depends_on();
+        if terminal.is_empty() {
+            feed.node(unit.id(), depends_on, touches.as_deref());
+        } else {
+            feed.node(
+                unit.id(),
+                depends_on.filter(|d| !terminal.contains(d)),
+                touches.as_deref(),
+            );
+        }
+        nodes.push(BatchNode { id: unit.id() });
         unit_index.push(unit.index());
     }
-    let schedule = planner::plan(&nodes)?;
+    let schedule = feed.plan()?;
     Ok(BatchView {
         nodes,
         unit_index,
@@ -76,8 +130,12 @@ pub fn batch_view<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
 }
 
 /// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
-/// review independence (SW-61). Returns the batch view when all pass.
-pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
+/// review independence (SW-61). Returns the batch view when all pass. One pass over the units finds
+/// the first bad `touches`, the terminal units and whether any unit reviews; a second feeds the
+/// planner; a third, only when some unit reviews, checks the reviews.
+pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+    let mut terminal = Terminal::default();
+    let mut reviews = false;
     for unit in cp.units() {
         if unit.touches().is_err() {
             return Err(Refusal::NodeShape {
@@ -85,12 +143,24 @@ pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
                 field: Some(NodeField::Touches),
             });
         }
+        if unit.is_terminal() {
+            terminal.insert(unit.id());
+        }
+        reviews |= unit.reviews().next().is_some();
     }
-    let view = batch_view(cp)?;
-    let by_id: HashMap<&str, _> = cp.units().map(|u| (u.id(), u)).collect();
+    let view = batch_view_without(cp, &terminal)?;
+    drop(terminal);
+    if !reviews {
+        return Ok(view);
+    }
+    // The reviewed units by id (the first unit with an id, as ids are unique): role only.
+    let mut roles: HashMap<&str, &str, RandomState> = HashMap::default();
+    for unit in cp.units() {
+        roles.entry(unit.id()).or_insert(unit.role());
+    }
     for unit in cp.units() {
         for r in unit.reviews() {
-            let Some(reviewed) = by_id.get(r) else {
+            let Some(reviewed_role) = roles.get(r) else {
                 return Err(Refusal::ReviewsUnknownUnit {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
@@ -102,7 +172,7 @@ pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
                     reviewed: r.to_owned(),
                 });
             }
-            if reviewed.role() == unit.role() {
+            if *reviewed_role == unit.role() {
                 return Err(Refusal::ReviewsOwnRole {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
@@ -116,11 +186,15 @@ pub fn plan_checks<'d>(cp: &Checkpoint<'d>) -> Result<BatchView<'d>, Refusal> {
 
 /// `shiftwork_plan`'s answer (SW-62) from a checkpoint that passed the plan checks, its batch view,
 /// and — when it declares `job.budget` — the ledger pass that kept the counted tokens.
-pub fn plan(cp: &Checkpoint<'_>, view: &BatchView<'_>, ledger: Option<&LedgerSummary>) -> Plan {
+pub fn plan<'d, N: Node<'d>>(
+    cp: &Checkpoint<'d, N>,
+    view: &BatchView<'_>,
+    ledger: Option<&LedgerSummary>,
+) -> Plan {
     Plan {
-        batches: view.schedule.batch_ids(&view.nodes),
+        batches: view.batch_ids(),
         cursor: cp.cursor().to_owned(),
-        held: view.has_touches.then(|| view.schedule.held_units(&view.nodes)),
+        held: view.has_touches.then(|| view.held_units()),
         budget: ledger.and_then(|summary| Budget::compute(cp, summary)),
         ranking: (cp.kind() == Some("experimentation")).then(|| crate::ranking::ranking(cp)),
     }
@@ -128,7 +202,7 @@ pub fn plan(cp: &Checkpoint<'_>, view: &BatchView<'_>, ledger: Option<&LedgerSum
 
 /// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
 /// open questions, the last history entry, and the archive search when one was made.
-pub fn status(cp: &Checkpoint<'_>, search: Option<SearchResult>) -> Status {
+pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResult>) -> Status {
     let mut units: Vec<(String, usize)> = Vec::new();
     for unit in cp.units() {
         match units.iter_mut().find(|(k, _)| k == unit.status()) {
@@ -140,7 +214,7 @@ pub fn status(cp: &Checkpoint<'_>, search: Option<SearchResult>) -> Status {
         cursor: cp.cursor().to_owned(),
         units,
         open_questions: cp.open_questions().len(),
-        last_history: cp.last_history().cloned(),
+        last_history: cp.last_history().map(N::to_json),
         search,
     }
 }

@@ -2,9 +2,9 @@
 
 use shiftwork_seams::ProbeStatus;
 
-use crate::checkpoint;
 use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
 use crate::env::Env;
+use crate::json::Node;
 use crate::ledger;
 use crate::lock::{self, Acquired};
 use crate::paths::CheckpointPaths;
@@ -18,7 +18,7 @@ use crate::view::Checkpoint;
 pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<ClockIn, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::CLOCK_IN)?;
     let cp = doc.view();
     // Step 2: probes never run under the lock (SW-73).
     match decide::questions(&cp, env.probes) {
@@ -45,10 +45,10 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
     let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
     decide::admit(&cp, &unit, &summary)?;
     let ts = records::timestamp(env.clock.now());
-    let line = records::appended(
-        summary.last_byte,
-        &records::brief_line(unit.role(), &ts, unit.id()),
-    );
+    let brief_line = records::brief_line(unit.role(), &ts, unit.id());
+    // Issue 27 item 6: a line no ledger reader reads would leave the unit unbriefed.
+    records::check_line(&brief_line)?;
+    let line = records::appended(summary.last_byte, &brief_line);
     // Best-effort (SW-93): the brief is answered even when its record cannot be written.
     let _ = shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true);
     drop(held);
@@ -59,10 +59,10 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
 /// `env.probe_timeout` (issue 12 item 4): each gets what is left of it, and a relay reached with
 /// nothing left counts as timed out without running. The escalation of the first that does not
 /// answer its relay, if any.
-fn run_probes(
+fn run_probes<'d, N: Node<'d>>(
     env: &Env,
     paths: &CheckpointPaths,
-    cp: &Checkpoint<'_>,
+    cp: &Checkpoint<'d, N>,
     relays: &[Relay<'_>],
 ) -> Option<Escalation> {
     let root = paths.repo_root(env.fs.as_ref());

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use shiftwork_seams::FileKind;
 
+use crate::admission::Reservation;
 use crate::checkpoint;
 use crate::commit;
 use crate::decide::clock_out::{self as decide, ClockOut, Gathered};
@@ -20,12 +21,20 @@ pub fn clock_out(env: &Env, args: &ClockOut) -> Result<ClockedOut, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(&args.checkpoint);
     let target = paths.lock_target(fs);
+    // Memory admission, before the lock is waited for (issue 27 item 7).
+    let size = fs.metadata(&paths.given).map_or(0, |m| m.len);
+    let bytes = if size > checkpoint::MAX_CHECKPOINT_BYTES {
+        0
+    } else {
+        size.saturating_mul(crate::admission::factor::CLOCK_OUT_READ)
+    };
+    let mut memory = env.memory.reserve(env.clock.as_ref(), bytes, size)?;
     // Gate 0.
     let mut acquired = lock::acquire(env, &target);
     if let Acquired::TimedOut(holder) = acquired {
         return Err(locked(holder));
     }
-    let result = judge_and_commit(env, args, &paths, &target, &mut acquired);
+    let result = judge_and_commit(env, args, &paths, &target, &mut acquired, &mut memory);
     if let Acquired::Held(lock) = acquired {
         lock.release();
     }
@@ -47,10 +56,20 @@ fn judge_and_commit(
     paths: &CheckpointPaths,
     target: &std::path::Path,
     acquired: &mut Acquired<'_>,
+    memory: &mut Reservation<'_>,
 ) -> Result<ClockedOut, Refusal> {
     let fs = env.fs.as_ref();
-    // Gate 1.
-    let doc = checkpoint::read(fs, paths)?;
+    // Gate 1: read in place, then built to be changed — once the memory it will take is reserved:
+    // the text and its tape, the document built (which can be many times its text) and its new text.
+    let placed = checkpoint::read_in_place(fs, paths)?;
+    let size_hint = placed.tape().text().len();
+    let held = (size_hint + placed.tape().extra_bytes()) as u64;
+    let built = placed.tape().root().built_bytes() as u64;
+    let rendered = (2 * size_hint as u64 + 65_536).min(checkpoint::MAX_CHECKPOINT_BYTES + 65_536);
+    let needed = held + built + built / 4 + rendered;
+    memory.ensure(env.clock.as_ref(), needed, size_hint as u64)?;
+    let doc = placed.build();
+    drop(placed);
     let cp = doc.view();
     // The ledger is read for gate 3 only when gate 2 can pass.
     let summary = if cp.unit(&args.unit_id).is_some() {
@@ -61,6 +80,7 @@ fn judge_and_commit(
     let gathered = Gathered {
         log: paths.ledger_shown.clone(),
         brief_files: brief_files(env, paths, args),
+        size_hint: size_hint + size_hint / 4 + 4096,
     };
     let last_byte = summary.last_byte;
     let decided = decide::clock_out(doc.into_json(), &summary, &gathered, args, env.clock.now())?;

@@ -1,6 +1,5 @@
 //! `shiftwork_plan(checkpoint)` (§7).
 
-use crate::checkpoint;
 use crate::decide;
 use crate::env::Env;
 use crate::ledger;
@@ -26,7 +25,7 @@ use crate::results::Plan;
 pub fn plan_checkpoint(env: &Env, checkpoint: &str) -> Result<Plan, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::PLAN)?;
     let cp = doc.view();
     let view = decide::plan::plan_checks(&cp)?;
     let summary = crate::budget::limits(&cp)

@@ -1,6 +1,5 @@
 //! `shiftwork_status(checkpoint, search?)` (§8).
 
-use crate::checkpoint;
 use crate::decide;
 use crate::env::Env;
 use crate::paths::CheckpointPaths;
@@ -12,7 +11,7 @@ use crate::results::Status;
 pub fn status(env: &Env, checkpoint: &str, search: Option<&str>) -> Result<Status, Refusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
-    let doc = checkpoint::read(fs, &paths)?;
+    let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::STATUS)?;
     let found = search.map(|query| {
         let archive = paths.shiftwork_dir(fs).join("archive");
         crate::search::search(fs, &paths.repo_root(fs), &archive, query)

@@ -84,6 +84,7 @@ fn gathered(briefs: &[(&str, bool)]) -> Gathered {
             .iter()
             .map(|(p, f)| ((*p).to_owned(), *f))
             .collect::<HashMap<_, _>>(),
+        ..Gathered::default()
     }
 }
 

@@ -12,6 +12,7 @@ mod decide;
 mod durability;
 mod features;
 mod hardening;
+mod issue27;
 mod plain_text;
 mod planner;
 mod planner_oracle;

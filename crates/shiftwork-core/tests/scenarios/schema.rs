@@ -1,6 +1,11 @@
 //! The checkpoint's shape (§2; SW-1..SW-7) and the clipping of schema messages (SW-30): one table of
 //! edits to EX, each read by `shiftwork_status`, with the refusal it must give or `None` when the
 //! edited document must be accepted.
+//!
+//! The tails of the table are 0.36.2's, values quoted: the words of the writer's validation (gate 14,
+//! `validate_to_write`), whose values are the caller's. A checkpoint *read* from a file is refused
+//! at the same path with the rule only, none of the file's values (issue 27 item 13, a deliberate
+//! difference from 0.36.2).
 
 use shiftwork_core::json::Json;
 
@@ -14,16 +19,63 @@ fn check(what: &str, edit: impl FnOnce(&mut shiftwork_core::json::Object), expec
     let answer = fx.status();
     match expected {
         None => assert!(answer.starts_with(r#"{"result": "status""#), "{what}: {answer}"),
-        Some(tail) => assert_eq!(
-            answer,
-            compact(&shiftwork_core::answer::refusal(&format!(
-                "checkpoint invalid: JSON does not match schema at {tail}"
-            ))),
-            "{what}"
-        ),
+        Some(tail) => {
+            let doc = fx.doc();
+            let quoted = shiftwork_core::schema::validate_to_write(&doc).unwrap_err();
+            assert_eq!(
+                quoted.to_string(),
+                format!("JSON does not match schema at {tail}"),
+                "{what}"
+            );
+            let reason = parse(&answer)
+                .get("reason")
+                .and_then(Json::as_str)
+                .unwrap()
+                .to_owned();
+            let (place, _) = tail.split_once(": ").unwrap();
+            let read = shiftwork_core::schema::validate_checkpoint(&doc).unwrap_err();
+            assert_eq!(reason, format!("checkpoint invalid: {read}"), "{what}");
+            assert!(
+                reason.starts_with(&format!(
+                    "checkpoint invalid: JSON does not match schema at {place}: "
+                )),
+                "{what}: {reason}"
+            );
+            assert_no_value_quoted(&reason, &quoted.detail, what);
+        }
     }
     // SW-23: a refused read never writes.
     assert_eq!(fx.snapshot(), before, "{what}");
+}
+
+/// Issue 27 item 13: the read refusal's detail holds none of the values the quoting detail rendered
+/// (the allowed values of an enum and the required key's name are the schema's, not the document's).
+fn assert_no_value_quoted(reason: &str, quoted: &str, what: &str) {
+    let detail = reason.split_once("': ").map_or(reason, |(_, d)| d);
+    for rule in [
+        " is not of type ",
+        " is not one of ",
+        " should be non-empty",
+        " is too long",
+        " is less than the minimum of ",
+        " is not valid under any of the given schemas",
+    ] {
+        if let Some((value, _)) = quoted.split_once(rule)
+            && !value.is_empty()
+        {
+            assert!(
+                detail.starts_with("the value") || detail.starts_with("a property name"),
+                "{what}: {detail}"
+            );
+            assert!(
+                !detail.contains(value) || value == "1",
+                "{what}: {detail} quotes {value}"
+            );
+        }
+    }
+    if quoted.starts_with("Additional properties") {
+        assert!(!detail.contains('\''), "{what}: {detail}");
+    }
 }
 
 type Edit = Box<dyn FnOnce(&mut shiftwork_core::json::Object)>;
@@ -492,16 +544,18 @@ fn integers_and_lengths_follow_draft_2020_12_sw7() {
 
 #[test]
 fn schema_messages_are_clipped_sw30() {
-    // A detail longer than 1,000 code points: ten unexpected 150-character keys.
+    // A detail longer than 1,000 code points: ten unexpected 150-character keys (quoted as 0.36.2
+    // quotes them where the values are the caller's: the writer's validation).
     let keys: Vec<String> = (0..10).map(|i| format!("{i}{}", "k".repeat(149))).collect();
-    let fx = Fx::new(&ex_with(|d| {
+    let doc = ex_with(|d| {
         for k in &keys {
             d.insert(k.clone(), Json::int(1));
         }
-    }));
-    let answer = fx.status();
-    let reason = parse(&answer).get("reason").unwrap().as_str().unwrap().to_owned();
-    let prefix = "checkpoint invalid: JSON does not match schema at 'root': ";
+    });
+    let reason = shiftwork_core::schema::validate_to_write(&doc)
+        .unwrap_err()
+        .to_string();
+    let prefix = "JSON does not match schema at 'root': ";
     let detail = reason.strip_prefix(prefix).unwrap();
     let full: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
     let full = format!(
@@ -513,12 +567,20 @@ fn schema_messages_are_clipped_sw30() {
         detail,
         format!("{}…({cut} more)", full.chars().take(1000).collect::<String>())
     );
-    // A rendered value longer than 200 code points is clipped to 200.
-    let fx = Fx::new(&ex_with(|d| {
-        set(d, "plan/units/1/status", Json::str("s".repeat(300)))
-    }));
+    // Read from a file, the same document is refused naming how many keys, not which.
+    let fx = Fx::new(&doc);
     let answer = parse(&fx.status());
-    let reason = answer.get("reason").unwrap().as_str().unwrap();
+    assert_eq!(
+        answer.get("reason").and_then(Json::as_str),
+        Some(
+            "checkpoint invalid: JSON does not match schema at 'root': Additional properties are not allowed (10 were unexpected)"
+        )
+    );
+    // A rendered value longer than 200 code points is clipped to 200.
+    let doc = ex_with(|d| set(d, "plan/units/1/status", Json::str("s".repeat(300))));
+    let reason = shiftwork_core::schema::validate_to_write(&doc)
+        .unwrap_err()
+        .to_string();
     assert!(
         reason.contains(&format!("'{}…(102 more) is not one of", "s".repeat(199))),
         "{reason}"
