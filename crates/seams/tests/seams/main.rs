@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod clock;
+mod create_dir_all;
 mod durable;
 mod host;
 mod lock;
