@@ -7,7 +7,7 @@ use chrono::Weekday;
 use chrono_tz::Tz;
 
 use crate::error::{ParseError, ParseErrorKind, quoted, unknown_zone_text};
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::week::WeekPlan;
 use crate::zone;
 
@@ -159,8 +159,9 @@ impl Expr {
         self.plan.covers_whole_week()
     }
 
-    /// Binds the expression to the zone used when it has no prefix (HR-30, HR-46). With a prefix, the
-    /// prefix zone is used and `default_zone` is ignored.
+    /// The expression bound to the zone it is evaluated in, as [`Hours`]: its prefix zone when it has
+    /// one (then `default_zone` is ignored), else `default_zone`. The expression is cloned; to move it
+    /// in instead, use [`Hours::new`].
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
@@ -170,11 +171,8 @@ impl Expr {
     /// assert_eq!(kolkata.zone_name(), "Asia/Kolkata");
     /// assert!(kolkata.is_in(Utc.with_ymd_and_hms(2026, 9, 21, 4, 0, 0).unwrap()));
     /// ```
-    pub fn bind(&self, default_zone: Tz) -> ZonedExpr<'_> {
-        match (self.zone, self.zone_text.as_deref()) {
-            (Some(tz), Some(name)) => ZonedExpr::new(self, tz, name),
-            _ => ZonedExpr::new(self, default_zone, default_zone.name()),
-        }
+    pub fn bind(&self, default_zone: Tz) -> Hours {
+        Hours::new(self.clone(), default_zone)
     }
 
     pub(crate) fn plan(&self) -> &WeekPlan {

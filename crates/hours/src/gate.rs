@@ -8,7 +8,7 @@ use std::str::FromStr;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::ModeError;
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 
 /// How close a close must be before the turn-state watch is warmed (HR-51).
 pub const ARM_LEAD: TimeDelta = TimeDelta::minutes(1);
@@ -281,8 +281,8 @@ pub enum GateEvent {
 pub struct TickInput<'a> {
     /// The tick's instant.
     pub now: DateTime<Utc>,
-    /// The harness's bound expression.
-    pub hours: ZonedExpr<'a>,
+    /// The harness's operating hours.
+    pub hours: &'a Hours,
     /// What the host knows about the harness.
     pub status: GateStatus,
     /// The shutdown mode configured now.
@@ -313,13 +313,13 @@ pub struct TickOutcome {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, GateAction, GateMemory, GateStatus, LeaseState, ShutdownMode, TickInput, tick};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{GateAction, GateMemory, GateStatus, Hours, LeaseState, ShutdownMode, TickInput, Tz, tick};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();
 /// let out = tick(
 ///     TickInput {
 ///         now,
-///         hours: expr.bind(chrono_tz::UTC),
+///         hours: &hours,
 ///         status: GateStatus { up: true, ..GateStatus::default() },
 ///         mode: ShutdownMode::Graceful,
 ///         lease: LeaseState::default(),

@@ -15,14 +15,15 @@
 //!
 //! ```
 //! use chrono::{TimeZone, Utc};
-//! use shiftwork_hours::Expr;
+//! use shiftwork_hours::{Hours, Tz};
 //!
-//! let expr = Expr::parse("TZ=America/New_York Mon-Fri 09:00-17:00").unwrap();
-//! let hours = expr.bind(chrono_tz::UTC); // the default zone matters only without a prefix
+//! // Owned and 'static: keep it in your harness. The default zone matters only without a TZ= prefix.
+//! let hours = Hours::parse("TZ=America/New_York Mon-Fri 09:00-17:00", Tz::UTC).unwrap();
 //! let friday_evening = Utc.with_ymd_and_hms(2026, 3, 6, 22, 0, 0).unwrap(); // 17:00 EST
 //! assert!(!hours.is_in(friday_evening));
 //! // Monday 09:00 is EDT by then: the clocks went forward on Sunday.
-//! assert_eq!(hours.next_change(friday_evening), Some(Utc.with_ymd_and_hms(2026, 3, 9, 13, 0, 0).unwrap()));
+//! assert_eq!(hours.next_open(friday_evening), Some(Utc.with_ymd_and_hms(2026, 3, 9, 13, 0, 0).unwrap()));
+//! assert_eq!(hours.next_close(friday_evening), Some(Utc.with_ymd_and_hms(2026, 3, 9, 21, 0, 0).unwrap()));
 //! assert_eq!(hours.prev_end(friday_evening), Some(friday_evening));
 //! ```
 //!
@@ -63,7 +64,7 @@ pub use close::{
     hold_plan, release_plan,
 };
 pub use error::{ECHO_LIMIT, ModeError, ParseError, ParseErrorKind, ZoneError};
-pub use eval::{Check, ZonedExpr};
+pub use eval::{Check, Hours};
 pub use expr::{Expr, Window};
 pub use gate::{
     ARM_LEAD, CLOSE_QUIET, CLOSE_SETTLE, DEFAULT_LEASE, DEFAULT_SHUTDOWN_TIMEOUT, GateAction, GateEvent,

@@ -7,7 +7,7 @@ pub(crate) mod report;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::gate::GateStatus;
 use crate::zone::{DAY, day_of, offset_at, weekday_of_day};
 
@@ -80,15 +80,15 @@ pub fn next_text(
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, GateStatus, next_text_at};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{GateStatus, Hours, Tz, next_text_at};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 10, 0, 0).unwrap();
-/// let text = next_text_at(now, expr.bind(chrono_tz::UTC), GateStatus::default(), None, None, chrono_tz::UTC);
+/// let text = next_text_at(now, &hours, GateStatus::default(), None, None, Tz::UTC);
 /// assert_eq!(text, "closes 13:00");
 /// ```
 pub fn next_text_at(
     now: DateTime<Utc>,
-    hours: ZonedExpr<'_>,
+    hours: &Hours,
     status: GateStatus,
     lease_until: Option<DateTime<Utc>>,
     closing_until: Option<DateTime<Utc>>,

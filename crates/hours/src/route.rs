@@ -5,7 +5,7 @@ use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::gate::DEFAULT_LEASE;
 
 /// What the host knows of the harness an operator starts.
@@ -15,8 +15,8 @@ pub enum HarnessGate<'a> {
     Unknown,
     /// A harness without `operating_hours`.
     Ungated,
-    /// A harness with `operating_hours`, bound to its zone.
-    Gated(ZonedExpr<'a>),
+    /// A harness with `operating_hours`.
+    Gated(&'a Hours),
 }
 
 /// How an operator start proceeds (HR-66).
@@ -75,10 +75,10 @@ impl std::error::Error for LeaseRefusal {}
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use shiftwork_hours::{Expr, HarnessGate, StartRoute, start_route};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{HarnessGate, Hours, StartRoute, Tz, start_route};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 20, 0, 0).unwrap();
-/// let day = HarnessGate::Gated(expr.bind(chrono_tz::UTC));
+/// let day = HarnessGate::Gated(&hours);
 /// assert_eq!(
 ///     start_route(now, "day", None, day),
 ///     Ok(StartRoute::Leased { until: now + TimeDelta::hours(1) })

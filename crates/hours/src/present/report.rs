@@ -12,7 +12,7 @@ use chrono_tz::Tz;
 
 use super::next_text;
 use crate::error::{ParseError, ZoneError, quoted};
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::expr::Expr;
 use crate::zone::parse_zone;
 
@@ -88,9 +88,10 @@ impl HoursQuery<'_> {
                 })?
                 .with_timezone(&Utc),
         };
-        let mut report = HoursReport::of(expr.bind(default_zone), t);
+        let hours = Hours::new(expr, default_zone);
+        let mut report = HoursReport::of(&hours, t);
         // HR-81: the prefix's zone text as written, else the zone argument as given.
-        if let (None, Some(given)) = (expr.zone_text(), self.zone) {
+        if let (None, Some(given)) = (hours.expr().zone_text(), self.zone) {
             given.clone_into(&mut report.zone);
         }
         Ok(report)
@@ -107,17 +108,17 @@ impl HoursQuery<'_> {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, HoursReport};
+/// use shiftwork_hours::{Hours, HoursReport, Tz};
 ///
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-17:00").unwrap();
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-17:00", Tz::UTC).unwrap();
 /// let monday_noon = Utc.with_ymd_and_hms(2026, 9, 21, 12, 0, 0).unwrap();
-/// let report = HoursReport::of(expr.bind(chrono_tz::UTC), monday_noon);
+/// let report = HoursReport::of(&hours, monday_noon);
 /// assert!(report.in_hours);
 /// assert_eq!(report.summary, "closes 17:00");
 /// assert_eq!(report.previous_end, None);
 ///
 /// let last_day = Utc.with_ymd_and_hms(9999, 12, 31, 18, 0, 0).unwrap(); // a Friday evening
-/// assert_eq!(HoursReport::of(expr.bind(chrono_tz::UTC), last_day).next_change, None);
+/// assert_eq!(HoursReport::of(&hours, last_day).next_change, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoursReport {
@@ -138,7 +139,7 @@ pub struct HoursReport {
 
 impl HoursReport {
     /// The report of a bound expression at `t` (HR-80 … HR-82). The zone is `hours.zone_name()`.
-    pub fn of(hours: ZonedExpr<'_>, t: DateTime<Utc>) -> HoursReport {
+    pub fn of(hours: &Hours, t: DateTime<Utc>) -> HoursReport {
         let check = hours.check(t);
         let next_change = writable(check.next_change);
         HoursReport {

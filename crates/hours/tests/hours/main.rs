@@ -6,6 +6,7 @@
 mod api;
 mod gate;
 mod grammar;
+mod open_close;
 mod oracle;
 mod present;
 mod properties;
