@@ -32,7 +32,9 @@
 //! * It never reveals where the log lives: no result, message or error holds a path, a directory's
 //!   name, a link's target or any content of the file but the one line of the call (WL-70).
 //! * It touches the filesystem only through [`shiftwork_seams::Fs`], reads no environment variable and no clock,
-//!   and writes no log output (WL-3).
+//!   and writes no log output. Spans are not logs: an append opens two `tracing` spans at info level,
+//!   `worklog.lock_wait` and `worklog.durable_write`, so a host's tracer shows where a slow append spent
+//!   its time; they carry no field, so no path or content, and no event is ever emitted.
 //!
 //! # Design notes
 //!
@@ -66,7 +68,7 @@ mod service;
 
 pub use config::Config;
 pub use error::WorklogError;
-pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, quoted_name};
+pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, quoted_name};
 pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, MAX_LOG_BYTES, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
 
 /// The crate's README, run as a doc test so that its example stays true.

@@ -12,9 +12,9 @@ use shiftwork_seams::durable::{ReplaceOptions, replace_durably_as};
 use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_regular_file, os_reason};
 
 use crate::config::Config;
-use crate::core::{self, Plan};
+use crate::core::{self, AppendPlan};
 use crate::error::WorklogError;
-use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, messages};
+use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, messages};
 
 /// The append lock's file, directly inside the log directory (WL-58). Hidden, so never a candidate.
 pub const LOCK_FILE_NAME: &str = ".worklog.lock";
@@ -43,7 +43,7 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 ///
 /// ```
 /// use shiftwork_seams::MemFs;
-/// use shiftwork_worklog::{AppendStatus, CheckStatus, Config, Worklog};
+/// use shiftwork_worklog::{AppendStatus, CheckStatus, Config, NotWritten, Worklog};
 ///
 /// let fs = MemFs::new();
 /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");
@@ -52,7 +52,8 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 /// assert_eq!(result.status, AppendStatus::Written);
 /// assert_eq!(result.file.as_deref(), Some("2026-09-06.md"));
 /// assert_eq!(fs.file("/notes/2026-09-06.md").unwrap(), b"# 2026-09-06\n\n- [x] a\n- [x] Fixed the bug\n");
-/// assert_eq!(log.append("Fixed   the bug", false).unwrap().status, AppendStatus::Duplicate);
+/// let again = log.append("Fixed   the bug", false).unwrap();
+/// assert_eq!(again.status, AppendStatus::NotWritten(NotWritten::Duplicate));
 /// assert_eq!(log.check().unwrap().items, Some(2));
 /// assert_eq!(log.check().unwrap().status, CheckStatus::Ok);
 /// ```
@@ -124,7 +125,7 @@ impl<F: Fs> Worklog<F> {
         }
         let normalized = core::normalize(description);
         if normalized.is_empty() {
-            return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
+            return Ok(AppendResult::unreached(NotWritten::Empty, messages::EMPTY));
         }
         let (name, path, lock, lock_special) = match self.locate()?.file() {
             Ok(file) => file,
@@ -133,19 +134,25 @@ impl<F: Fs> Worklog<F> {
         if dry_run {
             let (_, text) = self.read(&name, &path, false)?;
             return Ok(match plan(&name, &text, &normalized)? {
-                Plan::Duplicate { line } => {
-                    AppendResult::reached(AppendStatus::Duplicate, &name, line, messages::duplicate(&name))
-                }
-                Plan::Insert {
+                AppendPlan::Duplicate { line } => AppendResult::reached(
+                    NotWritten::Duplicate.into(),
+                    &name,
+                    line,
+                    messages::duplicate(&name),
+                ),
+                AppendPlan::Insert {
                     created: true, line, ..
-                } => AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry_new(&name)),
-                Plan::Insert { line, .. } => {
-                    AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry(&name))
+                } => AppendResult::reached(NotWritten::DryRun.into(), &name, line, messages::dry_new(&name)),
+                AppendPlan::Insert { line, .. } => {
+                    AppendResult::reached(NotWritten::DryRun.into(), &name, line, messages::dry(&name))
                 }
             });
         }
         // The guard is dropped on every way out of this function, after the write completed or failed.
-        let _lock = self.lock(&lock, lock_special, &name)?;
+        let _lock = {
+            let _wait = tracing::info_span!("worklog.lock_wait").entered();
+            self.lock(&lock, lock_special, &name)?
+        };
         // Issue 27 item 8: the file is chosen again now that the lock is held, so no append that held it
         // before us (and perhaps started a newer file) is missed.
         let (name, path, ..) = match self.locate()?.file() {
@@ -154,15 +161,15 @@ impl<F: Fs> Worklog<F> {
         };
         let (meta, text) = self.read(&name, &path, true)?;
         let (created, line, offset, insertion) = match plan(&name, &text, &normalized)? {
-            Plan::Duplicate { line } => {
+            AppendPlan::Duplicate { line } => {
                 return Ok(AppendResult::reached(
-                    AppendStatus::Duplicate,
+                    NotWritten::Duplicate.into(),
                     &name,
                     line,
                     messages::duplicate(&name),
                 ));
             }
-            Plan::Insert {
+            AppendPlan::Insert {
                 created,
                 line,
                 offset,
@@ -174,11 +181,13 @@ impl<F: Fs> Worklog<F> {
         let parts: [&[u8]; 3] = [&bytes[..offset], insertion.as_bytes(), &bytes[offset..]];
         let options = ReplaceOptions::hidden(TEMP_PREFIX, TEMP_SUFFIX);
         // WL-55: a failed directory flush after the rename is ignored; the content is in place.
-        replace_durably_as(&self.fs, &path, meta.as_ref(), &parts, &options).map_err(|e| {
-            WorklogError::Write {
-                file: name.clone(),
-                reason: os_reason(&e.source),
-            }
+        let written = {
+            let _write = tracing::info_span!("worklog.durable_write").entered();
+            replace_durably_as(&self.fs, &path, meta.as_ref(), &parts, &options)
+        };
+        written.map_err(|e| WorklogError::Write {
+            file: name.clone(),
+            reason: os_reason(&e.source),
         })?;
         Ok(if created {
             AppendResult::reached(AppendStatus::Created, &name, line, messages::created(&name))
@@ -348,9 +357,9 @@ fn looks_wide(bytes: &[u8]) -> bool {
 
 /// [`core::plan_append`], refused when the planned insertion would make the file larger than its
 /// reader reads ([`MAX_LOG_BYTES`]): issue 27, every writer checks its readers' limits first.
-fn plan(name: &str, text: &str, normalized: &str) -> Result<Plan, WorklogError> {
+fn plan(name: &str, text: &str, normalized: &str) -> Result<AppendPlan, WorklogError> {
     let plan = core::plan_append(text, normalized);
-    if let Plan::Insert { insertion, .. } = &plan {
+    if let AppendPlan::Insert { insertion, .. } = &plan {
         let after = text.len() as u64 + insertion.len() as u64;
         if after > MAX_LOG_BYTES {
             return Err(WorklogError::WouldBeTooLarge {
@@ -372,9 +381,9 @@ impl Located {
                 lock,
                 lock_special,
             } => Ok((name, path, lock, lock_special)),
-            Located::NoDir => Err(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
+            Located::NoDir => Err(AppendResult::unreached(NotWritten::NoDir, messages::NO_DIR)),
             Located::NoFile { pattern } => Err(AppendResult::unreached(
-                AppendStatus::NoFile,
+                NotWritten::NoFile,
                 no_file_message(pattern),
             )),
         }

@@ -17,7 +17,7 @@ mod text;
 
 pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
 pub use normalize::normalize;
-pub use plan::{Plan, plan_append};
+pub use plan::{AppendPlan, plan_append};
 pub use text::is_ws;
 
 /// The checklist of a file text (WL-31 … WL-33).

@@ -6,7 +6,7 @@ use super::text::{body_start, collapse_ws, is_blank, last_line};
 
 /// The decision of [`plan_append`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub enum AppendPlan {
     /// An item of the checklist already has this text (WL-38): nothing is to be written. `line` is
     /// the line that would have been written (WL-40).
     Duplicate {
@@ -42,18 +42,18 @@ pub enum Plan {
 ///   added after it is CRLF whatever *E* is, so the CR stays content (WL-24).
 ///
 /// ```
-/// use shiftwork_worklog::core::{plan_append, Plan};
+/// use shiftwork_worklog::core::{plan_append, AppendPlan};
 /// let text = "# 2026-09-06\n\n- [x] a\n- [ ] b\n\nNotes here\n";
-/// let Plan::Insert { created, line, offset, insertion } = plan_append(text, "Fixed the bug") else {
+/// let AppendPlan::Insert { created, line, offset, insertion } = plan_append(text, "Fixed the bug") else {
 ///     panic!("not a duplicate");
 /// };
 /// assert!(!created);
 /// assert_eq!(line, "- [x] Fixed the bug");
 /// let after = format!("{}{}{}", &text[..offset], insertion, &text[offset..]);
 /// assert_eq!(after, "# 2026-09-06\n\n- [x] a\n- [ ] b\n- [x] Fixed the bug\n\nNotes here\n");
-/// assert!(matches!(plan_append(&after, "Fixed the bug"), Plan::Duplicate { .. }));
+/// assert!(matches!(plan_append(&after, "Fixed the bug"), AppendPlan::Duplicate { .. }));
 /// ```
-pub fn plan_append(text: &str, normalized: &str) -> Plan {
+pub fn plan_append(text: &str, normalized: &str) -> AppendPlan {
     let needle = collapse_ws(normalized);
     let Some(block) = scan(text, Some(&needle)) else {
         return plan_created(text, format!("- [x] {needle}"));
@@ -68,7 +68,7 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
     line.push_str(" [x] ");
     line.push_str(&needle);
     if block.duplicate {
-        return Plan::Duplicate { line };
+        return AppendPlan::Duplicate { line };
     }
     let anchor = block.anchor;
     let (offset, insertion) = if anchor.terminated() {
@@ -80,7 +80,7 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
         let ending = break_after(anchor.content(text.as_bytes()), ending);
         (text.len(), format!("{ending}{line}"))
     };
-    Plan::Insert {
+    AppendPlan::Insert {
         created: false,
         line,
         offset,
@@ -89,7 +89,7 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
 }
 
 /// WL-47: the run that starts a checklist at the end of a file that has none.
-fn plan_created(text: &str, line: String) -> Plan {
+fn plan_created(text: &str, line: String) -> AppendPlan {
     let body = body_start(text);
     let insertion = match last_line(text, body) {
         None => line.clone(),
@@ -112,7 +112,7 @@ fn plan_created(text: &str, line: String) -> Plan {
             run
         }
     };
-    Plan::Insert {
+    AppendPlan::Insert {
         created: true,
         line,
         offset: text.len(),

@@ -17,4 +17,5 @@ mod os_fs;
 mod privacy;
 mod properties;
 mod service;
+mod spans;
 mod support;
