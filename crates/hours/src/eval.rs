@@ -1,11 +1,11 @@
-//! Evaluation (§6, §7): membership by wall clock, and the next change and previous end computed exactly
+//! Evaluation: membership by wall clock, and the next change and previous end computed exactly
 //! from the window boundaries and the zone's transitions.
 //!
 //! # How the search works
 //!
 //! Candidates for a local date *d* are the boundaries of the week plan that fall on *d*'s weekday, each
 //! placed on the time line by looking the local date-time up in the zone (`offset_from_local_datetime`,
-//! every one of its three answers handled explicitly, HR-48):
+//! every one of its three answers handled explicitly, never a default disambiguation):
 //!
 //! - one answer: that instant;
 //! - two answers (a fold): both instants, and the fold's transition instant, found by bisecting the
@@ -23,7 +23,7 @@
 //! or after its transition). So the forward search visits boundaries in local order from one day before
 //! the wall clock at *t* and stops one day past the wall clock at the best answer so far; the backward
 //! search mirrors this. No fixed-interval stepping, no
-//! eight-day horizon (HR-49): the search gives up only after [`SEARCH_DAYS`] days.
+//! eight-day horizon: the search gives up only after [`SEARCH_DAYS`] days.
 
 use chrono::{DateTime, LocalResult, Offset, TimeZone, Utc};
 use chrono_tz::{GapInfo, Tz};
@@ -32,8 +32,8 @@ use crate::error::ParseError;
 use crate::expr::Expr;
 use crate::zone::{self, DAY, day_of, offset_at, offset_at_secs, week_position};
 
-/// How many days of local time a search covers before it reports `None` (HR-49 allows ending 366
-/// days away; two more cover the one-day margins at both ends).
+/// How many days of local time a search covers before it reports `None`: 366 days away, and two
+/// more for the one-day margins at both ends.
 pub(crate) const SEARCH_DAYS: i64 = 368;
 
 /// Operating hours you can keep: an expression bound to the zone it is evaluated in (its `TZ=` prefix
@@ -117,7 +117,7 @@ impl Hours {
     }
 
     /// The evaluation zone's name: the prefix's zone text as written, else the default zone's
-    /// `Tz::name()` (HR-31).
+    /// `Tz::name()`.
     ///
     /// ```
     /// use shiftwork_hours::Expr;
@@ -128,7 +128,7 @@ impl Hours {
         self.expr.zone_text().unwrap_or(self.tz.name())
     }
 
-    /// Whether `t` is in hours (HR-34): its wall clock in the zone, truncated to the second, lies in a
+    /// Whether `t` is in hours: its wall clock in the zone, truncated to the second, lies in a
     /// window (an overnight window's tail counted on the next day).
     ///
     /// ```
@@ -144,7 +144,7 @@ impl Hours {
         self.expr.plan().contains(week_position(local))
     }
 
-    /// [`is_in`](Self::is_in) and [`next_change`](Self::next_change) together (HR-45).
+    /// [`is_in`](Self::is_in) and [`next_change`](Self::next_change) together.
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
@@ -161,7 +161,7 @@ impl Hours {
         }
     }
 
-    /// The smallest instant after `t` at which membership differs from membership at `t` (HR-43),
+    /// The smallest instant after `t` at which membership differs from membership at `t`,
     /// exact to the second. `None` when the expression covers the whole week, or (never with the bundled
     /// data) when no change lies within a year, or the search would leave chrono's range.
     ///
@@ -278,7 +278,7 @@ impl Hours {
         }
     }
 
-    /// The largest in→out flip at or before `t` (HR-44): the instant hours last ended. `None` when `t`
+    /// The largest in→out flip at or before `t`: the instant hours last ended. `None` when `t`
     /// is in hours, when the expression covers the whole week, or (never with the bundled data) when no
     /// end lies within a year before `t`.
     ///
@@ -348,9 +348,9 @@ impl Hours {
     }
 
     /// Places the local time `x` (local seconds) on the time line and calls `f` with each candidate
-    /// instant and, when the lookup tells it, the wall clock there (HR-48: every answer of the lookup
+    /// instant and, when the lookup tells it, the wall clock there (every answer of the lookup
     /// handled explicitly, no default disambiguation). Returns `false` when chrono cannot represent `x`
-    /// (the search ends there, HR-50).
+    /// (the search ends there).
     fn place(&self, x: i64, mut f: impl FnMut(i64, Option<i64>)) -> bool {
         let Some(naive) = DateTime::from_timestamp(x, 0).map(|d| d.naive_utc()) else {
             return false;

@@ -1,4 +1,4 @@
-//! Starting and booting a harness (§8.5): operator starts with and without a lease, and what a daemon
+//! Starting and booting a harness: operator starts with and without a lease, and what a daemon
 //! does with a harness at boot.
 
 use std::fmt;
@@ -19,7 +19,7 @@ pub enum HarnessGate<'a> {
     Gated(&'a Hours),
 }
 
-/// How an operator start proceeds (HR-66).
+/// How an operator start proceeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StartRoute {
     /// An ordinary start.
@@ -31,7 +31,7 @@ pub enum StartRoute {
     },
 }
 
-/// Why a start was refused (HR-66); `Display` is the refusal text.
+/// Why a start was refused; `Display` is the refusal text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LeaseRefusal {
     /// `no lease applies: lease length must be positive`.
@@ -70,7 +70,7 @@ impl fmt::Display for LeaseRefusal {
 
 impl std::error::Error for LeaseRefusal {}
 
-/// Decides an operator `start` (HR-66): `requested` is the optional lease length (`--for`). A lease
+/// Decides an operator `start`: `requested` is the optional lease length (`--for`). A lease
 /// end beyond chrono's range saturates at its end.
 ///
 /// ```
@@ -113,7 +113,7 @@ pub fn start_route(
     }
 }
 
-/// What a daemon does with a harness at boot (HR-69).
+/// What a daemon does with a harness at boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BootRoute {
     /// Not enabled: leave it stopped.
@@ -125,7 +125,7 @@ pub enum BootRoute {
     BeginHeld,
 }
 
-/// Decides a harness's boot (HR-69): a restart mid-lease resumes the same lease.
+/// Decides a harness's boot: a restart mid-lease resumes the same lease.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};

@@ -1,4 +1,4 @@
-//! The results of `append` and `check` (WL-43, WL-49, WL-89) and their messages (§14).
+//! The results of `append` and `check` and their messages.
 
 use serde::Serialize;
 
@@ -162,7 +162,8 @@ pub struct AppendResult {
     pub file: Option<String>,
     /// The line written (or that would have been); `None` when no file was reached. No terminator.
     pub line: Option<String>,
-    /// The §14 message.
+    /// One sentence saying what happened, fit to repeat to the user; it names the file (quoted by
+    /// [`quoted_name`]) and never a path.
     pub message: String,
 }
 
@@ -178,16 +179,16 @@ pub struct CheckResult {
     pub file: Option<String>,
     /// How many items the checklist holds; `None` unless the status is `ok`.
     pub items: Option<u64>,
-    /// The §14 message.
+    /// One sentence saying what was found, fit to repeat to the user; it names the file (quoted by
+    /// [`quoted_name`]) and never a path.
     pub message: String,
 }
 
-/// A log file's name as every message shows it (§14: `"{name}"`): in double quotes, escaped the way
+/// A log file's name as every message shows it: in double quotes, escaped the way
 /// Rust's `{:?}` escapes a string, so that a control character in a name (a line feed, an ESC) is
 /// shown as `\n` or `\u{1b}` and never reaches a terminal raw. A plain name reads exactly `"{name}"`.
 ///
-/// Our decision (issue 12): §14 writes `"{name}"` for names without such characters; a `"` or `\` in a
-/// name is escaped too, so the quoting stays unambiguous.
+/// A `"` or `\` in a name is escaped too, so the quoting stays unambiguous.
 ///
 /// ```
 /// use shiftwork_worklog::quoted_name;
@@ -199,8 +200,8 @@ pub fn quoted_name(name: &str) -> String {
     format!("{name:?}")
 }
 
-/// The message templates of §14 (WL-72). Every message is built here, from a fixed text, the file's
-/// name ([`quoted_name`]) and a count — never from an error value or a path (WL-71).
+/// The message templates. Every message is built here, from a fixed text, the file's
+/// name ([`quoted_name`]) and a count — never from an error value or a path.
 pub(crate) mod messages {
     use super::quoted_name as q;
 

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod docs;
 mod gate;
 mod grammar;
 mod open_close;

@@ -4,6 +4,7 @@
 
 mod clock;
 mod create_dir_all;
+mod docs;
 mod durable;
 mod host;
 mod lock;

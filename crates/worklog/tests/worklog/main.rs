@@ -8,6 +8,7 @@ mod architecture;
 mod concurrency;
 mod config;
 mod core_tables;
+mod docs;
 mod faults;
 mod file_choice;
 mod hostile;
