@@ -16,7 +16,7 @@ use std::cell::Cell;
 
 use divan::{Bencher, counter::BytesCount};
 use shiftwork_seams::OsFs;
-use shiftwork_worklog::core::{Plan, find_checklist, plan_append};
+use shiftwork_worklog::core::{AppendPlan, find_checklist, plan_append};
 use shiftwork_worklog::{AppendStatus, Config, Worklog};
 
 fn main() {
@@ -189,7 +189,7 @@ fn parse_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     let text = fixture(ending);
     bencher.counter(BytesCount::of_str(&text)).bench_local(|| {
         let plan = plan_append(divan::black_box(&text), "A sentence that is not in the checklist");
-        assert!(matches!(plan, Plan::Insert { created: false, .. }));
+        assert!(matches!(plan, AppendPlan::Insert { created: false, .. }));
     });
 }
 

@@ -3,7 +3,7 @@
 //!
 //! The crate decides; the host owns the process, the lease file, the turn-state watch and every clock
 //! reading. Each tick the host passes in `now` and the state it keeps (`GateMemory`, `LeaseState`) and
-//! carries out the one action it gets back (hours.md HR-59).
+//! carries out the one action it gets back. The harness owns its `Hours` and lends them to each tick.
 //!
 //! Run: `cargo run -p examples --example hours_gate`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use shiftwork_hours::{
-    BootRoute, Expr, GateAction, GateMemory, GateStatus, HarnessGate, HoldPlan, HoursReport, LeaseState,
-    Observation, ProcState, ReleasePlan, ShutdownMode, StartRoute, TurnState, Tz, ZonedExpr, boot_route,
-    close_step, hold_plan, next_text_at, release_plan, start_route, state_label, tick,
+    BootRoute, GateAction, GateMemory, GateStatus, HarnessGate, HoldPlan, Hours, HoursReport, LeaseState,
+    Observation, ProcState, ReleasePlan, ShutdownMode, StartRoute, TurnState, Tz, boot_route, close_step,
+    hold_plan, next_text_at, release_plan, start_route, state_label, tick,
 };
 use shiftwork_seams::{Clock, ManualClock};
 
@@ -24,8 +24,8 @@ const TICK: Duration = Duration::from_secs(5);
 const LONDON: Tz = chrono_tz::Europe::London;
 
 /// What the host keeps for its one harness.
-struct Harness<'a> {
-    hours: ZonedExpr<'a>,
+struct Harness {
+    hours: Hours,
     enabled: bool,
     state: ProcState,
     held: bool,
@@ -43,10 +43,17 @@ fn local(t: DateTime<Utc>) -> String {
         .to_string()
 }
 
-impl Harness<'_> {
+impl Harness {
     fn say(&self, now: DateTime<Utc>, what: &str) {
         let status = self.status();
-        let next = next_text_at(now, self.hours, status, self.lease.until, self.deadline(), LONDON);
+        let next = next_text_at(
+            now,
+            &self.hours,
+            status,
+            self.lease.until,
+            self.deadline(),
+            LONDON,
+        );
         let state = match self.state {
             ProcState::Running => "running",
             _ => "stopped",
@@ -103,7 +110,7 @@ impl Harness<'_> {
     fn tick(&mut self, now: DateTime<Utc>) {
         let input = shiftwork_hours::TickInput {
             now,
-            hours: self.hours,
+            hours: &self.hours,
             status: self.status(),
             mode: ShutdownMode::Graceful,
             lease: self.lease,
@@ -174,7 +181,7 @@ impl Harness<'_> {
 }
 
 /// Ticks until `until`, sleeping on the manual clock between ticks.
-fn run_until(clock: &ManualClock, harness: &mut Harness<'_>, until: DateTime<Utc>) {
+fn run_until(clock: &ManualClock, harness: &mut Harness, until: DateTime<Utc>) {
     while clock.now() < until {
         harness.tick(clock.now());
         clock.sleep(TICK);
@@ -182,11 +189,10 @@ fn run_until(clock: &ManualClock, harness: &mut Harness<'_>, until: DateTime<Utc
 }
 
 fn main() {
-    let expr = Expr::parse("TZ=Europe/London Mon-Fri 09:00-17:30").unwrap();
     // The host decides the default zone; this expression names its own, so UTC is never used.
-    let hours = expr.bind(chrono_tz::UTC);
+    let hours = Hours::parse("TZ=Europe/London Mon-Fri 09:00-17:30", Tz::UTC).unwrap();
     let at = |y, mo, d, h, mi| Utc.with_ymd_and_hms(y, mo, d, h, mi, 0).unwrap();
-    println!("Schedule: {expr}\n");
+    println!("Schedule: {}\n", hours.expr());
 
     // Friday 2026-10-23, 08:55 BST: the daemon boots; outside hours the harness begins held.
     let clock = ManualClock::new(at(2026, 10, 23, 7, 55));
@@ -217,7 +223,7 @@ fn main() {
         clock.now(),
         "night-owl",
         Some(TimeDelta::hours(3)),
-        HarnessGate::Gated(hours),
+        HarnessGate::Gated(&harness.hours),
     );
     let Ok(StartRoute::Leased { until }) = route else {
         panic!("a lease applies outside hours: {route:?}");
@@ -236,13 +242,13 @@ fn main() {
 
     // The weekend: on Sunday 02:00 BST the clocks go back to 01:00 GMT, so Monday 09:00 is 09:00Z where
     // last Friday's 09:00 was 08:00Z. The gate needs nothing special for it.
-    let monday = hours.next_change(clock.now()).unwrap();
+    let monday = harness.hours.next_open(clock.now()).unwrap();
     println!(
         "\nNext opening: {} = {monday} (Friday's was 08:00:00 UTC)",
         local(monday)
     );
     // The whole answer of `hours_check`, as a status line would show it.
-    let report = HoursReport::of(hours, clock.now());
+    let report = HoursReport::of(&harness.hours, clock.now());
     println!(
         "hours_check's answer: in hours {}, next change {:?}, summary {:?}\n",
         report.in_hours,

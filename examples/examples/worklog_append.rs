@@ -8,7 +8,7 @@
 //! nothing behind.
 
 use shiftwork_seams::OsFs;
-use shiftwork_worklog::{AppendStatus, Config, Worklog, WorklogError};
+use shiftwork_worklog::{AppendStatus, Config, NotWritten, Worklog, WorklogError};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -48,20 +48,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("preview: {} → {:?}", preview.message, preview.line);
 
+    // An `Ok` answer is not always a write: match the status (the answer is `#[must_use]`).
     match log.append(&description, false) {
-        Ok(result) => {
-            println!("{}: {}", result.status.as_str(), result.message);
-            if result.status == AppendStatus::Created {
+        Ok(result) => match result.status {
+            AppendStatus::Written => println!("written: {}", result.message),
+            AppendStatus::Created => {
+                println!("created: {}", result.message);
                 println!("(tell the user: their note gained a checklist at its end)");
             }
-        }
+            // Not set up (`no_dir`), not started (`no_file`), or already there (`duplicate`).
+            AppendStatus::NotWritten(why) => println!("not written ({}): {}", why.as_str(), result.message),
+        },
         // Errors are typed and their text is the exact sentence of the specification.
         Err(e @ WorklogError::LockTimeout { .. }) => eprintln!("another append is still running: {e}"),
         Err(e) => return Err(e.into()),
     }
 
     // Appending the same sentence again is harmless.
-    println!("again: {}", log.append(&description, false)?.status.as_str());
+    let again = log.append(&description, false)?;
+    if again.not_written() == Some(NotWritten::Duplicate) {
+        println!("again: nothing written, the log already has it");
+    }
     let check = log.check()?;
     println!("check: {}", check.message);
     if dir == scratch.path().display().to_string() {

@@ -1,4 +1,4 @@
-//! Holding, closing and releasing a harness (§8.4): what the host does once the tick has decided.
+//! Holding, closing and releasing a harness: what the host does once the tick has decided.
 
 use std::fmt;
 
@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::gate::{CLOSE_QUIET, CLOSE_SETTLE, DEFAULT_SHUTDOWN_TIMEOUT, ProcState, ShutdownMode};
 
-/// How to hold a harness (HR-62).
+/// How to hold a harness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HoldPlan {
     /// Not the gate's to hold: disabled, failed, or scheduled.
@@ -22,7 +22,7 @@ pub enum HoldPlan {
     MarkHeld,
 }
 
-/// Decides how to hold a harness (HR-62). A held harness has its pending respawn cancelled, its queued
+/// Decides how to hold a harness. A held harness has its pending respawn cancelled, its queued
 /// firings dropped and its crash-loop bookkeeping reset by the host; its `enabled` intent is never
 /// written.
 ///
@@ -66,7 +66,7 @@ pub struct TurnState {
     pub turn_ended: bool,
 }
 
-/// What the host could observe for a close step (HR-63).
+/// What the host could observe for a close step.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Observation {
     /// Nothing attributable (generic adapter, no working directory, ambiguous session).
@@ -78,7 +78,7 @@ pub enum Observation {
     Turn(TurnState),
 }
 
-/// Why a close step stops the harness; `Display` is the stop-reason text of HR-63.
+/// Why a close step stops the harness; `Display` is the stop reason a host records.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StopReason {
     /// `hours_shutdown=immediate`.
@@ -108,13 +108,13 @@ impl fmt::Display for StopReason {
 /// The result of [`close_step`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CloseStepOutcome {
-    /// The close's deadline (HR-64).
+    /// The close's deadline.
     pub deadline: DateTime<Utc>,
     /// `Some` when the harness must stop now (ending the close); `None` to keep it running.
     pub stop: Option<StopReason>,
 }
 
-/// One step of a graceful close (HR-63). `mode` and `timeout` are the values configured now, so a
+/// One step of a graceful close. `mode` and `timeout` are the values configured now, so a
 /// reload applies to a close in progress; new prompts never move the deadline.
 ///
 /// ```
@@ -155,7 +155,7 @@ pub fn close_step(
     CloseStepOutcome { deadline, stop }
 }
 
-/// The close deadline (HR-64): `close_at` plus the timeout when it is present and positive, else plus
+/// The close deadline: `close_at` plus the timeout when it is present and positive, else plus
 /// [`DEFAULT_SHUTDOWN_TIMEOUT`], on the UTC time line. A sum beyond chrono's range saturates at its end.
 ///
 /// ```
@@ -174,7 +174,7 @@ pub fn close_deadline(close_at: DateTime<Utc>, timeout: Option<TimeDelta>) -> Da
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
-/// How to release a held harness when its hours open (HR-65).
+/// How to release a held harness when its hours open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReleasePlan {
     /// Not held: nothing to do.
@@ -185,7 +185,7 @@ pub enum ReleasePlan {
     ClearAndStart,
 }
 
-/// Decides how to release a harness (HR-65): a failed harness, or one the operator stopped, is never
+/// Decides how to release a harness: a failed harness, or one the operator stopped, is never
 /// started by hours opening; one still running just stays up.
 ///
 /// ```

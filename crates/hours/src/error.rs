@@ -1,9 +1,9 @@
-//! The crate's errors: why an expression does not parse (§3), why a zone name is unknown (HR-32), and why
-//! a shutdown mode is not one of the two (HR-53).
+//! The crate's errors: why an expression does not parse, why a zone name is unknown, and why
+//! a shutdown mode is not one of the two.
 //!
-//! Each error renders the exact sentence of the specification and exposes a kind, so callers decide by
-//! kind and never by parsing text. (`thiserror` is not used: the crate's normal dependencies are chrono
-//! and chrono-tz only, HR-5.)
+//! Each error renders a stable sentence and exposes a kind, so callers decide by kind and never by
+//! parsing text. (`thiserror` is not used: the crate's normal dependencies are chrono and chrono-tz
+//! only.)
 
 use std::borrow::Cow;
 use std::fmt;
@@ -12,9 +12,9 @@ use std::fmt;
 /// repeats: an expression's segment, a day list, a time, a zone name. A longer value is cut there and
 /// `…(<k> more)` says how many characters were left out, so a 1 MB expression never makes a 2 MB error.
 ///
-/// Our decision (issues 12 and 16): the same bound and the same form as
+/// The same bound and the same form as
 /// `shiftwork_seams::echo::ECHO_LIMIT` and its `clip`, written out here because this crate depends on
-/// chrono and chrono-tz only (HR-5); the adapter's tests check that the two agree.
+/// chrono and chrono-tz only; the adapter's tests check that the two agree.
 ///
 /// ```
 /// use shiftwork_hours::{ECHO_LIMIT, Expr};
@@ -38,12 +38,12 @@ pub(crate) fn clip(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `«x»` of HR-22: `text`, clipped by [`clip`], quoted as Rust's `{:?}` quotes a `&str`.
+/// `text` as error sentences quote it: clipped by [`clip`], quoted as Rust's `{:?}` quotes a `&str`.
 pub(crate) fn quoted(text: &str) -> String {
     format!("{:?}", clip(text).as_ref())
 }
 
-/// What kind of parse error an expression has: one variant per row of the error table (HR-20, HR-23).
+/// What kind of parse error an expression has: one variant per way an expression can be wrong.
 ///
 /// ```
 /// use shiftwork_hours::{Expr, ParseErrorKind};
@@ -85,8 +85,9 @@ pub enum ParseErrorKind {
     EqualStartEnd,
 }
 
-/// Why [`Expr::parse`](crate::Expr::parse) refused an input. Its `Display` is the exact text of HR-20,
-/// wrapped as HR-21 says; [`kind`](ParseError::kind) tells which row it is.
+/// Why [`Expr::parse`](crate::Expr::parse) refused an input. Its `Display` is a stable sentence naming
+/// the part that failed (`window "…": start time "…": malformed hour`); [`kind`](ParseError::kind) tells
+/// which error it is.
 ///
 /// ```
 /// use shiftwork_hours::Expr;
@@ -109,7 +110,7 @@ impl ParseError {
         self.kind
     }
 
-    /// Prefixes the text with `prefix` (the wrapping of HR-21), keeping the kind.
+    /// Prefixes the text with `prefix` (naming the window or time it occurred in), keeping the kind.
     pub(crate) fn wrapped(mut self, prefix: &str) -> Self {
         self.text.insert_str(0, prefix);
         self
@@ -124,7 +125,7 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Why [`parse_zone`](crate::parse_zone) refused a zone name (HR-32).
+/// Why [`parse_zone`](crate::parse_zone) refused a zone name.
 ///
 /// ```
 /// use shiftwork_hours::parse_zone;
@@ -164,7 +165,7 @@ pub(crate) fn unknown_zone_text(name: &str) -> String {
     )
 }
 
-/// Why a text is not a [`ShutdownMode`](crate::ShutdownMode) (HR-53).
+/// Why a text is not a [`ShutdownMode`](crate::ShutdownMode).
 ///
 /// ```
 /// use shiftwork_hours::ShutdownMode;

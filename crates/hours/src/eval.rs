@@ -1,11 +1,11 @@
-//! Evaluation (§6, §7): membership by wall clock, and the next change and previous end computed exactly
+//! Evaluation: membership by wall clock, and the next change and previous end computed exactly
 //! from the window boundaries and the zone's transitions.
 //!
 //! # How the search works
 //!
 //! Candidates for a local date *d* are the boundaries of the week plan that fall on *d*'s weekday, each
 //! placed on the time line by looking the local date-time up in the zone (`offset_from_local_datetime`,
-//! every one of its three answers handled explicitly, HR-48):
+//! every one of its three answers handled explicitly, never a default disambiguation):
 //!
 //! - one answer: that instant;
 //! - two answers (a fold): both instants, and the fold's transition instant, found by bisecting the
@@ -23,55 +23,91 @@
 //! or after its transition). So the forward search visits boundaries in local order from one day before
 //! the wall clock at *t* and stops one day past the wall clock at the best answer so far; the backward
 //! search mirrors this. No fixed-interval stepping, no
-//! eight-day horizon (HR-49): the search gives up only after [`SEARCH_DAYS`] days.
+//! eight-day horizon: the search gives up only after [`SEARCH_DAYS`] days.
 
 use chrono::{DateTime, LocalResult, Offset, TimeZone, Utc};
 use chrono_tz::{GapInfo, Tz};
 
+use crate::error::ParseError;
 use crate::expr::Expr;
 use crate::zone::{self, DAY, day_of, offset_at, offset_at_secs, week_position};
 
-/// How many days of local time a search covers before it reports `None` (HR-49 allows ending 366
-/// days away; two more cover the one-day margins at both ends).
+/// How many days of local time a search covers before it reports `None`: 366 days away, and two
+/// more for the one-day margins at both ends.
 pub(crate) const SEARCH_DAYS: i64 = 368;
 
-/// An expression bound to the zone it is evaluated in (HR-46): its prefix zone, else the default zone
-/// given to [`Expr::bind`].
+/// Operating hours you can keep: an expression bound to the zone it is evaluated in (its `TZ=` prefix
+/// zone, else the default zone it was given). It owns its expression, so it is `Clone + Send + Sync +
+/// 'static`: store it in your harness, share it between threads, and ask it at any instant whether
+/// hours are open, when they next open or close, and when they last ended.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::Expr;
-/// let e = Expr::parse("TZ=America/New_York 01:30-02:30").unwrap();
-/// let ny = e.bind(chrono_tz::UTC); // the prefix wins over the default zone
+/// use shiftwork_hours::{Hours, Tz};
+///
+/// struct Harness {
+///     hours: Hours, // no lifetime: the gate lives as long as the harness
+/// }
+/// let harness = Harness { hours: Hours::parse("TZ=America/New_York 01:30-02:30", Tz::UTC).unwrap() };
 /// let t = Utc.with_ymd_and_hms(2026, 3, 8, 6, 59, 0).unwrap(); // 01:59 EST, spring-forward day
-/// assert!(ny.is_in(t));
+/// assert!(harness.hours.is_in(t));
 /// // The window's end, 02:30, lies in the gap: hours end when the clock jumps to 03:00 EDT.
-/// assert_eq!(ny.next_change(t), Some(Utc.with_ymd_and_hms(2026, 3, 8, 7, 0, 0).unwrap()));
+/// assert_eq!(harness.hours.next_close(t), Some(Utc.with_ymd_and_hms(2026, 3, 8, 7, 0, 0).unwrap()));
+/// // They open again at 01:30 EDT the next day.
+/// assert_eq!(harness.hours.next_open(t), Some(Utc.with_ymd_and_hms(2026, 3, 9, 5, 30, 0).unwrap()));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ZonedExpr<'a> {
-    expr: &'a Expr,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hours {
+    expr: Expr,
     tz: Tz,
-    name: &'a str,
 }
 
-/// Membership and next change at one instant: the reference's `In` (HR-45).
+/// Whether an instant is in hours and when that next changes, as [`Hours::check`] answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Check {
     /// Whether the instant is in hours.
     pub in_hours: bool,
-    /// The next instant at which membership differs, or `None` for an expression covering the whole
-    /// week.
+    /// The next instant at which that changes, or `None` for an expression covering the whole week.
     pub next_change: Option<DateTime<Utc>>,
 }
 
-impl<'a> ZonedExpr<'a> {
-    pub(crate) fn new(expr: &'a Expr, tz: Tz, name: &'a str) -> Self {
-        ZonedExpr { expr, tz, name }
+impl Hours {
+    /// Binds `expr` to the zone it is evaluated in: its `TZ=` prefix zone when it has one (then
+    /// `default_zone` is ignored), else `default_zone`. [`Expr::bind`] does the same from a borrowed
+    /// expression, cloning it.
+    ///
+    /// ```
+    /// use shiftwork_hours::{Expr, Hours, Tz};
+    /// let plain = Hours::new(Expr::parse("Mon-Fri 09:00-17:30").unwrap(), Tz::Asia__Kolkata);
+    /// assert_eq!(plain.zone_name(), "Asia/Kolkata");
+    /// let prefixed = Hours::new(Expr::parse("TZ=US/Eastern 09:00-17:00").unwrap(), Tz::UTC);
+    /// assert_eq!(prefixed.zone_name(), "US/Eastern"); // the prefix wins, spelt as written
+    /// ```
+    pub fn new(expr: Expr, default_zone: Tz) -> Hours {
+        let tz = expr.prefix_zone().unwrap_or(default_zone);
+        Hours { expr, tz }
+    }
+
+    /// Parses an expression ([`Expr::parse`]) and binds it as [`Hours::new`] does.
+    ///
+    /// ```
+    /// use shiftwork_hours::{Hours, Tz};
+    /// let hours = Hours::parse("Sat,Sun 10:00-14:00", Tz::Europe__Berlin).unwrap();
+    /// assert_eq!(hours.expr().to_string(), "Sat 10:00-14:00; Sun 10:00-14:00");
+    /// assert_eq!(Hours::parse("9:00-13:00", Tz::UTC).unwrap_err().to_string(),
+    ///            r#"window "9:00-13:00": start time "9:00": malformed hour"#);
+    /// ```
+    pub fn parse(expression: &str, default_zone: Tz) -> Result<Hours, ParseError> {
+        Ok(Hours::new(Expr::parse(expression)?, default_zone))
     }
 
     /// The expression.
-    pub fn expr(&self) -> &'a Expr {
+    pub fn expr(&self) -> &Expr {
+        &self.expr
+    }
+
+    /// The expression, giving up the binding.
+    pub fn into_expr(self) -> Expr {
         self.expr
     }
 
@@ -81,18 +117,18 @@ impl<'a> ZonedExpr<'a> {
     }
 
     /// The evaluation zone's name: the prefix's zone text as written, else the default zone's
-    /// `Tz::name()` (HR-31).
+    /// `Tz::name()`.
     ///
     /// ```
     /// use shiftwork_hours::Expr;
     /// let e = Expr::parse("TZ=US/Eastern 09:00-17:00").unwrap();
     /// assert_eq!(e.bind(chrono_tz::UTC).zone_name(), "US/Eastern");
     /// ```
-    pub fn zone_name(&self) -> &'a str {
-        self.name
+    pub fn zone_name(&self) -> &str {
+        self.expr.zone_text().unwrap_or(self.tz.name())
     }
 
-    /// Whether `t` is in hours (HR-34): its wall clock in the zone, truncated to the second, lies in a
+    /// Whether `t` is in hours: its wall clock in the zone, truncated to the second, lies in a
     /// window (an overnight window's tail counted on the next day).
     ///
     /// ```
@@ -108,7 +144,7 @@ impl<'a> ZonedExpr<'a> {
         self.expr.plan().contains(week_position(local))
     }
 
-    /// [`is_in`](Self::is_in) and [`next_change`](Self::next_change) together (HR-45).
+    /// [`is_in`](Self::is_in) and [`next_change`](Self::next_change) together.
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
@@ -125,7 +161,7 @@ impl<'a> ZonedExpr<'a> {
         }
     }
 
-    /// The smallest instant after `t` at which membership differs from membership at `t` (HR-43),
+    /// The smallest instant after `t` at which membership differs from membership at `t`,
     /// exact to the second. `None` when the expression covers the whole week, or (never with the bundled
     /// data) when no change lies within a year, or the search would leave chrono's range.
     ///
@@ -184,7 +220,65 @@ impl<'a> ZonedExpr<'a> {
         best.and_then(|b| DateTime::from_timestamp(b, 0))
     }
 
-    /// The largest in→out flip at or before `t` (HR-44): the instant hours last ended. `None` when `t`
+    /// The next instant after `t` at which hours open: in hours there, and not one second before. Out
+    /// of hours at `t` it is the next change; in hours, the opening after the coming close. Exact to
+    /// the second across DST like [`next_change`](Self::next_change): a window starting in a gap opens
+    /// when the clocks jump, and a window inside a fold opens on both passes. `None` when hours never
+    /// open after `t`: an expression covering the whole week never closes, so it never opens again
+    /// (and, never with the bundled zone data, when no opening lies within a year, or the search would
+    /// leave chrono's range).
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use shiftwork_hours::{Hours, Tz};
+    /// let hours = Hours::parse("TZ=America/New_York Mon-Fri 09:00-17:00", Tz::UTC).unwrap();
+    /// let friday_evening = Utc.with_ymd_and_hms(2026, 3, 6, 22, 0, 0).unwrap(); // 17:00 EST
+    /// // Monday 09:00 is EDT: the clocks went forward on Sunday.
+    /// let monday_nine = Utc.with_ymd_and_hms(2026, 3, 9, 13, 0, 0).unwrap();
+    /// assert_eq!(hours.next_open(friday_evening), Some(monday_nine));
+    /// // In hours on Monday, the next opening is Tuesday's.
+    /// let tuesday_nine = Utc.with_ymd_and_hms(2026, 3, 10, 13, 0, 0).unwrap();
+    /// assert_eq!(hours.next_open(monday_nine), Some(tuesday_nine));
+    /// // Both passes of a fold open a window that lies inside it.
+    /// let fold = Hours::parse("TZ=America/New_York 01:00-01:30", Tz::UTC).unwrap();
+    /// let first_pass_end = Utc.with_ymd_and_hms(2026, 11, 1, 5, 30, 0).unwrap(); // 01:30 EDT
+    /// assert_eq!(fold.next_open(first_pass_end), Some(Utc.with_ymd_and_hms(2026, 11, 1, 6, 0, 0).unwrap()));
+    /// assert_eq!(Hours::parse("00:00-24:00", Tz::UTC).unwrap().next_open(friday_evening), None);
+    /// ```
+    pub fn next_open(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.next_flip_to(true, t)
+    }
+
+    /// The next instant after `t` at which hours close: out of hours there, and in hours one second
+    /// before. In hours at `t` it is the next change; out of hours, the close after the coming
+    /// opening. Exact across DST like [`next_open`](Self::next_open); `None` when hours never close
+    /// after `t` (an expression covering the whole week).
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use shiftwork_hours::{Hours, Tz};
+    /// let hours = Hours::parse("TZ=Europe/London Mon-Fri 09:00-17:30", Tz::UTC).unwrap();
+    /// let saturday = Utc.with_ymd_and_hms(2026, 3, 28, 12, 0, 0).unwrap();
+    /// // Monday 17:30 is BST (UTC+1): the clocks went forward on Sunday.
+    /// assert_eq!(hours.next_close(saturday), Some(Utc.with_ymd_and_hms(2026, 3, 30, 16, 30, 0).unwrap()));
+    /// assert_eq!(Hours::parse("Mon-Sun 00:00-24:00", Tz::UTC).unwrap().next_close(saturday), None);
+    /// ```
+    pub fn next_close(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.next_flip_to(false, t)
+    }
+
+    /// The next flip after `t` into membership `to`: the next change when membership at `t` is the
+    /// other one, else the change after it.
+    fn next_flip_to(&self, to: bool, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let change = self.next_change(t)?;
+        if self.is_in(t) != to {
+            Some(change)
+        } else {
+            self.next_change(change)
+        }
+    }
+
+    /// The largest in→out flip at or before `t`: the instant hours last ended. `None` when `t`
     /// is in hours, when the expression covers the whole week, or (never with the bundled data) when no
     /// end lies within a year before `t`.
     ///
@@ -254,9 +348,9 @@ impl<'a> ZonedExpr<'a> {
     }
 
     /// Places the local time `x` (local seconds) on the time line and calls `f` with each candidate
-    /// instant and, when the lookup tells it, the wall clock there (HR-48: every answer of the lookup
+    /// instant and, when the lookup tells it, the wall clock there (every answer of the lookup
     /// handled explicitly, no default disambiguation). Returns `false` when chrono cannot represent `x`
-    /// (the search ends there, HR-50).
+    /// (the search ends there).
     fn place(&self, x: i64, mut f: impl FnMut(i64, Option<i64>)) -> bool {
         let Some(naive) = DateTime::from_timestamp(x, 0).map(|d| d.naive_utc()) else {
             return false;

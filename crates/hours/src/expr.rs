@@ -1,4 +1,4 @@
-//! Expressions: the grammar (§2), its errors (§3) and the canonical form (§4).
+//! Expressions: the grammar, its errors and the canonical form.
 
 use std::fmt;
 use std::str::FromStr;
@@ -7,12 +7,12 @@ use chrono::Weekday;
 use chrono_tz::Tz;
 
 use crate::error::{ParseError, ParseErrorKind, quoted, unknown_zone_text};
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::week::WeekPlan;
 use crate::zone;
 
 /// One expanded occurrence of an expression: a weekday, a start and an end, in seconds after local
-/// midnight (HR-18).
+/// midnight.
 ///
 /// ```
 /// use shiftwork_hours::Expr;
@@ -23,7 +23,7 @@ use crate::zone;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Window {
-    /// The day the window starts on (an overnight window belongs to its start day, HR-35).
+    /// The day the window starts on (an overnight window belongs to its start day).
     pub day: Weekday,
     /// The start, seconds after midnight, `0..=86_340`.
     pub start: u32,
@@ -32,8 +32,8 @@ pub struct Window {
 }
 
 impl Window {
-    /// Whether the window runs past midnight into the next day: `end ≤ start` (HR-35). A window ending
-    /// at `24:00` is never overnight (HR-36).
+    /// Whether the window runs past midnight into the next day: `end ≤ start`. A window ending
+    /// at `24:00` is never overnight.
     ///
     /// ```
     /// use shiftwork_hours::Expr;
@@ -48,7 +48,7 @@ impl Window {
 
 /// A parsed operating-hours expression: an optional zone prefix and a sorted list of windows.
 ///
-/// `Display` gives the canonical form (HR-24 … HR-27), which parses back to an equal `Expr`.
+/// `Display` gives the canonical form, which parses back to an equal `Expr`.
 ///
 /// ```
 /// use shiftwork_hours::Expr;
@@ -66,7 +66,7 @@ pub struct Expr {
 }
 
 impl Expr {
-    /// Parses an expression (§2). Accepts any `&str`; never panics (HR-7).
+    /// Parses an expression. Accepts any `&str`; never panics.
     ///
     /// ```
     /// use shiftwork_hours::Expr;
@@ -142,12 +142,12 @@ impl Expr {
         self.zone
     }
 
-    /// The expanded windows, sorted by (weekday from Monday, start, end), duplicates kept (HR-18).
+    /// The expanded windows, sorted by (weekday from Monday, start, end), duplicates kept.
     pub fn windows(&self) -> &[Window] {
         &self.windows
     }
 
-    /// Whether the windows together cover every minute of the week (HR-41); decided from the windows
+    /// Whether the windows together cover every minute of the week; decided from the windows
     /// alone. Such an expression is in hours at every instant in every zone.
     ///
     /// ```
@@ -159,8 +159,9 @@ impl Expr {
         self.plan.covers_whole_week()
     }
 
-    /// Binds the expression to the zone used when it has no prefix (HR-30, HR-46). With a prefix, the
-    /// prefix zone is used and `default_zone` is ignored.
+    /// The expression bound to the zone it is evaluated in, as [`Hours`]: its prefix zone when it has
+    /// one (then `default_zone` is ignored), else `default_zone`. The expression is cloned; to move it
+    /// in instead, use [`Hours::new`].
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
@@ -170,11 +171,8 @@ impl Expr {
     /// assert_eq!(kolkata.zone_name(), "Asia/Kolkata");
     /// assert!(kolkata.is_in(Utc.with_ymd_and_hms(2026, 9, 21, 4, 0, 0).unwrap()));
     /// ```
-    pub fn bind(&self, default_zone: Tz) -> ZonedExpr<'_> {
-        match (self.zone, self.zone_text.as_deref()) {
-            (Some(tz), Some(name)) => ZonedExpr::new(self, tz, name),
-            _ => ZonedExpr::new(self, default_zone, default_zone.name()),
-        }
+    pub fn bind(&self, default_zone: Tz) -> Hours {
+        Hours::new(self.clone(), default_zone)
     }
 
     pub(crate) fn plan(&self) -> &WeekPlan {
@@ -231,7 +229,7 @@ impl fmt::Display for Clock {
     }
 }
 
-/// Reads one trimmed, non-empty segment (HR-14 … HR-17) and appends its windows.
+/// Reads one trimmed, non-empty segment and appends its windows.
 fn read_segment(segment: &str, windows: &mut Vec<Window>) -> Result<(), ParseError> {
     let in_window = |e: ParseError| e.wrapped(&format!("window {}: ", quoted(segment)));
     let fields = fields(segment);
@@ -288,7 +286,7 @@ fn fields(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Reads a day list (HR-15): `token` is the concatenated day fields, `text` the list as written.
+/// Reads a day list: `token` is the concatenated day fields, `text` the list as written.
 fn read_days(token: &str, text: &str) -> Result<[bool; 7], ParseError> {
     let mut days = [false; 7];
     for item in token.split(',') {
@@ -337,7 +335,7 @@ fn read_day(name: &str) -> Result<usize, ParseError> {
         })
 }
 
-/// Reads a time range (HR-16, HR-17) into (start, end) seconds.
+/// Reads a time range into (start, end) seconds.
 fn read_range(field: &str) -> Result<(u32, u32), ParseError> {
     let mut parts = field.split('-');
     let (Some(start), Some(end), None) = (parts.next(), parts.next(), parts.next()) else {

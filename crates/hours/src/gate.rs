@@ -1,6 +1,6 @@
-//! The hours gate (§8.1 – §8.3): the per-tick decision for one gated harness, leases and the close
+//! The hours gate: the per-tick decision for one gated harness, leases and the close
 //! anchor. Every function is pure: the host passes in the tick's instant and the state it keeps between
-//! ticks, and gets the new state back (HR-52).
+//! ticks, and gets the new state back.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,20 +8,20 @@ use std::str::FromStr;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::error::ModeError;
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 
-/// How close a close must be before the turn-state watch is warmed (HR-51).
+/// How close a close must be before the turn-state watch is warmed.
 pub const ARM_LEAD: TimeDelta = TimeDelta::minutes(1);
-/// Quiet time after a turn end before a graceful close stops the harness (HR-51).
+/// Quiet time after a turn end before a graceful close stops the harness.
 pub const CLOSE_SETTLE: TimeDelta = TimeDelta::seconds(10);
-/// Silence that counts as "done" for an agent without turn markers (HR-51).
+/// Silence that counts as "done" for an agent without turn markers.
 pub const CLOSE_QUIET: TimeDelta = TimeDelta::minutes(2);
-/// The close deadline after the anchor when no positive timeout is configured (HR-51).
+/// The close deadline after the anchor when no positive timeout is configured.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: TimeDelta = TimeDelta::minutes(15);
-/// The lease length of a plain start outside hours (HR-51).
+/// The lease length of a plain start outside hours.
 pub const DEFAULT_LEASE: TimeDelta = TimeDelta::hours(1);
 
-/// How a harness is shut down when its hours end (HR-53).
+/// How a harness is shut down when its hours end.
 ///
 /// ```
 /// use shiftwork_hours::ShutdownMode;
@@ -60,7 +60,7 @@ impl fmt::Display for ShutdownMode {
     }
 }
 
-/// A harness's process state as the host sees it (HR-54).
+/// A harness's process state as the host sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProcState {
     /// Not running.
@@ -78,7 +78,7 @@ pub enum ProcState {
 }
 
 impl ProcState {
-    /// Whether the harness is **up**: starting, running, degraded or restarting (HR-54).
+    /// Whether the harness is **up**: starting, running, degraded or restarting.
     ///
     /// ```
     /// use shiftwork_hours::ProcState;
@@ -93,10 +93,10 @@ impl ProcState {
     }
 }
 
-/// What the host knows about a gated harness at a tick (HR-55).
+/// What the host knows about a gated harness at a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct GateStatus {
-    /// The harness is up (HR-54).
+    /// The harness is up.
     pub up: bool,
     /// The harness is held for its hours.
     pub held: bool,
@@ -120,7 +120,7 @@ pub struct GateMemory {
     pub hours_asked: Option<u64>,
 }
 
-/// A harness's lease (HR-60), owned by the host. `until` is persisted as `lease_until`.
+/// A harness's lease, owned by the host. `until` is persisted as `lease_until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct LeaseState {
     /// When the lease ends (a lease is spent at this instant).
@@ -129,7 +129,7 @@ pub struct LeaseState {
     pub expired_end: Option<DateTime<Utc>>,
 }
 
-/// How a lease changed; the host persists the new `until` when there is a change (HR-60).
+/// How a lease changed; the host persists the new `until` when there is a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LeaseChange {
     /// The lease reached its end.
@@ -154,7 +154,7 @@ pub struct LeaseJudgement {
     pub change: Option<LeaseChange>,
 }
 
-/// Judges a lease at `now` (HR-60): the first matching rule of no lease, spent, ungated, hours open,
+/// Judges a lease at `now`: the first matching rule of no lease, spent, ungated, hours open,
 /// valid.
 ///
 /// ```
@@ -200,7 +200,7 @@ pub fn judge_lease(state: &LeaseState, now: DateTime<Utc>, gated: bool, in_hours
     }
 }
 
-/// The close anchor (HR-61): the instant the harness went out of hours — the end of an expired lease
+/// The close anchor: the instant the harness went out of hours — the end of an expired lease
 /// when that is not earlier than the previous end of hours, else the previous end — and whether it is
 /// known. Unknown (`(now, false)`) only when there is neither.
 ///
@@ -225,7 +225,7 @@ pub fn close_anchor(
     }
 }
 
-/// What the host must do for a harness this tick (HR-57, HR-59).
+/// What the host must do for a harness this tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GateAction {
     /// Warm the turn-state watch for a close at `close_at` (graceful mode only).
@@ -243,7 +243,7 @@ pub enum GateAction {
     Hold {
         /// The mode configured now.
         mode: ShutdownMode,
-        /// The close anchor (HR-61).
+        /// The close anchor.
         close_at: DateTime<Utc>,
         /// Whether the anchor is known (else it is the tick's `now`).
         anchored: bool,
@@ -262,7 +262,7 @@ pub enum GateAction {
     },
 }
 
-/// Something the host publishes (HR-58).
+/// Something the host publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GateEvent {
     /// Membership flipped since the last tick.
@@ -276,13 +276,13 @@ pub enum GateEvent {
     LeaseEnded,
 }
 
-/// The inputs of one tick for one gated harness (HR-55).
+/// The inputs of one tick for one gated harness.
 #[derive(Debug, Clone, Copy)]
 pub struct TickInput<'a> {
     /// The tick's instant.
     pub now: DateTime<Utc>,
-    /// The harness's bound expression.
-    pub hours: ZonedExpr<'a>,
+    /// The harness's operating hours.
+    pub hours: &'a Hours,
     /// What the host knows about the harness.
     pub status: GateStatus,
     /// The shutdown mode configured now.
@@ -308,18 +308,18 @@ pub struct TickOutcome {
     pub lease_change: Option<LeaseChange>,
 }
 
-/// One tick of the gate for one harness (HR-56, HR-57): level-triggered, so a host that restarts,
+/// One tick of the gate for one harness: level-triggered, so a host that restarts,
 /// sleeps through a close or sees its clock step loses nothing.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, GateAction, GateMemory, GateStatus, LeaseState, ShutdownMode, TickInput, tick};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{GateAction, GateMemory, GateStatus, Hours, LeaseState, ShutdownMode, TickInput, Tz, tick};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 13, 0, 0).unwrap();
 /// let out = tick(
 ///     TickInput {
 ///         now,
-///         hours: expr.bind(chrono_tz::UTC),
+///         hours: &hours,
 ///         status: GateStatus { up: true, ..GateStatus::default() },
 ///         mode: ShutdownMode::Graceful,
 ///         lease: LeaseState::default(),
@@ -431,7 +431,7 @@ pub fn tick(input: TickInput<'_>, memory: GateMemory) -> TickOutcome {
     }
 }
 
-/// A reload removed the harness's `operating_hours` (HR-70): release it if it is held for its hours,
+/// A reload removed the harness's `operating_hours`: release it if it is held for its hours,
 /// forget the gate's memory and drop any lease. The host runs this once and stops ticking the harness.
 ///
 /// ```

@@ -1,19 +1,19 @@
-//! Presentation texts (§9): the STATE and NEXT columns and the SCHEDULE label. Every instant is shown in
-//! a zone the caller passes; the crate never picks one (HR-74). The [`report`] module presents one
-//! evaluation whole: the answer of §11.
+//! Presentation texts: the STATE and NEXT columns and the SCHEDULE label. Every instant is shown in
+//! a zone the caller passes; the crate never picks one. The [`report`] module presents one
+//! evaluation whole: the answer of the `hours_check` tool.
 
 pub(crate) mod report;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::gate::GateStatus;
 use crate::zone::{DAY, day_of, offset_at, weekday_of_day};
 
 const DAY_NAMES: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
-/// The STATE column (HR-72): `closing` outranks everything; a held, stopped harness is `off-hours`;
+/// The STATE column: `closing` outranks everything; a held, stopped harness is `off-hours`;
 /// otherwise the host's state word unchanged.
 ///
 /// ```
@@ -32,7 +32,7 @@ pub fn state_label(state: &str, held: bool, closing: bool) -> &str {
     }
 }
 
-/// The NEXT column (HR-73): `stops by HH:MM` while closing, `lease until HH:MM` under a lease,
+/// The NEXT column: `stops by HH:MM` while closing, `lease until HH:MM` under a lease,
 /// `opens Ddd HH:MM` when held, else `closes HH:MM`; the first matching case decides, and a missing
 /// instant for that case gives the empty string.
 ///
@@ -75,20 +75,20 @@ pub fn next_text(
     }
 }
 
-/// [`next_text`] over the gate's inputs (HR-73): `held` and `closing` come from `status`, and the next
+/// [`next_text`] over the gate's inputs: `held` and `closing` come from `status`, and the next
 /// change of hours is computed at `now`.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, GateStatus, next_text_at};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{GateStatus, Hours, Tz, next_text_at};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 10, 0, 0).unwrap();
-/// let text = next_text_at(now, expr.bind(chrono_tz::UTC), GateStatus::default(), None, None, chrono_tz::UTC);
+/// let text = next_text_at(now, &hours, GateStatus::default(), None, None, Tz::UTC);
 /// assert_eq!(text, "closes 13:00");
 /// ```
 pub fn next_text_at(
     now: DateTime<Utc>,
-    hours: ZonedExpr<'_>,
+    hours: &Hours,
     status: GateStatus,
     lease_until: Option<DateTime<Utc>>,
     closing_until: Option<DateTime<Utc>>,
@@ -104,7 +104,7 @@ pub fn next_text_at(
     )
 }
 
-/// The SCHEDULE column (HR-75): the configured expression without its zone prefix when the viewer's
+/// The SCHEDULE column: the configured expression without its zone prefix when the viewer's
 /// zone is exactly the prefix's zone; otherwise the expression unchanged.
 ///
 /// ```

@@ -1,11 +1,11 @@
-//! Starting and booting a harness (§8.5): operator starts with and without a lease, and what a daemon
+//! Starting and booting a harness: operator starts with and without a lease, and what a daemon
 //! does with a harness at boot.
 
 use std::fmt;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::gate::DEFAULT_LEASE;
 
 /// What the host knows of the harness an operator starts.
@@ -15,11 +15,11 @@ pub enum HarnessGate<'a> {
     Unknown,
     /// A harness without `operating_hours`.
     Ungated,
-    /// A harness with `operating_hours`, bound to its zone.
-    Gated(ZonedExpr<'a>),
+    /// A harness with `operating_hours`.
+    Gated(&'a Hours),
 }
 
-/// How an operator start proceeds (HR-66).
+/// How an operator start proceeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StartRoute {
     /// An ordinary start.
@@ -31,7 +31,7 @@ pub enum StartRoute {
     },
 }
 
-/// Why a start was refused (HR-66); `Display` is the refusal text.
+/// Why a start was refused; `Display` is the refusal text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LeaseRefusal {
     /// `no lease applies: lease length must be positive`.
@@ -70,15 +70,15 @@ impl fmt::Display for LeaseRefusal {
 
 impl std::error::Error for LeaseRefusal {}
 
-/// Decides an operator `start` (HR-66): `requested` is the optional lease length (`--for`). A lease
+/// Decides an operator `start`: `requested` is the optional lease length (`--for`). A lease
 /// end beyond chrono's range saturates at its end.
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use shiftwork_hours::{Expr, HarnessGate, StartRoute, start_route};
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-13:00").unwrap();
+/// use shiftwork_hours::{HarnessGate, Hours, StartRoute, Tz, start_route};
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-13:00", Tz::UTC).unwrap();
 /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 20, 0, 0).unwrap();
-/// let day = HarnessGate::Gated(expr.bind(chrono_tz::UTC));
+/// let day = HarnessGate::Gated(&hours);
 /// assert_eq!(
 ///     start_route(now, "day", None, day),
 ///     Ok(StartRoute::Leased { until: now + TimeDelta::hours(1) })
@@ -113,7 +113,7 @@ pub fn start_route(
     }
 }
 
-/// What a daemon does with a harness at boot (HR-69).
+/// What a daemon does with a harness at boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BootRoute {
     /// Not enabled: leave it stopped.
@@ -125,7 +125,7 @@ pub enum BootRoute {
     BeginHeld,
 }
 
-/// Decides a harness's boot (HR-69): a restart mid-lease resumes the same lease.
+/// Decides a harness's boot: a restart mid-lease resumes the same lease.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};

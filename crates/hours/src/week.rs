@@ -1,6 +1,6 @@
 //! The week plan: the union of an expression's windows as sorted, disjoint arcs of the week, and the
 //! boundary list where membership changes. Built once at parse time; membership is then one binary
-//! search (HR-34 … HR-37, HR-41).
+//! search.
 
 use crate::expr::Window;
 use crate::zone::DAY;
@@ -76,7 +76,7 @@ impl WeekPlan {
         i < self.arcs.len() && self.arcs[i].0 <= p
     }
 
-    /// Whether the windows cover every second of the week (HR-41).
+    /// Whether the windows cover every second of the week.
     pub(crate) fn covers_whole_week(&self) -> bool {
         self.boundaries.is_empty()
     }

@@ -1,4 +1,4 @@
-//! Zones (§5): name resolution, and the one conversion the crate uses — instant → wall clock (HR-39).
+//! Zones: name resolution, and the one conversion the crate uses — instant → wall clock.
 
 use std::str::FromStr;
 
@@ -10,10 +10,10 @@ use crate::error::ZoneError;
 /// Seconds in a day.
 pub(crate) const DAY: i64 = 86_400;
 
-/// Resolves a zone name by an exact, case-sensitive lookup in the bundled IANA database (HR-28, HR-32).
+/// Resolves a zone name by an exact, case-sensitive lookup in the bundled IANA database.
 ///
 /// Canonical names, backward-compatible links (`US/Eastern`), `UTC`, `GMT`, `Etc/…` and POSIX-style
-/// entries (`EST5EDT`) are known; `Local` and lower-cased names are not (HR-29): there is no way to ask
+/// entries (`EST5EDT`) are known; `Local` and lower-cased names are not: there is no way to ask
 /// this crate for the host's zone.
 ///
 /// ```

@@ -169,7 +169,7 @@ pub trait Fs: Send + Sync {
 
     /// Creates one directory with permission bits `mode` (subject to the umask on [`crate::OsFs`]).
     /// Fails with `AlreadyExists` when something is there, `NotFound` when the parent is missing.
-    /// [`crate::MemFs`] counts it as [`crate::Op::Create`].
+    /// [`crate::MemFs`] counts it as [`crate::Op::CreateDir`].
     ///
     /// ```
     /// use shiftwork_seams::{Fs, MemFs, OsFs, Op};
@@ -180,7 +180,7 @@ pub trait Fs: Send + Sync {
     /// assert_eq!(fs.metadata(Path::new("/a/b")).unwrap().mode, 0o700);
     /// assert_eq!(fs.create_dir(Path::new("/a/b"), 0o700).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
     /// assert_eq!(fs.create_dir(Path::new("/x/y"), 0o700).unwrap_err().kind(), std::io::ErrorKind::NotFound);
-    /// fs.fail_nth(Op::Create, 1, libc::EACCES);
+    /// fs.fail_nth(Op::CreateDir, 1, libc::EACCES);
     /// assert!(fs.create_dir(Path::new("/a/c"), 0o700).is_err());
     /// let tmp = tempfile::tempdir().unwrap();
     /// OsFs.create_dir(&tmp.path().join("d"), 0o700).unwrap();
@@ -190,6 +190,72 @@ pub trait Fs: Send + Sync {
     /// The default implementation answers `Unsupported`, so that wrappers written before this method
     /// existed keep compiling; [`crate::OsFs`], [`crate::MemFs`] and the forwarding impls implement it.
     fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let _ = (path, mode);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this Fs cannot create directories",
+        ))
+    }
+
+    /// Creates the directory `path` and every missing directory above it, as `mkdir -p` does, each
+    /// new one with permission bits `mode` (subject to the umask on [`crate::OsFs`]; pass `0o700` for
+    /// a directory only its owner may enter). It succeeds when `path` already is a directory, and
+    /// leaves every directory that exists as it is, mode included.
+    ///
+    /// **Symbolic links.** The directories that exist when the call reaches them are looked up as any
+    /// path is, so a link the path's owner set up (a home directory that is a link) is followed. From
+    /// the first directory the call has to create, down to `path`, no link is ever followed: each
+    /// directory is created inside the one opened before it and then opened without following a link,
+    /// so a link found in its place — left there beforehand, dangling, or swapped in while the call
+    /// runs — is refused with `ELOOP` and nothing is created through it. A `..` below the first
+    /// directory to create is refused with [`io::ErrorKind::InvalidInput`].
+    ///
+    /// **Something else in the way.** A file (or a FIFO, a socket, a link to one) at `path` is refused
+    /// with [`io::ErrorKind::AlreadyExists`] (`EEXIST`), and one in the place of a directory above it
+    /// with [`io::ErrorKind::NotADirectory`] (`ENOTDIR`); nothing is removed or replaced. A failure
+    /// part-way leaves the directories created before it in place, as `mkdir -p` does. Nothing is
+    /// flushed: call [`Fs::sync_dir`] on the parent when the new directory must survive a crash.
+    ///
+    /// [`crate::MemFs`] counts the lookup as [`crate::Op::Stat`] and each directory it creates as
+    /// [`crate::Op::CreateDir`], so a test can fail or crash the call at any of them. On a `MemFs`
+    /// value, call it as `Fs::create_dir_all(&fs, path, mode)`: the inherent
+    /// [`MemFs::create_dir_all`](crate::MemFs::create_dir_all) of the same name is the uncounted
+    /// set-up helper.
+    ///
+    /// ```
+    /// use shiftwork_seams::{FileKind, Fs, MemFs, Op, OsFs};
+    /// use std::io::ErrorKind;
+    /// use std::path::Path;
+    ///
+    /// let tmp = tempfile::tempdir().unwrap();
+    /// let deep = tmp.path().join("state/jobs/today");
+    /// OsFs.create_dir_all(&deep, 0o700).unwrap();
+    /// assert_eq!(OsFs.metadata(&deep).unwrap().kind, FileKind::Dir);
+    /// OsFs.create_dir_all(&deep, 0o700).unwrap(); // already there: nothing to do
+    ///
+    /// // A link in the place of a directory to create is refused, never followed.
+    /// let elsewhere = tmp.path().join("elsewhere");
+    /// std::os::unix::fs::symlink(&elsewhere, tmp.path().join("state/escape")).unwrap();
+    /// let err = OsFs.create_dir_all(&tmp.path().join("state/escape/x"), 0o700).unwrap_err();
+    /// assert_eq!(err.raw_os_error(), Some(libc::ELOOP));
+    /// assert!(!elsewhere.exists());
+    ///
+    /// // The same rules in memory, with a failure injected at the second directory.
+    /// let fs = MemFs::new();
+    /// fs.fail_nth(Op::CreateDir, 2, libc::ENOSPC);
+    /// let err = Fs::create_dir_all(&fs, Path::new("/a/b/c"), 0o700).unwrap_err();
+    /// assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
+    /// assert_eq!(fs.metadata(Path::new("/a")).unwrap().mode, 0o700); // created before the failure
+    /// assert!(fs.metadata(Path::new("/a/b")).is_err());
+    /// fs.write_file("/a/file", b"x");
+    /// let err = Fs::create_dir_all(&fs, Path::new("/a/file"), 0o700).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::AlreadyExists);
+    /// ```
+    ///
+    /// The default implementation answers `Unsupported`, as [`Fs::create_dir`]'s does, so that
+    /// wrappers written before this method existed keep compiling; [`crate::OsFs`], [`crate::MemFs`]
+    /// and the forwarding impls implement it.
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
         let _ = (path, mode);
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -218,6 +284,7 @@ macro_rules! forward_fs {
             fn sync_dir(&self, path: &Path) -> io::Result<()> { (**self).sync_dir(path) }
             fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> { (**self).lock(path, timeout) }
             fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir(path, mode) }
+            fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir_all(path, mode) }
         }
     )*};
 }

@@ -7,7 +7,7 @@
 //! | seam | production | tests |
 //! |---|---|---|
 //! | [`Clock`] — now, monotonic time, sleeping, waiting for a [`Signal`] | [`SystemClock`] | [`ManualClock`] |
-//! | [`Fs`] — read, list, metadata, create, append, rename, lock | [`OsFs`] | [`MemFs`] (fault injection) |
+//! | [`Fs`] — read, list, metadata, create files and directories, append, rename, lock | [`OsFs`] | [`MemFs`] (fault injection) |
 //! | [`Host`] — own pid and host name, pid liveness, shell probes | [`OsHost`] | [`MemHost`] |
 //!
 //! On top of the [`Fs`] primitives it builds, once for the whole workspace, the mechanisms the cores

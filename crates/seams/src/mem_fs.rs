@@ -23,14 +23,16 @@ use crate::fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 pub enum Op {
     /// [`Fs::read`] and [`Fs::read_chunks`].
     Read,
-    /// [`Fs::metadata`] and [`Fs::symlink_metadata`].
+    /// [`Fs::metadata`], [`Fs::symlink_metadata`], and the lookup that starts [`Fs::create_dir_all`].
     Stat,
     /// [`Fs::list_dir`].
     List,
     /// [`Fs::canonicalize`] and [`Fs::read_link`].
     Resolve,
-    /// [`Fs::create_new`] and [`Fs::create_dir`].
+    /// [`Fs::create_new`].
     Create,
+    /// [`Fs::create_dir`], and each directory [`Fs::create_dir_all`] creates.
+    CreateDir,
     /// [`Fs::open_append`].
     OpenAppend,
     /// [`FileWriter::write_all`] on a file from [`Fs::create_new`].
@@ -57,12 +59,13 @@ pub enum Op {
 
 impl Op {
     /// Every operation, for tests that walk all of them.
-    pub const ALL: [Op; 16] = [
+    pub const ALL: [Op; 17] = [
         Op::Read,
         Op::Stat,
         Op::List,
         Op::Resolve,
         Op::Create,
+        Op::CreateDir,
         Op::OpenAppend,
         Op::Write,
         Op::Append,
@@ -77,8 +80,9 @@ impl Op {
     ];
 
     /// The operations that change the filesystem's contents: the steps a crash can fall between.
-    pub const MUTATING: [Op; 9] = [
+    pub const MUTATING: [Op; 10] = [
         Op::Create,
+        Op::CreateDir,
         Op::OpenAppend,
         Op::Write,
         Op::Append,
@@ -414,7 +418,10 @@ impl MemFs {
         }
     }
 
-    /// Creates a directory and its missing parents.
+    /// Creates a directory and its missing parents (mode `0o755`), for setting a test up: not
+    /// counted, never failed, links in the way followed. The seam's own operation, counted and
+    /// fallible like every other, is [`Fs::create_dir_all`], called on a `MemFs` as
+    /// `Fs::create_dir_all(&fs, path, mode)` (this inherent method of the same name wins over it).
     pub fn create_dir_all(&self, path: impl AsRef<Path>) {
         self.state().mkdirs(&absolute(path.as_ref()));
     }
@@ -839,7 +846,7 @@ impl Fs for MemFs {
 
     fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
         let mut st = self.state();
-        st.enter(Op::Create, Some(path))?;
+        st.enter(Op::CreateDir, Some(path))?;
         match st.walk(path, false)? {
             Walk::Found(..) => Err(err(libc::EEXIST)),
             Walk::MissingLast(dir, name) => {
@@ -847,6 +854,59 @@ impl Fs for MemFs {
                 Ok(())
             }
         }
+    }
+
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let mut st = self.state();
+        st.enter(Op::Stat, Some(path))?;
+        let mut names: Vec<OsString> = Vec::new();
+        push_components(&mut names, &absolute(path));
+        // The path as the caller names it, one component at a time (what `fail_path` matches).
+        let mut named = PathBuf::from("/");
+        // The physical directory reached so far.
+        let mut dir = PathBuf::from("/");
+        let mut creating = false;
+        for (i, name) in names.iter().enumerate() {
+            let last = i + 1 == names.len();
+            let in_the_way = || err(if last { libc::EEXIST } else { libc::ENOTDIR });
+            named.push(name);
+            if !creating {
+                // As `OsFs`: an existing component is looked up following links; a link to nothing
+                // is never followed to create its target.
+                let here = match st.walk(&named, false)? {
+                    Walk::MissingLast(..) => None,
+                    Walk::Found(_, ino) => Some(ino),
+                };
+                match here {
+                    None => {
+                        if names[i..].iter().any(|n| n == "..") {
+                            return Err(crate::os_fs::parent_in_new_part());
+                        }
+                        creating = true;
+                    }
+                    Some(ino) => {
+                        match st.inode(ino)?.data {
+                            Data::Dir | Data::Symlink(_) => {}
+                            Data::File(_) | Data::Other => return Err(in_the_way()),
+                        }
+                        match st.walk(&named, true) {
+                            Ok(Walk::Found(p, ino)) if matches!(st.inode(ino)?.data, Data::Dir) => {
+                                dir = p;
+                                continue;
+                            }
+                            Ok(Walk::Found(..)) => return Err(in_the_way()),
+                            Ok(Walk::MissingLast(..)) => return Err(err(libc::ELOOP)),
+                            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Err(err(libc::ELOOP)),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+            st.enter(Op::CreateDir, Some(&named))?;
+            dir.push(name);
+            st.add(dir.clone(), Data::Dir, mode & 0o7777);
+        }
+        Ok(())
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {

@@ -1,9 +1,11 @@
 //! [`OsFs`]: the [`Fs`] seam on the real filesystem.
 
+use std::ffi::{CStr, CString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
@@ -72,6 +74,120 @@ fn open_lock_file(path: &Path) -> io::Result<File> {
     Ok(opened)
 }
 
+/// How [`create_dir_all`] opens a directory it walks through: only as a place to look up and create
+/// names in (`O_PATH` on Linux, so a directory without read permission can still be walked).
+#[cfg(target_os = "linux")]
+const WALK_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+#[cfg(not(target_os = "linux"))]
+const WALK_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// `openat(dir, name, flags)`; `dir` `None` is the working directory.
+fn open_at(dir: Option<&OwnedFd>, name: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let dir = dir.map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
+    // SAFETY: `name` is a valid NUL-terminated string; `dir` is AT_FDCWD or a descriptor borrowed
+    // from an `OwnedFd` that outlives the call.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `openat` returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The refusal of a `..` below the first directory [`Fs::create_dir_all`] has to create, decided
+/// before anything is created.
+pub(crate) fn parent_in_new_part() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "a directory to create cannot be reached through ..",
+    )
+}
+
+/// [`Fs::create_dir_all`] on the real filesystem: the existing part of `path` is opened component by
+/// component (links followed, as any lookup does); from the first missing component on, each directory
+/// is made with `mkdirat` in the directory opened before it and opened with `O_NOFOLLOW`, so no link
+/// below that point is ever followed, whoever puts it there and when.
+fn create_dir_all(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut dir: Option<OwnedFd> = None;
+    if path.has_root() {
+        dir = Some(open_at(None, c"/", WALK_FLAGS)?);
+    }
+    let names: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            Component::ParentDir => Some(std::ffi::OsStr::new("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    let mut creating = false;
+    for (i, name) in names.iter().enumerate() {
+        let last = i + 1 == names.len();
+        let in_the_way = || io::Error::from_raw_os_error(if last { libc::EEXIST } else { libc::ENOTDIR });
+        let c_name =
+            CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        if !creating {
+            match open_at(dir.as_ref(), &c_name, WALK_FLAGS) {
+                Ok(fd) => {
+                    dir = Some(fd);
+                    continue;
+                }
+                // Missing, or a link to nothing: from here on every directory is created.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    if names[i..].iter().any(|n| n.as_bytes() == b"..") {
+                        return Err(parent_in_new_part());
+                    }
+                    creating = true;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Err(in_the_way()),
+                Err(e) => return Err(e),
+            }
+        }
+        let parent = dir.as_ref().map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
+        #[allow(clippy::unnecessary_cast)] // mode_t is u32 on Linux, u16 on macOS; 0o7777 fits both.
+        let bits = (mode & 0o7777) as libc::mode_t;
+        // SAFETY: `c_name` is a valid NUL-terminated string; `parent` is AT_FDCWD or a descriptor
+        // borrowed from `dir`, which outlives the call.
+        if unsafe { libc::mkdirat(parent, c_name.as_ptr(), bits) } != 0 {
+            let e = io::Error::last_os_error();
+            // Something is there already: a directory made meanwhile is used, anything else refused
+            // when it is opened below.
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(e);
+            }
+        }
+        match open_at(dir.as_ref(), &c_name, WALK_FLAGS | libc::O_NOFOLLOW) {
+            Ok(fd) => dir = Some(fd),
+            Err(e) => {
+                // The open refused what is there; say what it was, without following it.
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: `st` is written by `fstatat` before it is read; the name and the
+                // descriptor are valid as above.
+                let rc = unsafe {
+                    libc::fstatat(
+                        parent,
+                        c_name.as_ptr(),
+                        st.as_mut_ptr(),
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                };
+                if rc != 0 {
+                    return Err(e);
+                }
+                // SAFETY: `fstatat` succeeded, so it filled `st`.
+                let kind = unsafe { st.assume_init() }.st_mode & libc::S_IFMT;
+                return Err(match kind {
+                    libc::S_IFLNK => io::Error::from_raw_os_error(libc::ELOOP),
+                    libc::S_IFDIR => e,
+                    _ => in_the_way(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 fn convert(meta: &fs::Metadata) -> Metadata {
     let ft = meta.file_type();
     let kind = if ft.is_symlink() {
@@ -130,7 +246,6 @@ struct OsLock {
 impl LockGuard for OsLock {}
 
 fn try_flock(file: &File) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
     // SAFETY: flock on a file descriptor this function borrows; no memory is shared.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc == 0 {
@@ -241,6 +356,10 @@ impl Fs for OsFs {
     fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         fs::DirBuilder::new().mode(mode & 0o7777).create(path)
+    }
+
+    fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> {
+        create_dir_all(path, mode)
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {

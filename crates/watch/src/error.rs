@@ -6,14 +6,14 @@ use shiftwork_seams::echo::escape_controls as inert;
 /// never a command-line flag (the adapter adds those hints). Every message is inert text: what it
 /// repeats of an input (an hours expression, an agent name, an operating system's text holding a
 /// path) has its control and bidirectional characters escaped
-/// ([`shiftwork_seams::echo::escape_controls`], issue 27 item 11).
+/// ([`shiftwork_seams::echo::escape_controls`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WatchError {
     /// The hours expression does not parse.
     #[error("the hours expression is invalid: {}", inert(&.0.to_string()))]
     Hours(#[from] shiftwork_hours::ParseError),
-    /// The agent name is not one (CT-17's grammar).
+    /// The agent name is not one (the agent-id grammar of [`shiftwork_seams::agent`]).
     #[error("{0:?} is not an agent name: 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit")]
     Agent(String),
     /// The live view needs a terminal on standard output.

@@ -26,13 +26,13 @@ use crate::snapshot::{ContractsPane, JobPane, Snapshot};
 use crate::sources::{Sources, WatchOptions};
 use crate::view::{Action, Key, ViewState};
 
-/// The most times a second the view reads its sources again (issue 15).
+/// The most times a second the view reads its sources again.
 pub const MAX_REFRESH_RATE: u32 = 10;
 
 /// The shortest time between two reads of the sources.
 const REFRESH_GAP: Duration = Duration::from_millis(1_000 / MAX_REFRESH_RATE as u64);
 
-/// A PostgreSQL store sends no file events, and its `NOTIFY` (CT-180) tells only of contracts entering
+/// A PostgreSQL store sends no file events, and its `NOTIFY` tells only of contracts entering
 /// one agent's queue, not of claims and ends; it is read again this often.
 const SERVER_READ_GAP: Duration = Duration::from_secs(2);
 

@@ -2,7 +2,7 @@
 //! statuses as classes, held edges dashed) or as plain text.
 //!
 //! Mermaid renders in GitHub's Markdown (a fenced `mermaid` block) and most Markdown viewers. A chart
-//! is inert whatever the checkpoint holds (issue 27 item 12):
+//! is inert whatever the checkpoint holds:
 //!
 //! * every text taken from the checkpoint is written inside a quoted label, with every ASCII character
 //!   but letters, digits, space and `-_./,` written as Mermaid's entity code (`#37;` for `%`, `#34;`

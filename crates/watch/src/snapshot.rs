@@ -14,7 +14,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use chrono_tz::Tz;
 
-/// A lease with less time left than this is shown as about to expire (issue 15: red under one minute).
+/// A lease with less time left than this is shown as about to expire (in red: under one minute).
 pub const URGENT_LEASE: TimeDelta = TimeDelta::seconds(60);
 
 /// Everything the view shows at one moment.
@@ -105,7 +105,7 @@ pub struct Unit {
     /// Its position in `plan.units`, counted from 0: the one name of a unit no other unit shares.
     /// Its id as shown is cleaned ([`crate::display_text::clean`]), and two ids can clean to the same
     /// text (`U\u{7}x` and `U\u{1b}x` both show as `U\u{fffd}x`), so units are told apart and edges
-    /// resolved by this position, never by the shown id (issue 27 item 12).
+    /// resolved by this position, never by the shown id.
     pub index: usize,
     /// Its id.
     pub id: String,
@@ -335,7 +335,7 @@ impl Job {
 }
 
 impl Snapshot {
-    /// The snapshot narrowed to what matches `filter` (issue 15: `/` filters by unit or agent): units
+    /// The snapshot narrowed to what matches `filter` (the view's `/` filters by unit or agent): units
     /// whose id or agent contains it, holds and history of those units, and contracts whose id or one
     /// of whose agents contains it; case-insensitive. Counts, budgets and questions stay whole: they
     /// describe the job, not a unit. An empty filter keeps everything.

@@ -89,7 +89,7 @@ impl ViewState {
         self.editing.as_deref().unwrap_or(&self.filter)
     }
 
-    /// Reacts to `key` (issue 15: `q` quits, `tab` moves between panes, arrows scroll, `/` filters).
+    /// Reacts to `key`: `q` quits, `tab` moves between panes, arrows scroll, `/` filters.
     pub fn on_key(&mut self, key: Key) -> Action {
         if key == Key::Interrupt {
             return Action::Quit;

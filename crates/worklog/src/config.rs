@@ -1,4 +1,4 @@
-//! Configuration (§2): the log directory and the optional file-name pattern.
+//! Configuration: the log directory and the optional file-name pattern.
 
 use std::path::PathBuf;
 
@@ -9,17 +9,17 @@ use crate::core::is_ws;
 /// `--worklog-pattern`/`WORKLOG_FILE_PATTERN`); this crate reads no environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
-    /// The log directory; `None` makes every call answer `no_dir` (WL-8).
+    /// The log directory; `None` makes every call answer `no_dir`.
     pub dir: Option<PathBuf>,
-    /// The file-name pattern (Rust `regex` syntax, search semantics, WL-11); `None` admits every
-    /// candidate. It is compiled on first use, and an invalid one is reported by each call (WL-10, WL-12).
+    /// The file-name pattern (Rust `regex` syntax, matched anywhere in the name); `None` admits every
+    /// candidate. It is compiled on first use, and an invalid one is reported by each call.
     pub pattern: Option<String>,
 }
 
 impl Config {
-    /// Applies §2 to raw values: a blank value (empty or W only) is unset (WL-8); a directory is used
-    /// as given, except that a leading `~` that is the whole value or is followed by `/` is replaced by
-    /// `home` when that is given and not blank (WL-9). `~user` is never expanded.
+    /// Builds a configuration from raw values: a blank value (empty or whitespace only) is unset; a
+    /// directory is used as given, except that a leading `~` that is the whole value or is followed by `/` is replaced by
+    /// `home` when that is given and not blank. `~user` is never expanded.
     ///
     /// ```
     /// use std::path::PathBuf;

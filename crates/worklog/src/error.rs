@@ -1,4 +1,4 @@
-//! The tool errors (WL-66): the only conditions that are not an ordinary status.
+//! The tool errors: the only conditions that are not an ordinary status.
 
 use thiserror::Error;
 
@@ -6,19 +6,20 @@ use crate::core::MAX_DESCRIPTION_BYTES;
 use crate::outcome::quoted_name as q;
 use crate::service::MAX_LOG_BYTES;
 
-/// Why a call failed. `Display` is exactly the §14 text; `file` is the log file's name without any
-/// directory, `reason` the operating system's text for the error number ([`shiftwork_seams::os_reason`]).
-/// No variant carries a path (WL-70). Every name is shown quoted by [`crate::quoted_name`]: a plain
-/// name reads `"{name}"` exactly as §14 writes it, and a control character in a name is escaped.
+/// Why a call failed: nothing was written. `Display` is a fixed sentence (the `worklog_append` tool's
+/// error text); `file` is the log file's name without any directory, `reason` the operating system's
+/// text for the error number ([`shiftwork_seams::os_reason`]). No variant carries a path. Every name is
+/// shown quoted by [`crate::quoted_name`]: a plain name reads `"{name}"`, and a control character in a
+/// name is escaped.
 ///
-/// Four variants are our additions to §14 (issues 12, 16 and 27), each refusing before anything is
-/// written: [`DescriptionTooLong`](WorklogError::DescriptionTooLong),
+/// Four variants refuse hostile input before anything is written:
+/// [`DescriptionTooLong`](WorklogError::DescriptionTooLong),
 /// [`ControlCharacter`](WorklogError::ControlCharacter), [`TooLarge`](WorklogError::TooLarge) and
 /// [`WouldBeTooLarge`](WorklogError::WouldBeTooLarge).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum WorklogError {
-    /// The description is longer than [`MAX_DESCRIPTION_BYTES`] (our decision, issue 16). Decided
+    /// The description is longer than [`MAX_DESCRIPTION_BYTES`]. Decided
     /// before anything else, so nothing is looked at or written.
     ///
     /// ```
@@ -41,7 +42,7 @@ pub enum WorklogError {
         bytes: usize,
     },
     /// The description holds a control character or a bidirectional control that is not whitespace
-    /// (our decision, issues 12 and 27; see [`crate::core::first_control_character`]). Decided before
+    /// (see [`crate::core::first_control_character`]). Decided before
     /// anything else, so nothing is looked at or written. The character is named by its code point and
     /// its standard abbreviation (`U+001B (ESC)`, `U+202E (RLO)`).
     ///
@@ -68,14 +69,16 @@ pub enum WorklogError {
         /// Its position in the description as sent, counted in characters from 1.
         position: usize,
     },
-    /// E-utf8: the log file is not valid UTF-8 (WL-21).
+    /// The log file is not valid UTF-8 (a file in UTF-16 or UTF-32 is not either, with or without a
+    /// byte order mark).
     #[error("{} is not valid UTF-8", q(.file))]
     NotUtf8 {
         /// The log file's name.
         file: String,
     },
-    /// The log file is larger than [`MAX_LOG_BYTES`] (our decision, issue 12): it is refused after
-    /// reading at most that much of it, and left as it is. Read as E-read with its own reason.
+    /// The log file is larger than [`MAX_LOG_BYTES`]: it is refused after reading at most that much
+    /// of it, and left as it is. Its sentence reads like [`Read`](WorklogError::Read)'s, with its own
+    /// reason.
     #[error(
         "cannot read {}: the file is larger than {MAX_LOG_BYTES} bytes ({} MiB), the most a log file may hold",
         q(.file),
@@ -86,7 +89,7 @@ pub enum WorklogError {
         file: String,
     },
     /// The append would make the log file larger than [`MAX_LOG_BYTES`], the most a read of it takes
-    /// (our decision, issue 27: every writer checks its readers' limits first). Decided after the
+    /// (every writer checks its readers' limits first). Decided after the
     /// file was read and the new line planned, before anything is written; a dry run gives the same
     /// answer. A `duplicate` writes nothing and is never refused so.
     #[error(
@@ -99,36 +102,36 @@ pub enum WorklogError {
         /// The log file's name.
         file: String,
     },
-    /// E-read: the log file could not be read (WL-68).
+    /// The log file could not be read.
     #[error("cannot read {}: {reason}", q(.file))]
     Read {
         /// The log file's name.
         file: String,
-        /// The operating system's text (WL-67).
+        /// The operating system's text.
         reason: String,
     },
-    /// E-write: the lock file could not be opened or created, or a step of the durable write failed
-    /// (WL-55, WL-61).
+    /// The lock file could not be opened or created, or a step of the durable write failed; the log
+    /// file is as it was.
     #[error("cannot write {}: {reason}", q(.file))]
     Write {
         /// The log file's name.
         file: String,
-        /// The operating system's text (WL-67).
+        /// The operating system's text.
         reason: String,
     },
-    /// E-lock: another append held the lock for the whole timeout (WL-61).
+    /// Another append held the lock for the whole [`LOCK_TIMEOUT`](crate::LOCK_TIMEOUT).
     #[error("cannot write {}: timed out waiting for another append to finish", q(.file))]
     LockTimeout {
         /// The log file's name.
         file: String,
     },
-    /// E-list: the log directory could not be listed (WL-15).
+    /// The log directory could not be listed.
     #[error("cannot list the worklog directory: {reason}")]
     List {
-        /// The operating system's text (WL-67).
+        /// The operating system's text.
         reason: String,
     },
-    /// E-pattern: the configured pattern is not a valid regular expression (WL-12).
+    /// The configured file-name pattern is not a valid regular expression.
     #[error("the configured file pattern is not a valid regular expression")]
     Pattern,
 }

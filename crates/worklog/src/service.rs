@@ -1,6 +1,6 @@
-//! The service (WL-2, layer 2): the decision orders of `append` (§8) and `check` (§10) over
-//! `shiftwork_seams::Fs`, with the choice of the log file (§3), the strict UTF-8 read (§4), the append lock
-//! (§12) and the durable write (§11).
+//! The service: the decision orders of `append` and `check` over
+//! `shiftwork_seams::Fs`, with the choice of the log file, the strict UTF-8 read, the append lock
+//! and the durable write.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -12,25 +12,25 @@ use shiftwork_seams::durable::{ReplaceOptions, replace_durably_as};
 use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_regular_file, os_reason};
 
 use crate::config::Config;
-use crate::core::{self, Plan};
+use crate::core::{self, AppendPlan};
 use crate::error::WorklogError;
-use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, messages};
+use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, messages};
 
-/// The append lock's file, directly inside the log directory (WL-58). Hidden, so never a candidate.
+/// The append lock's file, directly inside the log directory. Hidden, so never a candidate.
 pub const LOCK_FILE_NAME: &str = ".worklog.lock";
 
-/// How long an append waits for the lock (WL-61).
+/// How long an append waits for the lock.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most bytes of a log file a call reads: 64 MiB. A larger file is refused with
 /// [`WorklogError::TooLarge`] after reading at most this much of it, so no file (a 3 GB log, a link
 /// swapped for `/dev/zero`) makes a call's memory grow without bound.
 ///
-/// Our decision (issue 12): a daily Markdown log is kilobytes; 64 MiB is far beyond any, and far
-/// above the 10 MB file the benchmarks append to (WL-92).
+/// Why this bound: a daily Markdown log is kilobytes; 64 MiB is far beyond any, and far
+/// above the 10 MB file the benchmarks append to.
 pub const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The temporary file's name starts with this (WL-53)…
+/// The temporary file's name starts with this…
 pub const TEMP_PREFIX: &str = ".worklog-";
 
 /// …and ends with this; between them, ten random characters of `[A-Za-z0-9]`.
@@ -38,12 +38,12 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 
 /// The work log of one configured directory, over a filesystem seam.
 ///
-/// `append` and `check` take `&self` and may run concurrently from many threads (WL-90); concurrent
-/// appends, from this process or others, are serialised by the append lock (§12).
+/// `append` and `check` take `&self` and may run concurrently from many threads; concurrent
+/// appends, from this process or others, are serialised by the append lock.
 ///
 /// ```
 /// use shiftwork_seams::MemFs;
-/// use shiftwork_worklog::{AppendStatus, CheckStatus, Config, Worklog};
+/// use shiftwork_worklog::{AppendStatus, CheckStatus, Config, NotWritten, Worklog};
 ///
 /// let fs = MemFs::new();
 /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");
@@ -52,7 +52,8 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 /// assert_eq!(result.status, AppendStatus::Written);
 /// assert_eq!(result.file.as_deref(), Some("2026-09-06.md"));
 /// assert_eq!(fs.file("/notes/2026-09-06.md").unwrap(), b"# 2026-09-06\n\n- [x] a\n- [x] Fixed the bug\n");
-/// assert_eq!(log.append("Fixed   the bug", false).unwrap().status, AppendStatus::Duplicate);
+/// let again = log.append("Fixed   the bug", false).unwrap();
+/// assert_eq!(again.status, AppendStatus::NotWritten(NotWritten::Duplicate));
 /// assert_eq!(log.check().unwrap().items, Some(2));
 /// assert_eq!(log.check().unwrap().status, CheckStatus::Ok);
 /// ```
@@ -60,11 +61,11 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 pub struct Worklog<F: Fs> {
     config: Config,
     fs: F,
-    /// The compiled pattern: compiled at most once (WL-12); `None` inside when it does not compile.
+    /// The compiled pattern: compiled at most once; `None` inside when it does not compile.
     pattern: OnceLock<Option<Regex>>,
 }
 
-/// Where §3 led.
+/// Where the search for the log file led.
 enum Located {
     NoDir,
     NoFile {
@@ -80,7 +81,7 @@ enum Located {
 }
 
 impl<F: Fs> Worklog<F> {
-    /// A work log over `fs`. Never fails: an invalid pattern is reported by each call (WL-10).
+    /// A work log over `fs`. Never fails: an invalid pattern is reported by each call.
     pub fn new(config: Config, fs: F) -> Self {
         Worklog {
             config,
@@ -94,25 +95,27 @@ impl<F: Fs> Worklog<F> {
         &self.config
     }
 
-    /// Records one finished piece of work as a checked item (§8).
+    /// Records one finished piece of work as a checked item, or answers why it wrote nothing.
     ///
-    /// Decides in the order of WL-41, after two refusals of ours that come first (issues 12, 16 and
-    /// 27): a description over [`crate::core::MAX_DESCRIPTION_BYTES`] or holding a control character
-    /// or a bidirectional control other than whitespace is a [`WorklogError`] before anything is
-    /// looked at. Then a blank description is `empty` before any filesystem access; a missing
-    /// directory is `no_dir`; an invalid pattern or a failed listing is an error; no candidate is
-    /// `no_file` — all decided without the append lock, which they never touch (WL-62).
+    /// First, before anything is looked at, a description over
+    /// [`crate::core::MAX_DESCRIPTION_BYTES`] or holding a control character or a bidirectional
+    /// control other than whitespace is refused with a [`WorklogError`]. Then, in this order: a blank
+    /// description answers [`NotWritten::Empty`] before any filesystem access; a missing directory
+    /// [`NotWritten::NoDir`]; an invalid pattern or a failed listing is an error; a directory without a
+    /// candidate file [`NotWritten::NoFile`] — all decided without the append lock, which they never
+    /// touch.
     ///
     /// Then, unless `dry_run`, the append lock is taken, and everything that leads to the write is
     /// done while it is held, until the write has completed or failed: the directory is listed again
-    /// and the newest candidate chosen (our decision, issue 27 item 8: a file chosen before the lock
+    /// and the newest candidate chosen (a file chosen before the lock
     /// could be yesterday's while another append, holding the lock, starts today's); the file is read
-    /// and must be UTF-8; then `created`, `duplicate` or `written`. An append that would make the file
-    /// larger than [`MAX_LOG_BYTES`] is refused ([`WorklogError::WouldBeTooLarge`]). Outcomes other
-    /// than `written` and `created` write nothing.
+    /// and must be UTF-8; then [`AppendStatus::Created`], [`NotWritten::Duplicate`] or
+    /// [`AppendStatus::Written`]. An append that would make the file larger than [`MAX_LOG_BYTES`] is
+    /// refused ([`WorklogError::WouldBeTooLarge`]). Only `Written` and `Created` write; a dry run
+    /// answers [`NotWritten::DryRun`] (or `Duplicate`) with the line it would write.
     ///
-    /// A dry run takes no lock (WL-62): it writes nothing, and a file is only ever replaced whole
-    /// (WL-56), so it reads one consistent version of the newest file, as `check` does.
+    /// A dry run takes no lock: it writes nothing, and a file is only ever replaced whole, so it
+    /// reads one consistent version of the newest file, as `check` does.
     pub fn append(&self, description: &str, dry_run: bool) -> Result<AppendResult, WorklogError> {
         if description.len() > core::MAX_DESCRIPTION_BYTES {
             return Err(WorklogError::DescriptionTooLong {
@@ -124,7 +127,7 @@ impl<F: Fs> Worklog<F> {
         }
         let normalized = core::normalize(description);
         if normalized.is_empty() {
-            return Ok(AppendResult::unreached(AppendStatus::Empty, messages::EMPTY));
+            return Ok(AppendResult::unreached(NotWritten::Empty, messages::EMPTY));
         }
         let (name, path, lock, lock_special) = match self.locate()?.file() {
             Ok(file) => file,
@@ -133,19 +136,25 @@ impl<F: Fs> Worklog<F> {
         if dry_run {
             let (_, text) = self.read(&name, &path, false)?;
             return Ok(match plan(&name, &text, &normalized)? {
-                Plan::Duplicate { line } => {
-                    AppendResult::reached(AppendStatus::Duplicate, &name, line, messages::duplicate(&name))
-                }
-                Plan::Insert {
+                AppendPlan::Duplicate { line } => AppendResult::reached(
+                    NotWritten::Duplicate.into(),
+                    &name,
+                    line,
+                    messages::duplicate(&name),
+                ),
+                AppendPlan::Insert {
                     created: true, line, ..
-                } => AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry_new(&name)),
-                Plan::Insert { line, .. } => {
-                    AppendResult::reached(AppendStatus::DryRun, &name, line, messages::dry(&name))
+                } => AppendResult::reached(NotWritten::DryRun.into(), &name, line, messages::dry_new(&name)),
+                AppendPlan::Insert { line, .. } => {
+                    AppendResult::reached(NotWritten::DryRun.into(), &name, line, messages::dry(&name))
                 }
             });
         }
         // The guard is dropped on every way out of this function, after the write completed or failed.
-        let _lock = self.lock(&lock, lock_special, &name)?;
+        let _lock = {
+            let _wait = tracing::info_span!("worklog.lock_wait").entered();
+            self.lock(&lock, lock_special, &name)?
+        };
         // Issue 27 item 8: the file is chosen again now that the lock is held, so no append that held it
         // before us (and perhaps started a newer file) is missed.
         let (name, path, ..) = match self.locate()?.file() {
@@ -154,15 +163,15 @@ impl<F: Fs> Worklog<F> {
         };
         let (meta, text) = self.read(&name, &path, true)?;
         let (created, line, offset, insertion) = match plan(&name, &text, &normalized)? {
-            Plan::Duplicate { line } => {
+            AppendPlan::Duplicate { line } => {
                 return Ok(AppendResult::reached(
-                    AppendStatus::Duplicate,
+                    NotWritten::Duplicate.into(),
                     &name,
                     line,
                     messages::duplicate(&name),
                 ));
             }
-            Plan::Insert {
+            AppendPlan::Insert {
                 created,
                 line,
                 offset,
@@ -174,11 +183,13 @@ impl<F: Fs> Worklog<F> {
         let parts: [&[u8]; 3] = [&bytes[..offset], insertion.as_bytes(), &bytes[offset..]];
         let options = ReplaceOptions::hidden(TEMP_PREFIX, TEMP_SUFFIX);
         // WL-55: a failed directory flush after the rename is ignored; the content is in place.
-        replace_durably_as(&self.fs, &path, meta.as_ref(), &parts, &options).map_err(|e| {
-            WorklogError::Write {
-                file: name.clone(),
-                reason: os_reason(&e.source),
-            }
+        let written = {
+            let _write = tracing::info_span!("worklog.durable_write").entered();
+            replace_durably_as(&self.fs, &path, meta.as_ref(), &parts, &options)
+        };
+        written.map_err(|e| WorklogError::Write {
+            file: name.clone(),
+            reason: os_reason(&e.source),
         })?;
         Ok(if created {
             AppendResult::reached(AppendStatus::Created, &name, line, messages::created(&name))
@@ -187,9 +198,9 @@ impl<F: Fs> Worklog<F> {
         })
     }
 
-    /// Tells whether the log can be reached (§10). Never writes, never takes the lock (WL-50), and
-    /// reports the file's name and item count only (WL-51). It needs no lock: it writes nothing, and
-    /// an append replaces a file whole (WL-56), so the read sees one version or the other.
+    /// Tells whether the log can be reached. Never writes, never takes the lock, and
+    /// reports the file's name and item count only. It needs no lock: it writes nothing, and
+    /// an append replaces a file whole, so the read sees one version or the other.
     pub fn check(&self) -> Result<CheckResult, WorklogError> {
         let (name, path) = match self.locate()? {
             Located::NoDir => return Ok(CheckResult::unreached(CheckStatus::NoDir, messages::NO_DIR)),
@@ -208,7 +219,7 @@ impl<F: Fs> Worklog<F> {
         })
     }
 
-    /// §3: the log directory, the pattern, the listing and the newest candidate.
+    /// The log directory, the pattern, the listing and the newest candidate.
     fn locate(&self) -> Result<Located, WorklogError> {
         let Some(dir) = &self.config.dir else {
             return Ok(Located::NoDir);
@@ -258,7 +269,7 @@ impl<F: Fs> Worklog<F> {
         })
     }
 
-    /// The compiled pattern, `None` when none is configured (WL-12: compiled at most once).
+    /// The compiled pattern, `None` when none is configured (compiled at most once).
     fn pattern(&self) -> Result<Option<&Regex>, WorklogError> {
         let Some(source) = &self.config.pattern else {
             return Ok(None);
@@ -270,9 +281,9 @@ impl<F: Fs> Worklog<F> {
             .ok_or(WorklogError::Pattern)
     }
 
-    /// WL-58 … WL-61: the append lock in the log directory.
+    /// The append lock in the log directory.
     ///
-    /// Our decision (issue 12): a lock file that the listing showed as anything but a regular file
+    /// A lock file that the listing showed as anything but a regular file
     /// (`special`: a FIFO, a socket, a device, or a link to one) is refused before it is opened ("Not
     /// a regular file"), because opening a FIFO for reading waits for a writer that never comes. The
     /// listing already holds the entry's kind, so this costs no call of its own.
@@ -292,8 +303,8 @@ impl<F: Fs> Worklog<F> {
         })
     }
 
-    /// WL-21, WL-68: the whole file as UTF-8 text, with the target's metadata when `with_meta` (the
-    /// owner, group and mode a write keeps, WL-54). The read is bounded by [`MAX_LOG_BYTES`] and never
+    /// The whole file as UTF-8 text, with the target's metadata when `with_meta` (the
+    /// owner, group and mode a write keeps). The read is bounded by [`MAX_LOG_BYTES`] and never
     /// blocks: a FIFO or a device swapped in after the listing is refused as "Not a regular file"
     /// (the seam opens without blocking and checks the file after opening), also while the append lock
     /// is held.
@@ -335,10 +346,10 @@ impl<F: Fs> Worklog<F> {
 /// True when valid-looking bytes are really UTF-16 or UTF-32 text without a byte order mark: at least
 /// one byte in four is NUL.
 ///
-/// WL-21 says a file in UTF-16 or UTF-32 fails as not UTF-8 "with or without a byte order mark".
+/// A file in UTF-16 or UTF-32 fails as not UTF-8, with or without a byte order mark.
 /// Without a mark, such a file can be valid UTF-8 byte for byte when its characters are ASCII (`"a\n"`
 /// in UTF-16LE is `61 00 0A 00`), and appending UTF-8 to it would corrupt it. Such a file is half NUL
-/// bytes (UTF-16) or three quarters (UTF-32). Our decision (issue 12): a file with a stray NUL — for
+/// bytes (UTF-16) or three quarters (UTF-32). A file with a stray NUL — for
 /// example written by an older version that let a NUL through in a description — is read as text like
 /// any other; only a file that is a quarter NUL or more is taken for UTF-16 or UTF-32 and refused.
 fn looks_wide(bytes: &[u8]) -> bool {
@@ -347,10 +358,10 @@ fn looks_wide(bytes: &[u8]) -> bool {
 }
 
 /// [`core::plan_append`], refused when the planned insertion would make the file larger than its
-/// reader reads ([`MAX_LOG_BYTES`]): issue 27, every writer checks its readers' limits first.
-fn plan(name: &str, text: &str, normalized: &str) -> Result<Plan, WorklogError> {
+/// reader reads ([`MAX_LOG_BYTES`]): every writer checks its readers' limits first.
+fn plan(name: &str, text: &str, normalized: &str) -> Result<AppendPlan, WorklogError> {
     let plan = core::plan_append(text, normalized);
-    if let Plan::Insert { insertion, .. } = &plan {
+    if let AppendPlan::Insert { insertion, .. } = &plan {
         let after = text.len() as u64 + insertion.len() as u64;
         if after > MAX_LOG_BYTES {
             return Err(WorklogError::WouldBeTooLarge {
@@ -372,9 +383,9 @@ impl Located {
                 lock,
                 lock_special,
             } => Ok((name, path, lock, lock_special)),
-            Located::NoDir => Err(AppendResult::unreached(AppendStatus::NoDir, messages::NO_DIR)),
+            Located::NoDir => Err(AppendResult::unreached(NotWritten::NoDir, messages::NO_DIR)),
             Located::NoFile { pattern } => Err(AppendResult::unreached(
-                AppendStatus::NoFile,
+                NotWritten::NoFile,
                 no_file_message(pattern),
             )),
         }

@@ -1,8 +1,8 @@
-//! The hours report (§11): one question — "is this instant in hours, when does that change, when did
+//! The hours report: one question — "is this instant in hours, when does that change, when did
 //! hours last end?" — answered as a typed value, or refused with a typed reason.
 //!
-//! This is the `hours_check` tool without its wire: the adapter decodes the arguments (HR-78 steps 1
-//! and 2), supplies "now" and the server zone, and encodes the value; every rule of the answer lives
+//! This is the `hours_check` tool without its wire: the adapter decodes the arguments, supplies "now"
+//! and the server zone, and encodes the value; every rule of the answer lives
 //! here, so an embedder and a status view get the same answer as the tool.
 
 use std::fmt;
@@ -12,17 +12,17 @@ use chrono_tz::Tz;
 
 use super::next_text;
 use crate::error::{ParseError, ZoneError, quoted};
-use crate::eval::ZonedExpr;
+use crate::eval::Hours;
 use crate::expr::Expr;
 use crate::zone::parse_zone;
 
 /// The most bytes an expression of an [`HoursQuery`] may hold.
 ///
-/// Our decision (issue 16): the canonical form writes one window per day, so it can be ten times as
+/// Why this bound: the canonical form writes one window per day, so it can be ten times as
 /// long as the expression (`00:00-01:00;` becomes seven windows), and the answer carries it twice (the
 /// text block and `structuredContent`). At 2,048 bytes the longest canonical form is about 20 KB, so
 /// every answer stays under 64 KB; a real week of windows, even the 49-window expressions of the
-/// benchmarks, needs a few hundred bytes. [`Expr::parse`] itself accepts any length (HR-10).
+/// benchmarks, needs a few hundred bytes. [`Expr::parse`] itself accepts any length.
 pub const MAX_EXPRESSION_BYTES: usize = 2_048;
 
 /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the instants RFC 3339 can write (four-digit years).
@@ -30,7 +30,7 @@ const FIRST_WRITABLE: i64 = -62_167_219_200;
 const LAST_WRITABLE: i64 = 253_402_300_799;
 
 /// One question: an expression, and optionally the instant (`at`, RFC 3339) and the zone for an
-/// expression without a prefix (HR-77). Absent values take the defaults the caller passes to
+/// expression without a prefix. Absent values take the defaults the caller passes to
 /// [`HoursQuery::answer`].
 ///
 /// ```
@@ -55,17 +55,17 @@ const LAST_WRITABLE: i64 = 253_402_300_799;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HoursQuery<'a> {
-    /// The expression (§2).
+    /// The expression.
     pub expression: &'a str,
     /// The instant to evaluate, RFC 3339; `None` means the `now` passed to [`HoursQuery::answer`].
     pub at: Option<&'a str>,
     /// The IANA zone for an expression without a prefix; `None` means the server zone passed to
-    /// [`HoursQuery::answer`]. A given zone is checked even when the expression has a prefix (HR-78).
+    /// [`HoursQuery::answer`]. A given zone is checked even when the expression has a prefix.
     pub zone: Option<&'a str>,
 }
 
 impl HoursQuery<'_> {
-    /// Answers the question (HR-78 steps 3–5, then HR-80): the expression must be at most
+    /// Answers the question: the expression must be at most
     /// [`MAX_EXPRESSION_BYTES`] long and parse; a given zone must be known; a given `at` must be RFC
     /// 3339. The evaluation zone is the prefix's, else `zone`, else `server_zone`; the instant is `at`,
     /// else `now`. The crate reads no clock: `now` is the caller's.
@@ -88,57 +88,58 @@ impl HoursQuery<'_> {
                 })?
                 .with_timezone(&Utc),
         };
-        let mut report = HoursReport::of(expr.bind(default_zone), t);
+        let hours = Hours::new(expr, default_zone);
+        let mut report = HoursReport::of(&hours, t);
         // HR-81: the prefix's zone text as written, else the zone argument as given.
-        if let (None, Some(given)) = (expr.zone_text(), self.zone) {
+        if let (None, Some(given)) = (hours.expr().zone_text(), self.zone) {
             given.clone_into(&mut report.zone);
         }
         Ok(report)
     }
 }
 
-/// The answer (HR-81): membership at the instant, the next change, the previous end, the canonical
+/// The answer: membership at the instant, the next change, the previous end, the canonical
 /// form, the evaluation zone's name and the summary.
 ///
 /// Every instant is a whole second inside the range RFC 3339 can write, 0000-01-01T00:00:00Z through
-/// 9999-12-31T23:59:59Z: a change beyond it is reported as `None` (our decision, issue 12: at
-/// 9999-12-31 the next opening lies in year 10000, which has no RFC 3339 form), and the summary then
+/// 9999-12-31T23:59:59Z: a change beyond it is reported as `None` (at 9999-12-31 the next opening
+/// may lie in year 10000, which has no RFC 3339 form), and the summary then
 /// is empty, like the summary of an expression that never changes.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use shiftwork_hours::{Expr, HoursReport};
+/// use shiftwork_hours::{Hours, HoursReport, Tz};
 ///
-/// let expr = Expr::parse("TZ=UTC Mon-Fri 09:00-17:00").unwrap();
+/// let hours = Hours::parse("TZ=UTC Mon-Fri 09:00-17:00", Tz::UTC).unwrap();
 /// let monday_noon = Utc.with_ymd_and_hms(2026, 9, 21, 12, 0, 0).unwrap();
-/// let report = HoursReport::of(expr.bind(chrono_tz::UTC), monday_noon);
+/// let report = HoursReport::of(&hours, monday_noon);
 /// assert!(report.in_hours);
 /// assert_eq!(report.summary, "closes 17:00");
 /// assert_eq!(report.previous_end, None);
 ///
 /// let last_day = Utc.with_ymd_and_hms(9999, 12, 31, 18, 0, 0).unwrap(); // a Friday evening
-/// assert_eq!(HoursReport::of(expr.bind(chrono_tz::UTC), last_day).next_change, None);
+/// assert_eq!(HoursReport::of(&hours, last_day).next_change, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoursReport {
-    /// Whether the instant is in hours (HR-34).
+    /// Whether the instant is in hours.
     pub in_hours: bool,
-    /// The next change (HR-43); `None` when there is none or it lies after year 9999.
+    /// The next change; `None` when there is none or it lies after year 9999.
     pub next_change: Option<DateTime<Utc>>,
-    /// The last end of hours (HR-44); `None` when in hours, when there is none, or before year 0000.
+    /// The last end of hours; `None` when in hours, when there is none, or before year 0000.
     pub previous_end: Option<DateTime<Utc>>,
-    /// The canonical form (§4); no prefix is added to an expression without one.
+    /// The canonical form; no prefix is added to an expression without one.
     pub canonical: String,
     /// The evaluation zone's name: the prefix's zone text as written, else the zone's name.
     pub zone: String,
     /// `opens Ddd HH:MM` out of hours, `closes HH:MM` in hours, shown in the evaluation zone; empty
-    /// when there is no next change (HR-82).
+    /// when there is no next change.
     pub summary: String,
 }
 
 impl HoursReport {
-    /// The report of a bound expression at `t` (HR-80 … HR-82). The zone is `hours.zone_name()`.
-    pub fn of(hours: ZonedExpr<'_>, t: DateTime<Utc>) -> HoursReport {
+    /// The report of a bound expression at `t`. The zone is `hours.zone_name()`.
+    pub fn of(hours: &Hours, t: DateTime<Utc>) -> HoursReport {
         let check = hours.check(t);
         let next_change = writable(check.next_change);
         HoursReport {
@@ -157,8 +158,8 @@ fn writable(t: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
     t.filter(|t| (FIRST_WRITABLE..=LAST_WRITABLE).contains(&t.timestamp()))
 }
 
-/// Why a question was refused (HR-78 steps 3–5). `Display` is the reason sentence of §11; every value
-/// it repeats is clipped at [`ECHO_LIMIT`](crate::ECHO_LIMIT) characters.
+/// Why a question was refused. `Display` is the `reason` sentence the `hours_check` tool answers; every
+/// value it repeats is clipped at [`ECHO_LIMIT`](crate::ECHO_LIMIT) characters.
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
@@ -177,14 +178,14 @@ fn writable(t: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HoursRefusal {
-    /// The expression is longer than [`MAX_EXPRESSION_BYTES`] (our decision, issue 16).
+    /// The expression is longer than [`MAX_EXPRESSION_BYTES`].
     ExpressionTooLong {
         /// The expression's length in bytes.
         bytes: usize,
     },
-    /// The expression does not parse (§3).
+    /// The expression does not parse.
     Expression(ParseError),
-    /// The given zone is blank or unknown (HR-32).
+    /// The given zone is blank or unknown.
     Zone(ZoneError),
     /// The given `at` is not an RFC 3339 timestamp.
     At {

@@ -2,8 +2,8 @@
 //! determinism.
 
 use shiftwork_hours::{
-    Check, Expr, GateAction, GateEvent, GateMemory, GateStatus, HoldPlan, LeaseRefusal, LeaseState,
-    ModeError, Observation, ParseError, ReleasePlan, StartRoute, TickOutcome, Window, ZoneError, ZonedExpr,
+    Check, Expr, GateAction, GateEvent, GateMemory, GateStatus, HoldPlan, Hours, LeaseRefusal, LeaseState,
+    ModeError, Observation, ParseError, ReleasePlan, StartRoute, TickOutcome, Window, ZoneError,
 };
 
 use crate::{tz, utc};
@@ -15,7 +15,7 @@ fn clone_debug_eq<T: Clone + std::fmt::Debug + PartialEq + Eq>() {}
 #[test]
 fn hr8_send_sync_and_derives() {
     send_sync::<Expr>();
-    send_sync::<ZonedExpr<'static>>();
+    send_sync::<Hours>();
     send_sync::<Window>();
     send_sync::<Check>();
     send_sync::<ParseError>();

@@ -5,8 +5,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use shiftwork_hours::{
     ARM_LEAD, BootRoute, CLOSE_QUIET, CLOSE_SETTLE, CloseStepOutcome, DEFAULT_LEASE,
     DEFAULT_SHUTDOWN_TIMEOUT, Expr, GateAction, GateEvent, GateMemory, GateStatus, HarnessGate, HoldPlan,
-    LeaseChange, LeaseRefusal, LeaseState, Observation, ProcState, ReleasePlan, ShutdownMode, StartRoute,
-    StopReason, TickInput, TurnState, ZonedExpr, boot_route, close_anchor, close_deadline, close_step,
+    Hours, LeaseChange, LeaseRefusal, LeaseState, Observation, ProcState, ReleasePlan, ShutdownMode,
+    StartRoute, StopReason, TickInput, TurnState, boot_route, close_anchor, close_deadline, close_step,
     hold_plan, judge_lease, release_plan, start_route, tick, ungate,
 };
 
@@ -45,8 +45,8 @@ enum Step {
 
 /// A minimal host for one harness: it keeps the state HR-52 says the host owns and carries out each
 /// action as HR-59 says.
-struct Host<'a> {
-    hours: ZonedExpr<'a>,
+struct Host {
+    hours: Hours,
     mode: ShutdownMode,
     timeout: Option<TimeDelta>,
     enabled: bool,
@@ -61,9 +61,9 @@ struct Host<'a> {
     other_holds: u64,
 }
 
-impl<'a> Host<'a> {
+impl Host {
     /// An enabled harness, running with a process, graceful, timeout 15 min (the §8.6 defaults).
-    fn running(hours: ZonedExpr<'a>) -> Self {
+    fn running(hours: Hours) -> Self {
         Host {
             hours,
             mode: ShutdownMode::Graceful,
@@ -124,7 +124,7 @@ impl<'a> Host<'a> {
         let out = tick(
             TickInput {
                 now,
-                hours: self.hours,
+                hours: &self.hours,
                 status: self.status(),
                 mode: self.mode,
                 lease: self.lease,
@@ -196,7 +196,7 @@ impl<'a> Host<'a> {
         now: DateTime<Utc>,
         requested: Option<TimeDelta>,
     ) -> Result<StartRoute, LeaseRefusal> {
-        let route = start_route(now, "day", requested, HarnessGate::Gated(self.hours))?;
+        let route = start_route(now, "day", requested, HarnessGate::Gated(&self.hours))?;
         if let StartRoute::Leased { until } = route {
             self.lease = LeaseState {
                 until: Some(until),
@@ -234,7 +234,7 @@ fn g1_to_g6_closing_a_running_harness() {
     let deadline = mon("13:15:00");
 
     // G-1: tick at 13:00:00, turn in progress, last event 12:59:50.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.observation = markers(Some(mon("12:59:50")), false);
     assert_eq!(
         h.act(mon("13:00:00")),
@@ -274,7 +274,7 @@ fn g1_to_g6_closing_a_running_harness() {
     );
 
     // G-3: the turn never ends and events keep coming: the deadline stops it.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.act(mon("13:00:00"));
     h.observation = markers(Some(mon("13:14:58")), false);
     assert_eq!(h.act(mon("13:14:59")).last(), Some(&close(deadline, None)), "G-3");
@@ -287,7 +287,7 @@ fn g1_to_g6_closing_a_running_harness() {
     assert_eq!(StopReason::DeadlineReached.to_string(), "deadline reached");
 
     // G-4: no turn markers; silence for two minutes counts as done.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.observation = Observation::Turn(TurnState {
         last_event_at: Some(mon("13:01:00")),
         turn_markers: false,
@@ -303,7 +303,7 @@ fn g1_to_g6_closing_a_running_harness() {
     assert_eq!(StopReason::Quiet.to_string(), "quiet");
 
     // G-5: nothing attributable: hold, then stop on the same tick.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.observation = Observation::Unavailable {
         why: String::from("generic adapter"),
     };
@@ -323,7 +323,7 @@ fn g1_to_g6_closing_a_running_harness() {
     assert_eq!(unavailable.to_string(), "graceful unavailable: generic adapter");
 
     // G-6: a new prompt during the close does not move the deadline.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.act(mon("13:00:00"));
     h.observation = markers(Some(mon("13:08:30")), false);
     assert_eq!(h.act(mon("13:14:59")).last(), Some(&close(deadline, None)), "G-6");
@@ -362,7 +362,7 @@ fn g7_to_g9_reopening_and_the_fold() {
     let expr = Expr::parse("TZ=America/New_York 00:30-01:30").unwrap();
     let ny = expr.bind(tz("UTC"));
     let at = |s: &str| utc(&format!("2026-11-01T{s}Z"));
-    let mut h = Host::running(ny);
+    let mut h = Host::running(ny.clone());
     h.act(at("05:29:59"));
     h.observation = markers(Some(at("05:29:50")), false);
     assert_eq!(
@@ -394,7 +394,7 @@ fn g7_to_g9_reopening_and_the_fold() {
     assert_eq!(h.act(at("06:30:00"))[0], hold(at("06:30:00"), true, G), "G-8");
 
     // G-9: with a 45-minute timeout the close is still in flight when hours reopen at 06:00Z.
-    let mut h = Host::running(ny);
+    let mut h = Host::running(ny.clone());
     h.timeout = Some(TimeDelta::minutes(45));
     h.act(at("05:30:00"));
     h.observation = markers(Some(at("05:59:00")), false);
@@ -448,7 +448,7 @@ fn g11_to_g14_other_states() {
     let expr = Expr::parse(DAY_EXPR).unwrap();
     let hours = expr.bind(tz("UTC"));
     // G-11: degraded with a process.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.state = ProcState::Degraded;
     assert_eq!(h.act(mon("13:00:00"))[1], Step::Hold(HoldPlan::StopNow), "G-11");
     assert_eq!(
@@ -456,12 +456,12 @@ fn g11_to_g14_other_states() {
         (ProcState::Stopped, false, true)
     );
     // G-12: restarting, no process.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.state = ProcState::Restarting;
     h.has_process = false;
     assert_eq!(h.act(mon("13:00:00"))[1], Step::Hold(HoldPlan::StopNow), "G-12");
     // G-13: failed, no process: no action at 13:00 Monday or 09:00 Tuesday; it stays failed.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.state = ProcState::Failed;
     h.has_process = false;
     assert_eq!(h.act(mon("13:00:00")), vec![], "G-13");
@@ -473,7 +473,7 @@ fn g11_to_g14_other_states() {
         "G-13"
     );
     // G-14: operator-stopped: same ticks, no action; it stays stopped.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.enabled = false;
     h.state = ProcState::Stopped;
     h.has_process = false;
@@ -517,7 +517,7 @@ fn g16_to_g18_leases() {
     let expr = Expr::parse(DAY_EXPR).unwrap();
     let hours = expr.bind(tz("UTC"));
     // G-16.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.state = ProcState::Stopped;
     h.has_process = false;
     h.held = true;
@@ -565,7 +565,7 @@ fn g16_to_g18_leases() {
     );
 
     // G-17: `start --for 3h`.
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     assert_eq!(
         h.start(mon("20:00:00"), Some(TimeDelta::hours(3))),
         Ok(StartRoute::Leased {
@@ -580,7 +580,7 @@ fn g16_to_g18_leases() {
         BootRoute::Start,
         "G-18"
     );
-    let mut h = Host::running(hours);
+    let mut h = Host::running(hours.clone());
     h.lease = LeaseState {
         until: Some(mon("21:00:00")),
         expired_end: None,
@@ -627,7 +627,7 @@ fn g19_lease_discarded_when_hours_open() {
 #[test]
 fn g20_lease_refusals() {
     let expr = Expr::parse(DAY_EXPR).unwrap();
-    let day = HarnessGate::Gated(expr.bind(tz("UTC")));
+    let day = HarnessGate::Gated(&expr.bind(tz("UTC")));
     type Row<'a> = (
         DateTime<Utc>,
         &'a str,
@@ -763,12 +763,7 @@ fn hr54_up_states() {
     }
 }
 
-fn input<'a>(
-    now: DateTime<Utc>,
-    hours: ZonedExpr<'a>,
-    status: GateStatus,
-    lease: LeaseState,
-) -> TickInput<'a> {
+fn input<'a>(now: DateTime<Utc>, hours: &'a Hours, status: GateStatus, lease: LeaseState) -> TickInput<'a> {
     TickInput {
         now,
         hours,
@@ -802,7 +797,7 @@ fn hr56_in_flight() {
     let out = tick(
         TickInput {
             in_flight: true,
-            ..input(mon("13:00:00"), expr.bind(tz("UTC")), status, lease)
+            ..input(mon("13:00:00"), &expr.bind(tz("UTC")), status, lease)
         },
         memory,
     );
@@ -839,11 +834,11 @@ fn hr57_decision_table() {
         ..GateStatus::default()
     };
     let out = tick(
-        input(mon("20:00:00"), hours, closing_up, leased),
+        input(mon("20:00:00"), &hours, closing_up, leased),
         GateMemory::default(),
     );
     assert_eq!(out.action, None, "row 1 wins over rows 2 and 3");
-    let out = tick(input(mon("20:59:00"), hours, up, leased), GateMemory::default());
+    let out = tick(input(mon("20:59:00"), &hours, up, leased), GateMemory::default());
     assert_eq!(
         out.action,
         Some(GateAction::Arm {
@@ -851,12 +846,12 @@ fn hr57_decision_table() {
         })
     );
     assert_eq!(out.memory.armed_for, Some(mon("21:00:00")));
-    let again = tick(input(mon("20:59:30"), hours, up, leased), out.memory);
+    let again = tick(input(mon("20:59:30"), &hours, up, leased), out.memory);
     assert_eq!(again.action, None);
     let immediate = tick(
         TickInput {
             mode: ShutdownMode::Immediate,
-            ..input(mon("20:59:00"), hours, up, leased)
+            ..input(mon("20:59:00"), &hours, up, leased)
         },
         GateMemory::default(),
     );
@@ -864,7 +859,7 @@ fn hr57_decision_table() {
 
     // Row 2: closing → close step.
     let out = tick(
-        input(mon("13:05:00"), hours, closing_up, LeaseState::default()),
+        input(mon("13:05:00"), &hours, closing_up, LeaseState::default()),
         GateMemory::default(),
     );
     assert_eq!(out.action, Some(GateAction::CloseStep { now: mon("13:05:00") }));
@@ -878,7 +873,7 @@ fn hr57_decision_table() {
         until: None,
         expired_end: Some(mon("12:00:00")),
     };
-    let out = tick(input(mon("14:00:00"), hours, up, expired), memory);
+    let out = tick(input(mon("14:00:00"), &hours, up, expired), memory);
     assert_eq!(
         out.action,
         Some(GateAction::Hold {
@@ -900,7 +895,7 @@ fn hr57_decision_table() {
         armed_for: Some(mon("13:00:00")),
         ..GateMemory::default()
     };
-    let out = tick(input(mon("14:00:00"), hours, other, expired), memory);
+    let out = tick(input(mon("14:00:00"), &hours, other, expired), memory);
     assert_eq!(out.action, Some(GateAction::AddHoursHold { mode: G }));
     assert_eq!(
         (
@@ -912,7 +907,7 @@ fn hr57_decision_table() {
     );
     assert_eq!(
         tick(
-            input(mon("14:00:01"), hours, other, LeaseState::default()),
+            input(mon("14:00:01"), &hours, other, LeaseState::default()),
             out.memory
         )
         .action,
@@ -924,7 +919,7 @@ fn hr57_decision_table() {
     };
     assert_eq!(
         tick(
-            input(mon("14:00:02"), hours, changed, LeaseState::default()),
+            input(mon("14:00:02"), &hours, changed, LeaseState::default()),
             out.memory
         )
         .action,
@@ -933,7 +928,7 @@ fn hr57_decision_table() {
     let held = GateStatus { held: true, ..other };
     assert_eq!(
         tick(
-            input(mon("14:00:00"), hours, held, LeaseState::default()),
+            input(mon("14:00:00"), &hours, held, LeaseState::default()),
             GateMemory::default()
         )
         .action,
@@ -941,7 +936,7 @@ fn hr57_decision_table() {
     );
     // Step 3: being in hours forgets the fingerprint.
     let back = tick(
-        input(mon("10:00:00"), hours, other, LeaseState::default()),
+        input(mon("10:00:00"), &hours, other, LeaseState::default()),
         out.memory,
     );
     assert_eq!(back.memory.hours_asked, None);
@@ -953,7 +948,7 @@ fn hr57_decision_table() {
     };
     assert_eq!(
         tick(
-            input(mon("10:00:00"), hours, held, LeaseState::default()),
+            input(mon("10:00:00"), &hours, held, LeaseState::default()),
             GateMemory::default()
         )
         .action,
@@ -962,12 +957,12 @@ fn hr57_decision_table() {
 
     // Row 6: in hours, the close within ARM_LEAD → arm once (graceful only).
     let out = tick(
-        input(mon("12:58:59"), hours, up, LeaseState::default()),
+        input(mon("12:58:59"), &hours, up, LeaseState::default()),
         GateMemory::default(),
     );
     assert_eq!(out.action, None);
     let out = tick(
-        input(mon("12:59:00"), hours, up, LeaseState::default()),
+        input(mon("12:59:00"), &hours, up, LeaseState::default()),
         GateMemory::default(),
     );
     assert_eq!(
@@ -978,7 +973,7 @@ fn hr57_decision_table() {
     );
     assert_eq!(
         tick(
-            input(mon("12:59:30"), hours, up, LeaseState::default()),
+            input(mon("12:59:30"), &hours, up, LeaseState::default()),
             out.memory
         )
         .action,
@@ -988,7 +983,7 @@ fn hr57_decision_table() {
     // Otherwise: nothing.
     assert_eq!(
         tick(
-            input(mon("10:00:00"), hours, up, LeaseState::default()),
+            input(mon("10:00:00"), &hours, up, LeaseState::default()),
             GateMemory::default()
         )
         .action,
@@ -998,7 +993,7 @@ fn hr57_decision_table() {
         tick(
             input(
                 mon("14:00:00"),
-                hours,
+                &hours,
                 GateStatus::default(),
                 LeaseState::default()
             ),
@@ -1020,7 +1015,7 @@ fn hr58_events() {
         ..GateStatus::default()
     };
     let first = tick(
-        input(mon("12:00:00"), hours, up, LeaseState::default()),
+        input(mon("12:00:00"), &hours, up, LeaseState::default()),
         GateMemory::default(),
     );
     assert!(first.events.is_empty());
@@ -1029,12 +1024,12 @@ fn hr58_events() {
         (Some(true), Some(false))
     );
     let same = tick(
-        input(mon("12:30:00"), hours, up, LeaseState::default()),
+        input(mon("12:30:00"), &hours, up, LeaseState::default()),
         first.memory,
     );
     assert!(same.events.is_empty());
     let flip = tick(
-        input(mon("13:00:00"), hours, up, LeaseState::default()),
+        input(mon("13:00:00"), &hours, up, LeaseState::default()),
         same.memory,
     );
     assert_eq!(
@@ -1046,7 +1041,7 @@ fn hr58_events() {
     );
     // The same decision with forgotten memory (a host restart).
     let fresh = tick(
-        input(mon("13:00:00"), hours, up, LeaseState::default()),
+        input(mon("13:00:00"), &hours, up, LeaseState::default()),
         GateMemory::default(),
     );
     assert_eq!(fresh.action, flip.action);
@@ -1056,12 +1051,12 @@ fn hr58_events() {
         until: Some(mon("21:00:00")),
         expired_end: None,
     };
-    let during = tick(input(mon("20:00:00"), hours, up, leased), GateMemory::default());
+    let during = tick(input(mon("20:00:00"), &hours, up, leased), GateMemory::default());
     assert_eq!(during.memory.was_leased, Some(true));
     let stopped = tick(
         input(
             mon("20:00:01"),
-            hours,
+            &hours,
             GateStatus::default(),
             LeaseState::default(),
         ),
@@ -1248,7 +1243,7 @@ fn hr65_release_plan() {
 #[test]
 fn hr66_hr67_start_route() {
     let expr = Expr::parse(DAY_EXPR).unwrap();
-    let day = HarnessGate::Gated(expr.bind(tz("UTC")));
+    let day = HarnessGate::Gated(&expr.bind(tz("UTC")));
     assert_eq!(
         start_route(mon("10:00:00"), "day", None, day),
         Ok(StartRoute::Plain)
@@ -1287,7 +1282,7 @@ fn hr66_hr67_start_route() {
             DateTime::<Utc>::MAX_UTC,
             "day",
             Some(TimeDelta::hours(1)),
-            HarnessGate::Gated(Expr::parse("TZ=UTC Mon 09:00-10:00").unwrap().bind(tz("UTC")))
+            HarnessGate::Gated(&Expr::parse("TZ=UTC Mon 09:00-10:00").unwrap().bind(tz("UTC")))
         )
         .map(|r| matches!(r, StartRoute::Leased { .. })),
         Ok(true),
@@ -1364,7 +1359,7 @@ fn hr52_stateless() {
     };
     let run = || {
         tick(
-            input(mon("13:00:00"), expr.bind(tz("UTC")), up, LeaseState::default()),
+            input(mon("13:00:00"), &expr.bind(tz("UTC")), up, LeaseState::default()),
             GateMemory::default(),
         )
     };

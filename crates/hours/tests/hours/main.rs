@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod docs;
 mod gate;
 mod grammar;
+mod open_close;
 mod oracle;
 mod present;
 mod properties;

@@ -41,11 +41,11 @@ pub const ORACLE_ZONES: &[&str] = &[
     "Pacific/Kwajalein",
 ];
 
-const HORIZON_MINUTES: i64 = 16 * 24 * 60;
+pub const HORIZON_MINUTES: i64 = 16 * 24 * 60;
 
 /// Membership by HR-34, literally (the three clauses kept as written, not simplified).
 #[allow(clippy::nonminimal_bool)]
-fn oracle_in(windows: &[Window], zone: Tz, t: DateTime<Utc>) -> bool {
+pub fn oracle_in(windows: &[Window], zone: Tz, t: DateTime<Utc>) -> bool {
     let local = t.with_timezone(&zone);
     let wd = local.weekday();
     let pw = wd.pred();
@@ -58,7 +58,7 @@ fn oracle_in(windows: &[Window], zone: Tz, t: DateTime<Utc>) -> bool {
     })
 }
 
-fn minute_floor(t: DateTime<Utc>) -> DateTime<Utc> {
+pub fn minute_floor(t: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp(t.timestamp().div_euclid(60) * 60, 0).unwrap()
 }
 
@@ -97,7 +97,7 @@ fn oracle_prev(windows: &[Window], zone: Tz, t: DateTime<Utc>) -> Option<DateTim
 
 /// The first transition of `zone` after `from` within 400 days (test-only: daily steps, then
 /// bisection), used to put half of the instants near a transition.
-fn transition_after(zone: Tz, from: i64) -> Option<i64> {
+pub fn transition_after(zone: Tz, from: i64) -> Option<i64> {
     let offset = |s: i64| {
         use chrono::Offset;
         DateTime::from_timestamp(s, 0)
@@ -125,7 +125,7 @@ fn transition_after(zone: Tz, from: i64) -> Option<i64> {
 
 /// One random case: an expression, a zone, an instant (years 1975–2099; half within two days of a
 /// transition of the zone).
-fn case() -> impl Strategy<Value = (String, &'static str, i64, bool, i64, u32)> {
+pub fn case() -> impl Strategy<Value = (String, &'static str, i64, bool, i64, u32)> {
     (
         prop_oneof![
             8 => crate::properties::valid_expression(),

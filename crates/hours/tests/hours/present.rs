@@ -80,11 +80,11 @@ fn hr73_next_text_at() {
         ..GateStatus::default()
     };
     assert_eq!(
-        next_text_at(now, hours, held, None, None, tz("America/Los_Angeles")),
+        next_text_at(now, &hours, held, None, None, tz("America/Los_Angeles")),
         "opens Mon 09:00"
     );
     assert_eq!(
-        next_text_at(now, hours, held, None, None, tz("UTC")),
+        next_text_at(now, &hours, held, None, None, tz("UTC")),
         "opens Mon 16:00"
     );
     let closing = GateStatus {
@@ -94,7 +94,7 @@ fn hr73_next_text_at() {
     assert_eq!(
         next_text_at(
             now,
-            hours,
+            &hours,
             closing,
             None,
             Some(utc("2026-09-25T20:15:00Z")),
@@ -106,7 +106,7 @@ fn hr73_next_text_at() {
     assert_eq!(
         next_text_at(
             utc("2026-09-25T17:00:00Z"),
-            hours,
+            &hours,
             running,
             None,
             None,
@@ -116,7 +116,7 @@ fn hr73_next_text_at() {
     );
     let whole = Expr::parse("Mon-Sun 00:00-24:00").unwrap();
     assert_eq!(
-        next_text_at(now, whole.bind(tz("UTC")), running, None, None, tz("UTC")),
+        next_text_at(now, &whole.bind(tz("UTC")), running, None, None, tz("UTC")),
         ""
     );
 }

@@ -91,7 +91,7 @@ fn hr77_hr80_defaults_are_the_callers() {
     // The report of a bound expression is the same answer (what a status view shows).
     let expr = Expr::parse("Mon-Fri 09:00-17:30").unwrap();
     assert_eq!(
-        HoursReport::of(expr.bind(tz("Asia/Kolkata")), utc("2026-09-21T13:30:00Z")),
+        HoursReport::of(&expr.bind(tz("Asia/Kolkata")), utc("2026-09-21T13:30:00Z")),
         report
     );
 }
@@ -156,7 +156,7 @@ fn issue12_item14_instants_past_the_rfc3339_range_are_none() {
     let last = DateTime::<Utc>::MAX_UTC;
     let first = DateTime::<Utc>::MIN_UTC;
     for t in [first, last] {
-        let report = HoursReport::of(expr.bind(Tz::UTC), t);
+        let report = HoursReport::of(&expr.bind(Tz::UTC), t);
         assert_eq!((report.next_change, report.previous_end), (None, None), "{t:?}");
     }
 }

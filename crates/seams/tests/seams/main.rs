@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod clock;
+mod create_dir_all;
+mod docs;
 mod durable;
 mod host;
 mod lock;

@@ -14,6 +14,7 @@ const NAMES: [&str; 6] = ["a", "b", "d/a", "d/b", "l", "d/l"];
 #[derive(Debug, Clone)]
 enum Step {
     CreateNew(usize, Vec<u8>),
+    CreateDirAll(usize),
     Append(usize, Vec<u8>, bool),
     Rename(usize, usize),
     Remove(usize),
@@ -30,6 +31,7 @@ fn step() -> impl Strategy<Value = Step> {
     let bytes = proptest::collection::vec(any::<u8>(), 0..8);
     prop_oneof![
         (i.clone(), bytes.clone()).prop_map(|(i, b)| Step::CreateNew(i, b)),
+        i.clone().prop_map(Step::CreateDirAll),
         (i.clone(), bytes, any::<bool>()).prop_map(|(i, b, c)| Step::Append(i, b, c)),
         (i.clone(), i.clone()).prop_map(|(a, b)| Step::Rename(a, b)),
         i.clone().prop_map(Step::Remove),
@@ -73,6 +75,18 @@ fn run(fs: &dyn Fs, root: &Path, s: &Step) -> Seen {
             Ok(mut w) => w.write_all(b).map(|_| Seen::Ok).unwrap_or_else(err),
             Err(e) => err(e),
         },
+        Step::CreateDirAll(i) => fs
+            .create_dir_all(&at(*i), 0o700)
+            .map(|_| Seen::Ok)
+            .unwrap_or_else(err),
+        // MemFs does not rename directories (no core needs it); a directory is left where it is.
+        Step::Rename(a, _)
+            if fs
+                .symlink_metadata(&at(*a))
+                .is_ok_and(|m| m.kind == FileKind::Dir) =>
+        {
+            Seen::Ok
+        }
         Step::Rename(a, b) => fs.rename(&at(*a), &at(*b)).map(|_| Seen::Ok).unwrap_or_else(err),
         Step::Remove(i) => fs.remove_file(&at(*i)).map(|_| Seen::Ok).unwrap_or_else(err),
         // Links are made by `make_link`, on each side's own terms.

@@ -19,8 +19,7 @@ pub const WAITING_SHOWN: usize = 20;
 /// How many records one read of the store returns while the claimed and waiting contracts are looked
 /// through. The store lists newest first (by `seq`), and neither the soonest lease end nor the oldest
 /// queueing time follows that order (a contract put back in the queue keeps its `seq`), so every
-/// claimed and every waiting contract is looked at, a page at a time, keeping only the ones shown
-/// (issue 27 item 16).
+/// claimed and every waiting contract is looked at, a page at a time, keeping only the ones shown.
 pub const READ_PAGE: usize = 1_000;
 /// The ended contracts kept in a snapshot.
 pub const ENDED_SHOWN: usize = 20;

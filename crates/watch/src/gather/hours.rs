@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use shiftwork_hours::{Expr, ParseError, next_text};
+use shiftwork_hours::{Hours, ParseError, next_text};
 
 use crate::display_text::clean_text;
 use crate::snapshot::HoursLine;
@@ -11,8 +11,7 @@ use crate::snapshot::HoursLine;
 #[derive(Debug, Clone)]
 pub struct HoursWatch {
     text: String,
-    expr: Expr,
-    default_zone: Tz,
+    hours: Hours,
     viewer: Tz,
 }
 
@@ -31,16 +30,14 @@ impl HoursWatch {
     pub fn parse(expression: &str, default_zone: Tz, viewer: Tz) -> Result<HoursWatch, ParseError> {
         Ok(HoursWatch {
             text: clean_text(expression.trim()),
-            expr: Expr::parse(expression)?,
-            default_zone,
+            hours: Hours::parse(expression, default_zone)?,
             viewer,
         })
     }
 
     /// The line at `now`.
     pub fn line(&self, now: DateTime<Utc>) -> HoursLine {
-        let hours = self.expr.bind(self.default_zone);
-        let check = hours.check(now);
+        let check = self.hours.check(now);
         HoursLine {
             expression: self.text.clone(),
             in_hours: check.in_hours,

@@ -158,7 +158,7 @@ fn unit_tone(status: &str) -> Tone {
     }
 }
 
-/// Units per status in order of first appearance (as `shiftwork_status` counts them, SW-65).
+/// Units per status in order of first appearance (as the `shiftwork_status` tool counts them).
 fn unit_counts(all: &[CoreUnit<'_>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for unit in all {

@@ -1,5 +1,5 @@
 //! PORT: which agent each unit's ledger lines name. The core's ledger pass does not report `agent_id`
-//! (SW-129 puts it on accounting lines only), so this narrow reader looks for it beside the core's
+//! (only accounting lines carry it), so this narrow reader looks for it beside the core's
 //! pass, over the same chunks. Replace it with the typed ledger API once `shiftwork-core` exposes the
 //! agent of a unit's lines.
 

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod contracts_order;
+mod docs;
 mod fixture;
 mod gather;
 mod hostile;

@@ -1,4 +1,4 @@
-//! Finding the checklist (WL-30 … WL-33): front matter, fenced blocks, the first item line and the
+//! Finding the checklist: front matter, fenced blocks, the first item line and the
 //! block that follows it, with the item count and the duplicate test done in the same pass.
 //!
 //! The scan stops at the end of the block. Before the checklist starts, a line whose first byte can
@@ -22,13 +22,13 @@ pub(crate) struct Block {
     pub indent: (usize, usize),
     /// The first item's bullet.
     pub bullet: u8,
-    /// Items in the block (WL-33).
+    /// Items in the block.
     pub items: usize,
-    /// The block's last line: the anchor of a `written` append (WL-45).
+    /// The block's last line: the anchor of a `written` append.
     pub anchor: Line,
     /// The line right before the anchor, if any.
     pub before_anchor: Option<Line>,
-    /// Whether an item's text equals the needle (WL-38); false without a needle.
+    /// Whether an item's text equals the needle; false without a needle.
     pub duplicate: bool,
 }
 
@@ -100,7 +100,7 @@ pub(crate) fn scan(text: &str, needle: Option<&str>) -> Option<Block> {
     None
 }
 
-/// WL-30: skips front matter when the first line opens it and a later line closes it. Returns the
+/// Skips front matter when the first line opens it and a later line closes it. Returns the
 /// index of the first line after it and the closing line (`(0, None)` when there is none).
 fn skip_front_matter(text: &str, lines: &mut Lines<'_>) -> (usize, Option<Line>) {
     let mut look = lines.clone();
@@ -122,8 +122,8 @@ fn skip_front_matter(text: &str, lines: &mut Lines<'_>) -> (usize, Option<Line>)
     (0, None)
 }
 
-/// WL-32: examines the lines after the first item and extends the block through the last line that
-/// extends it; counts the items (WL-33) and runs the duplicate test (WL-38) on them.
+/// Examines the lines after the first item and extends the block through the last line that
+/// extends it; counts the items and runs the duplicate test on them.
 fn extend_block(
     bytes: &[u8],
     lines: Lines<'_>,

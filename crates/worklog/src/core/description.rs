@@ -1,4 +1,4 @@
-//! What a description may hold before it is normalized (our decision, issues 12, 16 and 27): a bounded
+//! What a description may hold before it is normalized: a bounded
 //! length and no control character (nor bidirectional control) other than whitespace.
 
 use shiftwork_seams::echo::is_control_or_bidi;
@@ -7,18 +7,18 @@ use super::text::is_ws;
 
 /// The most bytes a description may hold, as sent (before normalization).
 ///
-/// Our decision (issue 16): a description is one sentence; 4,096 bytes hold several paragraphs of it,
+/// Why this bound: a description is one sentence; 4,096 bytes hold several paragraphs of it,
 /// and the bound keeps every answer that repeats the line small. A longer description is refused
 /// before anything is looked at, so a 10 MB argument costs nothing but the refusal.
 pub const MAX_DESCRIPTION_BYTES: usize = 4_096;
 
 /// The first character of `description` that is a control character or a bidirectional control but
-/// not whitespace (W, §0.1), with its position counted in characters from 1 — or `None` when there is
-/// none. The set is the workspace's one rule for text that reaches a person, [`is_control_or_bidi`]:
+/// not whitespace ([`is_ws`](crate::core::is_ws)), with its position counted in characters from 1 —
+/// or `None` when there is none. The set is the workspace's one rule for text that reaches a person, [`is_control_or_bidi`]:
 /// C0, DEL, C1, the line and paragraph separators, and the bidirectional marks, embeddings, overrides
 /// and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
 ///
-/// Our decision (issues 12 and 27): such a character would be written raw into the log (a NUL makes the
+/// Why: such a character would be written raw into the log (a NUL makes the
 /// file look binary to every tool, an ESC re-colours the terminal that shows it, a U+202E shows the
 /// rest of the line reversed), so a description holding one is refused. TAB, LF, CR, VT, FF,
 /// U+001C–U+001F, NEL and the line and paragraph separators U+2028 and U+2029 are W: normalization

@@ -1,11 +1,11 @@
-//! The line classes of the checklist grammar (§5), on a line's content bytes.
+//! The line classes of the checklist grammar, on a line's content bytes.
 //!
 //! Each function looks at the content only; terminators are never part of a match. Callers pass the
 //! line's [`Indent`] when they have computed it already, so that a line is scanned once.
 
 use super::text::{Indent, is_blank, trim_end_ws, ws_len_at};
 
-/// The box characters an item line may hold between `[` and `]` (WL-25).
+/// The box characters an item line may hold between `[` and `]`.
 const BOX_STATES: [u8; 3] = [b' ', b'x', b'X'];
 
 /// True for the three bullets `-`, `*`, `+`.
@@ -14,7 +14,7 @@ pub(crate) fn is_bullet(b: u8) -> bool {
     matches!(b, b'-' | b'*' | b'+')
 }
 
-/// WL-25: the bullet of an item line, or `None` when the line is not one. The item's rest starts at
+/// The bullet of an item line, or `None` when the line is not one. The item's rest starts at
 /// `indent.len + 5`.
 #[inline]
 pub(crate) fn item_bullet(content: &[u8], indent: Indent) -> Option<u8> {
@@ -27,14 +27,14 @@ pub(crate) fn item_bullet(content: &[u8], indent: Indent) -> Option<u8> {
     }
 }
 
-/// The item text of an item line (WL-25): the rest after the box, leading W not yet removed (the
-/// comparison of WL-38 skips it).
+/// The item text of an item line: the rest after the box, leading W not yet removed (the
+/// duplicate comparison skips it).
 #[inline]
 pub(crate) fn item_rest(content: &[u8], indent: Indent) -> &[u8] {
     &content[indent.len + 5..]
 }
 
-/// WL-26: an indent, then a bullet or ASCII digits followed by `.` or `)`, then one W character.
+/// An indent, then a bullet or ASCII digits followed by `.` or `)`, then one W character.
 #[inline]
 pub(crate) fn is_generic_list_line(content: &[u8], indent: Indent) -> bool {
     let r = &content[indent.len..];
@@ -48,7 +48,7 @@ pub(crate) fn is_generic_list_line(content: &[u8], indent: Indent) -> bool {
     }
 }
 
-/// WL-27: at least three non-W characters, all the same one of `-`, `*`, `_`.
+/// At least three non-W characters, all the same one of `-`, `*`, `_`.
 pub(crate) fn is_thematic_break(content: &[u8]) -> bool {
     let mut marker = None;
     let mut count = 0usize;
@@ -70,14 +70,14 @@ pub(crate) fn is_thematic_break(content: &[u8]) -> bool {
     count >= 3
 }
 
-/// An open fenced block: its character and the length of its opening run (WL-28).
+/// An open fenced block: its character and the length of its opening run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Fence {
     pub ch: u8,
     pub len: usize,
 }
 
-/// WL-28: the fence a fence line opens, or `None` when the line is not a fence line.
+/// The fence a fence line opens, or `None` when the line is not a fence line.
 #[inline]
 pub(crate) fn fence_open(content: &[u8], indent: Indent) -> Option<Fence> {
     let r = &content[indent.len..];
@@ -92,7 +92,7 @@ pub(crate) fn fence_open(content: &[u8], indent: Indent) -> Option<Fence> {
     Some(Fence { ch, len })
 }
 
-/// WL-29: whether a line inside a fenced block closes it: an indent, a run of the opening character
+/// Whether a line inside a fenced block closes it: an indent, a run of the opening character
 /// at least as long as the opening run, then only W.
 #[inline]
 pub(crate) fn closes_fence(content: &[u8], indent: Indent, fence: Fence) -> bool {
@@ -101,12 +101,12 @@ pub(crate) fn closes_fence(content: &[u8], indent: Indent, fence: Fence) -> bool
     run >= fence.len && is_blank(&r[run..])
 }
 
-/// WL-30: whether a line's content opens front matter (`---`, trailing W allowed).
+/// Whether a line's content opens front matter (`---`, trailing W allowed).
 pub(crate) fn opens_front_matter(content: &str) -> bool {
     trim_end_ws(content) == "---"
 }
 
-/// WL-30: whether a line's content closes front matter (`---` or `...`, trailing W allowed).
+/// Whether a line's content closes front matter (`---` or `...`, trailing W allowed).
 pub(crate) fn closes_front_matter(content: &str) -> bool {
     matches!(trim_end_ws(content), "---" | "...")
 }
@@ -165,7 +165,7 @@ mod tests {
         is_generic_list_line(content.as_bytes(), indent(content.as_bytes()))
     }
 
-    /// WL-26: generic list lines; every item line is one; ASCII digits only (DV-22).
+    /// WL-26: generic list lines; every item line is one; ASCII digits only.
     #[test]
     fn wl26_generic_list_line_examples() {
         for yes in [

@@ -1,12 +1,12 @@
-//! The pure core: text in, decision out (WL-2). No I/O, no clock, no environment, no global state.
+//! The pure core: text in, decision out. No I/O, no clock, no environment, no global state.
 //!
-//! * [`is_ws`] — the whitespace set W of §0.1;
+//! * [`is_ws`] — the whitespace set W;
 //! * [`first_control_character`] and [`MAX_DESCRIPTION_BYTES`] — what a description may hold;
-//! * [`normalize`] — the description's normal form (§6);
-//! * [`find_checklist`] — the checklist of a file text (§5);
-//! * [`plan_append`] — the duplicate decision and the byte splice of an append (§7, §9).
+//! * [`normalize`] — the description's normal form;
+//! * [`find_checklist`] — the checklist of a file text;
+//! * [`plan_append`] — the duplicate decision and the byte splice of an append.
 //!
-//! The parser scans bytes with `memchr` and stops at the end of the checklist's block (WL-94).
+//! The parser scans bytes with `memchr` and stops at the end of the checklist's block.
 
 mod checklist;
 mod description;
@@ -17,10 +17,10 @@ mod text;
 
 pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
 pub use normalize::normalize;
-pub use plan::{Plan, plan_append};
+pub use plan::{AppendPlan, plan_append};
 pub use text::is_ws;
 
-/// The checklist of a file text (WL-31 … WL-33).
+/// The checklist of a file text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checklist {
     /// 0-based index of the first item among the body's lines (the mark is not a line; front matter
@@ -32,11 +32,11 @@ pub struct Checklist {
     pub indent: String,
     /// The first item's bullet: `'-'`, `'*'` or `'+'`.
     pub bullet: char,
-    /// How many items the block holds, at any depth, checked or not (WL-33).
+    /// How many items the block holds, at any depth, checked or not.
     pub items: usize,
 }
 
-/// The checklist of a whole file text (mark included, WL-22), or `None` when it has none.
+/// The checklist of a whole file text (byte order mark included), or `None` when it has none.
 ///
 /// ```
 /// use shiftwork_worklog::core::find_checklist;

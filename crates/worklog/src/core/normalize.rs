@@ -1,11 +1,11 @@
-//! Normalization of the description (§6).
+//! Normalization of the description.
 
 use super::text::{collapse_ws, is_ws};
 
-/// The boxes step 2 of WL-35 removes.
+/// The boxes the second step of normalizing removes.
 const BOXES: [&str; 3] = ["[ ]", "[x]", "[X]"];
 
-/// Normalizes a description (WL-35, WL-36): runs of W (line breaks included) become one space and the
+/// Normalizes a description: runs of W (line breaks included) become one space and the
 /// ends are trimmed; then, once, a leading bullet followed by W and, once, a box followed by any W are
 /// removed; then the ends are trimmed again. Nothing else changes.
 ///

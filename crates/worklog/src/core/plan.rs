@@ -1,4 +1,4 @@
-//! Planning an append (§7, §9): the duplicate decision, the new line, and the one run of text to
+//! Planning an append: the duplicate decision, the new line, and the one run of text to
 //! insert at one offset so that every existing byte stays.
 
 use super::checklist::scan;
@@ -6,18 +6,18 @@ use super::text::{body_start, collapse_ws, is_blank, last_line};
 
 /// The decision of [`plan_append`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
-    /// An item of the checklist already has this text (WL-38): nothing is to be written. `line` is
-    /// the line that would have been written (WL-40).
+pub enum AppendPlan {
+    /// An item of the checklist already has this text: nothing is to be written. `line` is
+    /// the line that would have been written.
     Duplicate {
         /// The line that would have been written, without terminator.
         line: String,
     },
-    /// Insert `insertion` at byte `offset` of the text (WL-88).
+    /// Insert `insertion` at byte `offset` of the text.
     Insert {
-        /// True when the file had no checklist and one is started (WL-47).
+        /// True when the file had no checklist and one is started.
         created: bool,
-        /// The new line, without terminator (WL-44).
+        /// The new line, without terminator.
         line: String,
         /// Byte offset into the whole text (mark included), on a character boundary.
         offset: usize,
@@ -26,34 +26,34 @@ pub enum Plan {
     },
 }
 
-/// Decides an append of an already normalized, non-empty description (§7, §9).
+/// Decides an append of an already normalized, non-empty description.
 ///
 /// The new file content is `text[..offset] + insertion + text[offset..]`: one run inserted at one
-/// place, every existing byte kept (WL-24, WL-88). The text is expected to be normalized
+/// place, every existing byte kept. The text is expected to be normalized
 /// ([`crate::core::normalize`]); as a safeguard its runs of whitespace are collapsed once more, so
 /// the new line can never hold a line break whatever the caller passes.
 ///
-/// Two choices beyond the letter of §9, both about lone carriage returns (which are content and W):
+/// Two choices about lone carriage returns (which are content and W):
 ///
 /// * the first item's indent is copied verbatim except that a CR in it is written as a space, of the
-///   same width: copying it would put a CR into the new line, which WL-98 forbids, and dropping it
-///   would shorten the indent and end the block before the new item;
+///   same width: copying it would put a CR into the new line, which must never hold a line break,
+///   and dropping it would shorten the indent and end the block before the new item;
 /// * when the file ends without a line break in a line whose last character is a CR, the line break
-///   added after it is CRLF whatever *E* is, so the CR stays content (WL-24).
+///   added after it is CRLF whatever *E* is, so the CR stays content.
 ///
 /// ```
-/// use shiftwork_worklog::core::{plan_append, Plan};
+/// use shiftwork_worklog::core::{plan_append, AppendPlan};
 /// let text = "# 2026-09-06\n\n- [x] a\n- [ ] b\n\nNotes here\n";
-/// let Plan::Insert { created, line, offset, insertion } = plan_append(text, "Fixed the bug") else {
+/// let AppendPlan::Insert { created, line, offset, insertion } = plan_append(text, "Fixed the bug") else {
 ///     panic!("not a duplicate");
 /// };
 /// assert!(!created);
 /// assert_eq!(line, "- [x] Fixed the bug");
 /// let after = format!("{}{}{}", &text[..offset], insertion, &text[offset..]);
 /// assert_eq!(after, "# 2026-09-06\n\n- [x] a\n- [ ] b\n- [x] Fixed the bug\n\nNotes here\n");
-/// assert!(matches!(plan_append(&after, "Fixed the bug"), Plan::Duplicate { .. }));
+/// assert!(matches!(plan_append(&after, "Fixed the bug"), AppendPlan::Duplicate { .. }));
 /// ```
-pub fn plan_append(text: &str, normalized: &str) -> Plan {
+pub fn plan_append(text: &str, normalized: &str) -> AppendPlan {
     let needle = collapse_ws(normalized);
     let Some(block) = scan(text, Some(&needle)) else {
         return plan_created(text, format!("- [x] {needle}"));
@@ -68,7 +68,7 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
     line.push_str(" [x] ");
     line.push_str(&needle);
     if block.duplicate {
-        return Plan::Duplicate { line };
+        return AppendPlan::Duplicate { line };
     }
     let anchor = block.anchor;
     let (offset, insertion) = if anchor.terminated() {
@@ -80,7 +80,7 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
         let ending = break_after(anchor.content(text.as_bytes()), ending);
         (text.len(), format!("{ending}{line}"))
     };
-    Plan::Insert {
+    AppendPlan::Insert {
         created: false,
         line,
         offset,
@@ -88,8 +88,8 @@ pub fn plan_append(text: &str, normalized: &str) -> Plan {
     }
 }
 
-/// WL-47: the run that starts a checklist at the end of a file that has none.
-fn plan_created(text: &str, line: String) -> Plan {
+/// The run that starts a checklist at the end of a file that has none.
+fn plan_created(text: &str, line: String) -> AppendPlan {
     let body = body_start(text);
     let insertion = match last_line(text, body) {
         None => line.clone(),
@@ -112,7 +112,7 @@ fn plan_created(text: &str, line: String) -> Plan {
             run
         }
     };
-    Plan::Insert {
+    AppendPlan::Insert {
         created: true,
         line,
         offset: text.len(),
@@ -120,11 +120,13 @@ fn plan_created(text: &str, line: String) -> Plan {
     }
 }
 
-/// The line break added right after an unterminated last line: the ending *E* of WL-45, except that
-/// when the line ends with a lone CR it is CRLF, so that the CR stays a lone CR in the content (WL-24:
-/// "lone CRs … survive"). With a plain LF the CR would merge into a CRLF terminator and the line's
-/// content would lose its last character, which can turn a list line such as `"1.\r"` into a
-/// paragraph line and end the block before the new item (breaking the duplicate guarantee of WL-98).
+/// The line break added right after an unterminated last line: the file's line ending *E* (the
+/// anchor line's terminator, else the one before it, else LF), except that when the line ends with a
+/// lone CR it is CRLF, so that the CR stays a lone CR in the content (lone CRs survive an append).
+/// With a plain LF the CR would merge into a CRLF terminator and the line's content would lose its
+/// last character, which can turn a list line such as `"1.\r"` into a paragraph line and end the
+/// block before the new item (breaking the guarantee that a second append of the same item is a
+/// duplicate).
 fn break_after<'e>(content: &[u8], ending: &'e str) -> &'e str {
     if content.ends_with(b"\r") { "\r\n" } else { ending }
 }

@@ -1,5 +1,5 @@
-//! Text primitives: the whitespace set W (§0.1), the body after the byte order mark (WL-22) and its
-//! lines (WL-23).
+//! Text primitives: the whitespace set W, the body after the byte order mark and its
+//! lines.
 //!
 //! Everything here scans bytes. The text is valid UTF-8 and every position handed around is on a
 //! character boundary, because lines are split at the ASCII byte LF and the scanners only step over
@@ -10,7 +10,8 @@ use std::borrow::Cow;
 /// The UTF-8 byte order mark (U+FEFF).
 pub(crate) const BOM: &str = "\u{FEFF}";
 
-/// True for exactly the 29 characters of W: Rust's `char::is_whitespace` plus U+001C–U+001F.
+/// True for exactly the 29 whitespace characters this crate calls W: Rust's `char::is_whitespace`
+/// plus U+001C–U+001F.
 ///
 /// ```
 /// use shiftwork_worklog::core::is_ws;
@@ -53,7 +54,7 @@ pub(crate) fn may_start_ws(b: u8) -> bool {
     matches!(b, 0x09..=0x0D | 0x1C..=0x20 | 0xC2 | 0xE1 | 0xE2 | 0xE3)
 }
 
-/// The indent of a line's content: the longest run of W at its start (§0.1).
+/// The indent of a line's content: the longest run of W at its start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Indent {
     /// Length in bytes.
@@ -89,7 +90,8 @@ pub(crate) fn trim_end_ws(s: &str) -> &str {
 }
 
 /// `s` with every maximal run of W replaced by one space and leading and trailing W removed
-/// (step 1 of WL-35, and the item-text comparison of WL-38). Borrows when nothing changes.
+/// (the first step of normalizing, and the item-text comparison of the duplicate rule). Borrows when
+/// nothing changes.
 pub(crate) fn collapse_ws(s: &str) -> Cow<'_, str> {
     let b = s.as_bytes();
     let mut i = 0;
@@ -123,7 +125,7 @@ pub(crate) fn collapse_ws(s: &str) -> Cow<'_, str> {
 }
 
 /// True when `text`, with every maximal run of W replaced by one space and leading and trailing W
-/// removed, equals `needle` exactly (WL-38). `needle` must already be collapsed (no W but single
+/// removed, equals `needle` exactly. `needle` must already be collapsed (no W but single
 /// spaces between other characters); it is compared byte for byte, without allocating.
 pub(crate) fn eq_collapsed(text: &[u8], needle: &[u8]) -> bool {
     let mut i = indent(text).len;
@@ -151,7 +153,7 @@ pub(crate) fn eq_collapsed(text: &[u8], needle: &[u8]) -> bool {
     j == needle.len()
 }
 
-/// One line of the body (WL-23), as byte offsets into the whole text.
+/// One line of the body, as byte offsets into the whole text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Line {
     /// Where the content starts.
@@ -180,12 +182,12 @@ impl Line {
     }
 }
 
-/// Where the body starts: after a byte order mark at offset 0, if any (WL-22).
+/// Where the body starts: after a byte order mark at offset 0, if any.
 pub(crate) fn body_start(text: &str) -> usize {
     if text.starts_with(BOM) { BOM.len() } else { 0 }
 }
 
-/// The lines of the body, split at LF only (WL-23).
+/// The lines of the body, split at LF only.
 #[derive(Debug, Clone)]
 pub(crate) struct Lines<'t> {
     text: &'t [u8],

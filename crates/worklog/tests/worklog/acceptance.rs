@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use shiftwork_worklog::core::{Plan, normalize, plan_append};
+use shiftwork_worklog::NotWritten;
+use shiftwork_worklog::core::{AppendPlan, normalize, plan_append};
 use shiftwork_worklog::{
     AppendResult, AppendStatus, CheckResult, CheckStatus, Config, Worklog, WorklogError,
 };
@@ -12,7 +13,11 @@ use crate::support::{
     DIR, M_NO_DIR, M_NO_FILE, M_NO_MATCH, Msg, NAME, at, file_path, has_lock_file, log, log_with, memfs_with,
     snapshot, temp_files,
 };
-use AppendStatus::{Created, DryRun, Duplicate, Empty, Written};
+use AppendStatus::{Created, Written};
+
+const DRY_RUN: AppendStatus = AppendStatus::NotWritten(NotWritten::DryRun);
+const DUPLICATE: AppendStatus = AppendStatus::NotWritten(NotWritten::Duplicate);
+const EMPTY: AppendStatus = AppendStatus::NotWritten(NotWritten::Empty);
 
 /// One row of the §21.1–§21.5 tables. `after: None` means "unchanged".
 struct Row {
@@ -379,7 +384,7 @@ fn rows() -> Vec<Row> {
             "\u{FEFF}- [x] a\n- [x] b\n",
             "a",
             false,
-            Duplicate,
+            DUPLICATE,
             Some("- [x] a"),
             Msg::Duplicate,
             None,
@@ -414,26 +419,26 @@ fn rows() -> Vec<Row> {
             Msg::Written,
             Some("- [x] a\n- [x] -\n"),
         ), // bullet without following space stays
-        row("AS-28", "- [x] a\n", "   ", false, Empty, None, Msg::Empty, None), // blank descriptions
+        row("AS-28", "- [x] a\n", "   ", false, EMPTY, None, Msg::Empty, None), // blank descriptions
         row(
             "AS-28",
             "- [x] a\n",
             "- [ ]",
             false,
-            Empty,
+            EMPTY,
             None,
             Msg::Empty,
             None,
         ), // blank descriptions
-        row("AS-28", "- [x] a\n", "[x]", false, Empty, None, Msg::Empty, None), // blank descriptions
-        row("AS-28", "- [x] a\n", "\t\n", false, Empty, None, Msg::Empty, None), // blank descriptions
-        row("AS-28", "- [x] a\n", "", false, Empty, None, Msg::Empty, None),    // blank descriptions
+        row("AS-28", "- [x] a\n", "[x]", false, EMPTY, None, Msg::Empty, None), // blank descriptions
+        row("AS-28", "- [x] a\n", "\t\n", false, EMPTY, None, Msg::Empty, None), // blank descriptions
+        row("AS-28", "- [x] a\n", "", false, EMPTY, None, Msg::Empty, None),    // blank descriptions
         row(
             "AS-29a",
             "- [ ] Fixed the bug\n",
             "Fixed the bug",
             false,
-            Duplicate,
+            DUPLICATE,
             Some("- [x] Fixed the bug"),
             Msg::Duplicate,
             None,
@@ -443,7 +448,7 @@ fn rows() -> Vec<Row> {
             "- [X] Done it\n",
             "Done it",
             false,
-            Duplicate,
+            DUPLICATE,
             Some("- [x] Done it"),
             Msg::Duplicate,
             None,
@@ -453,7 +458,7 @@ fn rows() -> Vec<Row> {
             "- [x] a\n  - [ ] b\n",
             "b",
             false,
-            Duplicate,
+            DUPLICATE,
             Some("- [x] b"),
             Msg::Duplicate,
             None,
@@ -483,7 +488,7 @@ fn rows() -> Vec<Row> {
             "- [x] a\n",
             "a",
             true,
-            Duplicate,
+            DUPLICATE,
             Some("- [x] a"),
             Msg::Duplicate,
             None,
@@ -493,7 +498,7 @@ fn rows() -> Vec<Row> {
             "- [x] a\n",
             "b",
             true,
-            DryRun,
+            DRY_RUN,
             Some("- [x] b"),
             Msg::Dry,
             None,
@@ -504,7 +509,7 @@ fn rows() -> Vec<Row> {
 /// Through the pure core: `normalize` and `plan_append`, the splice applied by hand (WL-88, WL-97).
 fn check_core(r: &Row) {
     let normalized = normalize(r.description);
-    if r.status == Empty {
+    if r.status == EMPTY {
         assert!(
             normalized.is_empty(),
             "{}: {:?} normalized to {normalized:?}",
@@ -514,18 +519,18 @@ fn check_core(r: &Row) {
         return;
     }
     match plan_append(r.before, &normalized) {
-        Plan::Duplicate { line } => {
-            assert_eq!(r.status, Duplicate, "{}", r.id);
+        AppendPlan::Duplicate { line } => {
+            assert_eq!(r.status, DUPLICATE, "{}", r.id);
             assert_eq!(Some(line.as_str()), r.line, "{}", r.id);
         }
-        Plan::Insert {
+        AppendPlan::Insert {
             created,
             line,
             offset,
             insertion,
         } => {
             let status = match (r.dry_run, created) {
-                (true, _) => DryRun,
+                (true, _) => DRY_RUN,
                 (false, true) => Created,
                 (false, false) => Written,
             };
@@ -544,7 +549,7 @@ fn check_service(r: &Row) {
     let fs = memfs_with(r.before.as_bytes());
     let before = snapshot(&fs);
     let result = log(&fs).append(r.description, r.dry_run).unwrap();
-    let reached = r.status != Empty;
+    let reached = r.status != EMPTY;
     assert_eq!(
         result,
         AppendResult {
@@ -567,7 +572,7 @@ fn check_service(r: &Row) {
         }
     }
     assert!(temp_files(&fs).is_empty(), "{}: a temporary file remains", r.id);
-    if r.dry_run || r.status == Empty {
+    if r.dry_run || r.status == EMPTY {
         assert!(!has_lock_file(&fs), "{}: the lock file was touched (WL-62)", r.id);
     }
 }
@@ -594,7 +599,7 @@ fn as28_empty_wins_over_no_dir() {
         shiftwork_seams::MemFs::new(),
     );
     for d in ["   ", "- [ ]", "[x]", "\t\n", ""] {
-        assert_eq!(log.append(d, false).unwrap().status, Empty);
+        assert_eq!(log.append(d, false).unwrap().status, EMPTY);
     }
 }
 
@@ -602,7 +607,7 @@ fn no_dir_both_tools(log: &Worklog<shiftwork_seams::MemFs>) {
     assert_eq!(
         log.append("x", false).unwrap(),
         AppendResult {
-            status: AppendStatus::NoDir,
+            status: AppendStatus::NotWritten(NotWritten::NoDir),
             file: None,
             line: None,
             message: M_NO_DIR.to_owned()
@@ -641,7 +646,7 @@ fn no_file_both_tools(log: &Worklog<shiftwork_seams::MemFs>, message: &str) {
     let append = log.append("x", false).unwrap();
     assert_eq!(
         (append.status, append.file, append.line),
-        (AppendStatus::NoFile, None, None)
+        (AppendStatus::NotWritten(NotWritten::NoFile), None, None)
     );
     assert_eq!(append.message, message);
     let check = log.check().unwrap();
@@ -881,7 +886,7 @@ fn as41_failed_read_listing_lock() {
     );
     assert_eq!(fs.file("/log/a.md").unwrap(), b"- [x] a\n");
     assert_eq!(log(&fs).check().unwrap().status, CheckStatus::Ok);
-    assert_eq!(log(&fs).append("x", true).unwrap().status, DryRun);
+    assert_eq!(log(&fs).append("x", true).unwrap().status, DRY_RUN);
 }
 
 /// AS-42 on `MemFs`: (a) mode 0644 and owner 1234:5678 kept; (b) a symbolic link into a subdirectory

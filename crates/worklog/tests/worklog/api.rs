@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use shiftwork_worklog::core::{Checklist, Plan, find_checklist, plan_append};
+use shiftwork_worklog::NotWritten;
+use shiftwork_worklog::core::{AppendPlan, Checklist, find_checklist, plan_append};
 use shiftwork_worklog::{
     AppendResult, AppendStatus, CheckResult, CheckStatus, Config, LOCK_FILE_NAME, LOCK_TIMEOUT, Worklog,
     WorklogError,
@@ -33,11 +34,11 @@ fn wl87_api_names() {
     assert_eq!(log.config(), &config);
 }
 
-/// WL-88: `Plan::Insert` is a splice at a character boundary whose insertion holds the line once.
+/// WL-88: `AppendPlan::Insert` is a splice at a character boundary whose insertion holds the line once.
 #[test]
 fn wl88_plan_insert_is_a_splice() {
     let text = "é\u{2028}\n- [x] ä";
-    let Plan::Insert {
+    let AppendPlan::Insert {
         created,
         line,
         offset,
@@ -53,9 +54,56 @@ fn wl88_plan_insert_is_a_splice() {
     );
     assert_eq!(
         plan_append("- [x] ü\n", "ü"),
-        Plan::Duplicate {
+        AppendPlan::Duplicate {
             line: "- [x] ü".into()
         }
+    );
+}
+
+/// Issue 28 item 5: an `Ok` answer says whether the item was written. `written()` is true for
+/// `written` and `created` only; every other status is `NotWritten` with its reason, which
+/// `not_written()` gives, and which serializes to the same name as before.
+#[test]
+fn issue28_not_written_outcomes_say_so_and_why() {
+    let cases = [
+        (AppendStatus::Written, true, None),
+        (AppendStatus::Created, true, None),
+        (NotWritten::Duplicate.into(), false, Some(NotWritten::Duplicate)),
+        (NotWritten::DryRun.into(), false, Some(NotWritten::DryRun)),
+        (NotWritten::Empty.into(), false, Some(NotWritten::Empty)),
+        (NotWritten::NoDir.into(), false, Some(NotWritten::NoDir)),
+        (NotWritten::NoFile.into(), false, Some(NotWritten::NoFile)),
+    ];
+    for (status, written, why) in cases {
+        let result = AppendResult {
+            status,
+            file: None,
+            line: None,
+            message: String::new(),
+        };
+        assert_eq!(
+            (result.written(), status.is_written()),
+            (written, written),
+            "{status:?}"
+        );
+        assert_eq!(result.not_written(), why, "{status:?}");
+        if let Some(why) = why {
+            assert_eq!(serde_json::to_value(why).unwrap(), json!(status.as_str()));
+            assert_eq!(why.as_str(), status.as_str());
+        }
+    }
+    // Through the service: a missing directory and a log not started are `Ok`, and not written.
+    let unset = Worklog::new(Config::default(), shiftwork_seams::MemFs::new());
+    assert_eq!(
+        unset.append("a", false).unwrap().not_written(),
+        Some(NotWritten::NoDir)
+    );
+    let empty_dir = shiftwork_seams::MemFs::new();
+    empty_dir.create_dir_all("/log");
+    let no_file = Worklog::new(Config::from_values(Some("/log"), None, None), empty_dir);
+    assert_eq!(
+        no_file.append("a", false).unwrap().not_written(),
+        Some(NotWritten::NoFile)
     );
 }
 
@@ -64,7 +112,7 @@ fn wl88_plan_insert_is_a_splice() {
 #[test]
 fn wl89_serialization_and_display() {
     let append = AppendResult {
-        status: AppendStatus::DryRun,
+        status: AppendStatus::NotWritten(NotWritten::DryRun),
         file: Some("a.md".into()),
         line: None,
         message: "m".into(),
@@ -86,11 +134,11 @@ fn wl89_serialization_and_display() {
     let statuses = [
         (AppendStatus::Written, "written"),
         (AppendStatus::Created, "created"),
-        (AppendStatus::Duplicate, "duplicate"),
-        (AppendStatus::DryRun, "dry_run"),
-        (AppendStatus::Empty, "empty"),
-        (AppendStatus::NoDir, "no_dir"),
-        (AppendStatus::NoFile, "no_file"),
+        (AppendStatus::NotWritten(NotWritten::Duplicate), "duplicate"),
+        (AppendStatus::NotWritten(NotWritten::DryRun), "dry_run"),
+        (AppendStatus::NotWritten(NotWritten::Empty), "empty"),
+        (AppendStatus::NotWritten(NotWritten::NoDir), "no_dir"),
+        (AppendStatus::NotWritten(NotWritten::NoFile), "no_file"),
     ];
     for (status, name) in statuses {
         assert_eq!(serde_json::to_value(status).unwrap(), json!(name));

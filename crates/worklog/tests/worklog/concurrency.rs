@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Barrier;
 
 use shiftwork_seams::{Fs, OsFs};
+use shiftwork_worklog::NotWritten;
 use shiftwork_worklog::{AppendStatus, Config, LOCK_FILE_NAME, Worklog};
 
 use crate::support::{child_role, read_marked_line, spawn_child};
@@ -146,7 +147,10 @@ fn wl63_as43_same_sentence_written_once() {
         1
     );
     assert_eq!(
-        statuses.iter().filter(|s| **s == AppendStatus::Duplicate).count(),
+        statuses
+            .iter()
+            .filter(|s| **s == AppendStatus::NotWritten(NotWritten::Duplicate))
+            .count(),
         4
     );
     assert_eq!(fs::read_to_string(&path).unwrap(), "- [x] a\n- [x] same\n");
@@ -264,7 +268,7 @@ fn issue27_item8_choose_then_lock_a_changed_directory_is_seen_under_the_lock() {
         (
             "removed",
             |fs, path| fs.remove_file(path).unwrap(),
-            AppendStatus::NoFile,
+            AppendStatus::NotWritten(NotWritten::NoFile),
         ),
         (
             "replaced",
@@ -272,7 +276,7 @@ fn issue27_item8_choose_then_lock_a_changed_directory_is_seen_under_the_lock() {
                 fs.write_file(path, b"- [x] late item\n");
                 fs.set_mtime(path, at(300));
             },
-            AppendStatus::Duplicate,
+            AppendStatus::NotWritten(NotWritten::Duplicate),
         ),
     ];
     for (case, change, expected) in rows {
@@ -303,7 +307,10 @@ fn issue27_item8_choose_then_lock_a_changed_directory_is_seen_under_the_lock() {
     let fs = MemFs::new();
     fs.write_file(Path::new(DIR).join("2026-09-06.md"), b"- [x] a\n");
     let log = log(&fs);
-    assert_eq!(log.append("b", true).unwrap().status, AppendStatus::DryRun);
+    assert_eq!(
+        log.append("b", true).unwrap().status,
+        AppendStatus::NotWritten(NotWritten::DryRun)
+    );
     assert_eq!(log.check().unwrap().items, Some(1));
     assert_eq!(fs.count(Op::Lock), 0);
     assert!(!has_lock_file(&fs));

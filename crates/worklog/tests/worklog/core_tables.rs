@@ -1,12 +1,12 @@
 //! The example tables of §4, §5, §6 and §9 as tests of the pure core (WL-97). The line-by-line
 //! classifiers are also tested one line at a time in the crate's unit tests (`core/grammar.rs`).
 
-use shiftwork_worklog::core::{Plan, find_checklist, is_ws, normalize, plan_append};
+use shiftwork_worklog::core::{AppendPlan, find_checklist, is_ws, normalize, plan_append};
 
 /// Appends `description` through the core and returns the new text (panics on a duplicate).
 fn appended(text: &str, description: &str) -> (bool, String) {
     match plan_append(text, &normalize(description)) {
-        Plan::Insert {
+        AppendPlan::Insert {
             created,
             offset,
             insertion,
@@ -15,7 +15,7 @@ fn appended(text: &str, description: &str) -> (bool, String) {
             created,
             format!("{}{}{}", &text[..offset], insertion, &text[offset..]),
         ),
-        Plan::Duplicate { line } => panic!("unexpected duplicate {line:?} in {text:?}"),
+        AppendPlan::Duplicate { line } => panic!("unexpected duplicate {line:?} in {text:?}"),
     }
 }
 
@@ -56,7 +56,7 @@ fn wl25_item_lines() {
         let file = format!("{content}\n");
         assert_eq!(find_checklist(&file).map(|c| c.items), Some(1), "{content:?}");
         assert!(
-            matches!(plan_append(&file, text), Plan::Duplicate { .. }),
+            matches!(plan_append(&file, text), AppendPlan::Duplicate { .. }),
             "{content:?}"
         );
     }
@@ -211,7 +211,7 @@ fn wl31_wl34_first_list_only_no_other_constructs() {
     assert_eq!(find_checklist("> - [ ] quoted\n"), None);
     assert!(matches!(
         plan_append("- [x] **bold** `code`\n", "**bold** `code`"),
-        Plan::Duplicate { .. }
+        AppendPlan::Duplicate { .. }
     ));
     // A setext underline is a thematic break or a paragraph line, never a heading rule.
     assert_eq!(find_checklist("- [x] a\n===\n").unwrap().last_line, 0);
@@ -310,7 +310,8 @@ fn wl35_to_wl37_normalization() {
 /// WL-38, WL-39: the duplicate rule — W runs collapsed, exact code points; only checklist items.
 #[test]
 fn wl38_wl39_duplicate_rule() {
-    let duplicate = |text: &str, d: &str| matches!(plan_append(text, &normalize(d)), Plan::Duplicate { .. });
+    let duplicate =
+        |text: &str, d: &str| matches!(plan_append(text, &normalize(d)), AppendPlan::Duplicate { .. });
     assert!(duplicate("- [ ] Fixed \t the\u{A0}bug  \n", "Fixed the bug"));
     assert!(!duplicate("- [x] fixed the bug\n", "Fixed the bug"));
     assert!(!duplicate("- [x] Café\n", "Cafe"));
@@ -330,7 +331,7 @@ fn wl38_wl39_duplicate_rule() {
 #[test]
 fn wl44_form_of_the_new_line() {
     let line = |text: &str| match plan_append(text, "new") {
-        Plan::Insert { line, .. } | Plan::Duplicate { line } => line,
+        AppendPlan::Insert { line, .. } | AppendPlan::Duplicate { line } => line,
     };
     assert_eq!(line("\t\u{A0}+ [X] a\n* [ ] b\n"), "\t\u{A0}+ [x] new");
     assert_eq!(line("  * [ ] a\n  - [ ] b\n"), "  * [x] new");

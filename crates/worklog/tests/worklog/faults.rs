@@ -2,6 +2,7 @@
 //! append performs is failed in turn, and then the process is "killed" at every mutating step.
 
 use shiftwork_seams::{Fs, MemFs, Op};
+use shiftwork_worklog::NotWritten;
 use shiftwork_worklog::{AppendStatus, WorklogError};
 
 use crate::support::{DIR, NAME, file_path, log, temp_files};
@@ -27,7 +28,7 @@ fn expected(op: Op, n: u64) -> Option<Result<AppendStatus, String>> {
     match (op, n) {
         // The first stat examines the directory (WL-14) before the lock, the second once more under
         // it (issue 27 item 8: the file is chosen under the lock): a failure of either is `no_dir`.
-        (Op::Stat, 1 | 2) => Some(Ok(AppendStatus::NoDir)),
+        (Op::Stat, 1 | 2) => Some(Ok(AppendStatus::NotWritten(NotWritten::NoDir))),
         // The third reads the target's owner and mode in step 7.
         (Op::Stat, 3) => Some(Err(format!("cannot read \"{NAME}\": Permission denied"))),
         (Op::Stat, _) | (Op::Resolve, _) => write("Permission denied"),
@@ -93,7 +94,7 @@ fn wl55_wl91_failure_at_every_step() {
 #[test]
 fn wl56_wl57_crash_at_every_step() {
     let baseline = fixture();
-    log(&baseline).append("b", false).unwrap();
+    assert!(log(&baseline).append("b", false).unwrap().written());
     for op in Op::MUTATING {
         for n in 1..=baseline.count(op) {
             let fs = fixture();
@@ -116,7 +117,7 @@ fn wl56_wl57_crash_at_every_step() {
             );
             let again = log(&fs).append("b", false).unwrap().status;
             let expected = if content == AFTER {
-                AppendStatus::Duplicate
+                AppendStatus::NotWritten(NotWritten::Duplicate)
             } else {
                 AppendStatus::Written
             };

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use shiftwork_seams::{DirEntry, FileWriter, Fs, LockGuard, MemFs, Metadata, OsFs};
+use shiftwork_worklog::NotWritten;
 use shiftwork_worklog::core::MAX_DESCRIPTION_BYTES;
 use shiftwork_worklog::{
     AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, MAX_LOG_BYTES, Worklog, WorklogError,
@@ -111,7 +112,10 @@ fn issue12_item5_file_with_a_nul_is_read_as_text() {
     let fs = memfs_with(before);
     let check = log(&fs).check().unwrap();
     assert_eq!((check.status, check.items), (CheckStatus::Ok, Some(2)));
-    assert_eq!(log(&fs).append("c", true).unwrap().status, AppendStatus::DryRun);
+    assert_eq!(
+        log(&fs).append("c", true).unwrap().status,
+        AppendStatus::NotWritten(NotWritten::DryRun)
+    );
     assert_eq!(log(&fs).append("c", false).unwrap().status, AppendStatus::Written);
     assert_eq!(
         fs.file(file_path()).unwrap(),
@@ -328,7 +332,10 @@ fn issue12_item7_special_lock_file_never_blocks() {
             append.unwrap_err().to_string(),
             "cannot write \"2026-09-06.md\": Not a regular file"
         );
-        assert_eq!(dry_run.unwrap().status, AppendStatus::DryRun);
+        assert_eq!(
+            dry_run.unwrap().status,
+            AppendStatus::NotWritten(NotWritten::DryRun)
+        );
         assert_eq!(check.unwrap().status, CheckStatus::Ok);
         assert_eq!(fs::read(dir.path().join(NAME)).unwrap(), b"- [x] a\n");
     }
@@ -502,6 +509,6 @@ fn issue27_item6_an_append_never_makes_the_file_larger_than_its_reader_reads() {
     assert!(temp_files(&fs).is_empty());
     assert_eq!(
         log(&fs).append("b", false).unwrap().status,
-        AppendStatus::Duplicate
+        AppendStatus::NotWritten(NotWritten::Duplicate)
     );
 }

@@ -1,7 +1,9 @@
 //! The properties of WL-98, checked on one text and one description. Used by the proptest in
 //! `properties.rs` and, compiled in with `#[path]`, by the fuzz target `worklog_core` (WL-99).
 
-use shiftwork_worklog::core::{Plan, find_checklist, first_control_character, is_ws, normalize, plan_append};
+use shiftwork_worklog::core::{
+    AppendPlan, find_checklist, first_control_character, is_ws, normalize, plan_append,
+};
 
 use crate::model;
 
@@ -65,7 +67,7 @@ pub fn check_append(text: &str, description: &str) {
         .as_ref()
         .is_some_and(|m| m.items.iter().any(|t| model::collapse(t) == normalized));
     match plan_append(text, &normalized) {
-        Plan::Duplicate { line } => {
+        AppendPlan::Duplicate { line } => {
             assert!(duplicate, "Duplicate without a matching item");
             assert_eq!(
                 model::append(text, &normalized),
@@ -74,7 +76,7 @@ pub fn check_append(text: &str, description: &str) {
             );
             assert!(!line.contains(['\n', '\r']), "the new line holds a line break");
         }
-        Plan::Insert {
+        AppendPlan::Insert {
             created,
             line,
             offset,
@@ -121,7 +123,7 @@ pub fn check_append(text: &str, description: &str) {
             assert_eq!(back, text, "the insertion changed existing bytes");
             if !model::ends_inside_fence(&after) {
                 assert!(
-                    matches!(plan_append(&after, &normalized), Plan::Duplicate { .. }),
+                    matches!(plan_append(&after, &normalized), AppendPlan::Duplicate { .. }),
                     "a second append of the same description is not a duplicate"
                 );
             }

@@ -8,6 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
 use shiftwork_seams::OsFs;
+use shiftwork_worklog::NotWritten;
 use shiftwork_worklog::{AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog};
 
 use crate::support::{child_role, read_marked_line, set_mtime, spawn_child};
@@ -102,14 +103,17 @@ fn wl100_lock_file_hidden_never_a_candidate() {
     let lock = dir.path().join(LOCK_FILE_NAME);
     let log = os_log(dir.path());
     assert_eq!(log.check().unwrap().status, CheckStatus::Ok);
-    assert_eq!(log.append("dry", true).unwrap().status, AppendStatus::DryRun);
+    assert_eq!(
+        log.append("dry", true).unwrap().status,
+        AppendStatus::NotWritten(NotWritten::DryRun)
+    );
     assert!(!lock.exists());
-    log.append("b", false).unwrap();
+    assert!(log.append("b", false).unwrap().written());
     assert_eq!(fs::metadata(&lock).unwrap().len(), 0);
     set_mtime(&path, 0);
     set_mtime(&lock, 100);
     assert_eq!(log.check().unwrap().file.as_deref(), Some("2026-09-06.md"));
-    log.append("c", false).unwrap();
+    assert!(log.append("c", false).unwrap().written());
     assert!(lock.exists(), "the lock file is never deleted");
     assert!(temp_files(dir.path()).is_empty());
 }

@@ -63,7 +63,7 @@ proptest! {
             if normalized.is_empty() {
                 continue;
             }
-            if let shiftwork_worklog::core::Plan::Insert { offset, insertion, .. } =
+            if let shiftwork_worklog::core::AppendPlan::Insert { offset, insertion, .. } =
                 shiftwork_worklog::core::plan_append(&current, &normalized)
             {
                 current.insert_str(offset, &insertion);

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shiftwork_seams::{DirEntry, FileKind, FileWriter, Fs, LockGuard, MemFs, Metadata, Op};
+use shiftwork_worklog::NotWritten;
 use shiftwork_worklog::{
     AppendResult, AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Worklog, WorklogError,
 };
@@ -44,7 +45,7 @@ fn wl41_empty_before_any_filesystem_access() {
     fs.fail_path(Op::Stat, DIR, libc::EACCES);
     assert_eq!(
         log(&fs).append(" \u{3000}", false).unwrap().status,
-        AppendStatus::Empty
+        AppendStatus::NotWritten(NotWritten::Empty)
     );
     assert!(Op::ALL.iter().all(|op| fs.count(*op) == 0));
 }
@@ -82,7 +83,7 @@ fn wl41_decision_order() {
     assert_eq!(
         log(&fs).append("x", true).unwrap(),
         AppendResult {
-            status: AppendStatus::DryRun,
+            status: AppendStatus::NotWritten(NotWritten::DryRun),
             file: Some(NAME.into()),
             line: Some("- [x] x".into()),
             message: Msg::DryNew.text().into()
@@ -97,7 +98,10 @@ fn wl41_decision_order() {
 fn wl41_wl58_lock_released_on_every_path() {
     let fs = memfs_with(b"- [x] a\n");
     let log = log(&fs);
-    assert_eq!(log.append("a", false).unwrap().status, AppendStatus::Duplicate);
+    assert_eq!(
+        log.append("a", false).unwrap().status,
+        AppendStatus::NotWritten(NotWritten::Duplicate)
+    );
     fs.fail_nth(Op::Read, 1, libc::EACCES);
     assert!(matches!(log.append("b", false), Err(WorklogError::Read { .. })));
     fs.fail_nth(Op::Rename, 1, libc::ENOSPC);
@@ -140,12 +144,12 @@ fn wl42_wl62_refusals_write_nothing() {
     assert_eq!(
         outcomes,
         [
-            Ok(AppendStatus::Empty),
-            Ok(AppendStatus::NoDir),
-            Ok(AppendStatus::NoFile),
-            Ok(AppendStatus::NoFile),
-            Ok(AppendStatus::DryRun),
-            Ok(AppendStatus::Duplicate),
+            Ok(AppendStatus::NotWritten(NotWritten::Empty)),
+            Ok(AppendStatus::NotWritten(NotWritten::NoDir)),
+            Ok(AppendStatus::NotWritten(NotWritten::NoFile)),
+            Ok(AppendStatus::NotWritten(NotWritten::NoFile)),
+            Ok(AppendStatus::NotWritten(NotWritten::DryRun)),
+            Ok(AppendStatus::NotWritten(NotWritten::Duplicate)),
             Err(WorklogError::Pattern),
         ]
     );
@@ -160,7 +164,7 @@ fn wl42_wl62_refusals_write_nothing() {
 
     assert_eq!(
         log(&fs).append("a", false).unwrap().status,
-        AppendStatus::Duplicate
+        AppendStatus::NotWritten(NotWritten::Duplicate)
     );
     let mut after = snapshot(&fs);
     assert!(has_lock_file(&fs));
@@ -195,7 +199,11 @@ fn wl43_result_fields() {
     let r = log(&fs).append("b", false).unwrap();
     assert_eq!(
         (r.status, r.file.as_deref(), r.line.as_deref()),
-        (AppendStatus::Duplicate, Some(NAME), Some("- [x] b"))
+        (
+            AppendStatus::NotWritten(NotWritten::Duplicate),
+            Some(NAME),
+            Some("- [x] b")
+        )
     );
 }
 
@@ -224,10 +232,10 @@ fn wl49_to_wl51_check() {
 fn wl58_wl59_the_lock_file() {
     let fs = memfs_with(b"- [x] a\n");
     assert!(!has_lock_file(&fs));
-    log(&fs).append("b", false).unwrap();
+    assert!(log(&fs).append("b", false).unwrap().written());
     let meta = fs.symlink_metadata(&lock_path()).unwrap();
     assert_eq!((meta.kind, meta.mode, meta.len), (FileKind::File, 0o644, 0));
-    log(&fs).append("c", false).unwrap();
+    assert!(log(&fs).append("c", false).unwrap().written());
     let again = fs.symlink_metadata(&lock_path()).unwrap();
     assert_eq!((again.ino, again.len), (meta.ino, 0));
     assert_eq!(
@@ -249,7 +257,7 @@ fn wl61_lock_cannot_be_opened() {
     assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n");
     assert_eq!(
         log(&fs).append("b", true).unwrap().status,
-        AppendStatus::DryRun,
+        AppendStatus::NotWritten(NotWritten::DryRun),
         "DV-14: a dry run needs no lock"
     );
 }
@@ -268,7 +276,7 @@ fn wl54_wl55_owner_change_refused() {
     );
     assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n");
     assert!(temp_files(&fs).is_empty());
-    log(&fs).append("b", false).unwrap();
+    assert!(log(&fs).append("b", false).unwrap().written());
     let meta = fs.metadata(&file_path()).unwrap();
     assert_eq!((meta.uid, meta.gid, meta.mode), (1000, 1000, 0o2640));
 }
@@ -443,7 +451,7 @@ impl Fs for Recorder {
 #[test]
 fn wl96_streamed_as_prefix_insertion_suffix() {
     let fs = memfs_with(b"- [x] a\n\nafter\n");
-    log(&fs).append("b", false).unwrap();
+    assert!(log(&fs).append("b", false).unwrap().written());
     assert_eq!(fs.count(Op::Write), 3);
     assert_eq!(fs.file(file_path()).unwrap(), b"- [x] a\n- [x] b\n\nafter\n");
 }
