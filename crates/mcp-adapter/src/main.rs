@@ -156,7 +156,7 @@ fn main() -> ExitCode {
             let outcome = def.invoke(&arguments);
             let text = match (&outcome, pretty) {
                 (Outcome::ToolError(message), _) => {
-                    print_err(&format!("{message}\n"));
+                    print_err(&format!("shiftwork-mcp: {message}\n"));
                     log::flush(Duration::from_millis(200));
                     return ExitCode::from(1);
                 }

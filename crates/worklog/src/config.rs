@@ -17,6 +17,25 @@ pub struct Config {
 }
 
 impl Config {
+    /// What is wrong with the pattern, in the regular-expression library's own words (one line), or
+    /// `None` when there is no pattern or it compiles. For the operator who set it (a command line's
+    /// warning); the tools answer the fixed sentence of [`crate::WorklogError::Pattern`].
+    ///
+    /// ```
+    /// use shiftwork_worklog::Config;
+    /// let bad = Config::from_values(Some("/logs"), Some("(a"), None);
+    /// assert_eq!(bad.pattern_problem().as_deref(), Some("unclosed group"));
+    /// assert_eq!(Config::from_values(Some("/logs"), Some("\\.md$"), None).pattern_problem(), None);
+    /// ```
+    pub fn pattern_problem(&self) -> Option<String> {
+        let source = self.pattern.as_deref()?;
+        let error = regex::Regex::new(source).err()?;
+        // The library's text shows the pattern with a caret, then `error: <what>`: the last line says it.
+        let text = error.to_string();
+        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        Some(last.trim().trim_start_matches("error:").trim().to_owned())
+    }
+
     /// Builds a configuration from raw values: a blank value (empty or whitespace only) is unset; a
     /// directory is used as given, except that a leading `~` that is the whole value or is followed by `/` is replaced by
     /// `home` when that is given and not blank. `~user` is never expanded.

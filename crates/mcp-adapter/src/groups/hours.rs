@@ -96,19 +96,27 @@ pub fn resolve_server_zone(
     os_zone: impl FnOnce() -> Option<String>,
 ) -> Result<ServerZone, String> {
     let quiet = |zone| ServerZone { zone, warning: None };
+    // The library's sentence repeats the name (it is the expression grammar's, kept for parity); the
+    // command line says it once.
+    let unknown = |name: &str| {
+        format!(
+            "{:?} is not a known IANA time zone (such as Europe/London or America/New_York)",
+            clip_echo(name)
+        )
+    };
     if let Some(name) = flag {
-        return parse_zone(name).map(quiet).map_err(|e| format!("--zone: {e}"));
+        return parse_zone(name).map(quiet).map_err(|e| match e {
+            shiftwork_hours::ZoneError::Unknown { .. } => format!("--zone: {}", unknown(name)),
+            other => format!("--zone: {other}"),
+        });
     }
     if let Some(value) = tz_env.filter(|v| !v.trim().is_empty()) {
         let name = value.strip_prefix(':').unwrap_or(value);
         return Ok(match parse_zone(name) {
             Ok(zone) => quiet(zone),
-            Err(e) => ServerZone {
+            Err(_) => ServerZone {
                 zone: Tz::UTC,
-                warning: Some(format!(
-                    "TZ={:?} is not a known time zone ({e})",
-                    clip_echo(value)
-                )),
+                warning: Some(format!("TZ: {}", unknown(name))),
             },
         });
     }

@@ -72,9 +72,33 @@ fn config(settings: &Settings) -> Config {
     Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
 }
 
-/// WL-10: never fails; an invalid pattern or a missing directory is reported by each call.
+/// WL-10: never fails; an invalid pattern or a missing directory is reported by each call. An invalid
+/// pattern is also said once on stderr, in the regular-expression library's words (issue 31 item 5),
+/// for the person who started the server.
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
-    Ok(tools(Arc::new(Worklog::new(config(settings), OsFs))))
+    let config = config(settings);
+    if let Some(problem) = config.pattern_problem() {
+        crate::terminal::print_err(&format!(
+            "shiftwork-mcp: warning: --worklog-pattern / WORKLOG_FILE_PATTERN is not a valid regular expression ({problem}); \
+             every work-log call will say so until it is fixed\n"
+        ));
+    }
+    Ok(tools(Arc::new(Worklog::new(config, OsFs))))
+}
+
+/// Which of "not configured" and "does not exist" a `no_dir` is, and which setting to look at. Not the
+/// path: the work log's privacy rule (WL-101) keeps every directory name out of every output, the
+/// probe's included — its output ends up in scripts' logs.
+fn no_dir_detail(config: &Config, settings: &Settings) -> String {
+    let source = if settings.flag(DIR).is_some() {
+        "--worklog-dir"
+    } else {
+        "WORKLOG_DIR"
+    };
+    match &config.dir {
+        None => String::from("it is not configured (set WORKLOG_DIR or give --worklog-dir DIR)"),
+        Some(_) => format!("{source} is set, but that directory does not exist or is not a directory"),
+    }
 }
 
 /// The two tools over one work log (so the pattern is compiled at most once, WL-12).
@@ -280,7 +304,8 @@ pub(crate) fn probe<F: Fs>(
             return EXIT_USAGE;
         }
     };
-    let (line, code, to_stdout) = match open(config(&settings)).check() {
+    let configured = config(&settings);
+    let (line, code, to_stdout) = match open(configured.clone()).check() {
         Ok(result) => match result.status {
             CheckStatus::Ok => {
                 // CLI-ok, with the name quoted as every message quotes it (issue 12: never raw).
@@ -288,11 +313,20 @@ pub(crate) fn probe<F: Fs>(
                 let items = result.items.unwrap_or_default();
                 (format!("ok: file={name} items={items}"), 0, true)
             }
-            CheckStatus::NoDir => (result.message, 2, false),
+            // Issue 31 item 5: the person at the terminal set the directory, so the probe says which
+            // of the two it is, with the path (the tools never name a path).
+            CheckStatus::NoDir => (
+                format!("{}: {}", result.message, no_dir_detail(&configured, &settings)),
+                2,
+                false,
+            ),
             CheckStatus::NoFile => (result.message, 3, false),
             CheckStatus::NoChecklist => (result.message, 4, false),
         },
-        Err(e) => (e.to_string(), 1, false),
+        Err(e) => match configured.pattern_problem() {
+            Some(problem) => (format!("{e}: {problem}"), 1, false),
+            None => (e.to_string(), 1, false),
+        },
     };
     // Issue 27 item 11: every line the probe prints passes the shared rule (names are already quoted
     // with their controls escaped; this keeps it so whatever a sentence holds).

@@ -203,8 +203,18 @@ fn wl84_probe_outcomes() {
         (
             2,
             String::new(),
-            "shiftwork-mcp: the worklog directory is not configured or does not exist\n".into()
+            // Issue 31 item 5: which of the two, and the path.
+            "shiftwork-mcp: the worklog directory is not configured or does not exist: it is not configured (set WORKLOG_DIR or give --worklog-dir DIR)\n".into()
         )
+    );
+    assert_eq!(
+        run_probe(&none, &["check"], &[("WORKLOG_DIR", "/nowhere/log")]),
+        (
+            2,
+            String::new(),
+            "shiftwork-mcp: the worklog directory is not configured or does not exist: WORKLOG_DIR is set, but that directory does not exist or is not a directory\n".into()
+        ),
+        "issue 31 item 5: which of the two, and which setting (never the path, WL-101)"
     );
     let empty = MemFs::new();
     empty.create_dir_all(DIR);
