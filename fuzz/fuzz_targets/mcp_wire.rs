@@ -3,7 +3,7 @@
 //! and refuses only with the reasons it names; the `arguments` text it hands a tool is the JSON object
 //! `serde_json` reads, with the same keys in the same order; an id it recovers from a refused line is
 //! one well-formed string or number; an arguments reader that reads what it claims leaves every
-//! outcome as it was.
+//! outcome as it was; the id finder answers the same however a line is cut into pieces.
 //!
 //! The module is included by path: it depends on nothing but `std` and `shiftwork-json`, so the
 //! fuzz build does not pull the adapter's dependencies.
@@ -27,6 +27,16 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check(line: &[u8]) {
+    // The id of a line too long to keep is found by walking it in pieces: any cut of the line finds
+    // what the whole line shows (issue 27 item 15).
+    let whole = wire::recover_id(line);
+    for cut in [1usize, 2, 3, 7, 64] {
+        let mut finder = wire::IdFinder::new();
+        for piece in line.chunks(cut) {
+            finder.feed(piece);
+        }
+        assert_eq!(finder.finish(), whole, "pieces of {cut}");
+    }
     // A reader that reads what it claims (here: an empty object) changes nothing of the outcome.
     let empty = |text: &str| text.starts_with("{}").then(|| (2, Vec::new()));
     assert_eq!(

@@ -499,6 +499,30 @@ pub fn command(args: &[String]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text parses or is refused naming a line — never a panic; and what `render` writes
+        /// parses back to the same entries.
+        #[test]
+        fn any_text_parses_or_names_a_line_and_a_rendered_file_reads_back(
+            text in "(?s).{0,400}",
+            agents in proptest::collection::vec("[a-z0-9][a-z0-9._@:-]{0,20}", 0..8),
+            hashes in proptest::collection::vec(any::<[u8; 32]>(), 8),
+        ) {
+            match parse("f", &text) {
+                Ok(entries) => prop_assert!(entries.iter().all(|e| is_agent_name(&e.agent))),
+                Err(TokenFileError::Malformed { line, .. }) => prop_assert!(line >= 1 && line <= text.lines().count()),
+                Err(other) => prop_assert!(false, "{other}"),
+            }
+            let entries: Vec<TokenEntry> = agents
+                .iter()
+                .zip(&hashes)
+                .map(|(agent, hash)| TokenEntry { agent: agent.clone(), hash: *hash, created: String::from("2026-12-04T10:00:00Z") })
+                .collect();
+            prop_assert_eq!(parse("f", &render(&entries)), Ok(entries));
+        }
+    }
 
     #[test]
     fn tokens_are_47_characters_of_base64url_and_differ() {
