@@ -22,14 +22,14 @@
 //! ```
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::error::{Refusal, RefusalCode};
+use crate::error::{ContractRefusal, RefusalCode, RefusalDetails};
 use crate::limits::{
     MAX_ERROR_REASON_CHARS, MAX_EXTENDS_PER_CLAIM, MAX_REDELIVERY_BACKOFF_MS, MAX_RELEASES,
     REDELIVERY_BACKOFF_MS, SCHEMA_INVALID_LIMIT, TOCTOU_STRIKES,
 };
-use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status};
+use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status, instant};
 
 /// The caller of a holder operation (CT-48), as far as the record is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +140,20 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The holder making the call, for the holder commands.
+    pub fn holder(&self) -> Option<&Holder> {
+        match self {
+            Command::Extend { holder }
+            | Command::Release { holder, .. }
+            | Command::Fail { holder, .. }
+            | Command::FulfillCheck { holder }
+            | Command::Fulfill { holder, .. } => Some(holder),
+            Command::StaleAtClaim { .. } | Command::RevertClaim { .. } | Command::Cancel { .. } => None,
+        }
+    }
+}
+
 /// Why a claim is undone (C3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revert {
@@ -156,8 +170,9 @@ pub enum Reply {
     Done(Box<Contract>),
     /// The operation had already taken effect (a second cancel, CT-184); nothing was written.
     Already(Box<Contract>),
-    /// The operation was refused (the record may still have changed: E1/E2 before a refusal, U2–U5).
-    Refused(Refusal),
+    /// The operation was refused (the record may still have changed: a deadline recorded before the
+    /// refusal, or a delivery that counts against the holder).
+    Refused(ContractRefusal),
     /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
     /// own was written.
     GuardFailed,
@@ -430,16 +445,15 @@ fn holder_op(
 /// changes nothing.
 fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step {
     if requester != &c.requester_agent {
-        return refused(Refusal::new(
-            RefusalCode::NotRequester,
+        return refused(ContractRefusal::new(
             format!(
                 "Only its requester \"{}\" may cancel contract {}, not \"{requester}\".",
                 c.requester_agent, c.contract_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("requester_agent", json!(c.requester_agent)),
-            ],
+            RefusalDetails::NotRequester {
+                contract_id: c.contract_id.clone(),
+                requester_agent: c.requester_agent.clone(),
+            },
         ));
     }
     match c.status {
@@ -458,55 +472,53 @@ fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step
     }
 }
 
-fn refusal_cancelled(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::Cancelled,
+fn refusal_cancelled(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Contract {} was cancelled by its requester \"{}\"; stop working on it.",
             c.contract_id, c.requester_agent
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("cancel_reason", json!(c.cancel_reason)),
-        ],
+        RefusalDetails::Cancelled {
+            contract_id: c.contract_id.clone(),
+            cancel_reason: c.cancel_reason.clone(),
+        },
     )
 }
 
 /// Steps 2–4 of CT-48 (step 1, not found, is the store's).
-fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<Refusal> {
+fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<ContractRefusal> {
     if holder.agent_id != c.target_agent {
-        return Some(Refusal::new(
-            RefusalCode::NotTargetAgent,
+        return Some(ContractRefusal::new(
             format!(
                 "Contract {} is addressed to agent \"{}\", not to \"{}\".",
                 c.contract_id, c.target_agent, holder.agent_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("target_agent", json!(c.target_agent)),
-            ],
+            RefusalDetails::NotTargetAgent {
+                contract_id: c.contract_id.clone(),
+                target_agent: c.target_agent.clone(),
+            },
         ));
     }
     match holder.claim_epoch {
-        None if policy.require_claim_epoch => Some(Refusal::new(
-            RefusalCode::EpochRequired,
+        None if policy.require_claim_epoch => Some(ContractRefusal::new(
             format!(
                 "A claim_epoch is required for contract {} (require_claim_epoch is on); pass the claim_epoch from poll_next_task.",
                 c.contract_id
             ),
-            vec![("contract_id", json!(c.contract_id))],
+            RefusalDetails::EpochRequired {
+                contract_id: c.contract_id.clone(),
+            },
         )),
-        Some(epoch) if epoch != c.claim_epoch => Some(Refusal::new(
-            RefusalCode::StaleEpoch,
+        Some(epoch) if epoch != c.claim_epoch => Some(ContractRefusal::new(
             format!(
                 "claim_epoch {epoch} is not the current epoch {} of contract {}; a newer claim supersedes it.",
                 c.claim_epoch, c.contract_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("claim_epoch", json!(c.claim_epoch)),
-                ("status", json!(c.status)),
-            ],
+            RefusalDetails::StaleEpoch {
+                contract_id: c.contract_id.clone(),
+                claim_epoch: c.claim_epoch,
+                status: c.status,
+            },
         )),
         _ => None,
     }
@@ -526,20 +538,19 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             next.expires_at = Some(lease_end(c, now));
             next.dirty_files = Some(drift.clone());
             record(&mut next, &format!("TOCTOU_STRIKE: {}", drift_list(drift)));
-            let refusal = Refusal::new(
-                RefusalCode::RetryNeeded,
+            let refusal = ContractRefusal::new(
                 format!(
                     "The pointer files of contract {} no longer match their baseline ({}); restore them and deliver again before the renewed lease ends. The next dirty delivery closes the contract.",
                     c.contract_id,
                     drift_list(drift)
                 ),
-                vec![
-                    ("contract_id", json!(c.contract_id)),
-                    ("status", json!(next.status)),
-                    ("claim_epoch", json!(next.claim_epoch)),
-                    ("expires_at", json!(next.expires_at)),
-                    ("dirty_files", json!(drift)),
-                ],
+                RefusalDetails::RetryNeeded {
+                    contract_id: c.contract_id.clone(),
+                    status: next.status,
+                    claim_epoch: next.claim_epoch,
+                    expires_at: next.expires_at.map(instant),
+                    dirty_files: drift.clone(),
+                },
             );
             changed(next, refusal)
         }
@@ -557,18 +568,17 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
                 &mut next,
                 &format!("POINTER_STALE_AT_FULFILL: {}", drift_list(drift)),
             );
-            let refusal = Refusal::new(
-                RefusalCode::PointerStale,
+            let refusal = ContractRefusal::new(
                 format!(
                     "The pointer files of contract {} changed again ({}); the contract is closed POINTER_STALE and the delivery is kept as salvaged_result.",
                     c.contract_id,
                     drift_list(drift)
                 ),
-                vec![
-                    ("contract_id", json!(c.contract_id)),
-                    ("status", json!(next.status)),
-                    ("dirty_files", json!(drift)),
-                ],
+                RefusalDetails::PointerStale {
+                    contract_id: c.contract_id.clone(),
+                    status: next.status,
+                    dirty_files: drift.clone(),
+                },
             );
             changed(next, refusal)
         }
@@ -599,35 +609,33 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             if next.retry_count >= SCHEMA_INVALID_LIMIT {
                 next.salvaged_result = Some(salvage());
                 end(&mut next, Status::Failed, EndReason::SchemaRetriesExhausted, now);
-                let refusal = Refusal::new(
-                    RefusalCode::SchemaRetriesExhausted,
+                let refusal = ContractRefusal::new(
                     format!(
                         "structured_output does not match the contract_schema of contract {} for the {SCHEMA_INVALID_LIMIT}rd time; the contract is closed FAILED and the delivery is kept as salvaged_result.",
                         c.contract_id
                     ),
-                    vec![
-                        ("contract_id", json!(c.contract_id)),
-                        ("status", json!(next.status)),
-                        ("retry_count", json!(next.retry_count)),
-                        ("validation_errors", json!(errors)),
-                    ],
+                    RefusalDetails::SchemaRetriesExhausted {
+                        contract_id: c.contract_id.clone(),
+                        status: next.status,
+                        retry_count: next.retry_count,
+                        validation_errors: errors.clone(),
+                    },
                 );
                 changed(next, refusal)
             } else {
                 let left = SCHEMA_INVALID_LIMIT - next.retry_count;
-                let refusal = Refusal::new(
-                    RefusalCode::OutputSchemaInvalid,
+                let refusal = ContractRefusal::new(
                     format!(
                         "structured_output does not match the contract_schema of contract {}; {left} schema attempt(s) left.",
                         c.contract_id
                     ),
-                    vec![
-                        ("contract_id", json!(c.contract_id)),
-                        ("status", json!(next.status)),
-                        ("retry_count", json!(next.retry_count)),
-                        ("schema_attempts_left", json!(left)),
-                        ("validation_errors", json!(errors)),
-                    ],
+                    RefusalDetails::OutputSchemaInvalid {
+                        contract_id: c.contract_id.clone(),
+                        status: next.status,
+                        retry_count: next.retry_count,
+                        schema_attempts_left: left,
+                        validation_errors: errors.clone(),
+                    },
                 );
                 changed(next, refusal)
             }
@@ -642,14 +650,14 @@ fn done(next: Contract) -> Step {
     }
 }
 
-fn changed(next: Contract, refusal: Refusal) -> Step {
+fn changed(next: Contract, refusal: ContractRefusal) -> Step {
     Step {
         next: Some(next),
         reply: Reply::Refused(refusal),
     }
 }
 
-fn refused(refusal: Refusal) -> Step {
+fn refused(refusal: ContractRefusal) -> Step {
     unchanged(Reply::Refused(refusal))
 }
 
@@ -657,7 +665,7 @@ fn unchanged(reply: Reply) -> Step {
     Step { next: None, reply }
 }
 
-fn refusal_status(code: RefusalCode, c: &Contract) -> Refusal {
+fn refusal_status(code: RefusalCode, c: &Contract) -> ContractRefusal {
     let message = match code {
         RefusalCode::NotClaimed => format!(
             "Contract {} is waiting in the queue, not claimed; poll_next_task claims it.",
@@ -673,54 +681,61 @@ fn refusal_status(code: RefusalCode, c: &Contract) -> Refusal {
             c.status.as_str()
         ),
     };
-    Refusal::new(
-        code,
-        message,
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("status", json!(c.status)),
-            ("end_reason", json!(c.end_reason)),
-        ],
-    )
+    let (contract_id, status, end_reason) = (c.contract_id.clone(), c.status, c.end_reason);
+    let details = match code {
+        RefusalCode::NotClaimed => RefusalDetails::NotClaimed {
+            contract_id,
+            status,
+            end_reason,
+        },
+        RefusalCode::LeaseExpired => RefusalDetails::LeaseExpired {
+            contract_id,
+            status,
+            end_reason,
+        },
+        _ => RefusalDetails::AlreadyTerminal {
+            contract_id,
+            status,
+            end_reason,
+        },
+    };
+    ContractRefusal::new(message, details)
 }
 
-fn refusal_extend_limit(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::ExtendLimit,
+fn refusal_extend_limit(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Contract {} has used its {MAX_EXTENDS_PER_CLAIM} renewals for this claim.",
             c.contract_id
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("extend_count", json!(c.extend_count)),
-        ],
+        RefusalDetails::ExtendLimit {
+            contract_id: c.contract_id.clone(),
+            extend_count: c.extend_count,
+        },
     )
 }
 
-fn refusal_ceiling(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::LifetimeCeiling,
+fn refusal_ceiling(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Renewing contract {} would pass its lifetime ceiling lifetime_ends_at {}.",
             c.contract_id, c.lifetime_ends_at
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("lifetime_ends_at", json!(c.lifetime_ends_at)),
-            ("expires_at", json!(c.expires_at)),
-        ],
+        RefusalDetails::LifetimeCeiling {
+            contract_id: c.contract_id.clone(),
+            lifetime_ends_at: instant(c.lifetime_ends_at),
+            expires_at: c.expires_at.map(instant),
+        },
     )
 }
 
-fn refusal_release_limit(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::ReleaseLimit,
+fn refusal_release_limit(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!("Contract {} has used its {MAX_RELEASES} releases.", c.contract_id),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("release_count", json!(c.release_count)),
-        ],
+        RefusalDetails::ReleaseLimit {
+            contract_id: c.contract_id.clone(),
+            release_count: c.release_count,
+        },
     )
 }
 

@@ -10,12 +10,14 @@ use shiftwork_seams::{Clock, Fs};
 
 use super::sqlite_file::{self, Beside, Files, OpenHere};
 use super::{
-    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
+    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, QueueDepth, Store, SweepReport, Update,
+    epoch_ms,
 };
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
-use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EndReason, EpochMs, Status, instant};
+use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease};
 use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
@@ -187,7 +189,7 @@ UPDATE contracts
                 WHERE status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
                 ORDER BY expires_at, seq LIMIT :batch)
    AND status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
-RETURNING target_agent",
+RETURNING contract_id, target_agent, available_at",
         entry = super::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
     )
 }
@@ -201,7 +203,8 @@ UPDATE contracts
  WHERE seq IN (SELECT seq FROM contracts
                 WHERE status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
                 ORDER BY expires_at, seq LIMIT :batch)
-   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})"
+   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
+RETURNING contract_id, target_agent"
     )
 }
 
@@ -243,6 +246,8 @@ pub struct SqliteStore {
     /// This store holds the file open in this process (shared with the watching thread).
     open_here: Arc<OpenHere>,
     clock: Arc<dyn Clock>,
+    /// Told of the leases sweeps end.
+    observer: ObserverSlot,
     pool: Mutex<Pool>,
     available: Condvar,
     watch: Arc<Watching>,
@@ -370,26 +375,29 @@ impl Drop for Lease<'_> {
 }
 
 fn io(e: rusqlite::Error) -> StoreError {
-    match e.sqlite_error_code() {
+    let failure = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Busy(String::from("the database lock was not obtained in time"))
+            StoreError::busy("the database lock was not obtained in time")
         }
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
-            StoreError::Corrupt(String::from("the database file is damaged"))
+            StoreError::corrupt("the database file is damaged")
         }
-        _ => match e {
+        _ => match &e {
             rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..) => {
-                StoreError::Corrupt(e.to_string())
+                StoreError::corrupt(e.to_string())
             }
-            other => StoreError::Io(other.to_string()),
+            other => StoreError::io(other.to_string()),
         },
-    }
+    };
+    failure.with_source(e)
 }
 
 fn unavailable(what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |e| match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => io(e),
-        code => StoreError::Unavailable(format!("{what}: {}", code.map_or("error", reason_of))),
+        code => {
+            StoreError::unavailable(format!("{what}: {}", code.map_or("error", reason_of))).with_source(e)
+        }
     }
 }
 
@@ -452,7 +460,7 @@ impl SqliteStore {
     /// drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &OsFs).unwrap());
     /// let view = SqliteStore::open_read_only(&path, SqliteOptions::default(), clock, &OsFs).unwrap();
     /// assert!(view.check_integrity().unwrap().is_clean());
-    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly(_))));
+    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly { .. })));
     /// ```
     pub fn open_read_only(
         path: &Path,
@@ -503,6 +511,7 @@ impl SqliteStore {
                 ..options
             },
             clock,
+            observer: ObserverSlot::default(),
             pool: Mutex::new(Pool {
                 idle: Vec::new(),
                 open: 0,
@@ -515,12 +524,12 @@ impl SqliteStore {
             store.read(|tx| {
                 let header = check_header(tx)?;
                 let Header::Known(version) = header else {
-                    return Err(StoreError::Unavailable(String::from(
+                    return Err(StoreError::unavailable(String::from(
                         "the database file is not initialised yet, and this store opens it read-only",
                     )));
                 };
                 if version < SCHEMA_VERSION {
-                    return Err(StoreError::Unavailable(format!(
+                    return Err(StoreError::unavailable(format!(
                         "the database has schema version {version}, and this store opens it read-only, so it cannot be upgraded"
                     )));
                 }
@@ -549,7 +558,7 @@ impl SqliteStore {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) if reader => {
-                return Err(StoreError::Unavailable(format!(
+                return Err(StoreError::unavailable(format!(
                     "the store location cannot be read: {}",
                     shiftwork_seams::os_reason(&e)
                 )));
@@ -559,7 +568,7 @@ impl SqliteStore {
         let meta = match found {
             Some(m) => m,
             None if reader => {
-                return Err(StoreError::Unavailable(String::from(
+                return Err(StoreError::unavailable(String::from(
                     "there is no contracts database at the store location yet",
                 )));
             }
@@ -569,7 +578,7 @@ impl SqliteStore {
                 sqlite_file::check_directory(fs, &files)?;
                 sqlite_file::create(fs, &files, &|temp| initialise(temp, options))?;
                 fs.metadata(path).map_err(|e| {
-                    StoreError::Unavailable(format!(
+                    StoreError::unavailable(format!(
                         "the database file cannot be read: {}",
                         shiftwork_seams::os_reason(&e)
                     ))
@@ -578,7 +587,7 @@ impl SqliteStore {
         };
         // Resolved once: SQLite and every check use the file the location leads to.
         let canonical = fs.canonicalize(path).map_err(|e| {
-            StoreError::Unavailable(format!(
+            StoreError::unavailable(format!(
                 "the store location cannot be resolved: {}",
                 shiftwork_seams::os_reason(&e)
             ))
@@ -667,27 +676,33 @@ impl SqliteStore {
         }
     }
 
-    /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held
-    /// (CT-122, CT-140). Any error rolls back. `f` names the agents whose records it returned to the
-    /// queue; their waiting polls are woken after the commit (CT-180).
+    /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held. Any
+    /// error rolls back. `f` names the agents whose records it returned to the queue and the leases
+    /// its sweep ended; after the commit their waiting polls are woken and the observer is told.
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Vec<AgentId>) -> Result<T, StoreError>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Committed) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writable()?;
-        let mut woken = Vec::new();
+        let mut after = Committed::default();
         let out = self.transaction(TransactionBehavior::Immediate, |tx| {
-            f(tx, epoch_ms(self.clock.as_ref()), &mut woken)
+            after = Committed::default();
+            f(tx, epoch_ms(self.clock.as_ref()), &mut after)
         })?;
-        for agent in &woken {
+        self.committed(after);
+        Ok(out)
+    }
+
+    fn committed(&self, after: Committed) {
+        for agent in &after.woken {
             self.watch.watchers.notify(agent);
         }
-        Ok(out)
+        self.observer.tell(&after.events);
     }
 
     fn writable(&self) -> Result<(), StoreError> {
         if self.read_only {
-            return Err(StoreError::ReadOnly(String::from(
+            return Err(StoreError::read_only(String::from(
                 "the database file is not writable",
             )));
         }
@@ -730,7 +745,7 @@ impl SqliteStore {
                         *turn = Some((stamp, conn));
                     }
                     let Some((_, conn)) = turn.as_mut() else {
-                        return Err(StoreError::Io(String::from("no connection")));
+                        return Err(StoreError::io(String::from("no connection")));
                     };
                     return in_tx(conn);
                 }
@@ -758,7 +773,7 @@ impl SqliteStore {
         let _turn = matches!(behavior, TransactionBehavior::Immediate).then(|| self.lock_writer());
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::Io(String::from("no connection")));
+            return Err(StoreError::io(String::from("no connection")));
         };
         let tx = conn.transaction_with_behavior(behavior).map_err(io)?;
         let out = f(&tx)?;
@@ -818,7 +833,7 @@ fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .map_err(unavailable("WAL mode cannot be set"))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database refused WAL mode (journal_mode is {mode})"
         )));
     }
@@ -887,7 +902,7 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     match fs.create_dir(dir, 0o700) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(StoreError::Unavailable(format!(
+        Err(e) => Err(StoreError::unavailable(format!(
             "the database directory cannot be created: {}",
             shiftwork_seams::os_reason(&e)
         ))),
@@ -918,17 +933,17 @@ fn check_header(conn: &Connection) -> Result<Header, StoreError> {
         return Ok(Header::Fresh);
     }
     if app != APPLICATION_ID {
-        return Err(StoreError::Unavailable(String::from(
+        return Err(StoreError::unavailable(String::from(
             "the file is not a contracts database (another application id)",
         )));
     }
     if version > SCHEMA_VERSION {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database has schema version {version}, newer than this build's {SCHEMA_VERSION}"
         )));
     }
     if version < 1 {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database has unknown schema version {version}"
         )));
     }
@@ -949,7 +964,7 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
             tx.execute_batch(INDEXES).map_err(io)?;
         }
         Header::Fresh => {
-            return Err(StoreError::Unavailable(format!(
+            return Err(StoreError::unavailable(format!(
                 "the file {} is an SQLite database without the contracts application id, not a contracts database; only a path that does not exist yet is created",
                 sqlite_file::shown(file)
             )));
@@ -1023,7 +1038,12 @@ fn u32_col(row: &Row<'_>, i: usize) -> rusqlite::Result<u32> {
 
 fn agent_col(row: &Row<'_>, i: usize) -> rusqlite::Result<AgentId> {
     let s: String = row.get(i)?;
-    AgentId::parse(&s).ok_or_else(|| bad(i, "an invalid agent id"))
+    AgentId::parse(&s).map_err(|_| bad(i, "an invalid agent id"))
+}
+
+fn id_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ContractId> {
+    let s: String = row.get(i)?;
+    ContractId::parse(&s).map_err(|_| bad(i, "an invalid contract id"))
 }
 
 /// Decodes a row in the column order of CT-139.
@@ -1033,7 +1053,7 @@ fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
     let epoch: i64 = row.get(22)?;
     Ok(Contract {
         seq: row.get(0)?,
-        contract_id: row.get(1)?,
+        contract_id: id_col(row, 1)?,
         requester_agent: agent_col(row, 2)?,
         target_agent: agent_col(row, 3)?,
         idempotency_key: row.get(4)?,
@@ -1095,7 +1115,7 @@ fn opt_int(v: Option<i64>) -> Sql {
 fn encode(c: &Contract) -> Vec<Sql> {
     vec![
         Sql::Integer(c.seq),
-        Sql::Text(c.contract_id.clone()),
+        Sql::Text(c.contract_id.as_str().to_owned()),
         Sql::Text(c.requester_agent.as_str().to_owned()),
         Sql::Text(c.target_agent.as_str().to_owned()),
         opt_text(&c.idempotency_key),
@@ -1137,13 +1157,23 @@ fn encode(c: &Contract) -> Vec<Sql> {
     ]
 }
 
-/// The sweep of CT-142 and the redelivery of CT-187, in batches of `max` per kind: the report and the
-/// agents whose records went back to the queue (their waiters are woken after the commit).
+/// What a write transaction leaves to do after its commit.
+#[derive(Default)]
+struct Committed {
+    /// The agents whose records went back to the queue: their waiting polls are woken.
+    woken: Vec<AgentId>,
+    /// The leases the sweep ended, for the observer.
+    events: Vec<ContractEvent>,
+}
+
+/// The sweep and the redelivery of lost leases, in batches of `max` per kind: the report, and in
+/// `after` the agents whose records went back to the queue and the leases it ended.
 fn sweep_tx(
     tx: &rusqlite::Transaction<'_>,
     now: EpochMs,
     max: usize,
-) -> Result<(SweepReport, Vec<AgentId>), StoreError> {
+    after: &mut Committed,
+) -> Result<SweepReport, StoreError> {
     // Nearly always nothing is due: one probe of the two deadline indexes decides whether the three
     // sweeping statements run at all.
     let due: bool = tx
@@ -1151,40 +1181,56 @@ fn sweep_tx(
         .and_then(|mut s| s.query_row(rusqlite::named_params! {":now": now}, |r| r.get(0)))
         .map_err(io)?;
     if !due {
-        return Ok((SweepReport::default(), Vec::new()));
+        return Ok(SweepReport::default());
     }
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
     let queued = tx
         .prepare_cached(SWEEP_QUEUED)
         .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
-    let mut requeued = Vec::new();
+    let mut redelivered = 0;
     {
         let mut stmt = tx.prepare_cached(&SWEEP_REDELIVER).map_err(io)?;
         let mut rows = stmt
             .query(rusqlite::named_params! {":now": now, ":batch": batch})
             .map_err(io)?;
         while let Some(row) = rows.next().map_err(io)? {
-            requeued.push(agent_col(row, 0).map_err(io)?);
+            let agent = agent_col(row, 1).map_err(io)?;
+            let at: Option<i64> = row.get(2).map_err(io)?;
+            after.events.extend(swept_lease(
+                id_col(row, 0).map_err(io)?,
+                agent.clone(),
+                Some(at.map(instant)),
+            ));
+            after.woken.push(agent);
+            redelivered += 1;
         }
     }
-    let claimed = tx
-        .prepare_cached(&SWEEP_CLAIMED)
-        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
-        .map_err(io)?;
-    Ok((
-        SweepReport {
-            queued_timed_out: queued as u64,
-            claimed_timed_out: claimed as u64,
-            redelivered: requeued.len() as u64,
-        },
-        requeued,
-    ))
+    let mut claimed = 0;
+    {
+        let mut stmt = tx.prepare_cached(&SWEEP_CLAIMED).map_err(io)?;
+        let mut rows = stmt
+            .query(rusqlite::named_params! {":now": now, ":batch": batch})
+            .map_err(io)?;
+        while let Some(row) = rows.next().map_err(io)? {
+            after.events.extend(swept_lease(
+                id_col(row, 0).map_err(io)?,
+                agent_col(row, 1).map_err(io)?,
+                None,
+            ));
+            claimed += 1;
+        }
+    }
+    Ok(SweepReport {
+        queued_timed_out: queued as u64,
+        claimed_timed_out: claimed,
+        redelivered,
+    })
 }
 
-fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
+fn by_id(tx: &rusqlite::Transaction<'_>, id: &ContractId) -> Result<Option<Contract>, StoreError> {
     tx.prepare_cached("SELECT * FROM contracts WHERE contract_id = ?1")
-        .and_then(|mut s| s.query_row([id], decode).optional())
+        .and_then(|mut s| s.query_row([id.as_str()], decode).optional())
         .map_err(io)
 }
 
@@ -1229,7 +1275,7 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
         push("requester_agent = ?", Sql::Text(a.as_str().to_owned()));
     }
     if let Some(id) = &query.contract_id {
-        push("contract_id = ?", Sql::Text(id.clone()));
+        push("contract_id = ?", Sql::Text(id.as_str().to_owned()));
     }
     if with_status {
         if let Some(b) = query.before_seq {
@@ -1249,9 +1295,13 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
 }
 
 impl Store for SqliteStore {
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             let seq: i64 = tx
                 .prepare_cached(
                     "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
@@ -1270,14 +1320,14 @@ impl Store for SqliteStore {
                 .map_err(io)?;
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("insert-before-commit");
-            woken.push(record.target_agent.clone());
+            after.woken.push(record.target_agent.clone());
             Ok(InsertOutcome::Inserted(record))
         })
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             tx.prepare_cached(CLAIM)
                 .map_err(io)?
                 .query_row(
@@ -1289,16 +1339,16 @@ impl Store for SqliteStore {
         })
     }
 
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             let Some(record) = by_id(tx, contract_id)? else {
                 return Ok(None);
             };
             let out = step(&record, now);
             if let Some(next) = &out.next {
                 if next.status == Status::Submitted && record.status != Status::Submitted {
-                    woken.push(next.target_agent.clone());
+                    after.woken.push(next.target_agent.clone());
                 }
                 let mut values = encode(next);
                 values[0] = Sql::Integer(record.seq);
@@ -1310,7 +1360,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError> {
         self.read(|tx| by_id(tx, contract_id))
     }
 
@@ -1341,7 +1391,7 @@ impl Store for SqliteStore {
             for row in rows {
                 let (status, count, expired) = row.map_err(io)?;
                 let status = Status::parse(&status)
-                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status}")))?;
+                    .ok_or_else(|| StoreError::corrupt(format!("unknown status {status}")))?;
                 counts.add_status(status, u64::try_from(count).unwrap_or(0));
                 counts.logically_expired += u64::try_from(expired).unwrap_or(0);
             }
@@ -1367,16 +1417,15 @@ impl Store for SqliteStore {
         let _turn = self.lock_writer();
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::Io(String::from("no connection")));
+            return Err(StoreError::io(String::from("no connection")));
         };
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
-        let (report, requeued) = sweep_tx(&tx, now, max_per_kind)?;
+        let mut after = Committed::default();
+        let report = sweep_tx(&tx, now, max_per_kind, &mut after)?;
         tx.commit().map_err(io)?;
-        for agent in &requeued {
-            self.watch.watchers.notify(agent);
-        }
+        self.committed(after);
         Ok(report)
     }
 
@@ -1421,10 +1470,47 @@ impl Store for SqliteStore {
             std::thread::Builder::new()
                 .name(String::from("contracts-watch"))
                 .spawn(move || watching.run())
-                .map_err(|e| StoreError::Io(format!("the watching thread cannot start: {e}")))?;
+                .map_err(|e| StoreError::io(format!("the watching thread cannot start: {e}")))?;
             *running = true;
         }
         Ok(())
+    }
+
+    fn queue_depth(&self) -> Result<QueueDepth, StoreError> {
+        self.read(|tx| {
+            let mut depth = QueueDepth::default();
+            let mut stmt = tx
+                .prepare_cached("SELECT status, count(*) FROM contracts GROUP BY status")
+                .map_err(io)?;
+            let mut rows = stmt.query([]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                let (status, n): (String, i64) = (row.get(0).map_err(io)?, row.get(1).map_err(io)?);
+                let status = Status::parse(&status)
+                    .ok_or_else(|| StoreError::corrupt(format!("unknown status {status}")))?;
+                depth.by_status.add_status(status, u64::try_from(n).unwrap_or(0));
+            }
+            drop(rows);
+            drop(stmt);
+            // The partial index of waiting records by target answers this one.
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT target_agent, count(*) FROM contracts WHERE status = 'SUBMITTED'
+                      GROUP BY target_agent ORDER BY target_agent",
+                )
+                .map_err(io)?;
+            let mut rows = stmt.query([]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                let n: i64 = row.get(1).map_err(io)?;
+                depth
+                    .submitted_by_target
+                    .push((agent_col(row, 0).map_err(io)?, u64::try_from(n).unwrap_or(0)));
+            }
+            Ok(depth)
+        })
+    }
+
+    fn observe(&self, observer: Arc<dyn ContractsObserver>) {
+        self.observer.set(observer);
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

@@ -102,7 +102,7 @@ pub(crate) fn shown(path: &Path) -> String {
 }
 
 pub(crate) fn unavailable(message: String) -> StoreError {
-    StoreError::Unavailable(message)
+    StoreError::unavailable(message)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -637,7 +637,7 @@ fn judge_left_behind(
         let carried = parse_header(&wal[at..])
             .ok_or_else(|| not_ours(files, "its first page is not an SQLite header"))?;
         judge_header(&carried, &files.db).map_err(|e| match e {
-            StoreError::Unavailable(why) => not_ours(files, &why),
+            StoreError::Unavailable { reason, .. } => not_ours(files, &reason),
             other => other,
         })?;
     }

@@ -127,7 +127,7 @@ pub(crate) fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), Store
     let header = parse_header(&image)
         .ok_or_else(|| not_ours(files, "the database it produces is not an SQLite database"))?;
     judge_header(&header, &files.db).map_err(|e| match e {
-        StoreError::Unavailable(why) => not_ours(files, &why),
+        StoreError::Unavailable { reason, .. } => not_ours(files, &reason),
         other => other,
     })?;
     // In memory there is no log: the copy is read as a rollback-mode database.

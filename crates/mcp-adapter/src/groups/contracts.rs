@@ -15,7 +15,9 @@ use serde_json::{Map, Value, json};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
-use shiftwork_contracts::{Contracts, ContractsConfig, DefaultAgent, StoreError};
+use shiftwork_contracts::{
+    AgentId, ContractEvent, Contracts, ContractsConfig, DefaultAgent, QueueDepth, Status, StoreError,
+};
 
 use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
@@ -138,14 +140,15 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
             shiftwork_seams::echo::clip_echo(a)
         ));
     }
+    let contracts = ContractsConfig::builder()
+        .require_claim_epoch(require_epoch)
+        .allowed_roots(allowed_roots)
+        .build()
+        .map_err(|e| e.to_string())?;
     Ok(Config {
         location,
         sync,
-        contracts: ContractsConfig {
-            require_claim_epoch: require_epoch,
-            allowed_roots,
-            ..ContractsConfig::default()
-        },
+        contracts,
         agent,
     })
 }
@@ -158,10 +161,11 @@ pub struct Lazy {
 }
 
 impl Lazy {
-    /// A facade that opens `config`'s store on first use.
+    /// A facade that opens `config`'s store on first use, its events counted in the server's metrics.
     pub fn new(config: Config) -> Self {
         Lazy {
-            contracts: LazyContracts::new(config.location, config.sync, config.contracts),
+            contracts: LazyContracts::new(config.location, config.sync, config.contracts)
+                .with_observer(Arc::new(count_event)),
             agent: config.agent,
             progress_every: PROGRESS_EVERY,
         }
@@ -186,6 +190,18 @@ impl Lazy {
     /// The facade, or the store failure that keeps it closed.
     pub fn contracts(&self) -> Result<Arc<Contracts>, StoreError> {
         self.contracts.get()
+    }
+
+    /// The queue gauges' rows (status, target agent or "", contracts), read from the store if it is
+    /// open already: a scrape never opens (or creates) a store. Each status once, except `SUBMITTED`,
+    /// given per target agent (one row with no agent when none waits), so that the rows of one status
+    /// add up to its contracts.
+    pub fn queue_gauges(&self) -> Result<Vec<(String, String, u64)>, String> {
+        let Some(contracts) = self.contracts.opened() else {
+            return Ok(Vec::new());
+        };
+        let depth = contracts.queue_depth().map_err(|r| r.message().to_owned())?;
+        Ok(gauge_rows(&depth))
     }
 
     /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
@@ -220,8 +236,8 @@ impl Lazy {
                 // to that agent, and one naming another is refused before the store is asked.
                 let authenticated = context
                     .agent()
-                    .and_then(shiftwork_contracts::AgentId::parse)
-                    .map(shiftwork_contracts::DefaultAgent::Authenticated);
+                    .and_then(|a| AgentId::parse(a).ok())
+                    .map(DefaultAgent::Authenticated);
                 let default = authenticated.as_ref().unwrap_or(&self.agent);
                 let answer = target.call(tool, args, default, &cancel);
                 // A claim whose answer the transport drops goes back to the queue.
@@ -239,6 +255,32 @@ impl Lazy {
         add_hint(&mut answer);
         answer
     }
+}
+
+/// Counts a queue event in the server's metrics (the claim-to-fulfil time of a delivery too).
+fn count_event(event: &ContractEvent) {
+    crate::telemetry::contracts_event(event.name());
+    if let ContractEvent::Fulfilled { claim_to_fulfil, .. } = event {
+        crate::telemetry::contracts_claim_to_fulfil(*claim_to_fulfil);
+    }
+}
+
+/// The rows of [`Lazy::queue_gauges`].
+fn gauge_rows(depth: &QueueDepth) -> Vec<(String, String, u64)> {
+    let mut rows = Vec::new();
+    for status in Status::ALL {
+        if status != Status::Submitted || depth.submitted_by_target.is_empty() {
+            rows.push((
+                status.as_str().to_owned(),
+                String::new(),
+                depth.by_status.of(status),
+            ));
+        }
+    }
+    for (agent, waiting) in &depth.submitted_by_target {
+        rows.push((Status::Submitted.as_str().to_owned(), agent.to_string(), *waiting));
+    }
+    rows
 }
 
 /// How often a waiting poll reports progress (CT-181).
@@ -321,7 +363,13 @@ fn add_hint(answer: &mut Value) {
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let config = config(settings)?;
-    Ok(tools(Arc::new(Lazy::new(config))))
+    let lazy = Arc::new(Lazy::new(config));
+    // The queue gauges read this group's store (telemetry reads them at most once per interval).
+    let weak = Arc::downgrade(&lazy);
+    crate::telemetry::set_queue_reader(Box::new(move || {
+        weak.upgrade().map_or(Ok(Vec::new()), |lazy| lazy.queue_gauges())
+    }));
+    Ok(tools(lazy))
 }
 
 /// MC-9 / CT-86: the library's refusal, the one place its sentence is written.
@@ -397,30 +445,27 @@ fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
 /// alice's first dispatch, made from another connection to the demo's database half a second after
 /// bob started waiting (as alice's own server would).
 fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
-    use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
+    use shiftwork_contracts::DispatchRequest;
     let db = root.join("contracts-demo.db");
-    let config = ContractsConfig {
-        allowed_roots: AllowedRoots::new([root]),
-        ..ContractsConfig::default()
-    };
+    let config = ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new([root]))
+        .build()
+        .map_err(std::io::Error::other)?;
     let lazy = LazyContracts::new(
         Ok(Location::File(db)),
         shiftwork_contracts::Synchronous::Normal,
         config,
     );
     let contracts = lazy.get().map_err(std::io::Error::other)?;
-    let (alice, bob) = (AgentId::parse("alice"), AgentId::parse("bob"));
-    let (Some(alice), Some(bob)) = (alice, bob) else {
-        return Err(std::io::Error::other("the demo's agent names are valid"));
-    };
+    let alice = AgentId::parse("alice").map_err(std::io::Error::other)?;
+    let bob = AgentId::parse("bob").map_err(std::io::Error::other)?;
     let request = DispatchRequest {
-        pointers: Some(vec![String::from("src/lib.rs")]),
         contract_schema: json!({"type": "object", "required": ["verdict"],
                                 "properties": {"verdict": {"enum": ["approve", "reject"]}}})
         .as_object()
         .cloned(),
-        requester_agent: Identity::from(alice),
-        ..DispatchRequest::new(bob, "Review add()", workspace.display().to_string())
+        ..DispatchRequest::new(alice, bob, "Review add()", workspace.display().to_string())
+            .pointers(["src/lib.rs"])
     };
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
