@@ -1,4 +1,4 @@
-//! The pure transition functions of spec §5 (CT-49, CT-60): no I/O, no clock.
+//! The pure transition functions of the contract's state machine: no I/O, no clock.
 //!
 //! Every store calls these, so every store judges identically. The instant `now` is an argument; the
 //! verification result and the schema verdict are inputs of the fulfill command.
@@ -31,7 +31,7 @@ use crate::limits::{
 };
 use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status, instant};
 
-/// The caller of a holder operation (CT-48), as far as the record is concerned.
+/// The caller of a holder operation, as far as the record is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     /// The caller's identity.
@@ -40,14 +40,14 @@ pub struct Holder {
     pub claim_epoch: Option<u64>,
 }
 
-/// Settings that change judgements (CT-125).
+/// Settings that change judgements.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
     /// Refuse holder operations without an epoch (`EPOCH_REQUIRED`).
     pub require_claim_epoch: bool,
 }
 
-/// One schema validation error (CT-70).
+/// One schema validation error.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct ValidationError {
     /// JSON Pointer of the failing value (`""` for the root).
@@ -67,7 +67,8 @@ pub struct Delivery {
     pub artifacts_pointers: Vec<Pointer>,
 }
 
-/// The outcome of the checks a fulfill runs outside the store (CT-68 steps 4–5).
+/// The outcome of the checks a fulfill runs outside the store (the pinned files, then the result
+/// schema).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// The baseline drifted (non-empty list); the output was not validated.
@@ -78,37 +79,38 @@ pub enum Verdict {
     Invalid(Vec<ValidationError>),
 }
 
-/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfill pre-check).
+/// The commands of [`apply`]: what a poll found, and each holder and requester operation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// C2: the poll's verification found drift in the claim of `epoch`.
+    /// The poll's verification found drift in the claim of `epoch`: the contract ends `POINTER_STALE`.
     StaleAtClaim {
         /// The epoch the claim gave.
         epoch: u64,
         /// The drift found (non-empty).
         drift: Vec<Drift>,
     },
-    /// C3: the claim of `epoch` is undone: the poll's verification could not run, or the waiting poll
-    /// that made it was cancelled before it could answer (CT-181).
+    /// The claim of `epoch` is undone: the poll's verification could not run, or the waiting poll
+    /// that made it was cancelled before it could answer.
     RevertClaim {
         /// The epoch the claim gave.
         epoch: u64,
         /// Why.
         why: Revert,
     },
-    /// X1.
+    /// A lease renewal.
     Extend {
         /// The caller.
         holder: Holder,
     },
-    /// R1.
+    /// A release back to the queue.
     Release {
         /// The caller.
         holder: Holder,
         /// The caller's reason, if any.
         reason: Option<String>,
     },
-    /// F1 / F2, or F3 with `retryable` (CT-188).
+    /// A failure (or, after the lease ran out, the holder's late report), or with `retryable` a
+    /// return to the queue for another delivery.
     Fail {
         /// The caller.
         holder: Holder,
@@ -117,7 +119,7 @@ pub enum Command {
         /// Return the contract to the queue when it has deliveries left.
         retryable: bool,
     },
-    /// K1 / K2 (CT-184): the requester withdraws the contract.
+    /// The requester withdraws the contract.
     Cancel {
         /// The caller (must be the requester).
         requester: AgentId,
@@ -129,7 +131,7 @@ pub enum Command {
         /// The caller.
         holder: Holder,
     },
-    /// U1–U5.
+    /// A delivery, with what the checks outside the store found.
     Fulfill {
         /// The caller.
         holder: Holder,
@@ -154,12 +156,12 @@ impl Command {
     }
 }
 
-/// Why a claim is undone (C3).
+/// Why a claim is undone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revert {
-    /// The poll's verification could not run (CT-65 step 5).
+    /// The poll's verification could not run.
     CheckFailed,
-    /// The poll that claimed it was cancelled before it answered (CT-181; issue 27: waiting or not).
+    /// The poll that claimed it was cancelled before it answered (waiting or not).
     Cancelled,
 }
 
@@ -168,12 +170,13 @@ pub enum Revert {
 pub enum Reply {
     /// The operation succeeded; the record as it stands afterwards.
     Done(Box<Contract>),
-    /// The operation had already taken effect (a second cancel, CT-184); nothing was written.
+    /// The operation had already taken effect (a second cancel); nothing was written.
     Already(Box<Contract>),
     /// The operation was refused (the record may still have changed: a deadline recorded before the
     /// refusal, or a delivery that counts against the holder).
     Refused(ContractRefusal),
-    /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
+    /// A guarded internal transition (a stale or undone claim) did not apply because its guard
+    /// failed; nothing of its
     /// own was written.
     GuardFailed,
 }
@@ -187,7 +190,7 @@ pub struct Step {
     pub reply: Reply,
 }
 
-/// The redelivery backoff after `delivery_count` deliveries (CT-187): 30 s × 2^(n−1), at most 1 h.
+/// The redelivery backoff after `delivery_count` deliveries: 30 s × 2^(n−1), at most 1 h.
 ///
 /// ```
 /// use shiftwork_contracts::transition::backoff_ms;
@@ -199,7 +202,8 @@ pub fn backoff_ms(delivery_count: u32) -> i64 {
     (REDELIVERY_BACKOFF_MS << shift).min(MAX_REDELIVERY_BACKOFF_MS)
 }
 
-/// E3 / F3 (CT-187, CT-188): `c`, claimed, back in the queue at `now` after its backoff, or `None`
+/// `c`, claimed, back in the queue at `now` after its backoff (a lost lease or a retryable failure
+/// with deliveries left), or `None`
 /// when it has no delivery left or the backoff would reach its lifetime ceiling.
 fn redeliver(c: &Contract, now: EpochMs, entry: &str) -> Option<Contract> {
     if c.delivery_count >= c.max_deliveries {
@@ -224,11 +228,12 @@ fn redeliver(c: &Contract, now: EpochMs, entry: &str) -> Option<Contract> {
     Some(next)
 }
 
-/// The history entry of a redelivery after a lost lease (CT-187).
+/// The history entry of a redelivery after a lost lease.
 pub const REDELIVERED_AFTER_TIMEOUT: &str = "REDELIVERED: EXEC_TTL_EXPIRED";
 
-/// E1 / E2 / E3: the successor of a record that is logically expired at `now`, or `None` (CT-45,
-/// CT-49, CT-187).
+/// The successor of a record that is logically expired at `now`, or `None`: past its queue window
+/// it is `TIMED_OUT`; past its lease it is redelivered when it has deliveries left, `TIMED_OUT`
+/// otherwise.
 pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
     if !c.is_logically_expired(now) {
         return None;
@@ -252,7 +257,7 @@ pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
     Some(next)
 }
 
-/// C1: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
+/// The claim: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
 /// queue deadline, before `available_at`). The "oldest first" part of the guard is the store's.
 pub fn claim(c: &Contract, agent: &AgentId, now: EpochMs) -> Option<Contract> {
     if &c.target_agent != agent || !c.is_claimable(now) {
@@ -275,8 +280,8 @@ fn lease_end(c: &Contract, now: EpochMs) -> EpochMs {
         .min(c.lifetime_ends_at)
 }
 
-/// Applies `command` to `c` at `now`: first the expiry step (CT-46), then the command's guards and
-/// effects (CT-48, CT-49, CT-56).
+/// Applies `command` to `c` at `now`: first the expiry step, then the command's guards and
+/// effects.
 pub fn apply(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step {
     let expired = expire(c, now);
     let current = expired.as_ref().unwrap_or(c);
@@ -419,7 +424,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
     }
 }
 
-/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfill, then `claimed`
+/// Runs the holder check and the refusals by status for extend, release and fulfill, then `claimed`
 /// for a `CLAIMED` record.
 fn holder_op(
     c: &Contract,
@@ -441,7 +446,7 @@ fn holder_op(
     }
 }
 
-/// K1 / K2 (CT-183, CT-184): the requester cancels; a second cancel answers success again and
+/// The requester cancels; a second cancel answers success again and
 /// changes nothing.
 fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step {
     if requester != &c.requester_agent {
@@ -485,7 +490,7 @@ fn refusal_cancelled(c: &Contract) -> ContractRefusal {
     )
 }
 
-/// Steps 2–4 of CT-48 (step 1, not found, is the store's).
+/// The holder check: the caller is the target, with the current epoch (or none, unless required).
 fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<ContractRefusal> {
     if holder.agent_id != c.target_agent {
         return Some(ContractRefusal::new(
@@ -739,7 +744,7 @@ fn refusal_release_limit(c: &Contract) -> ContractRefusal {
     )
 }
 
-/// Ends a record at `now`: its terminal `status` and the `reason` of CT-24 (the history entry is
+/// Ends a record at `now`: its terminal `status` and its end `reason` (the history entry is
 /// the caller's, with the details of its transition).
 fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
     next.status = status;
@@ -747,14 +752,14 @@ fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
     next.completed_at = Some(now);
 }
 
-/// Replaces each CR, LF and TAB by one space (CT-26).
+/// Replaces each CR, LF and TAB by one space.
 pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|ch| if matches!(ch, '\r' | '\n' | '\t') { ' ' } else { ch })
         .collect()
 }
 
-/// Records a history entry in `error_reason` (CT-26): `<entry> | prev: <previous>`, cut to 2,000
+/// Records a history entry in `error_reason`: `<entry> | prev: <previous>`, cut to 2,000
 /// characters.
 pub fn push_entry(previous: Option<&str>, entry: &str) -> String {
     let full = match previous {
@@ -778,7 +783,7 @@ fn record(next: &mut Contract, entry: &str) {
     next.error_reason = Some(push_entry(next.error_reason.as_deref(), entry));
 }
 
-/// The `<drift list>` of CT-26: up to five `<path> (<reason>)`, then `, +<k> more`.
+/// The drift list of a history entry: up to five `<path> (<reason>)`, then `, +<k> more`.
 pub fn drift_list(drift: &[Drift]) -> String {
     let mut parts: Vec<String> = drift
         .iter()

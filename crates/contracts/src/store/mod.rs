@@ -291,7 +291,8 @@ pub trait Store: Send + Sync {
     /// Sweeps, then inserts `build(now, seq)` unless its `(requester_agent, idempotency_key)` is taken.
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError>;
 
-    /// Sweeps, then applies C1 to the oldest eligible record of `agent`; the claimed record, or `None`.
+    /// Sweeps, then claims ([`crate::transition::claim`]) the oldest eligible record of `agent`; the
+    /// claimed record, or `None`.
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError>;
 
     /// Sweeps, reads the record, calls `step`, writes `Step.next` if any; the reply, or `None` when no
@@ -307,7 +308,8 @@ pub trait Store: Send + Sync {
     /// A page and the counts at `now`, in one read snapshot, no sweep.
     fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError>;
 
-    /// E1/E2 for at most `max_per_kind` records of each kind, oldest deadline first, at `now` (not the
+    /// Ends (or redelivers) at most `max_per_kind` records of each kind past their deadline, oldest
+    /// deadline first, at `now` (not the
     /// clock).
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError>;
 

@@ -27,7 +27,7 @@ use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease
 use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
-/// The schema version of this crate (CT-147; 2 since CT-191).
+/// The schema version of this crate (2 since delivery counts, availability and cancellation).
 pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// How long the listening thread waits for a notification before it looks at its waiters again.
@@ -43,12 +43,12 @@ const MIGRATION_LOCK: i64 = 0x5357_4354;
 /// How a [`PgStore`] connects.
 #[derive(Clone)]
 pub struct PgOptions {
-    /// Connections in the pool (CT-146: at most 8 by default).
+    /// Connections in the pool (default 8).
     pub pool_size: usize,
     /// A schema to hold the tables (created if missing); `None` uses the connection's `search_path`.
-    /// Tests give each run its own (CT-154).
+    /// Tests give each run its own.
     pub schema: Option<String>,
-    /// The clock of the judgements; `None` reads the server's `clock_timestamp()` (CT-148).
+    /// The clock of the judgements; `None` reads the server's `clock_timestamp()`.
     pub clock: Option<Arc<dyn Clock>>,
     /// How long opening a connection may take.
     pub connect_timeout: Duration,
@@ -95,7 +95,7 @@ struct Shared {
     options: PgOptions,
     pool: Mutex<Pool>,
     available: Condvar,
-    /// Waiting polls, woken by the listening thread (CT-180).
+    /// Waiting polls, woken by the listening thread.
     watchers: Watchers,
     /// Whether the listening thread runs (held while it decides to stop).
     listening: Mutex<bool>,
@@ -321,7 +321,7 @@ impl Shared {
     }
 
     /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
-    /// pool so the next call reconnects (CT-152).
+    /// pool so the next call reconnects.
     fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
         let result = {
@@ -377,7 +377,7 @@ impl Shared {
     }
 
     /// `NOTIFY` of the agents whose records became `SUBMITTED`, sent when the transaction commits
-    /// (CT-180).
+    ///.
     fn notify(&self, tx: &mut Tx<'_, '_>, agents: &[String]) -> Result<(), StoreError> {
         let mut seen: Vec<&String> = agents.iter().collect();
         seen.sort();
@@ -535,7 +535,7 @@ CREATE TABLE contracts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '2');
 ";
 
-/// Schema version 1 → 2 (CT-191): the four columns of §13 (migrated contracts get
+/// Schema version 1 → 2: the four columns of redelivery and cancellation (migrated contracts get
 /// `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when ever claimed, else 0) and
 /// `CANCELLED` in the status check.
 const MIGRATE_V1: &str = "
@@ -553,7 +553,7 @@ CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMIT
 UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
-/// What on the store's two tables the schema does not define (issue 27): a trigger, a rule, a row
+/// What on the store's two tables the schema does not define: a trigger, a rule, a row
 /// security policy or row security itself, or a table that is not a plain table (a view named
 /// `contracts`). Each row: the kind, its name, the table.
 const FOREIGN_OBJECTS: &str = "
@@ -572,7 +572,7 @@ SELECT 'a setting', 'row level security', o.relname::text FROM ours o WHERE o.re
 UNION ALL
 SELECT 'a relation of another kind', o.relname::text, o.relname::text FROM ours o WHERE o.relkind <> 'r'";
 
-/// Refuses a store whose tables carry anything the contracts schema does not define (issue 27): a
+/// Refuses a store whose tables carry anything the contracts schema does not define: a
 /// trigger could store a dispatch for another agent, copy results elsewhere or hide waiting work.
 fn check_objects(tx: &mut Tx<'_, '_>) -> Result<(), StoreError> {
     let rows = tx.query(FOREIGN_OBJECTS, &[]).map_err(classify)?;
@@ -613,7 +613,7 @@ UPDATE contracts
                 FOR UPDATE SKIP LOCKED)
    AND status = 'SUBMITTED' AND queue_expires_at <= $1";
 
-/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+/// The redelivery backoff after `delivery_count` deliveries, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "least(30000::bigint << least(greatest(delivery_count - 1, 0), 7)::int, 3600000)";
 
 fn redeliverable() -> String {
@@ -653,7 +653,7 @@ UPDATE contracts
     )
 });
 
-/// Whether a record of an agent is claimable at `$2`, and the next instant one falls due (CT-180).
+/// Whether a record of an agent is claimable at `$2`, and the next instant one falls due.
 const DUE: &str = "
 SELECT coalesce(bool_or(claimable), false), min(CASE WHEN at > $2 THEN at END) FROM (
   SELECT (status = 'SUBMITTED' AND queue_expires_at > $2 AND (available_at IS NULL OR available_at <= $2))
@@ -757,7 +757,7 @@ fn json<T: serde::Serialize>(v: &Option<T>) -> Option<Value> {
     v.as_ref().and_then(|v| serde_json::to_value(v).ok())
 }
 
-/// The column values of a record, in the column order of CT-139.
+/// The column values of a record, in the column order of the table.
 fn encode(c: &Contract) -> Vec<Box<dyn ToSql + Sync>> {
     vec![
         Box::new(c.seq),
@@ -806,9 +806,7 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|b| b.as_ref()).collect()
 }
 
-/// The sweep of CT-151 and the redelivery of CT-187: the report and the agents whose records went back
-/// to the queue (notified in the same transaction by the caller).
-/// The sweep of CT-151 and the redelivery of CT-187 as one statement (one round trip): three
+/// The sweep and the redelivery of lost leases as one statement (one round trip): three
 /// data-modifying CTEs over disjoint rows (queued past their deadline; claimed with a delivery left;
 /// claimed without), the counts, and the agents whose records went back to the queue.
 static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -899,7 +897,7 @@ fn filters(query: &ListQuery, with_page: bool) -> (String, Vec<Box<dyn ToSql + S
 
 impl PgStore {
     /// Connects to `url` (`postgres://…` or `postgresql://…`) and migrates the schema under an
-    /// advisory lock (CT-147).
+    /// advisory lock.
     pub fn connect(url: &str, options: PgOptions) -> Result<PgStore, StoreError> {
         let mut config = Config::from_str(url)
             .map_err(|_| StoreError::unavailable(String::from("the PostgreSQL URL cannot be parsed")))?;
@@ -1021,7 +1019,7 @@ fn server_clock(shared: &Arc<Shared>) -> Arc<dyn Clock> {
 
 /// The server's `clock_timestamp()` as a [`Clock`]; if the server cannot be asked, the local clock.
 /// Durations and waits are the local clock's: one [`shiftwork_seams::SystemClock`] made with the
-/// store's clock, whose monotonic origin therefore stays put (issue 27: a clock made afresh at each
+/// store's clock, whose monotonic origin therefore stays put (a clock made afresh at each
 /// reading measured every wait as zero, so a waiting poll never reached its deadline).
 struct ServerClock {
     shared: Arc<Shared>,

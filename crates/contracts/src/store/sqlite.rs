@@ -1,4 +1,4 @@
-//! [`SqliteStore`]: the embedded default store (CT-134 … CT-145).
+//! [`SqliteStore`]: the embedded default store.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -21,13 +21,13 @@ use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease
 use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
-/// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
+/// `PRAGMA application_id` of a contracts database: "SWCT".
 pub const APPLICATION_ID: i32 = 0x5357_4354;
-/// The schema version of this crate (CT-136; 2 since CT-191 added delivery, availability and
+/// The schema version of this crate (2 since delivery counts, availability and
 /// cancellation).
 pub const SCHEMA_VERSION: i32 = 2;
 
-/// `PRAGMA synchronous` (CT-138).
+/// `PRAGMA synchronous`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Synchronous {
     /// Never corrupts, never loses a commit when a process dies; an OS crash may roll back the latest.
@@ -60,9 +60,9 @@ impl Synchronous {
 pub struct SqliteOptions {
     /// `PRAGMA synchronous`.
     pub synchronous: Synchronous,
-    /// `PRAGMA busy_timeout` in milliseconds (CT-137: 5,000).
+    /// `PRAGMA busy_timeout` in milliseconds (default 5,000).
     pub busy_timeout_ms: u32,
-    /// Connections in the pool (CT-144: at most 8 by default).
+    /// Connections in the pool (default 8).
     pub pool_size: usize,
 }
 
@@ -76,7 +76,8 @@ impl Default for SqliteOptions {
     }
 }
 
-/// The `contracts` table of schema version 2 (CT-139, then the four columns of CT-191), named `name`.
+/// The `contracts` table of schema version 2 (the columns of version 1, then delivery, availability
+/// and cancellation), named `name`.
 pub(crate) fn table(name: &str) -> String {
     format!(
         "
@@ -166,10 +167,10 @@ const ANYTHING_DUE: &str = "
 SELECT EXISTS (SELECT 1 FROM contracts WHERE status = 'SUBMITTED' AND queue_expires_at <= :now)
     OR EXISTS (SELECT 1 FROM contracts WHERE status = 'CLAIMED' AND expires_at <= :now)";
 
-/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+/// The redelivery backoff after `delivery_count` deliveries, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "min(30000 << min(max(delivery_count - 1, 0), 7), 3600000)";
 
-/// A claimed record whose lease ran out goes back to the queue (E3) when it has deliveries left and
+/// A claimed record whose lease ran out goes back to the queue when it has deliveries left and
 /// its backoff ends before its lifetime ceiling.
 const REDELIVERABLE: &str = "delivery_count < max_deliveries AND :now + {B} < lifetime_ends_at";
 
@@ -208,7 +209,7 @@ RETURNING contract_id, target_agent"
     )
 }
 
-/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due (CT-180).
+/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due.
 const DUE: &str = "
 SELECT coalesce(max(claimable), 0), min(CASE WHEN at > ?2 THEN at END) FROM (
   SELECT (status = 'SUBMITTED' AND queue_expires_at > ?2 AND (available_at IS NULL OR available_at <= ?2))
@@ -236,8 +237,8 @@ pub struct SqliteStore {
     files: Files,
     options: SqliteOptions,
     /// Opened for reading only ([`SqliteStore::open_read_only`], or a file this process cannot
-    /// write, issue 12): every write answers [`StoreError::ReadOnly`], and every read opens a
-    /// connection that writes nothing and creates nothing (issue 27, see [`SqliteStore::read`]).
+    /// write): every write answers [`StoreError::ReadOnly`], and every read opens a connection that
+    /// writes nothing and creates nothing (see [`SqliteStore::read`]).
     read_only: bool,
     /// Reads of a read-only store take turns (a look at the `-shm` locks opens and closes a
     /// descriptor of it, which must not happen while a connection of this store holds locks there),
@@ -256,7 +257,7 @@ pub struct SqliteStore {
 }
 
 /// The waiting polls of one store and the thread that watches the file for commits of other
-/// processes (CT-180).
+/// processes.
 struct Watching {
     watchers: Watchers,
     /// Whether the watching thread runs; held while it decides to stop, so a waiter registered at that
@@ -268,7 +269,7 @@ struct Watching {
     _open_here: Arc<OpenHere>,
 }
 
-/// How often the watching thread reads the database's change counter (CT-180: at least every 50 ms).
+/// How often the watching thread reads the database's change counter (at least every 50 ms).
 const WATCH_PERIOD: Duration = Duration::from_millis(20);
 /// How long the watching thread stays with nobody waiting before it stops.
 const WATCH_IDLE: Duration = Duration::from_secs(1);
@@ -419,10 +420,10 @@ fn reason_of(code: ErrorCode) -> &'static str {
 
 impl SqliteStore {
     /// Opens (and on first use creates, with its missing directories) the database at `path`
-    /// (CT-135, CT-136). Directories are created with mode 0700 and the file with 0600 through `fs`.
+    ///. Directories are created with mode 0700 and the file with 0600 through `fs`.
     ///
     /// Only a path that does not exist is created, and the new database is linked into place whole.
-    /// An existing file is judged before any SQLite connection touches it (issue 27; the rules are
+    /// An existing file is judged before any SQLite connection touches it (the rules are
     /// in the `sqlite_file` module): refused, and left byte for byte as it was with the files beside
     /// it, when it is empty or not a contracts database, when another user owns or can write it, its
     /// directory or its sidecars, when a hot `-journal` or a `-wal` that is not its own lies beside it,
@@ -710,7 +711,7 @@ impl SqliteStore {
     }
 
     /// A read in one transaction. A read-only store reads through a connection of its own for each
-    /// read ([`SqliteStore::reading_connection`]); a read of the file alone that a writer changed
+    /// read ([`SqliteStore::reading_source`]); a read of the file alone that a writer changed
     /// meanwhile (its log appeared, or a checkpoint rewrote the file) is read again.
     fn read<T>(
         &self,
@@ -793,7 +794,7 @@ fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The wait for a lock another process holds (CT-137's `busy_timeout`, with a better wait): SQLite's
+/// The wait for a lock another process holds (the `busy_timeout`, with a better wait): SQLite's
 /// own busy handler sleeps 1, 2, 5, 10 … ms between tries, so under contention a writer sleeps long
 /// after the lock came free (a transaction here holds it for a fraction of a millisecond). This one
 /// yields, then sleeps 20 µs doubling to at most 1 ms, and gives up (`SQLITE_BUSY`) after `timeout_ms`
@@ -820,8 +821,8 @@ fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()>
 }
 
 /// Configures a writing connection: the busy wait, stable plans, the header judged before anything is
-/// written (a foreign or newer database is refused untouched, CT-136), WAL mode and the pragmas of
-/// CT-138, `trusted_schema` off.
+/// written (a foreign or newer database is refused untouched), WAL mode, the `synchronous` of the
+/// options, `trusted_schema` off.
 fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Connection, StoreError> {
     set_busy_wait(&mut conn, options.busy_timeout_ms)
         .map_err(unavailable("the busy timeout cannot be set"))?;
@@ -909,7 +910,7 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// What the header of a database says (CT-136).
+/// What the header of a database says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Header {
     /// An empty file to initialise.
@@ -918,7 +919,7 @@ enum Header {
     Known(i32),
 }
 
-/// The header, or `Err` for another application's file or an unknown version (CT-136). Reads only.
+/// The header, or `Err` for another application's file or an unknown version. Reads only.
 fn check_header(conn: &Connection) -> Result<Header, StoreError> {
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -951,8 +952,8 @@ fn check_header(conn: &Connection) -> Result<Header, StoreError> {
 }
 
 /// Creates the schema of a new database (`fresh` allowed only for the one `sqlite_file::create`
-/// makes), or migrates an older version, in one `BEGIN IMMEDIATE` transaction (CT-136, CT-191); an
-/// existing database must hold the contracts schema objects only (issue 27).
+/// makes), or migrates an older version, in one `BEGIN IMMEDIATE` transaction; an
+/// existing database must hold the contracts schema objects only.
 fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -984,7 +985,7 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
     tx.commit().map_err(io)
 }
 
-/// Schema version 1 → 2 (CT-191): the table is rebuilt (SQLite cannot change a `CHECK`), every row
+/// Schema version 1 → 2: the table is rebuilt (SQLite cannot change a `CHECK`), every row
 /// copied with `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when it was ever
 /// claimed, else 0; the `seq` counter keeps its value, so no number is ever reused.
 fn migrate_v1(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
@@ -1046,7 +1047,7 @@ fn id_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ContractId> {
     ContractId::parse(&s).map_err(|_| bad(i, "an invalid contract id"))
 }
 
-/// Decodes a row in the column order of CT-139.
+/// Decodes a row in the column order of the table.
 fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
     let status: String = row.get(14)?;
     let end_reason: Option<String> = row.get(27)?;
@@ -1111,7 +1112,7 @@ fn opt_int(v: Option<i64>) -> Sql {
     v.map_or(Sql::Null, Sql::Integer)
 }
 
-/// The 39 column values of a record, in the column order of CT-139.
+/// The 39 column values of a record, in the column order of the table.
 fn encode(c: &Contract) -> Vec<Sql> {
     vec![
         Sql::Integer(c.seq),
@@ -1244,13 +1245,13 @@ fn by_key(
         .map_err(io)
 }
 
-/// `INSERT` of every column of a record (CT-139 order).
+/// `INSERT` of every column of a record (table order).
 static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
     format!("INSERT INTO contracts VALUES ({})", placeholders.join(","))
 });
 
-/// `UPDATE` of every column but `seq` of the record `?1` (CT-143).
+/// `UPDATE` of every column but `seq` of the record `?1`.
 static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let sets: Vec<String> = COLUMNS
         .iter()

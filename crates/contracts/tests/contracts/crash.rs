@@ -275,6 +275,7 @@ fn ct162_ct167_killed_at_random_instants() {
 #[cfg(feature = "test-failpoints")]
 mod failpoints {
     use super::*;
+    use crate::support::{cid, instant};
 
     /// The child of the named-point tests: arms `CT_POINT` and runs `CT_OP`.
     #[test]
@@ -301,7 +302,7 @@ mod failpoints {
                 std::fs::write(Path::new(&ws).join("main.rs"), b"changed!!!!!!\n").unwrap();
                 let _ = c.fulfill_contract(
                     &HolderRef {
-                        contract_id: id,
+                        contract_id: cid(&id),
                         agent_id: who("bob"),
                         claim_epoch: Some(1),
                     },
@@ -312,7 +313,7 @@ mod failpoints {
                 );
             }
             "sweep" => {
-                c.sweep(at.parse().unwrap()).unwrap();
+                c.sweep(instant(at.parse().unwrap())).unwrap();
             }
             _ => {
                 c.dispatch(&DispatchRequest {
@@ -364,7 +365,7 @@ mod failpoints {
         let _ = &s.dir;
     }
 
-    fn dispatch(c: &Contracts, ws: &Path) -> String {
+    fn dispatch(c: &Contracts, ws: &Path) -> shiftwork_contracts::ContractId {
         c.dispatch(&DispatchRequest {
             target_agent: agent("bob"),
             title: "Review".into(),
@@ -431,7 +432,7 @@ mod failpoints {
             "after-u2-commit",
             "fulfill",
             T0 + 2000,
-            &[("CT_CONTRACT", id.clone())],
+            &[("CT_CONTRACT", id.to_string())],
         );
         let c = reopened(&s, T0 + 3000);
         let r = c.store().get(&id).unwrap().unwrap();
@@ -469,7 +470,7 @@ mod failpoints {
                 target_agent: agent("bob"),
                 title: format!("{n}"),
                 workspace_root: s.ws.display().to_string(),
-                queue_ttl_sec: Some(60),
+                queue_ttl: Some(Duration::from_secs(60)),
                 requester_agent: who("alice"),
                 ..dreq()
             })

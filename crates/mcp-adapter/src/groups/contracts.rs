@@ -1,11 +1,12 @@
-//! The `contracts` tool group (contracts.md §7): the tools over `shiftwork_contracts::Contracts`.
+//! The `contracts` tool group: the tools over `shiftwork_contracts::Contracts`.
 //!
-//! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which decodes it
-//! in the tool's argument order, runs the operation and returns the answer object (CT-82, CT-83). The
-//! store location rule and the reopen policy are the crate's (`shiftwork_contracts::location`); the
-//! store is opened on the first contracts call, never at start-up (CT-90). What the adapter adds: the
-//! settings, and the hint naming the flag or variable to check in the refusals where one helps (the
-//! library's messages name none).
+//! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which
+//! decodes it in the tool's argument order, runs the operation and returns the answer object. The store
+//! location rule and the reopen policy are the crate's (`shiftwork_contracts::location`); the store is
+//! opened on the first contracts call, never at start-up. What the adapter adds: the settings, the hint
+//! naming the flag or variable to check in the refusals where one helps (the library's messages name
+//! none), the authenticated caller as every identity's default, and the metrics: the library's observer
+//! counts the queue's events, and the queue gauges read the open store at most once per interval.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, T
 mod schema;
 use crate::settings::{Setting, Settings};
 
-/// `--contracts-db` / `SHIFTWORK_CONTRACTS_DB` (CT-91, CT-135).
+/// `--contracts-db` / `SHIFTWORK_CONTRACTS_DB`.
 pub static CONTRACTS_DB: Setting = Setting {
     flag: "--contracts-db",
     env: Some("SHIFTWORK_CONTRACTS_DB"),
@@ -32,7 +33,7 @@ pub static CONTRACTS_DB: Setting = Setting {
     help: "contracts store: a file path or a postgres:// URL (default ~/.shiftwork/contracts.db)",
 };
 
-/// `--contracts-sync` / `SHIFTWORK_CONTRACTS_SYNC` (CT-138).
+/// `--contracts-sync` / `SHIFTWORK_CONTRACTS_SYNC`.
 pub static CONTRACTS_SYNC: Setting = Setting {
     flag: "--contracts-sync",
     env: Some("SHIFTWORK_CONTRACTS_SYNC"),
@@ -40,7 +41,7 @@ pub static CONTRACTS_SYNC: Setting = Setting {
     help: "SQLite synchronous mode of the contracts store: normal or full (default normal)",
 };
 
-/// `--contracts-require-epoch` / `SHIFTWORK_CONTRACTS_REQUIRE_EPOCH` (CT-125).
+/// `--contracts-require-epoch` / `SHIFTWORK_CONTRACTS_REQUIRE_EPOCH`.
 pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     flag: "--contracts-require-epoch",
     env: Some("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH"),
@@ -48,7 +49,7 @@ pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     help: "refuse contract holder calls without claim_epoch",
 };
 
-/// `--contracts-roots` / `SHIFTWORK_CONTRACTS_ROOTS` (issue 12): where workspace roots may lie.
+/// `--contracts-roots` / `SHIFTWORK_CONTRACTS_ROOTS`: where workspace roots may lie.
 pub static CONTRACTS_ROOTS: Setting = Setting {
     flag: "--contracts-roots",
     env: Some("SHIFTWORK_CONTRACTS_ROOTS"),
@@ -56,7 +57,7 @@ pub static CONTRACTS_ROOTS: Setting = Setting {
     help: "comma list of directories contract workspace roots must lie in (default: the home and temporary directories)",
 };
 
-/// `--agent` / `AGENT_NAME` (CT-88).
+/// `--agent` / `AGENT_NAME`.
 pub static AGENT: Setting = Setting {
     flag: "--agent",
     env: Some("AGENT_NAME"),
@@ -90,17 +91,17 @@ pub static GROUP: Group = Group {
 /// The resolved settings of the group.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The store's location, or why there is none (answered per call, CT-90).
+    /// The store's location, or why there is none (answered per call).
     pub location: Result<Location, LocationError>,
     /// SQLite `synchronous`.
     pub sync: shiftwork_contracts::Synchronous,
     /// The facade's configuration (`require_claim_epoch`, the allowed roots).
     pub contracts: ContractsConfig,
-    /// The default identity, parsed once (an invalid `AGENT_NAME` is answered per call, CT-88).
+    /// The default identity, parsed once (an invalid `AGENT_NAME` is answered per call).
     pub agent: DefaultAgent,
 }
 
-/// Resolves the settings; an invalid value is a start-up error (CT-91).
+/// Resolves the settings; an invalid value is a start-up error.
 pub fn config(settings: &Settings) -> Result<Config, String> {
     let home = settings.env("HOME");
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -204,17 +205,17 @@ impl Lazy {
         Ok(gauge_rows(&depth))
     }
 
-    /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
+    /// Runs `tool`: the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
         self.call_in(tool, args, &CallContext::default())
     }
 
-    /// [`Lazy::call`] within the MCP call's `context` (CT-181): every contracts call gets the call's
+    /// [`Lazy::call`] within the MCP call's `context`: every contracts call gets the call's
     /// cancellation — a poll, waiting or not, ends with nothing claimed when the client cancels the
     /// request (`notifications/cancelled`), a call reading files stops there and keeps nothing — and
     /// a waiting poll reports progress every 10 s when the client asked for progress (a
     /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
-    /// (issue 31): it answers as over an empty store, `inspect_mesh_state` with a `note` that names
+    ///: it answers as over an empty store, `inspect_mesh_state` with a `note` that names
     /// the setting.
     pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
         let mut answer = match self.contracts.for_tool(tool) {
@@ -283,12 +284,12 @@ fn gauge_rows(depth: &QueueDepth) -> Vec<(String, String, u64)> {
     rows
 }
 
-/// How often a waiting poll reports progress (CT-181).
+/// How often a waiting poll reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
 /// `total` the `wait_sec` asked for. The reports are timed on the facade's clock, as the wait itself
-/// is (issue 27: every wait ends by the clock it was given).
+/// is (every wait ends by the clock it was given).
 struct Progress {
     stop: shiftwork_seams::Signal,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -372,7 +373,7 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     Ok(tools(lazy))
 }
 
-/// MC-9 / CT-86: the library's refusal, the one place its sentence is written.
+/// An unknown argument: the library's refusal, the one place its sentence is written.
 fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
     Outcome::Answer(
         shiftwork_contracts::args::unknown_argument(key, known).to_json(),
@@ -380,7 +381,7 @@ fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Ou
     )
 }
 
-/// The descriptor parts the spec fixes per tool (CT-93, CT-94): title, description, hints.
+/// The descriptor parts the spec fixes per tool: title, description, hints.
 fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     match name {
         "dispatch_contract" => ("Dispatch contract", DISPATCH, Hints::local(false, false, false)),
@@ -395,7 +396,7 @@ fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     }
 }
 
-/// The tools over `lazy`, in the order of the crate's argument tables (CT-81).
+/// The tools over `lazy`, in the order of the crate's argument tables.
 pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
     shiftwork_contracts::args::TOOLS
         .iter()
