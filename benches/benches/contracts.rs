@@ -24,8 +24,8 @@ use divan::counter::BytesCount;
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, RefusalCode, SqliteOptions,
-    SqliteStore, Store, Synchronous,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, RefusalCode, SqliteOptions, SqliteStore, Store,
+    Synchronous,
 };
 use shiftwork_seams::{MemFs, OsFs, SystemClock};
 
@@ -35,16 +35,16 @@ fn agent(name: &str) -> AgentId {
     AgentId::parse(name).unwrap()
 }
 
-fn who(name: &str) -> Identity {
-    Identity::from(agent(name))
+fn who(name: &str) -> AgentId {
+    agent(name)
 }
 
 /// The benches' facade configuration: the in-memory workspace `/w` is the one allowed root.
 fn config() -> ContractsConfig {
-    ContractsConfig {
-        allowed_roots: AllowedRoots::new(["/w"]),
-        ..ContractsConfig::default()
-    }
+    ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new(["/w"]))
+        .build()
+        .unwrap()
 }
 
 fn main() {
@@ -85,13 +85,10 @@ fn open(path: &Path, sync: Synchronous, pool: usize) -> Arc<dyn Store> {
 }
 
 fn facade(store: Arc<dyn Store>, fs: &MemFs) -> Contracts {
-    Contracts::new(
-        store,
-        Arc::new(SystemClock::new()),
-        Arc::new(fs.clone()),
-        Arc::new(OsIdSource),
-        config(),
-    )
+    Contracts::builder(store)
+        .fs(Arc::new(fs.clone()))
+        .config(config())
+        .build()
 }
 
 fn workspace() -> MemFs {
@@ -102,10 +99,12 @@ fn workspace() -> MemFs {
 
 fn fill(c: &Contracts, n: usize, agents: &[&str]) {
     for i in 0..n {
-        c.dispatch(&DispatchRequest {
-            requester_agent: who("boss"),
-            ..DispatchRequest::new(agent(agents[i % agents.len()]), format!("job {i}"), "/w")
-        })
+        c.dispatch(&DispatchRequest::new(
+            who("boss"),
+            agent(agents[i % agents.len()]),
+            format!("job {i}"),
+            "/w",
+        ))
         .unwrap();
     }
 }
@@ -170,7 +169,7 @@ fn child(role: &str) {
                 }
                 None => break,
             },
-            Err(r) if r.code == RefusalCode::StoreBusy => busy += 1,
+            Err(r) if r.code() == RefusalCode::StoreBusy => busy += 1,
             Err(r) => panic!("{r}"),
         }
     }
@@ -262,7 +261,7 @@ pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&st
         )
         .unwrap()
         .counts
-        .SUBMITTED;
+        .submitted;
     assert_eq!(left, 0, "no contract left SUBMITTED");
     assert!(store.check_integrity().unwrap().is_clean());
     lat.sort_unstable();
@@ -287,20 +286,16 @@ fn sweep_figure() {
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap());
     let fs = workspace();
-    let c = Contracts::new(
-        store.clone(),
-        Arc::new(clock.clone()),
-        Arc::new(fs),
-        Arc::new(OsIdSource),
-        config(),
-    );
-    let d = |agent_name: &str, qttl: i64, ettl: i64| {
-        c.dispatch(&DispatchRequest {
-            queue_ttl_sec: Some(qttl),
-            exec_ttl_sec: Some(ettl),
-            requester_agent: who("boss"),
-            ..DispatchRequest::new(agent(agent_name), "x", "/w")
-        })
+    let c = Contracts::builder(store.clone())
+        .fs(Arc::new(fs))
+        .config(config())
+        .build();
+    let d = |agent_name: &str, qttl: u64, ettl: u64| {
+        c.dispatch(
+            &DispatchRequest::new(who("boss"), agent(agent_name), "x", "/w")
+                .queue_ttl(Duration::from_secs(qttl))
+                .exec_ttl(Duration::from_secs(ettl)),
+        )
         .unwrap();
     };
     for _ in 0..5000 / q {
@@ -315,7 +310,9 @@ fn sweep_figure() {
     while c.poll_next_task(&who("claimed")).unwrap().held().is_some() {}
     let now = 1_767_225_600_000 + 120_000;
     let started = Instant::now();
-    let r = c.sweep(now).unwrap();
+    let r = c
+        .sweep(chrono::DateTime::from_timestamp_millis(now).unwrap())
+        .unwrap();
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     assert_eq!(
         (r.queued_timed_out, r.claimed_timed_out),

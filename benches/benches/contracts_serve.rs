@@ -21,8 +21,7 @@ use serde_json::json;
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, SqliteOptions, SqliteStore,
-    Status, Store,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, SqliteOptions, SqliteStore, Status, Store,
 };
 use shiftwork_seams::{OsFs, SystemClock};
 
@@ -99,30 +98,27 @@ fn agent(i: usize) -> String {
     format!("agent{i:02}")
 }
 
+/// The library over `store`, workspace roots in `roots`.
+fn library(store: Arc<dyn Store>, roots: &Path) -> Contracts {
+    let config = ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new([roots]))
+        .build()
+        .unwrap();
+    Contracts::builder(store).config(config).build()
+}
+
 /// Dispatches `per_agent` contracts to each of `agents` agents into `store`, without pointers.
 fn fill(store: Arc<dyn Store>, roots: &Path, agents: usize, per_agent: usize) {
-    let clock = Arc::new(SystemClock::new());
-    let c = Contracts::new(
-        store,
-        clock,
-        Arc::new(OsFs),
-        Arc::new(OsIdSource),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new([roots]),
-            ..ContractsConfig::default()
-        },
-    );
-    let boss = Identity::from(AgentId::parse("boss").unwrap());
+    let c = library(store, roots);
+    let boss = AgentId::parse("boss").unwrap();
     for n in 0..per_agent {
         for a in 0..agents {
-            c.dispatch(&DispatchRequest {
-                requester_agent: boss.clone(),
-                ..DispatchRequest::new(
-                    AgentId::parse(&agent(a)).unwrap(),
-                    format!("job {n}"),
-                    roots.display().to_string(),
-                )
-            })
+            c.dispatch(&DispatchRequest::new(
+                boss.clone(),
+                AgentId::parse(&agent(a)).unwrap(),
+                format!("job {n}"),
+                roots.display().to_string(),
+            ))
             .unwrap();
         }
     }
@@ -174,7 +170,7 @@ fn run(
     assert_eq!(pairs.len(), total, "{label}: every contract claimed exactly once");
     let counts = store.list(&ListQuery::default(), 0).unwrap().counts;
     assert_eq!(
-        counts.COMPLETED as usize, total,
+        counts.completed as usize, total,
         "{label}: every contract completed"
     );
     assert!(store.check_integrity().unwrap().is_clean());
@@ -211,17 +207,8 @@ fn library_worker(role: &str) {
     );
     let store = sqlite_store(Path::new(db));
     let roots = Path::new(parts.next().unwrap());
-    let c = Contracts::new(
-        store,
-        Arc::new(SystemClock::new()),
-        Arc::new(OsFs),
-        Arc::new(OsIdSource),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new([roots]),
-            ..ContractsConfig::default()
-        },
-    );
-    let me = Identity::from(AgentId::parse(name).unwrap());
+    let c = library(store, roots);
+    let me = AgentId::parse(name).unwrap();
     while !Path::new(go).exists() {
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -229,21 +216,14 @@ fn library_worker(role: &str) {
     loop {
         let polled = match c.poll_next_task(&me) {
             Ok(p) => p,
-            Err(r) if r.code == shiftwork_contracts::RefusalCode::StoreBusy => continue,
+            Err(r) if r.code() == shiftwork_contracts::RefusalCode::StoreBusy => continue,
             Err(r) => panic!("{r}"),
         };
         let Some(h) = polled.held() else { break };
-        let holder = shiftwork_contracts::HolderRef {
-            contract_id: h.contract_id.clone(),
-            agent_id: me.clone(),
-            claim_epoch: Some(h.claim_epoch),
-        };
-        let delivery = shiftwork_contracts::FulfillRequest {
-            result_summary: String::from("done"),
-            ..Default::default()
-        };
+        let holder = h.holder();
+        let delivery = shiftwork_contracts::FulfillRequest::new("done");
         while let Err(r) = c.fulfill_contract(&holder, &delivery) {
-            assert_eq!(r.code, shiftwork_contracts::RefusalCode::StoreBusy, "{r}");
+            assert_eq!(r.code(), shiftwork_contracts::RefusalCode::StoreBusy, "{r}");
         }
         pairs += 1;
     }

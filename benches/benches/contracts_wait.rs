@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, SqliteOptions, SqliteStore,
-    Store,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, SqliteOptions, SqliteStore, Store,
 };
 use shiftwork_seams::{MemFs, OsFs, SystemClock};
 
@@ -41,8 +40,8 @@ fn main() {
     divan::main();
 }
 
-fn who(name: &str) -> Identity {
-    Identity::from(AgentId::parse(name).unwrap())
+fn who(name: &str) -> AgentId {
+    AgentId::parse(name).unwrap()
 }
 
 fn open(path: &Path) -> Arc<dyn Store> {
@@ -56,24 +55,21 @@ fn open(path: &Path) -> Arc<dyn Store> {
 fn facade(store: Arc<dyn Store>) -> Contracts {
     let fs = MemFs::new();
     fs.create_dir_all("/w");
-    Contracts::new(
-        store,
-        Arc::new(SystemClock::new()),
-        Arc::new(fs),
-        Arc::new(OsIdSource),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new(["/w"]),
-            ..ContractsConfig::default()
-        },
-    )
+    let config = ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new(["/w"]))
+        .build()
+        .unwrap();
+    Contracts::builder(store).fs(Arc::new(fs)).config(config).build()
 }
 
 fn fill(c: &Contracts, n: usize) {
     for i in 0..n {
-        c.dispatch(&DispatchRequest {
-            requester_agent: who("boss"),
-            ..DispatchRequest::new(AgentId::parse("busy").unwrap(), format!("job {i}"), "/w")
-        })
+        c.dispatch(&DispatchRequest::new(
+            who("boss"),
+            who("busy"),
+            format!("job {i}"),
+            "/w",
+        ))
         .unwrap();
     }
 }

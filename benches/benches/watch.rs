@@ -16,7 +16,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use shiftwork_contracts::store::epoch_ms;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource,
 };
 use shiftwork_core::json;
 use shiftwork_seams::{ManualClock, MemFs};
@@ -94,38 +94,31 @@ fn store() -> (Arc<MemoryStore>, ManualClock) {
     let fs = MemFs::new();
     fs.write_file("/repo/src/lib.rs", b"pub fn f() {}\n");
     let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let queue = Contracts::new(
-        store.clone(),
-        Arc::new(clock.clone()),
-        Arc::new(fs),
-        Arc::new(SeededIdSource::new(1)),
-        ContractsConfig {
-            allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
-            ..ContractsConfig::default()
-        },
-    );
+    let config = ContractsConfig::builder()
+        .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new(["/repo"]))
+        .build()
+        .unwrap();
+    let queue = Contracts::builder(store.clone())
+        .fs(Arc::new(fs))
+        .ids(Arc::new(SeededIdSource::new(1)))
+        .config(config)
+        .build();
+    let lead = AgentId::parse("lead").unwrap();
     for i in 0..300 {
-        let target = format!("agent-{}", i % 3);
+        let target = AgentId::parse(&format!("agent-{}", i % 3)).unwrap();
         queue
-            .dispatch(&DispatchRequest {
-                pointers: Some(vec!["src/lib.rs".into()]),
-                requester_agent: Identity::given("lead").unwrap(),
-                ..DispatchRequest::new(AgentId::parse(&target).unwrap(), format!("Contract {i}"), "/repo")
-            })
+            .dispatch(
+                &DispatchRequest::new(lead.clone(), target.clone(), format!("Contract {i}"), "/repo")
+                    .pointers(["src/lib.rs"]),
+            )
             .unwrap();
         match i % 3 {
             0 => {
-                queue.poll_next_task(&Identity::given(&target).unwrap()).unwrap();
+                queue.poll_next_task(&target).unwrap();
             }
             1 => {
-                let held = queue.poll_next_task(&Identity::given(&target).unwrap()).unwrap();
-                let h = held.held().unwrap();
-                let holder = shiftwork_contracts::HolderRef {
-                    contract_id: h.contract_id.clone(),
-                    agent_id: Identity::given(&target).unwrap(),
-                    claim_epoch: Some(h.claim_epoch),
-                };
-                queue.fail_contract(&holder, "no").unwrap();
+                let held = queue.poll_next_task(&target).unwrap();
+                queue.fail_contract(&held.held().unwrap().holder(), "no").unwrap();
             }
             _ => {}
         }

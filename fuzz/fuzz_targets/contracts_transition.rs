@@ -23,7 +23,8 @@ fuzz_target!(|data: &[u8]| {
     fs.write_file("/w/.env", b"K=1\n");
     fs.symlink("/etc/passwd", "/w/out");
     let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let c = Contracts::new(store.clone(), Arc::new(clock.clone()), Arc::new(fs.clone()), Arc::new(SeededIdSource::new(1)), ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() });
+    let config = ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/w"])).build().unwrap();
+    let c = Contracts::builder(store.clone()).fs(Arc::new(fs.clone())).ids(Arc::new(SeededIdSource::new(1))).config(config).build();
     let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
     let mut ids: Vec<String> = Vec::new();
     // One step per line: `<tool digit><json object>`; `+<ms>` moves the clock; `s` sweeps; `e` edits
@@ -36,8 +37,7 @@ fuzz_target!(|data: &[u8]| {
                 clock.advance(std::time::Duration::from_millis(ms.clamp(0, 40 * 86_400_000) as u64));
             }
             Some('s') => {
-                let now = clock.now_ms();
-                c.sweep(now).unwrap();
+                c.sweep(shiftwork_seams::Clock::now(&clock)).unwrap();
             }
             Some('e') => fs.write_file("/w/src/lib.rs", chars.as_str().as_bytes()),
             Some(d) if d.is_ascii_digit() => {
@@ -78,15 +78,5 @@ fn check(answer: &Value) {
             assert_eq!(keys, known.detail_keys(), "details of {code}");
         }
         _ => panic!("no ok field: {answer}"),
-    }
-}
-
-trait NowMs {
-    fn now_ms(&self) -> i64;
-}
-
-impl NowMs for ManualClock {
-    fn now_ms(&self) -> i64 {
-        shiftwork_seams::Clock::now(self).timestamp_millis()
     }
 }

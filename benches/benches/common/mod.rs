@@ -128,14 +128,14 @@ pub fn cpu_model() -> String {
 /// store is busy: how many it claimed.
 pub fn claim_until_empty(
     contracts: &shiftwork_contracts::Contracts,
-    agent: &shiftwork_contracts::Identity,
+    agent: &shiftwork_contracts::AgentId,
 ) -> usize {
     let mut claimed = 0;
     loop {
         match contracts.poll_next_task(agent) {
             Ok(p) if p.held().is_some() => claimed += 1,
             Ok(_) => return claimed,
-            Err(r) if r.code == shiftwork_contracts::RefusalCode::StoreBusy => {}
+            Err(r) if r.code() == shiftwork_contracts::RefusalCode::StoreBusy => {}
             Err(r) => panic!("{r}"),
         }
     }

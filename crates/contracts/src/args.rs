@@ -1,19 +1,20 @@
-//! Tool arguments as JSON objects: the argument tables of §7.2 ([`TOOLS`], typed and bounded by
-//! [`crate::limits`], from which the MCP adapter derives its input schemas), decoding in each tool's
-//! argument order (CT-86, CT-87, CT-88), and one entry point, [`call`], that runs a tool and returns its
-//! JSON answer (CT-82, CT-83). The wire-only fields `ok` and `has_task` are added here, when an outcome
-//! becomes an answer; the outcome types themselves do not carry them. The MCP adapter is a thin shell
-//! over this module; it is also what the fuzz target drives.
+//! The tools as JSON: each tool's argument table ([`TOOLS`], typed and bounded by
+//! [`crate::limits`], from which the MCP adapter derives its input schemas), decoding of an argument
+//! object in the tool's argument order (an unknown argument refused, an absent identity taken from
+//! the embedder's default), and one entry point, [`call`], that runs a tool and returns its JSON
+//! answer: the outcome with `ok: true`, or `{ ok: false, error: { code, message, details } }`. The
+//! answer-only fields `ok` and `has_task` are added here, when an outcome becomes an answer; the
+//! outcome types themselves do not carry them. The MCP adapter is a thin shell over this module; it
+//! is also what the fuzz target drives.
 //!
 //! ```
-//! use shiftwork_contracts::{args, Contracts, ContractsConfig, MemoryStore, SeededIdSource};
+//! use shiftwork_contracts::{args, Contracts, MemoryStore};
 //! use shiftwork_contracts::request::DefaultAgent;
 //! use shiftwork_seams::{ManualClock, MemFs};
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));
-//! let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(MemFs::new()),
-//!                        Arc::new(SeededIdSource::new(1)), ContractsConfig::default());
+//! let c = Contracts::builder(Arc::new(MemoryStore::new(clock))).fs(Arc::new(MemFs::new())).build();
 //! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), &DefaultAgent::Unset);
 //! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id, wait_sec");
 //! let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
@@ -22,19 +23,19 @@
 //! ```
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::error::{Refusal, RefusalCode};
-use crate::facade::Contracts;
+use crate::error::{ContractRefusal, RefusalDetails};
+use crate::facade::{Contracts, accept_schema};
 use crate::limits::*;
-use crate::model::AgentId;
+use crate::model::{AgentId, ContractId};
 use crate::request::{
     self, DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest, MAX_EPOCH,
 };
 use crate::views::PollOutcome;
 use crate::wait::Cancel;
 
-/// How long a text argument may be, and in which unit (CT-5).
+/// How long a text argument may be, and in which unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Length {
     /// Unbounded.
@@ -45,12 +46,12 @@ pub enum Length {
     Bytes(usize),
 }
 
-/// The JSON type of an argument and the bounds its table row gives (§7.2).
+/// The JSON type of an argument and the bounds its table row gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// An `AgentId` (CT-17): 1 to 64 of `[A-Za-z0-9._@:-]`, starting alphanumeric.
+    /// An agent id: 1 to 64 of `[A-Za-z0-9._@:-]`, starting with a letter or digit.
     Agent,
-    /// A contract id argument (CT-18): 1 to 64 characters.
+    /// A contract id argument: 1 to 64 characters.
     ContractId,
     /// A string of at least `min` characters (`min` 1 also means "not blank") and at most `max`.
     Text {
@@ -68,11 +69,11 @@ pub enum Kind {
         /// Largest value.
         max: i64,
     },
-    /// An array of strings: paths under the workspace root (count and paths per CT-34).
+    /// An array of strings: paths under the workspace root (at most 32).
     Paths,
     /// A JSON object.
     Object,
-    /// One status, or an array of 1 to 6 distinct statuses (CT-117).
+    /// One status, or an array of 1 to 7 distinct statuses.
     Statuses,
     /// `true` or `false`.
     Boolean,
@@ -83,7 +84,7 @@ pub enum Kind {
 pub enum Fallback {
     /// No default: absent means absent.
     None,
-    /// The embedder's default identity (CT-88).
+    /// The embedder's default identity.
     DefaultAgent,
     /// An integer.
     Integer(i64),
@@ -106,7 +107,7 @@ pub struct Arg {
     pub default: Fallback,
 }
 
-/// A tool: its name and its argument table, in the order of §7.2 (CT-86, CT-87).
+/// A tool: its name and its argument table, in the order its arguments are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tool {
     /// The tool's name.
@@ -121,8 +122,8 @@ impl Tool {
         self.args.iter().map(|a| a.name).collect()
     }
 
-    /// True for the tools that only read (CT-93's read-only hint: `verify_contract`,
-    /// `inspect_mesh_state`): such a call never creates a store (issue 31).
+    /// True for the tools that only read (`verify_contract`, `inspect_mesh_state`, which carry the
+    /// read-only hint): such a call never creates a store.
     pub fn reads_only(&self) -> bool {
         matches!(self.name, "verify_contract" | "inspect_mesh_state")
     }
@@ -166,10 +167,10 @@ const EPOCH: Arg = arg(
     },
 );
 
-/// The task type grammar of CT-95.
+/// The task type grammar.
 pub const TASK_TYPE_PATTERN: &str = "^[a-z][a-z0-9_-]{0,31}$";
 
-/// The nine tools and their argument tables (§7.2, CT-183), in `tools/list` order (CT-81).
+/// The nine tools and their argument tables, in `tools/list` order.
 pub const TOOLS: [Tool; 9] = [
     Tool {
         name: "dispatch_contract",
@@ -357,23 +358,25 @@ pub fn known_arguments(tool_name: &str) -> Option<Vec<&'static str>> {
     tool(tool_name).map(Tool::names)
 }
 
-/// The `UNKNOWN_ARGUMENT` refusal of CT-86 for `key`, with the tool's argument names `known`.
-pub fn unknown_argument(key: &str, known: &[&str]) -> Refusal {
+/// The `UNKNOWN_ARGUMENT` refusal for `key`, with the tool's argument names `known`.
+pub fn unknown_argument(key: &str, known: &[&str]) -> ContractRefusal {
     let list = if known.is_empty() {
         String::from("(none)")
     } else {
         known.join(", ")
     };
-    Refusal::new(
-        RefusalCode::UnknownArgument,
+    ContractRefusal::new(
         format!("unknown argument '{}'; known: {list}", clip(key)),
-        vec![("argument", json!(clip(key))), ("known", json!(known))],
+        RefusalDetails::UnknownArgument {
+            argument: clip(key),
+            known: known.iter().map(|k| (*k).to_owned()).collect(),
+        },
     )
 }
 
-/// The check of CT-86, the one place it is made: the refusal for the first key of `args` (in arrival
-/// order) that is not an argument of `tool`, or `None`.
-pub fn check_keys(tool: &Tool, args: &Map<String, Value>) -> Option<Refusal> {
+/// The check of unknown arguments, the one place it is made: the refusal for the first key of `args`
+/// (in arrival order) that is not an argument of `tool`, or `None`.
+pub fn check_keys(tool: &Tool, args: &Map<String, Value>) -> Option<ContractRefusal> {
     let known = tool.names();
     args.keys()
         .find(|k| !known.contains(&k.as_str()))
@@ -385,9 +388,10 @@ fn clip(text: &str) -> String {
     shiftwork_seams::echo::clip_echo(text)
 }
 
-/// Runs `tool` with `args` and returns its answer object: the success shape, or the refusal shape of
-/// CT-83. `default_agent` is the embedder's default identity (the adapter's `--agent` /
-/// `AGENT_NAME`). An unknown tool answers `INVALID_ARGUMENT { argument: "tool" }`.
+/// Runs `tool` with `args` and returns its answer object: the success shape, or the refusal shape
+/// ([`ContractRefusal::to_json`]). `default_agent` is the embedder's default identity (the adapter's
+/// `--agent` / `AGENT_NAME`, or the authenticated caller). An unknown tool answers
+/// `INVALID_ARGUMENT { argument: "tool" }`.
 pub fn call(
     contracts: &Contracts,
     tool: &str,
@@ -397,10 +401,10 @@ pub fn call(
     call_cancellable(contracts, tool, args, default_agent, &Cancel::new())
 }
 
-/// [`call`] under the call's cancellation (CT-181: the adapter triggers `cancel` on
+/// [`call`] under the call's cancellation (the adapter triggers `cancel` on
 /// `notifications/cancelled`): a poll, waiting or not, ends with no claim (a claim it made is undone);
 /// a dispatch, fulfil or verify reading files stops between chunks and keeps nothing; an operation
-/// whose store transaction already ran answers (issue 27).
+/// whose store transaction already ran answers.
 pub fn call_cancellable(
     contracts: &Contracts,
     tool: &str,
@@ -415,8 +419,8 @@ pub fn call_cancellable(
 }
 
 /// Undoes what `answer` (of `tool`) did when it will never reach its caller — the caller cancelled
-/// the call after it answered, and the transport drops the answer (issue 27: a cancelled call answers
-/// or undoes what it did). A poll's claim goes back to the queue (C3, `CLAIM_REVERTED: the poll was
+/// the call after it answered, and the transport drops the answer (a cancelled call answers or undoes
+/// what it did). A poll's claim goes back to the queue (history entry `CLAIM_REVERTED: the poll was
 /// cancelled`); the other tools' answers have nothing to undo that their caller could not see again
 /// (a dispatch is found again with its `idempotency_key`, a fulfil's outcome with `inspect_mesh_state`).
 pub fn answer_not_delivered(contracts: &Contracts, tool: &str, answer: &Value) {
@@ -424,18 +428,21 @@ pub fn answer_not_delivered(contracts: &Contracts, tool: &str, answer: &Value) {
         return;
     }
     let held = &answer["contract"];
-    if let (Some(id), Some(epoch)) = (held["contract_id"].as_str(), held["claim_epoch"].as_u64()) {
-        // A failure leaves the claim to run out its lease, as a crash would (CT-66).
-        let _ = contracts.abandon_claim(id, epoch);
+    if let (Some(Ok(id)), Some(epoch)) = (
+        held["contract_id"].as_str().map(ContractId::parse),
+        held["claim_epoch"].as_u64(),
+    ) {
+        // A failure leaves the claim to run out its lease, as a crash would.
+        let _ = contracts.abandon_claim(&id, epoch);
     }
 }
 
-/// The answer object of a success: `ok: true`, then the outcome's fields (CT-82).
+/// The answer object of a success: `ok: true`, then the outcome's fields.
 pub fn answer<T: Serialize>(outcome: &T) -> Value {
     answer_with(outcome, &[])
 }
 
-/// The answer object of a poll (CT-99): `ok: true`, `has_task`, then the outcome's fields.
+/// The answer object of a poll: `ok: true`, `has_task`, then the outcome's fields.
 pub fn poll_answer(outcome: &PollOutcome) -> Value {
     answer_with(outcome, &[("has_task", Value::Bool(outcome.held().is_some()))])
 }
@@ -449,12 +456,8 @@ fn answer_with<T: Serialize>(outcome: &T, first: &[(&str, Value)]) -> Value {
     match serde_json::to_value(outcome) {
         Ok(Value::Object(fields)) => map.extend(fields),
         Ok(_) | Err(_) => {
-            return Refusal::new(
-                RefusalCode::StoreError,
-                "The answer could not be encoded.",
-                Vec::new(),
-            )
-            .to_json();
+            return ContractRefusal::new("The answer could not be encoded.", RefusalDetails::StoreError {})
+                .to_json();
         }
     }
     Value::Object(map)
@@ -466,9 +469,9 @@ fn run(
     args: &Map<String, Value>,
     default_agent: &DefaultAgent,
     cancel: &Cancel,
-) -> Result<Value, Refusal> {
+) -> Result<Value, ContractRefusal> {
     let Some(tool) = tool(tool_name) else {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "tool",
             format!("There is no contracts tool named {}.", clip(tool_name)),
         ));
@@ -481,13 +484,14 @@ fn run(
         default_agent,
     };
     match tool.name {
-        "dispatch_contract" => Ok(answer(&c.dispatch_cancellable(&a.dispatch()?, cancel)?)),
+        "dispatch_contract" => Ok(answer(&c.dispatch_checked(&a.dispatch()?, cancel, true)?)),
         "poll_next_task" => {
             let agent = a.identity("agent_id")?;
             let wait = match a.integer("wait_sec")? {
                 Some(w) => request::wait_sec(w)?,
                 None => 0,
             };
+            let agent = agent.resolve("agent_id")?;
             let wait = std::time::Duration::from_secs(u64::from(wait));
             Ok(poll_answer(&c.poll_next_task_wait(&agent, wait, cancel)?))
         }
@@ -516,11 +520,10 @@ fn run(
             Ok(answer(&c.fail(&h, &reason, retryable)?))
         }
         "cancel_contract" => {
-            let id = a.required_string("contract_id")?;
-            request::contract_id(&id)?;
+            let id = request::contract_id(&a.required_string("contract_id")?)?;
             let reason = a.required_string("reason")?;
             request::cancel_reason(&reason)?;
-            let agent = a.identity("agent_id")?;
+            let agent = a.identity("agent_id")?.resolve("agent_id")?;
             Ok(answer(&c.cancel(&id, &agent, &reason)?))
         }
         "fulfill_contract" => {
@@ -538,11 +541,16 @@ fn run(
             Ok(answer(&c.fulfill_cancellable(&h, &delivery, cancel)?))
         }
         "verify_contract" => {
-            let id = a.required_string("contract_id")?;
-            request::contract_id(&id)?;
+            let id = request::contract_id(&a.required_string("contract_id")?)?;
             let agent = a.identity("agent_id")?;
             let epoch = a.epoch()?;
-            Ok(answer(&c.verify_cancellable(&id, &agent, epoch, cancel)?))
+            let agent = agent.resolve_optional()?;
+            Ok(answer(&c.verify_cancellable(
+                &id,
+                agent.as_ref(),
+                epoch,
+                cancel,
+            )?))
         }
         _ => Ok(answer(&c.inspect(&a.inspect()?)?)),
     }
@@ -553,18 +561,18 @@ struct Args<'a> {
     default_agent: &'a DefaultAgent,
 }
 
-fn wrong_type(argument: &str, what: &str) -> Refusal {
-    Refusal::invalid_argument(argument, format!("{argument} must be {what}."))
+fn wrong_type(argument: &str, what: &str) -> ContractRefusal {
+    ContractRefusal::invalid_argument(argument, format!("{argument} must be {what}."))
 }
 
-type Extra<'f> = Option<&'f mut dyn FnMut(&Args<'_>) -> Result<(), Refusal>>;
+type Extra<'f> = Option<&'f mut dyn FnMut(&Args<'_>) -> Result<(), ContractRefusal>>;
 
 impl Args<'_> {
     fn get(&self, key: &str) -> Option<&Value> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
-    fn string(&self, key: &str) -> Result<Option<String>, Refusal> {
+    fn string(&self, key: &str) -> Result<Option<String>, ContractRefusal> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -572,12 +580,12 @@ impl Args<'_> {
         }
     }
 
-    fn required_string(&self, key: &str) -> Result<String, Refusal> {
+    fn required_string(&self, key: &str) -> Result<String, ContractRefusal> {
         self.string(key)?
-            .ok_or_else(|| Refusal::invalid_argument(key, format!("{key} is required.")))
+            .ok_or_else(|| ContractRefusal::invalid_argument(key, format!("{key} is required.")))
     }
 
-    fn integer(&self, key: &str) -> Result<Option<i64>, Refusal> {
+    fn integer(&self, key: &str) -> Result<Option<i64>, ContractRefusal> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => {
@@ -593,7 +601,7 @@ impl Args<'_> {
         }
     }
 
-    fn boolean(&self, key: &str) -> Result<Option<bool>, Refusal> {
+    fn boolean(&self, key: &str) -> Result<Option<bool>, ContractRefusal> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -601,7 +609,7 @@ impl Args<'_> {
         }
     }
 
-    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, Refusal> {
+    fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ContractRefusal> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Array(items)) => items
@@ -617,7 +625,7 @@ impl Args<'_> {
         }
     }
 
-    fn object(&self, key: &str) -> Result<Option<Map<String, Value>>, Refusal> {
+    fn object(&self, key: &str) -> Result<Option<Map<String, Value>>, ContractRefusal> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Object(o)) => Ok(Some(o.clone())),
@@ -626,17 +634,17 @@ impl Args<'_> {
     }
 
     /// An agent argument, parsed once.
-    fn agent(&self, key: &str) -> Result<Option<AgentId>, Refusal> {
+    fn agent(&self, key: &str) -> Result<Option<AgentId>, ContractRefusal> {
         self.string(key)?.map(|s| request::agent(key, &s)).transpose()
     }
 
-    /// An identity argument: the caller's, else the embedder's default (CT-88); with an
-    /// authenticated caller, one naming another agent is refused `IDENTITY_MISMATCH`.
-    fn identity(&self, key: &str) -> Result<Identity, Refusal> {
+    /// An identity argument: the caller's, else the embedder's default; with an authenticated caller,
+    /// one naming another agent is refused `IDENTITY_MISMATCH`.
+    fn identity(&self, key: &str) -> Result<Identity, ContractRefusal> {
         Identity::checked(key, self.agent(key)?, self.default_agent)
     }
 
-    fn epoch(&self) -> Result<Option<u64>, Refusal> {
+    fn epoch(&self) -> Result<Option<u64>, ContractRefusal> {
         match self.integer("claim_epoch")? {
             None => Ok(None),
             Some(e) => {
@@ -646,26 +654,27 @@ impl Args<'_> {
         }
     }
 
-    /// `contract_id`, then the tool's own arguments (`extra`), then `claim_epoch`, then `agent_id`.
-    fn holder(&self, extra: Extra<'_>) -> Result<HolderRef, Refusal> {
-        let id = self.required_string("contract_id")?;
-        request::contract_id(&id)?;
+    /// `contract_id`, then the tool's own arguments (`extra`), then `claim_epoch`, then `agent_id`;
+    /// then the identity resolved.
+    fn holder(&self, extra: Extra<'_>) -> Result<HolderRef, ContractRefusal> {
+        let contract_id = request::contract_id(&self.required_string("contract_id")?)?;
         if let Some(f) = extra {
             f(self)?;
         }
         let claim_epoch = self.epoch()?;
-        let agent_id = self.identity("agent_id")?;
+        let agent_id = self.identity("agent_id")?.resolve("agent_id")?;
         Ok(HolderRef {
-            contract_id: id,
+            contract_id,
             agent_id,
             claim_epoch,
         })
     }
 
-    fn dispatch(&self) -> Result<DispatchRequest, Refusal> {
+    /// Every argument in table order, then the result schema, then the requester resolved.
+    fn dispatch(&self) -> Result<DispatchRequest, ContractRefusal> {
         let target_agent = self
             .agent("target_agent")?
-            .ok_or_else(|| Refusal::invalid_argument("target_agent", "target_agent is required."))?;
+            .ok_or_else(|| ContractRefusal::invalid_argument("target_agent", "target_agent is required."))?;
         let title = self.required_string("title")?;
         request::title(&title)?;
         let workspace_root = self.required_string("workspace_root")?;
@@ -679,38 +688,52 @@ impl Args<'_> {
             request::context_summary(s)?;
         }
         let contract_schema = self.object("contract_schema")?;
-        let exec_ttl_sec = self.integer("exec_ttl_sec")?;
-        if let Some(v) = exec_ttl_sec {
-            request::ttl("exec_ttl_sec", v, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)?;
-        }
-        let queue_ttl_sec = self.integer("queue_ttl_sec")?;
-        if let Some(v) = queue_ttl_sec {
-            request::ttl("queue_ttl_sec", v, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)?;
-        }
+        let exec_ttl_sec = match self.integer("exec_ttl_sec")? {
+            Some(v) => Some(request::ttl(
+                "exec_ttl_sec",
+                v,
+                MIN_EXEC_TTL_SEC,
+                MAX_EXEC_TTL_SEC,
+            )?),
+            None => None,
+        };
+        let queue_ttl_sec = match self.integer("queue_ttl_sec")? {
+            Some(v) => Some(request::ttl(
+                "queue_ttl_sec",
+                v,
+                MIN_QUEUE_TTL_SEC,
+                MAX_QUEUE_TTL_SEC,
+            )?),
+            None => None,
+        };
         let idempotency_key = self.string("idempotency_key")?;
         if let Some(k) = &idempotency_key {
             request::idempotency_key(k)?;
         }
         let requester_agent = self.identity("requester_agent")?;
-        let max_deliveries = self.integer("max_deliveries")?;
-        if let Some(v) = max_deliveries {
-            request::max_deliveries(v)?;
+        let max_deliveries = match self.integer("max_deliveries")? {
+            Some(v) => Some(request::max_deliveries(v)?),
+            None => None,
+        };
+        if let Some(s) = &contract_schema {
+            accept_schema(s)?;
         }
+        let requester_agent = requester_agent.resolve("requester_agent")?;
+        let seconds = |v: Option<u32>| v.map(|s| std::time::Duration::from_secs(u64::from(s)));
         Ok(DispatchRequest {
             max_deliveries,
             pointers,
             task_type,
             context_summary,
             contract_schema,
-            exec_ttl_sec,
-            queue_ttl_sec,
+            exec_ttl: seconds(exec_ttl_sec),
+            queue_ttl: seconds(queue_ttl_sec),
             idempotency_key,
-            requester_agent,
-            ..DispatchRequest::new(target_agent, title, workspace_root)
+            ..DispatchRequest::new(requester_agent, target_agent, title, workspace_root)
         })
     }
 
-    fn inspect(&self) -> Result<InspectRequest, Refusal> {
+    fn inspect(&self) -> Result<InspectRequest, ContractRefusal> {
         let target_agent = self.agent("target_agent")?;
         let requester_agent = self.agent("requester_agent")?;
         let status = match self.get("status") {
@@ -719,17 +742,12 @@ impl Args<'_> {
             Some(Value::Array(_)) => self.strings("status")?,
             Some(_) => return Err(wrong_type("status", "a status or an array of statuses")),
         };
-        if let Some(s) = &status {
-            request::statuses(s)?;
-        }
-        let contract_id = self.string("contract_id")?;
-        if let Some(id) = &contract_id {
-            request::contract_id(id)?;
-        }
-        let limit = self.integer("limit")?;
-        if let Some(l) = limit {
-            request::limit(l)?;
-        }
+        let status = status.map(|s| request::status_names(&s)).transpose()?;
+        let contract_id = self
+            .string("contract_id")?
+            .map(|id| request::contract_id(&id))
+            .transpose()?;
+        let limit = self.integer("limit")?.map(request::limit).transpose()?;
         let cursor = self.string("cursor")?;
         Ok(InspectRequest {
             target_agent,

@@ -1,4 +1,4 @@
-//! Canonical JSON (CT-63), the payload fingerprint, and the inspect cursor (CT-74).
+//! Canonical JSON, the payload fingerprint, and the inspect cursor.
 //!
 //! ```
 //! use serde_json::json;

@@ -1,93 +1,39 @@
-//! The facade `Contracts` (CT-58): one method per operation, each a sequence of store transactions
-//! and file checks run with no transaction open (CT-41).
+//! The facade [`Contracts`]: one method per operation, each a sequence of store transactions and file
+//! checks, with no transaction open while a file is read or hashed.
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Clock, Fs};
 
 use crate::canonical;
-use crate::error::{Refusal, RefusalCode, StoreError};
+use crate::config::ContractsConfig;
+use crate::error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};
 use crate::fingerprint::{self, Accepted, CouldNotRun, PathRefusal, RootReason};
-use crate::ids::{IdSource, contract_id_from_bits};
+use crate::ids::{IdSource, OsIdSource, contract_id_from_bits};
 use crate::integrity::IntegrityReport;
 use crate::limits::*;
-use crate::model::AgentId;
-use crate::model::{Contract, Drift, EpochMs, Status, Warning};
-use crate::request::{self, DispatchRequest, FulfillRequest, HolderRef, Identity};
-use crate::roots::{AllowedRoots, SYSTEM_DIRECTORIES};
+use crate::model::{AgentId, Contract, ContractId, Drift, EpochMs, Status, Warning, WarningCode, instant};
+use crate::observe::{ContractEvent, ContractsObserver};
+use crate::request::{self, DispatchRequest, FulfillRequest, HolderRef, InspectRequest};
+use crate::roots::SYSTEM_DIRECTORIES;
 use crate::schema::{self, Checked};
-use crate::store::{InsertOutcome, Store, SweepReport, epoch_ms};
-use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Revert, Verdict};
+use crate::store::{InsertOutcome, QueueDepth, Store, SweepReport, epoch_ms};
+use crate::transition::{self, Command, Delivery, Holder, Policy, Reply, Verdict};
 use crate::views::*;
-use crate::wait::{Cancel, Wake};
-use std::time::Duration;
+use crate::wait::Cancel;
 
 mod inspect;
+mod poll;
 
-/// Configuration of the facade (CT-125), plus where workspace roots may lie ([`AllowedRoots`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContractsConfig {
-    /// Execution TTL when a dispatch gives none (60 ..= 86,400).
-    pub default_exec_ttl_sec: u32,
-    /// Queue TTL when a dispatch gives none (60 ..= 604,800).
-    pub default_queue_ttl_sec: u32,
-    /// Refuse holder operations without `claim_epoch` (`EPOCH_REQUIRED`).
-    pub require_claim_epoch: bool,
-    /// The directories a `workspace_root` must lie in (default: the user's home directory and `/tmp`).
-    pub allowed_roots: AllowedRoots,
-}
-
-impl Default for ContractsConfig {
-    fn default() -> Self {
-        ContractsConfig {
-            default_exec_ttl_sec: DEFAULT_EXEC_TTL_SEC,
-            default_queue_ttl_sec: DEFAULT_QUEUE_TTL_SEC,
-            require_claim_epoch: false,
-            allowed_roots: AllowedRoots::default(),
-        }
-    }
-}
-
-impl ContractsConfig {
-    /// A configuration, refused when a default TTL is outside the bounds of §3.
-    ///
-    /// ```
-    /// use shiftwork_contracts::ContractsConfig;
-    /// assert!(ContractsConfig::new(1800, 14400, true).is_ok());
-    /// assert!(ContractsConfig::new(59, 14400, false).is_err());
-    /// ```
-    pub fn new(
-        default_exec_ttl_sec: u32,
-        default_queue_ttl_sec: u32,
-        require_claim_epoch: bool,
-    ) -> Result<Self, Refusal> {
-        request::ttl(
-            "default_exec_ttl_sec",
-            i64::from(default_exec_ttl_sec),
-            MIN_EXEC_TTL_SEC,
-            MAX_EXEC_TTL_SEC,
-        )?;
-        request::ttl(
-            "default_queue_ttl_sec",
-            i64::from(default_queue_ttl_sec),
-            MIN_QUEUE_TTL_SEC,
-            MAX_QUEUE_TTL_SEC,
-        )?;
-        Ok(ContractsConfig {
-            default_exec_ttl_sec,
-            default_queue_ttl_sec,
-            require_claim_epoch,
-            allowed_roots: AllowedRoots::default(),
-        })
-    }
-}
-
-/// The contract queue: one method per operation (CT-58). `Send + Sync`; call it from many threads.
+/// The contract queue: one method per operation. `Send + Sync`: share it (in an `Arc`) between
+/// threads and call it from all of them. Every method is synchronous and may block on the store and on
+/// file reads; a tokio host calls it from `tokio::task::spawn_blocking`.
 ///
 /// ```
-/// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
+/// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource};
 /// use shiftwork_contracts::roots::AllowedRoots;
 /// use shiftwork_seams::{ManualClock, MemFs};
 /// use std::sync::Arc;
@@ -96,16 +42,15 @@ impl ContractsConfig {
 /// let fs = MemFs::new();
 /// fs.write_file("/w/src/lib.rs", b"pub fn add() {}\n");
 /// // Workspace roots must lie inside an allowed root (default: the home and temporary directories).
-/// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
-/// let c = Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
-///                        Arc::new(SeededIdSource::new(1)), config);
-/// let bob = AgentId::parse("bob").unwrap();
-/// let sent = c.dispatch(&DispatchRequest {
-///     pointers: Some(vec!["src/lib.rs".into()]),
-///     requester_agent: Identity::given("alice").unwrap(),
-///     ..DispatchRequest::new(bob.clone(), "Review", "/w")
-/// }).unwrap();
-/// let polled = c.poll_next_task(&bob.into()).unwrap();
+/// let config = ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/w"])).build().unwrap();
+/// let c = Contracts::builder(Arc::new(MemoryStore::new(clock)))
+///     .fs(Arc::new(fs))
+///     .ids(Arc::new(SeededIdSource::new(1)))
+///     .config(config)
+///     .build();
+/// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+/// let sent = c.dispatch(&DispatchRequest::new(alice, bob.clone(), "Review", "/w").pointers(["src/lib.rs"])).unwrap();
+/// let polled = c.poll_next_task(&bob).unwrap();
 /// assert_eq!(polled.held().unwrap().contract_id, sent.contract_id);
 /// ```
 pub struct Contracts {
@@ -114,17 +59,72 @@ pub struct Contracts {
     fs: Arc<dyn Fs>,
     ids: Arc<dyn IdSource>,
     config: ContractsConfig,
+    observer: Option<Arc<dyn ContractsObserver>>,
+}
+
+/// Builds a [`Contracts`] facade over a store ([`Contracts::builder`]). The facade reads time from
+/// the store's clock ([`Store::clock`]), so the two never disagree.
+pub struct ContractsBuilder {
+    store: Arc<dyn Store>,
+    fs: Option<Arc<dyn Fs>>,
+    ids: Option<Arc<dyn IdSource>>,
+    config: ContractsConfig,
+    observer: Option<Arc<dyn ContractsObserver>>,
+}
+
+impl ContractsBuilder {
+    /// The file system workspace files are read through (default: the operating system's,
+    /// [`shiftwork_seams::OsFs`]).
+    pub fn fs(mut self, fs: Arc<dyn Fs>) -> Self {
+        self.fs = Some(fs);
+        self
+    }
+
+    /// Where the random bits of contract ids come from (default: the operating system's generator,
+    /// [`OsIdSource`]; tests use [`crate::SeededIdSource`]).
+    pub fn ids(mut self, ids: Arc<dyn IdSource>) -> Self {
+        self.ids = Some(ids);
+        self
+    }
+
+    /// The configuration (default: [`ContractsConfig::default`]).
+    pub fn config(mut self, config: ContractsConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Tells `observer` of the queue's events ([`crate::observe`]); the store is given it too, for the
+    /// leases its sweeps end ([`Store::observe`]).
+    pub fn observer(mut self, observer: Arc<dyn ContractsObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The facade.
+    pub fn build(self) -> Contracts {
+        if let Some(observer) = &self.observer {
+            self.store.observe(Arc::clone(observer));
+        }
+        Contracts {
+            clock: self.store.clock(),
+            store: self.store,
+            fs: self.fs.unwrap_or_else(|| Arc::new(shiftwork_seams::OsFs)),
+            ids: self.ids.unwrap_or_else(|| Arc::new(OsIdSource)),
+            config: self.config,
+            observer: self.observer,
+        }
+    }
 }
 
 fn io_refusal(
-    contract_id: Option<&str>,
+    contract_id: Option<&ContractId>,
     path: Option<&str>,
     skipped: Option<&[Skipped]>,
     error: &std::io::Error,
-) -> Refusal {
+) -> ContractRefusal {
     let what = path.map_or_else(|| String::from("the workspace root"), |p| p.to_owned());
     let message = match contract_id {
-        // Issue 27: a call cancelled while it read a file stops there; what it had changed is undone.
+        // A call cancelled while it read a file stops there; what it had changed is undone.
         _ if fingerprint::is_cancelled(error) => format!(
             "The call was cancelled while it read {}; nothing it did is kept.",
             clip_echo(&what)
@@ -135,24 +135,23 @@ fn io_refusal(
         ),
         None => format!("Reading {what} failed: {}.", shiftwork_seams::os_reason(error)),
     };
-    Refusal::new(
-        RefusalCode::IoError,
+    ContractRefusal::new(
         message,
-        vec![
-            ("contract_id", json!(contract_id)),
-            ("path", json!(path)),
-            ("skipped_stale", skipped.map_or(Value::Null, |s| json!(s))),
-        ],
+        RefusalDetails::IoError {
+            contract_id: contract_id.cloned(),
+            path: path.map(str::to_owned),
+            skipped_stale: skipped.map(<[Skipped]>::to_vec),
+        },
     )
 }
 
-fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
+fn path_refusal(code: RefusalCode, r: &PathRefusal) -> ContractRefusal {
     let noun = if code == RefusalCode::PointerRefused {
         "pointer"
     } else {
         "artifact"
     };
-    // The path as the caller wrote it, clipped: a 10 MB path is not echoed back (issue 16).
+    // The path as the caller wrote it, clipped: a 10 MB path is not echoed back.
     let path = r.path.as_deref().map(clip_echo);
     let message = match (&path, r.pattern) {
         (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
@@ -162,50 +161,31 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> Refusal {
         ),
         (Some(p), None) => format!("The {noun} path '{p}' was refused: {}.", r.reason.as_str()),
     };
-    Refusal::new(
-        code,
-        message,
-        vec![
-            ("path", json!(path)),
-            ("reason", json!(r.reason.as_str())),
-            ("pattern", json!(r.pattern)),
-        ],
-    )
-}
-
-fn store_err(e: StoreError) -> Refusal {
-    e.to_refusal()
+    let details = if code == RefusalCode::PointerRefused {
+        RefusalDetails::PointerRefused {
+            path,
+            reason: r.reason,
+            pattern: r.pattern,
+        }
+    } else {
+        RefusalDetails::ArtifactRefused {
+            path,
+            reason: r.reason,
+            pattern: r.pattern,
+        }
+    };
+    ContractRefusal::new(message, details)
 }
 
 impl Contracts {
-    /// The drift of `record`'s pointers against its baseline (CT-39); a file that cannot be read is
-    /// the I/O refusal naming it.
-    fn drift_of(&self, record: &Contract, cancel: &Cancel) -> Result<Vec<Drift>, Refusal> {
-        fingerprint::verify_cancellable(
-            self.fs.as_ref(),
-            &record.workspace_root,
-            &record.pointers,
-            &self.config.allowed_roots,
-            cancel,
-        )
-        .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
-    }
-
-    /// A facade over `store`, reading time from `clock` for read-only operations, files through `fs`
-    /// and id bits from `ids`.
-    pub fn new(
-        store: Arc<dyn Store>,
-        clock: Arc<dyn Clock>,
-        fs: Arc<dyn Fs>,
-        ids: Arc<dyn IdSource>,
-        config: ContractsConfig,
-    ) -> Self {
-        Contracts {
+    /// A builder of a facade over `store`.
+    pub fn builder(store: Arc<dyn Store>) -> ContractsBuilder {
+        ContractsBuilder {
             store,
-            clock,
-            fs,
-            ids,
-            config,
+            fs: None,
+            ids: None,
+            config: ContractsConfig::default(),
+            observer: None,
         }
     }
 
@@ -219,14 +199,49 @@ impl Contracts {
         &self.config
     }
 
-    /// The clock the facade reads and waits on (for PostgreSQL on the server's time, the store's
-    /// [`crate::PgStore::server_clock`]).
+    /// The clock the facade reads and waits on: the store's ([`Store::clock`]; for PostgreSQL on the
+    /// server's time, the server's).
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
 
+    /// Runs one store operation in the span `contracts.store` (field `operation`), its failure as a
+    /// refusal.
+    fn tx<T>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce(&dyn Store) -> Result<T, StoreError>,
+    ) -> Result<T, ContractRefusal> {
+        let _span = tracing::info_span!("contracts.store", operation).entered();
+        f(self.store.as_ref()).map_err(|e| e.to_refusal())
+    }
+
+    /// Tells the observer, if any.
+    fn tell(&self, event: impl FnOnce() -> ContractEvent) {
+        if let Some(observer) = &self.observer {
+            observer.event(&event());
+        }
+    }
+
+    fn now(&self) -> EpochMs {
+        epoch_ms(self.clock.as_ref())
+    }
+
+    /// The drift of `record`'s pointers against its baseline; a file that cannot be read is the I/O
+    /// refusal naming it.
+    fn drift_of(&self, record: &Contract, cancel: &Cancel) -> Result<Vec<Drift>, ContractRefusal> {
+        fingerprint::verify_cancellable(
+            self.fs.as_ref(),
+            &record.workspace_root,
+            &record.pointers,
+            self.config.allowed_roots(),
+            cancel,
+        )
+        .map_err(|failed| io_refusal(Some(&record.contract_id), Some(&failed.path), None, &failed.error))
+    }
+
     /// `WORKSPACE_ROOT_INVALID` for `reason`, the sentence naming the rule.
-    fn root_refusal(&self, reason: RootReason) -> Refusal {
+    fn root_refusal(&self, reason: RootReason) -> ContractRefusal {
         let message = match reason {
             RootReason::SystemDirectory => format!(
                 "workspace_root was refused: SYSTEM_DIRECTORY (no workspace root may lie in or under {}, even inside an allowed root).",
@@ -234,25 +249,24 @@ impl Contracts {
             ),
             RootReason::OutsideAllowedRoots => format!(
                 "workspace_root was refused: OUTSIDE_ALLOWED_ROOTS (a workspace root must lie inside one of the allowed roots: {}).",
-                clip_echo(&self.config.allowed_roots.describe())
+                clip_echo(&self.config.allowed_roots().describe())
             ),
             other => format!("workspace_root was refused: {}.", other.as_str()),
         };
-        Refusal::new(
-            RefusalCode::WorkspaceRootInvalid,
-            message,
-            vec![("reason", json!(reason.as_str()))],
-        )
+        ContractRefusal::new(message, RefusalDetails::WorkspaceRootInvalid { reason })
     }
 
     fn policy(&self) -> Policy {
         Policy {
-            require_claim_epoch: self.config.require_claim_epoch,
+            require_claim_epoch: self.config.require_claim_epoch(),
         }
     }
 
-    /// Dispatches a contract (CT-61).
-    pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, Refusal> {
+    /// Dispatches a contract: checks every part of `req`, pins its files by size and SHA-256 (no
+    /// transaction open), and stores it `SUBMITTED` for its target. With an idempotency key, a second
+    /// dispatch of the same arguments answers the first contract (`idempotent_replay`), and one of
+    /// different arguments is refused `IDEMPOTENCY_CONFLICT`.
+    pub fn dispatch(&self, req: &DispatchRequest) -> Result<DispatchOutcome, ContractRefusal> {
         self.dispatch_cancellable(req, &Cancel::new())
     }
 
@@ -263,9 +277,19 @@ impl Contracts {
         &self,
         req: &DispatchRequest,
         cancel: &Cancel,
-    ) -> Result<DispatchOutcome, Refusal> {
-        // Step 1: every argument, in table order, then the schema (the agents are parsed already).
-        let target = req.target_agent.clone();
+    ) -> Result<DispatchOutcome, ContractRefusal> {
+        self.dispatch_checked(req, cancel, false)
+    }
+
+    /// The dispatch, its schema already accepted when `schema_accepted` (the tool-argument surface
+    /// judges it before it resolves the requester, in the order of the tool's rules).
+    pub(crate) fn dispatch_checked(
+        &self,
+        req: &DispatchRequest,
+        cancel: &Cancel,
+        schema_accepted: bool,
+    ) -> Result<DispatchOutcome, ContractRefusal> {
+        // Every argument, in the tool's argument order, then the schema.
         request::title(&req.title)?;
         if let Some(t) = &req.task_type {
             request::task_type(t)?;
@@ -273,50 +297,45 @@ impl Contracts {
         if let Some(s) = &req.context_summary {
             request::context_summary(s)?;
         }
-        let exec = match req.exec_ttl_sec {
-            Some(v) => request::ttl("exec_ttl_sec", v, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)?,
-            None => self.config.default_exec_ttl_sec,
+        let exec = match req.exec_ttl {
+            Some(v) => request::ttl_duration("exec_ttl_sec", v, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)?,
+            None => self.config.default_exec_ttl_sec(),
         };
-        let queue = match req.queue_ttl_sec {
-            Some(v) => request::ttl("queue_ttl_sec", v, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)?,
-            None => self.config.default_queue_ttl_sec,
+        let queue = match req.queue_ttl {
+            Some(v) => request::ttl_duration("queue_ttl_sec", v, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)?,
+            None => self.config.default_queue_ttl_sec(),
         };
         if let Some(k) = &req.idempotency_key {
             request::idempotency_key(k)?;
         }
         let deliveries = match req.max_deliveries {
-            Some(v) => request::max_deliveries(v)?,
+            Some(v) => request::max_deliveries(i64::from(v))?,
             None => 1,
         };
-        if let Some(s) = &req.contract_schema
-            && let Err(errors) = schema::accept(s)
-        {
-            return Err(Refusal::new(
-                RefusalCode::ContractSchemaInvalid,
-                "contract_schema is not an acceptable JSON Schema (at most 16 KiB, draft 4, 6, 7, 2019-09 or 2020-12, valid against its meta-schema, no external $ref).",
-                vec![("validation_errors", json!(errors))],
-            ));
+        if !schema_accepted && let Some(s) = &req.contract_schema {
+            accept_schema(s)?;
         }
-        // Step 2: identity.
-        let requester = req.requester_agent.resolve("requester_agent")?;
+        let requester = &req.requester_agent;
         let payload = payload_sha256(req);
-        // Step 3: idempotent replay, read-only.
+        // An idempotent replay, read-only.
         if let Some(key) = &req.idempotency_key
-            && let Some(existing) = self.store.get_by_key(&requester, key).map_err(store_err)?
+            && let Some(existing) = self.tx("get_by_key", |s| s.get_by_key(requester, key))?
         {
             return replay(&existing, &payload);
         }
-        // Step 4: the root.
-        let root =
-            match fingerprint::accept_root(self.fs.as_ref(), &req.workspace_root, &self.config.allowed_roots)
-            {
-                Ok(Ok(root)) => root,
-                Ok(Err(reason)) => return Err(self.root_refusal(reason)),
-                Err(CouldNotRun { path, error }) => {
-                    return Err(io_refusal(None, path.as_deref(), None, &error));
-                }
-            };
-        // Step 5: the pointers, no transaction open.
+        // The root.
+        let root = match fingerprint::accept_root(
+            self.fs.as_ref(),
+            &req.workspace_root,
+            self.config.allowed_roots(),
+        ) {
+            Ok(Ok(root)) => root,
+            Ok(Err(reason)) => return Err(self.root_refusal(reason)),
+            Err(CouldNotRun { path, error }) => {
+                return Err(io_refusal(None, path.as_deref(), None, &error));
+            }
+        };
+        // The pointers, no transaction open.
         let paths = req.pointers.clone().unwrap_or_default();
         let pointers = match fingerprint::accept_paths_cancellable(
             self.fs.as_ref(),
@@ -338,20 +357,20 @@ impl Contracts {
             .iter()
             .filter(|p| p.size > LARGE_POINTER_WARN_BYTES)
             .map(|p| Warning {
-                code: String::from("LARGE_POINTER"),
+                code: WarningCode::LargePointer,
                 message: format!(
                     "Pointer {} is {} bytes (above {LARGE_POINTER_WARN_BYTES}); every claim and fulfill hashes it again.",
                     p.path, p.size
                 ),
             })
             .collect();
-        // Step 6: one write transaction.
+        // One write transaction.
         let bits = self.ids.random_bits();
         let build = |now: EpochMs, seq: i64| Contract {
             seq,
             contract_id: contract_id_from_bits(now, bits),
             requester_agent: requester.clone(),
-            target_agent: target.clone(),
+            target_agent: req.target_agent.clone(),
             idempotency_key: req.idempotency_key.clone(),
             payload_sha256: payload.clone(),
             task_type: req.task_type.clone().unwrap_or_else(|| String::from("review")),
@@ -388,322 +407,109 @@ impl Contracts {
             available_at: None,
             cancel_reason: None,
         };
-        match self.store.insert(&build).map_err(store_err)? {
+        match self.tx("insert", |s| s.insert(&build))? {
             InsertOutcome::Inserted(c) => Ok(dispatched(&c, false, warnings)),
             InsertOutcome::KeyTaken(existing) => replay(&existing, &payload),
         }
     }
 
-    /// Claims the oldest eligible contract of `agent` and verifies its baseline (CT-65).
-    pub fn poll_next_task(&self, agent: &Identity) -> Result<PollOutcome, Refusal> {
-        self.poll_next_task_wait(agent, Duration::ZERO, &Cancel::new())
+    /// Undoes a claim whose answer will never reach its caller (the caller cancelled after the poll
+    /// answered, so the transport drops the answer): the contract goes back to the queue with the
+    /// history entry `CLAIM_REVERTED: the poll was cancelled`, if it is still claimed under
+    /// `claim_epoch`; otherwise nothing happens.
+    pub fn abandon_claim(&self, contract_id: &ContractId, claim_epoch: u64) -> Result<(), ContractRefusal> {
+        self.revert(contract_id, claim_epoch, transition::Revert::Cancelled)
     }
 
-    /// [`Contracts::poll_next_task`], waiting up to `wait` for work when none is there (CT-179 …
-    /// CT-182): the call waits on the facade's clock ([`Clock::wait_until`]), holding no transaction,
-    /// lock or pooled connection, until the store signals that a contract of `agent` may have become
-    /// claimable (or a redelivery or a deadline falls due), then runs the poll again; it answers
-    /// nothing claimed only once `wait` has passed on that clock (the last poll runs at the deadline).
-    /// The answer carries `waited_ms`; with a zero `wait` it is the plain poll, without `waited_ms`.
-    ///
-    /// `cancel` ends the call with nothing claimed, waiting or not (issue 27: a cancelled call either
-    /// answers or undoes what it did): a wait ends at once; a pointer file being hashed is left
-    /// between two chunks; a claim the call made is undone (C3, history entry `CLAIM_REVERTED: the
-    /// poll was cancelled`, the epoch spent), also when the cancellation arrives after the files were
-    /// checked but before the answer.
-    ///
-    /// ```
-    /// use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, MemoryStore, SeededIdSource};
-    /// use shiftwork_contracts::roots::AllowedRoots;
-    /// use shiftwork_contracts::wait::Cancel;
-    /// use shiftwork_seams::{MemFs, SystemClock};
-    /// use std::{sync::Arc, time::Duration};
-    ///
-    /// let clock = Arc::new(SystemClock::new());
-    /// let fs = MemFs::new();
-    /// fs.create_dir_all("/w");
-    /// let config = ContractsConfig { allowed_roots: AllowedRoots::new(["/w"]), ..ContractsConfig::default() };
-    /// let c = Arc::new(Contracts::new(Arc::new(MemoryStore::new(clock.clone())), clock, Arc::new(fs),
-    ///                                 Arc::new(SeededIdSource::new(1)), config));
-    /// let bob = AgentId::parse("bob").unwrap();
-    /// let requester = c.clone();
-    /// let target = bob.clone();
-    /// std::thread::spawn(move || {
-    ///     std::thread::sleep(Duration::from_millis(50));
-    ///     requester.dispatch(&DispatchRequest {
-    ///         requester_agent: Identity::given("alice").unwrap(),
-    ///         ..DispatchRequest::new(target, "Review", "/w")
-    ///     }).unwrap();
-    /// });
-    /// let polled = c.poll_next_task_wait(&bob.into(), Duration::from_secs(10), &Cancel::new()).unwrap();
-    /// assert!(polled.held().is_some(), "woken by the dispatch, not after ten seconds");
-    /// ```
-    pub fn poll_next_task_wait(
+    /// Puts back the claim `epoch` of `contract_id`, if it still stands.
+    fn revert(
         &self,
-        agent: &Identity,
-        wait: Duration,
-        cancel: &Cancel,
-    ) -> Result<PollOutcome, Refusal> {
-        let agent = agent.resolve("agent_id")?;
-        let mut stale = Vec::new();
-        if wait.is_zero() {
-            let round = self.poll_round(&agent, &mut stale, cancel)?;
-            return Ok(self.answer_round(&agent, round, stale, None));
-        }
-        let wake = Wake::new();
-        cancel.attach(&wake);
-        self.store.watch(&agent, &wake).map_err(store_err)?;
-        let start = self.clock.monotonic();
-        let deadline = start.saturating_add(wait);
-        let waited = || self.clock.monotonic().saturating_sub(start);
-        let mut first = true;
-        loop {
-            let round = self.poll_round(&agent, &mut stale, cancel)?;
-            let waited_ms = if first { Duration::ZERO } else { waited() };
-            if !matches!(round, Round::Empty) || waited() >= wait {
-                return Ok(self.answer_round(&agent, round, stale, Some(waited_ms)));
-            }
-            first = false;
-            self.wait_until_due(&agent, deadline, &wake, cancel)?;
-        }
-    }
-
-    /// The wait phase of a waiting poll: returns when the store signalled, something of `agent` fell
-    /// due, the clock reached `deadline` (its [`Clock::monotonic`] time), or the call was cancelled.
-    /// Every wait is the clock's ([`Clock::wait_until`]).
-    fn wait_until_due(
-        &self,
-        agent: &AgentId,
-        deadline: Duration,
-        wake: &Wake,
-        cancel: &Cancel,
-    ) -> Result<(), Refusal> {
-        loop {
-            let mono = self.clock.monotonic();
-            if cancel.is_cancelled() || mono >= deadline {
-                return Ok(());
-            }
-            let now = epoch_ms(self.clock.as_ref());
-            let due = self.store.due(agent, now).map_err(store_err)?;
-            if due.claimable {
-                return Ok(());
-            }
-            // When a redelivery or a deadline of the agent's records falls due (CT-180).
-            let falls_due = due
-                .next_at
-                .map(|at| mono.saturating_add(Duration::from_millis(u64::try_from(at - now).unwrap_or(0))));
-            // The safety net: a signal lost (a reconnecting listener) costs at most WAIT_RECHECK.
-            let mut until = deadline.min(mono.saturating_add(WAIT_RECHECK));
-            if let Some(d) = falls_due {
-                until = until.min(d);
-            }
-            if self.clock.wait_until(wake, until) {
-                return Ok(());
-            }
-            if falls_due.is_some_and(|d| self.clock.monotonic() >= d) {
-                return Ok(());
-            }
-        }
-    }
-
-    fn answer_round(
-        &self,
-        agent: &AgentId,
-        round: Round,
-        stale: Vec<Skipped>,
-        waited: Option<Duration>,
-    ) -> PollOutcome {
-        let waited_ms = waited.map(millis);
-        match round {
-            Round::Claimed(c) => PollOutcome::Claimed {
-                status: Status::Claimed,
-                contract: Box::new(HeldContract::of(&c)),
-                skipped_stale: stale,
-                waited_ms,
-            },
-            Round::Empty => PollOutcome::Empty {
-                message: format!("No pending contracts for agent \"{agent}\""),
-                skipped_stale: stale,
-                waited_ms,
-            },
-            Round::StaleLimit => PollOutcome::Empty {
-                message: format!(
-                    "Closed {MAX_STALE_PER_POLL} contracts whose files changed for agent \"{agent}\"; call poll_next_task again"
-                ),
-                skipped_stale: stale,
-                waited_ms,
-            },
-            Round::Cancelled => PollOutcome::Empty {
-                message: match waited {
-                    Some(_) => {
-                        format!("Stopped waiting for work for agent \"{agent}\": the wait was cancelled")
-                    }
-                    None => format!("Stopped looking for work for agent \"{agent}\": the poll was cancelled"),
-                },
-                skipped_stale: stale,
-                waited_ms,
-            },
-        }
-    }
-
-    /// Undoes a claim whose answer will never reach its caller (issue 27: the caller cancelled after
-    /// the poll answered, so the transport drops the answer): C3 with the entry `CLAIM_REVERTED: the
-    /// poll was cancelled`, if the contract is still claimed under `claim_epoch`; otherwise nothing.
-    pub fn abandon_claim(&self, contract_id: &str, claim_epoch: u64) -> Result<(), Refusal> {
-        let id = request::contract_id(contract_id)?;
+        contract_id: &ContractId,
+        epoch: u64,
+        why: transition::Revert,
+    ) -> Result<(), ContractRefusal> {
         let policy = self.policy();
-        let command = Command::RevertClaim {
-            epoch: claim_epoch,
-            why: Revert::Cancelled,
-        };
-        self.store
-            .update(&id, &|r, now| transition::apply(r, &command, now, &policy))
-            .map_err(store_err)?;
-        Ok(())
-    }
-
-    /// C3 for the claim `c` made.
-    fn revert(&self, c: &Contract, why: Revert) -> Result<(), Refusal> {
-        let policy = self.policy();
-        let command = Command::RevertClaim {
-            epoch: c.claim_epoch,
-            why,
-        };
-        self.store
-            .update(&c.contract_id, &|r, now| {
+        let command = Command::RevertClaim { epoch, why };
+        self.tx("update", |s| {
+            s.update(contract_id, &|r, now| {
                 transition::apply(r, &command, now, &policy)
             })
-            .map_err(store_err)?;
+        })?;
         Ok(())
     }
 
-    /// The loop of CT-65 (steps 1 to 5), adding to `stale` the contracts it closes. A triggered
-    /// `cancel` claims nothing more, stops a verification between chunks, and undoes the claim this
-    /// round made ([`Round::Cancelled`]).
-    fn poll_round(
-        &self,
-        agent: &AgentId,
-        stale: &mut Vec<Skipped>,
-        cancel: &Cancel,
-    ) -> Result<Round, Refusal> {
-        loop {
-            if cancel.is_cancelled() {
-                return Ok(Round::Cancelled);
-            }
-            let Some(claimed) = self.store.claim_next(agent).map_err(store_err)? else {
-                return Ok(Round::Empty);
-            };
-            #[cfg(feature = "test-failpoints")]
-            crate::failpoints::hit("after-claim-commit");
-            let epoch = claimed.claim_epoch;
-            match fingerprint::verify_cancellable(
-                self.fs.as_ref(),
-                &claimed.workspace_root,
-                &claimed.pointers,
-                &self.config.allowed_roots,
-                cancel,
-            ) {
-                // The last look before the answer: a caller gone by now gets nothing, and the claim
-                // is undone rather than held by nobody until its lease runs out.
-                _ if cancel.is_cancelled() => {
-                    self.revert(&claimed, Revert::Cancelled)?;
-                    return Ok(Round::Cancelled);
-                }
-                Ok(drift) if drift.is_empty() => return Ok(Round::Claimed(Box::new(claimed))),
-                Ok(drift) => {
-                    let policy = self.policy();
-                    let command = Command::StaleAtClaim {
-                        epoch,
-                        drift: drift.clone(),
-                    };
-                    self.store
-                        .update(&claimed.contract_id, &|c, now| {
-                            transition::apply(c, &command, now, &policy)
-                        })
-                        .map_err(store_err)?;
-                    stale.push(Skipped {
-                        contract_id: claimed.contract_id.clone(),
-                        title: claimed.title.clone(),
-                        dirty_files: drift,
-                    });
-                    if stale.len() >= MAX_STALE_PER_POLL {
-                        return Ok(Round::StaleLimit);
-                    }
-                }
-                Err(failed) => {
-                    self.revert(&claimed, Revert::CheckFailed)?;
-                    return Err(io_refusal(
-                        Some(&claimed.contract_id),
-                        Some(&failed.path),
-                        Some(stale),
-                        &failed.error,
-                    ));
-                }
-            }
-        }
-    }
-
-    fn holder(&self, h: &HolderRef) -> Result<(String, Holder), Refusal> {
-        let id = request::contract_id(&h.contract_id)?;
+    fn holder(&self, h: &HolderRef) -> Result<Holder, ContractRefusal> {
         if let Some(e) = h.claim_epoch {
             request::claim_epoch(e)?;
         }
-        let agent = h.agent_id.resolve("agent_id")?;
-        Ok((
-            id,
-            Holder {
-                agent_id: agent,
-                claim_epoch: h.claim_epoch,
-            },
-        ))
+        Ok(Holder {
+            agent_id: h.agent_id.clone(),
+            claim_epoch: h.claim_epoch,
+        })
     }
 
-    fn run(&self, id: &str, command: &Command) -> Result<Contract, Refusal> {
+    fn run(&self, id: &ContractId, command: &Command) -> Result<Contract, ContractRefusal> {
         self.run_reply(id, command).map(|(c, _)| c)
     }
 
-    /// Runs `command`: the record afterwards, and whether the command had already taken effect.
-    fn run_reply(&self, id: &str, command: &Command) -> Result<(Contract, bool), Refusal> {
+    /// Runs `command`: the record afterwards, and whether the command had already taken effect. A
+    /// holder call refused `STALE_EPOCH` is told to the observer.
+    fn run_reply(&self, id: &ContractId, command: &Command) -> Result<(Contract, bool), ContractRefusal> {
         let policy = self.policy();
-        match self
-            .store
-            .update(id, &|c, now| transition::apply(c, command, now, &policy))
-            .map_err(store_err)?
-        {
-            None => Err(Refusal::not_found(id)),
+        let reply = self.tx("update", |s| {
+            s.update(id, &|c, now| transition::apply(c, command, now, &policy))
+        })?;
+        match reply {
+            None | Some(Reply::GuardFailed) => Err(ContractRefusal::not_found(id)),
             Some(Reply::Done(c)) => Ok((*c, false)),
             Some(Reply::Already(c)) => Ok((*c, true)),
-            Some(Reply::Refused(r)) => Err(r),
-            Some(Reply::GuardFailed) => Err(Refusal::not_found(id)),
+            Some(Reply::Refused(r)) => {
+                if let (RefusalDetails::StaleEpoch { claim_epoch, .. }, Some(holder)) =
+                    (r.details(), command.holder())
+                {
+                    self.tell(|| ContractEvent::StaleEpochRefused {
+                        contract_id: id.clone(),
+                        agent: holder.agent_id.clone(),
+                        given: holder.claim_epoch.unwrap_or_default(),
+                        current: *claim_epoch,
+                    });
+                }
+                Err(r)
+            }
         }
     }
 
-    /// Renews the lease (X1).
-    pub fn extend_ttl(&self, h: &HolderRef) -> Result<ExtendOutcome, Refusal> {
-        let (id, holder) = self.holder(h)?;
-        let c = self.run(&id, &Command::Extend { holder })?;
+    /// Renews the holder's lease by the contract's lease length (at most five times a claim, never
+    /// past the contract's lifetime ceiling).
+    pub fn extend_ttl(&self, h: &HolderRef) -> Result<ExtendOutcome, ContractRefusal> {
+        let holder = self.holder(h)?;
+        let c = self.run(&h.contract_id, &Command::Extend { holder })?;
         Ok(ExtendOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
             claim_epoch: c.claim_epoch,
-            claimed_at: c.claimed_at.unwrap_or_default(),
-            expires_at: c.expires_at.unwrap_or_default(),
+            claimed_at: instant(c.claimed_at.unwrap_or_default()),
+            expires_at: instant(c.expires_at.unwrap_or_default()),
             extend_count: c.extend_count,
             extends_left: MAX_EXTENDS_PER_CLAIM.saturating_sub(c.extend_count),
-            lifetime_ends_at: c.lifetime_ends_at,
+            lifetime_ends_at: instant(c.lifetime_ends_at),
             warnings: epoch_warning(h, &c.contract_id),
         })
     }
 
-    /// Hands the contract back to the queue (R1).
-    pub fn release_contract(&self, h: &HolderRef, reason: Option<&str>) -> Result<ReleaseOutcome, Refusal> {
-        let id = request::contract_id(&h.contract_id)?;
+    /// Hands the contract back to the queue (at most three times in its life); the holder's epoch
+    /// stops working.
+    pub fn release_contract(
+        &self,
+        h: &HolderRef,
+        reason: Option<&str>,
+    ) -> Result<ReleaseOutcome, ContractRefusal> {
         if let Some(r) = reason {
             request::release_reason(r)?;
         }
-        let (_, holder) = self.holder(h)?;
+        let holder = self.holder(h)?;
         let c = self.run(
-            &id,
+            &h.contract_id,
             &Command::Release {
                 holder,
                 reason: reason.map(str::to_owned),
@@ -714,8 +520,8 @@ impl Contracts {
             status: c.status,
             release_count: c.release_count,
             releases_left: MAX_RELEASES.saturating_sub(c.release_count),
-            queued_at: c.queued_at,
-            queue_expires_at: c.queue_expires_at,
+            queued_at: instant(c.queued_at),
+            queue_expires_at: instant(c.queue_expires_at),
             message: format!(
                 "Contract {} is back in the queue for agent \"{}\"; claim_epoch {} no longer works.",
                 c.contract_id, c.target_agent, c.claim_epoch
@@ -724,19 +530,19 @@ impl Contracts {
         })
     }
 
-    /// Fails the contract (F1), or records a late report after the lease ran out (F2).
-    pub fn fail_contract(&self, h: &HolderRef, reason: &str) -> Result<FailOutcome, Refusal> {
+    /// Fails the contract (`FAILED`, its reason recorded), or records a report that came after the
+    /// lease ran out (the contract stays `TIMED_OUT`).
+    pub fn fail_contract(&self, h: &HolderRef, reason: &str) -> Result<FailOutcome, ContractRefusal> {
         self.fail(h, reason, false)
     }
 
     /// [`Contracts::fail_contract`]; with `retryable`, a contract with deliveries left goes back to the
-    /// queue after its backoff instead (F3, CT-188).
-    pub fn fail(&self, h: &HolderRef, reason: &str, retryable: bool) -> Result<FailOutcome, Refusal> {
-        let id = request::contract_id(&h.contract_id)?;
+    /// queue after its backoff instead (`SUBMITTED`, `redelivery_at` set).
+    pub fn fail(&self, h: &HolderRef, reason: &str, retryable: bool) -> Result<FailOutcome, ContractRefusal> {
         request::fail_reason(reason)?;
-        let (_, holder) = self.holder(h)?;
+        let holder = self.holder(h)?;
         let c = self.run(
-            &id,
+            &h.contract_id,
             &Command::Fail {
                 holder,
                 reason: reason.to_owned(),
@@ -755,36 +561,51 @@ impl Contracts {
             _ => format!("Contract {} is closed FAILED.", c.contract_id),
         };
         let requeued = c.status == Status::Submitted;
+        self.tell(|| ContractEvent::Failed {
+            contract_id: c.contract_id.clone(),
+            agent: h.agent_id.clone(),
+            status: c.status,
+        });
+        if requeued {
+            self.tell(|| ContractEvent::Redelivered {
+                contract_id: c.contract_id.clone(),
+                target_agent: c.target_agent.clone(),
+                available_at: c.available_at.map(instant),
+            });
+        }
         Ok(FailOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
             completed_at: if requeued {
                 None
             } else {
-                Some(c.completed_at.unwrap_or_default())
+                Some(instant(c.completed_at.unwrap_or_default()))
             },
-            redelivery_at: if requeued { c.available_at } else { None },
+            redelivery_at: if requeued {
+                c.available_at.map(instant)
+            } else {
+                None
+            },
             message,
             warnings: epoch_warning(h, &c.contract_id),
         })
     }
 
-    /// Withdraws a contract (K1, K2; CT-183 … CT-185): only its requester may; a second cancel answers
-    /// success again with `already_cancelled` and changes nothing.
+    /// Withdraws a contract, waiting or held: only its requester may; its holder's next call is
+    /// refused `CANCELLED`. A second cancel answers success again with `already_cancelled` and changes
+    /// nothing.
     pub fn cancel(
         &self,
-        contract_id: &str,
-        caller: &Identity,
+        contract_id: &ContractId,
+        requester: &AgentId,
         reason: &str,
-    ) -> Result<CancelOutcome, Refusal> {
-        let id = request::contract_id(contract_id)?;
+    ) -> Result<CancelOutcome, ContractRefusal> {
         request::cancel_reason(reason)?;
-        let requester = caller.resolve("agent_id")?;
         let was_claimed = |c: &Contract| c.claimed_at.is_some();
         let (c, already) = self.run_reply(
-            &id,
+            contract_id,
             &Command::Cancel {
-                requester,
+                requester: requester.clone(),
                 reason: reason.to_owned(),
             },
         )?;
@@ -798,49 +619,54 @@ impl Contracts {
         })
     }
 
-    /// Delivers the result (CT-68).
+    /// Delivers the result: checks the holder, pins the artifacts, verifies that the pinned files
+    /// are as they were at dispatch, and checks the structured output against the result schema. An
+    /// accepted delivery closes the contract `COMPLETED`; files that changed are refused
+    /// `RETRY_NEEDED` the first time in a claim (the lease is renewed) and end the contract
+    /// `POINTER_STALE` the second; an output that fails the schema is refused `OUTPUT_SCHEMA_INVALID`,
+    /// and the third such delivery ends the contract `FAILED`.
     pub fn fulfill_contract(
         &self,
         h: &HolderRef,
         delivery: &FulfillRequest,
-    ) -> Result<FulfillOutcome, Refusal> {
+    ) -> Result<FulfillOutcome, ContractRefusal> {
         self.fulfill_cancellable(h, delivery, &Cancel::new())
     }
 
     /// [`Contracts::fulfill_contract`] that stops when `cancel` is triggered while it reads files
-    /// (steps 3 and 4: artifacts and baseline, between files and between the chunks of a hash):
-    /// `IO_ERROR`, nothing further written, no strike and no schema attempt used. Once the fulfil
-    /// transaction has run, it answers.
+    /// (artifacts and pinned files, between files and between the chunks of a hash): `IO_ERROR`,
+    /// nothing further written, no strike and no schema attempt used. Once the fulfil transaction has
+    /// run, it answers.
     pub fn fulfill_cancellable(
         &self,
         h: &HolderRef,
         delivery: &FulfillRequest,
         cancel: &Cancel,
-    ) -> Result<FulfillOutcome, Refusal> {
-        // Step 1: arguments, in table order.
-        let id = request::contract_id(&h.contract_id)?;
+    ) -> Result<FulfillOutcome, ContractRefusal> {
+        // The arguments, in the tool's argument order.
         request::result_summary(&delivery.result_summary)?;
         if let Some(o) = &delivery.structured_output {
             request::structured_output(o)?;
         }
-        let (_, holder) = self.holder(h)?;
-        // Step 2: the pre-check (CT-68). It writes nothing but an expiry step, so when a read of the
-        // record shows the pre-check passing with nothing to write, its write transaction is left out
-        // (one lock fewer per delivery under contention); the fulfill transaction of step 6 sweeps and
-        // judges the record again at its own `now`. Otherwise it runs as one write transaction.
+        let holder = self.holder(h)?;
+        let id = &h.contract_id;
+        // The pre-check writes nothing but an expiry step, so when a read of the record shows the
+        // pre-check passing with nothing to write, its write transaction is left out (one lock fewer
+        // per delivery under contention); the fulfil transaction sweeps and judges the record again at
+        // its own `now`. Otherwise it runs as one write transaction.
         let check = Command::FulfillCheck {
             holder: holder.clone(),
         };
-        let read = self.store.get(&id).map_err(store_err)?;
-        let now = epoch_ms(self.clock.as_ref());
+        let read = self.tx("get", |s| s.get(id))?;
+        let now = self.now();
         let record = match read.map(|c| transition::apply(&c, &check, now, &self.policy())) {
             Some(transition::Step {
                 next: None,
                 reply: Reply::Done(c),
             }) => *c,
-            _ => self.run(&id, &check)?,
+            _ => self.run(id, &check)?,
         };
-        // Step 3: artifacts.
+        // The artifacts.
         let artifact_paths = delivery.artifacts_pointers.clone().unwrap_or_default();
         let artifacts = match fingerprint::accept_paths_cancellable(
             self.fs.as_ref(),
@@ -860,7 +686,7 @@ impl Contracts {
                 ));
             }
         };
-        // Step 4: the baseline.
+        // The pinned files.
         let drift = self.drift_of(&record, cancel)?;
         if cancel.is_cancelled() {
             return Err(io_refusal(
@@ -870,7 +696,7 @@ impl Contracts {
                 &fingerprint::cancelled(),
             ));
         }
-        // Step 5: the output.
+        // The output.
         let verdict = if !drift.is_empty() {
             Verdict::Drift(drift)
         } else {
@@ -879,10 +705,9 @@ impl Contracts {
                 Some(s) => match schema::check(s, delivery.structured_output.as_ref()) {
                     Checked::Valid => Verdict::Valid,
                     Checked::Invalid(errors) => Verdict::Invalid(errors),
-                    // Issue 12: not the holder's fault; nothing is written and no attempt is used.
+                    // Not the holder's fault: nothing is written and no attempt is used.
                     Checked::Undecided(error) => {
-                        return Err(Refusal::new(
-                            RefusalCode::ContractSchemaInvalid,
+                        return Err(ContractRefusal::new(
                             format!(
                                 "structured_output could not be checked against the contract_schema of contract {}: {} hit the regular-expression engine's backtracking limit. No schema attempt was used; deliver an output that avoids it, or fail the contract.",
                                 record.contract_id,
@@ -892,13 +717,15 @@ impl Contracts {
                                     error.instance_path.as_str()
                                 }
                             ),
-                            vec![("validation_errors", json!([error]))],
+                            RefusalDetails::ContractSchemaInvalid {
+                                validation_errors: vec![error],
+                            },
                         ));
                     }
                 },
             }
         };
-        // Step 6: the fulfill transaction.
+        // The fulfil transaction.
         let command = Command::Fulfill {
             holder,
             delivery: Delivery {
@@ -908,16 +735,24 @@ impl Contracts {
             },
             verdict,
         };
-        let result = self.run(&id, &command);
+        let result = self.run(id, &command);
         #[cfg(feature = "test-failpoints")]
-        if matches!(&result, Err(r) if r.code == RefusalCode::RetryNeeded) {
+        if matches!(&result, Err(r) if r.code() == RefusalCode::RetryNeeded) {
             crate::failpoints::hit("after-u2-commit");
         }
         let c = result?;
+        let completed_at = c.completed_at.unwrap_or_default();
+        self.tell(|| ContractEvent::Fulfilled {
+            contract_id: c.contract_id.clone(),
+            agent: h.agent_id.clone(),
+            claim_to_fulfil: std::time::Duration::from_millis(
+                u64::try_from(completed_at.saturating_sub(c.claimed_at.unwrap_or(completed_at))).unwrap_or(0),
+            ),
+        });
         Ok(FulfillOutcome {
             contract_id: c.contract_id.clone(),
             status: c.status,
-            completed_at: c.completed_at.unwrap_or_default(),
+            completed_at: instant(completed_at),
             artifacts_pointers: c.artifacts_pointers.clone().unwrap_or_default(),
             message: format!(
                 "Contract {} is COMPLETED; the result is stored for {}.",
@@ -927,13 +762,15 @@ impl Contracts {
         })
     }
 
-    /// Compares the baseline with the files, changing nothing (CT-71).
+    /// Compares the pinned files with what they were at dispatch, changing nothing, and says whether
+    /// `caller` (with `claim_epoch`) could deliver now. Without a caller, `fulfillable` is false and
+    /// the answer is warned `NO_IDENTITY`.
     pub fn verify_contract(
         &self,
-        contract_id: &str,
-        caller: &Identity,
+        contract_id: &ContractId,
+        caller: Option<&AgentId>,
         claim_epoch: Option<u64>,
-    ) -> Result<VerifyOutcome, Refusal> {
+    ) -> Result<VerifyOutcome, ContractRefusal> {
         self.verify_cancellable(contract_id, caller, claim_epoch, &Cancel::new())
     }
 
@@ -941,29 +778,27 @@ impl Contracts {
     /// `cancel` is triggered (`IO_ERROR`; it changes nothing either way).
     pub fn verify_cancellable(
         &self,
-        contract_id: &str,
-        caller: &Identity,
+        contract_id: &ContractId,
+        caller: Option<&AgentId>,
         claim_epoch: Option<u64>,
         cancel: &Cancel,
-    ) -> Result<VerifyOutcome, Refusal> {
-        let id = request::contract_id(contract_id)?;
+    ) -> Result<VerifyOutcome, ContractRefusal> {
         if let Some(e) = claim_epoch {
             request::claim_epoch(e)?;
         }
-        let caller = caller.resolve_optional()?;
-        let Some(record) = self.store.get(&id).map_err(store_err)? else {
-            return Err(Refusal::not_found(&id));
+        let Some(record) = self.tx("get", |s| s.get(contract_id))? else {
+            return Err(ContractRefusal::not_found(contract_id));
         };
         let drift = self.drift_of(&record, cancel)?;
-        let now = epoch_ms(self.clock.as_ref());
+        let now = self.now();
         let valid = drift.is_empty();
         let expired = record.is_logically_expired(now);
         let mut warnings = Vec::new();
-        let identity_ok = match &caller {
+        let identity_ok = match caller {
             Some(a) => a == &record.target_agent,
             None => {
                 warnings.push(Warning {
-                    code: String::from("NO_IDENTITY"),
+                    code: WarningCode::NoIdentity,
                     message: String::from(
                         "No agent_id was given and there is no default agent identity, so fulfillable is false; pass agent_id to learn whether you could fulfill.",
                     ),
@@ -973,7 +808,7 @@ impl Contracts {
         };
         let epoch_ok = match claim_epoch {
             Some(e) => e == record.claim_epoch,
-            None => !self.config.require_claim_epoch,
+            None => !self.config.require_claim_epoch(),
         };
         let fulfillable = valid && record.status == Status::Claimed && !expired && identity_ok && epoch_ok;
         Ok(VerifyOutcome {
@@ -989,17 +824,38 @@ impl Contracts {
             } else {
                 0
             },
-            now,
+            now: instant(now),
             contract: ContractSummary::of(&record, now),
             warnings,
         })
     }
 
-    /// Ends every contract logically expired at `now`, in batches of 1,000 per kind (CT-77).
-    pub fn sweep(&self, now: EpochMs) -> Result<SweepReport, Refusal> {
+    /// One contract in full, its delivered result included (read it typed with
+    /// [`ContractDetail::output`]): [`Contracts::inspect`] of `contract_id`, without the size bound of
+    /// a tool answer. `CONTRACT_NOT_FOUND` when no contract has that id.
+    pub fn detail(&self, contract_id: &ContractId) -> Result<ContractDetail, ContractRefusal> {
+        let page = self.inspect(&InspectRequest {
+            contract_id: Some(contract_id.clone()),
+            unbounded: true,
+            ..InspectRequest::default()
+        })?;
+        page.contracts
+            .into_iter()
+            .find_map(|item| match item {
+                InspectItem::Detail(d) => Some(*d),
+                InspectItem::Summary(_) => None,
+            })
+            .ok_or_else(|| ContractRefusal::not_found(contract_id))
+    }
+
+    /// Ends every contract past its deadline at `now` (queue window or lease), in batches of 1,000 per
+    /// kind; a lease that ran out with deliveries left goes back to the queue. Every write operation
+    /// already does this for the contracts it meets; this is for a host that sweeps on a timer.
+    pub fn sweep(&self, now: DateTime<Utc>) -> Result<SweepReport, ContractRefusal> {
+        let now = now.timestamp_millis();
         let mut total = SweepReport::default();
         loop {
-            let r = self.store.sweep(now, SWEEP_BATCH_PER_CALL).map_err(store_err)?;
+            let r = self.tx("sweep", |s| s.sweep(now, SWEEP_BATCH_PER_CALL))?;
             total.queued_timed_out += r.queued_timed_out;
             total.claimed_timed_out += r.claimed_timed_out;
             total.redelivered += r.redelivered;
@@ -1012,14 +868,14 @@ impl Contracts {
         }
     }
 
-    /// Deletes terminal records that ended before `completed_before` (CT-78); the number deleted.
-    pub fn purge_terminal(&self, completed_before: EpochMs) -> Result<u64, Refusal> {
+    /// Deletes the ended contracts that ended before `completed_before`; the number deleted.
+    pub fn purge_terminal(&self, completed_before: DateTime<Utc>) -> Result<u64, ContractRefusal> {
+        let before = completed_before.timestamp_millis();
         let mut total = 0;
         loop {
-            let n = self
-                .store
-                .purge_terminal(completed_before, SWEEP_BATCH_PER_CALL)
-                .map_err(store_err)?;
+            let n = self.tx("purge_terminal", |s| {
+                s.purge_terminal(before, SWEEP_BATCH_PER_CALL)
+            })?;
             total += n;
             if n < SWEEP_BATCH_PER_CALL as u64 {
                 return Ok(total);
@@ -1027,32 +883,31 @@ impl Contracts {
         }
     }
 
-    /// The store's integrity report (CT-79).
-    pub fn check_integrity(&self) -> Result<IntegrityReport, Refusal> {
-        self.store.check_integrity().map_err(store_err)
+    /// How many contracts the store holds in each state, and how many wait for each agent: two cheap
+    /// queries, for a gauge read now and then (not on every call).
+    pub fn queue_depth(&self) -> Result<QueueDepth, ContractRefusal> {
+        self.tx("queue_depth", |s| s.queue_depth())
+    }
+
+    /// The store's integrity report: its own consistency check, and every record's invariants.
+    pub fn check_integrity(&self) -> Result<IntegrityReport, ContractRefusal> {
+        self.tx("check_integrity", |s| s.check_integrity())
     }
 }
 
-/// One round of a poll (CT-65).
-enum Round {
-    /// A contract claimed with its baseline intact.
-    Claimed(Box<Contract>),
-    /// Nothing qualified.
-    Empty,
-    /// Stopped after closing [`MAX_STALE_PER_POLL`] stale contracts.
-    StaleLimit,
-    /// The call was cancelled; any claim it made was undone.
-    Cancelled,
+/// `CONTRACT_SCHEMA_INVALID` unless `schema` is an acceptable result schema.
+pub(crate) fn accept_schema(schema: &Map<String, Value>) -> Result<(), ContractRefusal> {
+    schema::accept(schema).map_err(|errors| {
+        ContractRefusal::new(
+            "contract_schema is not an acceptable JSON Schema (at most 16 KiB, draft 4, 6, 7, 2019-09 or 2020-12, valid against its meta-schema, no external $ref).",
+            RefusalDetails::ContractSchemaInvalid {
+                validation_errors: errors,
+            },
+        )
+    })
 }
 
-/// How often a waiting poll asks the store again even without a signal.
-const WAIT_RECHECK: Duration = Duration::from_secs(5);
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn epoch_warning(h: &HolderRef, contract_id: &str) -> Vec<Warning> {
+fn epoch_warning(h: &HolderRef, contract_id: &ContractId) -> Vec<Warning> {
     if h.claim_epoch.is_none() {
         vec![Warning::epoch_not_supplied(contract_id)]
     } else {
@@ -1067,32 +922,34 @@ fn dispatched(c: &Contract, replay: bool, warnings: Vec<Warning>) -> DispatchOut
         idempotent_replay: replay,
         requester_agent: c.requester_agent.clone(),
         target_agent: c.target_agent.clone(),
-        created_at: c.created_at,
-        queue_expires_at: c.queue_expires_at,
-        lifetime_ends_at: c.lifetime_ends_at,
-        exec_ttl_sec: c.exec_ttl_sec,
-        queue_ttl_sec: c.queue_ttl_sec,
+        created_at: instant(c.created_at),
+        queue_expires_at: instant(c.queue_expires_at),
+        lifetime_ends_at: instant(c.lifetime_ends_at),
+        exec_ttl: std::time::Duration::from_secs(u64::from(c.exec_ttl_sec)),
+        queue_ttl: std::time::Duration::from_secs(u64::from(c.queue_ttl_sec)),
         pointers: c.pointers.clone(),
         warnings,
     }
 }
 
-fn replay(existing: &Contract, payload: &str) -> Result<DispatchOutcome, Refusal> {
+fn replay(existing: &Contract, payload: &str) -> Result<DispatchOutcome, ContractRefusal> {
     if existing.payload_sha256 == payload {
         return Ok(dispatched(existing, true, Vec::new()));
     }
-    Err(Refusal::new(
-        RefusalCode::IdempotencyConflict,
+    Err(ContractRefusal::new(
         format!(
             "idempotency_key already names contract {}, which was dispatched with different arguments.",
             existing.contract_id
         ),
-        vec![("contract_id", json!(existing.contract_id))],
+        RefusalDetails::IdempotencyConflict {
+            contract_id: existing.contract_id.clone(),
+        },
     ))
 }
 
-/// The payload fingerprint of CT-63: the arguments as supplied, without `idempotency_key`,
-/// `requester_agent` and absent ones.
+/// The fingerprint that tells a retry from a different dispatch under the same idempotency key: the
+/// SHA-256 of the dispatch's arguments as given (windows in seconds), without `idempotency_key`,
+/// `requester_agent` and the ones left out.
 pub fn payload_sha256(req: &DispatchRequest) -> String {
     let mut m = Map::new();
     m.insert("target_agent".into(), json!(req.target_agent));
@@ -1110,11 +967,11 @@ pub fn payload_sha256(req: &DispatchRequest) -> String {
     if let Some(v) = &req.contract_schema {
         m.insert("contract_schema".into(), Value::Object(v.clone()));
     }
-    if let Some(v) = req.exec_ttl_sec {
-        m.insert("exec_ttl_sec".into(), json!(v));
+    if let Some(v) = req.exec_ttl {
+        m.insert("exec_ttl_sec".into(), json!(v.as_secs()));
     }
-    if let Some(v) = req.queue_ttl_sec {
-        m.insert("queue_ttl_sec".into(), json!(v));
+    if let Some(v) = req.queue_ttl {
+        m.insert("queue_ttl_sec".into(), json!(v.as_secs()));
     }
     if let Some(v) = req.max_deliveries {
         m.insert("max_deliveries".into(), json!(v));

@@ -1,4 +1,4 @@
-//! Named crash points for the kill tests (CT-167), compiled only with the `test-failpoints` feature.
+//! Named crash points for the kill tests, compiled only with the `test-failpoints` feature.
 //!
 //! A test child arms one point by name; when the code reaches it, the process kills itself with
 //! `SIGKILL`, exactly as if it had been killed from outside at that instant.

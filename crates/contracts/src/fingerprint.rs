@@ -1,6 +1,6 @@
-//! Workspace root, pointers and fingerprints over [`shiftwork_seams::Fs`] (spec §4, CT-29 … CT-43).
+//! Workspace root, pointers and fingerprints over [`shiftwork_seams::Fs`].
 //!
-//! Everything here runs with no store transaction open (CT-41): the facade calls it between
+//! Everything here runs with no store transaction open: the facade calls it between
 //! transactions.
 //!
 //! ```
@@ -24,7 +24,7 @@ use crate::paths::{self, PathReason};
 use crate::roots::{self, AllowedRoots};
 use crate::wait::Cancel;
 
-/// Why a workspace root was refused (CT-29).
+/// Why a workspace root was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootReason {
     /// Not an absolute path.
@@ -37,7 +37,7 @@ pub enum RootReason {
     NotADirectory,
     /// `/`.
     FilesystemRoot,
-    /// A component is a sensitive directory name (CT-32 group A).
+    /// A component is a sensitive directory name.
     SensitiveLocation,
     /// In or under `/proc`, `/sys`, `/dev`, `/etc` or `/boot` (refused even when an allowed root holds
     /// it).
@@ -62,7 +62,7 @@ impl RootReason {
     }
 }
 
-/// How an I/O error is classified (CT-123).
+/// How an I/O error is classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
     Missing,
@@ -70,7 +70,7 @@ enum Class {
     /// The path turned out not to be a regular file when it was opened (a FIFO or a device swapped in
     /// after its metadata was read, or a directory): the non-blocking read refused it.
     NotAFile,
-    /// The file grew past the bound of the read (CT-28 limits).
+    /// The file grew past the bound of the read.
     TooLarge,
     Other,
 }
@@ -95,7 +95,8 @@ fn classify(e: &io::Error) -> Class {
     }
 }
 
-/// A root or path check failed for a reason §4 does not classify: the caller answers `IO_ERROR`.
+/// A root or path check failed for a reason the path rules do not classify: the caller answers
+/// `IO_ERROR`.
 #[derive(Debug)]
 pub struct CouldNotRun {
     /// The path concerned, as the contract names it (relative), or `None` for the root.
@@ -104,7 +105,8 @@ pub struct CouldNotRun {
     pub error: io::Error,
 }
 
-/// Accepts a workspace root (CT-29, and the allowed-roots rule of [`crate::roots`]) and returns its
+/// Accepts a workspace root (an absolute, readable directory, not `/` or a sensitive or system
+/// location, inside the allowed roots of [`crate::roots`]) and returns its
 /// canonical form.
 pub fn accept_root(
     fs: &dyn Fs,
@@ -162,7 +164,7 @@ fn place(fs: &dyn Fs, canonical: &Path, allowed: &AllowedRoots) -> Result<(), Ro
     Ok(())
 }
 
-/// A path of a list that was refused (CT-34).
+/// A path of a list that was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathRefusal {
     /// The path as the caller wrote it (`None` for `TOO_MANY`).
@@ -180,11 +182,11 @@ pub enum Accepted {
     Pointers(Vec<Pointer>),
     /// A path was refused.
     Refused(PathRefusal),
-    /// An I/O error §4 does not classify.
+    /// An I/O error the path rules do not classify.
     Io(CouldNotRun),
 }
 
-/// Accepts and fingerprints a list of pointer or artifact paths (CT-34), in list order, stopping at
+/// Accepts and fingerprints a list of pointer or artifact paths, in list order, stopping at
 /// the first refusal.
 pub fn accept_paths(fs: &dyn Fs, paths: &[String], root_as_written: &str, canonical_root: &str) -> Accepted {
     accept_paths_cancellable(fs, paths, root_as_written, canonical_root, &Cancel::new())
@@ -296,7 +298,8 @@ fn inside(resolved: &Path, root: &Path) -> Option<String> {
 /// Bytes of a line kept while streaming: enough for 120 characters of any UTF-8.
 const LINE_KEEP: usize = LINE_CHARS * 4 + 8;
 
-/// The first/last-line tracker of CT-38, fed chunk by chunk during the hash pass.
+/// The first and last line of a file (informational parts of a pointer), fed chunk by chunk during
+/// the hash pass.
 #[derive(Debug, Default)]
 struct Lines {
     first: Option<Vec<u8>>,
@@ -361,14 +364,14 @@ fn line_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).chars().take(LINE_CHARS).collect()
 }
 
-/// Fingerprints the file at `path` in one streamed pass (CT-37, CT-38); `rel` becomes the pointer's
+/// Fingerprints the file at `path` in one streamed pass; `rel` becomes the pointer's
 /// path. The read is bounded by [`MAX_TOTAL_POINTER_BYTES`].
 pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
     fingerprint_within(fs, path, rel, MAX_TOTAL_POINTER_BYTES)
 }
 
 /// [`fingerprint`] reading at most `limit` bytes: a longer file is refused with
-/// [`shiftwork_seams::file_too_large`] after `limit + 1` bytes (issue 12: a file that grows, or a
+/// [`shiftwork_seams::file_too_large`] after `limit + 1` bytes (a file that grows, or a
 /// device, is never read without end).
 pub fn fingerprint_within(fs: &dyn Fs, path: &Path, rel: &str, limit: u64) -> io::Result<Pointer> {
     fingerprint_cancellable(fs, path, rel, limit, &Cancel::new())
@@ -410,7 +413,7 @@ fn fingerprint_cancellable(
 }
 
 /// Streams `path` through SHA-256 with the seam's non-blocking regular-file read, at most `limit`
-/// bytes (the one hashing path of this crate; the `mid-hash` failpoint of CT-167 sits in it, after the
+/// bytes (the one hashing path of this crate; the `mid-hash` failpoint of the kill tests sits in it, after the
 /// first chunk). A triggered `cancel` stops it before the next chunk ([`cancelled`]).
 fn hash(
     fs: &dyn Fs,
@@ -445,7 +448,7 @@ fn hash(
     })
 }
 
-/// Verification could not run (CT-40): the pointer concerned and the error.
+/// Verification could not run: the pointer concerned and the error.
 #[derive(Debug)]
 pub struct VerifyFailed {
     /// The pointer's path.
@@ -454,7 +457,7 @@ pub struct VerifyFailed {
     pub error: io::Error,
 }
 
-/// Verifies a baseline (CT-39, CT-40): the drift of the pointers that fail, in baseline order. A root
+/// Verifies a baseline: the drift of the pointers that fail, in baseline order. A root
 /// that now resolves outside the allowed roots or into a system directory reads every pointer as
 /// `PATH_REFUSED`.
 pub fn verify(
@@ -570,7 +573,7 @@ fn check_one(
     Ok(None)
 }
 
-/// The restore hint of CT-43.
+/// What to do about a file that drifted, in one sentence.
 pub fn hint(path: &str, reason: DriftReason, size: u64, actual: Option<u64>, sha256: &str) -> String {
     match reason {
         DriftReason::FileMissing => {

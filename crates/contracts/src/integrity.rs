@@ -1,4 +1,5 @@
-//! The record invariants of CT-27, checked on one record (store-wide uniqueness is the store's).
+//! The invariants every stored record keeps, checked on one record (store-wide uniqueness is the
+//! store's).
 //!
 //! ```
 //! let c = shiftwork_contracts::testing::sample_contract(0);
@@ -13,7 +14,7 @@ use crate::limits::{
 };
 use crate::model::{Contract, EndReason, Status};
 
-/// The result of `check_integrity` (CT-79).
+/// The result of `check_integrity`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct IntegrityReport {
     /// Records checked.
@@ -36,7 +37,7 @@ impl IntegrityReport {
     }
 }
 
-/// Every invariant of CT-27 items 1–8 that `c` breaks, as sentences.
+/// Every record invariant that `c` breaks, as sentences naming the contract.
 pub fn violations(c: &Contract) -> Vec<String> {
     let mut out = Vec::new();
     let mut check = |ok: bool, what: &str| {

@@ -1,4 +1,4 @@
-//! The limits and defaults of spec §3 (CT-28), as public constants.
+//! The limits and defaults of the queue, as public constants.
 //!
 //! ```
 //! use shiftwork_contracts::limits;
@@ -6,15 +6,17 @@
 //! assert_eq!(limits::MAX_TOTAL_POINTER_BYTES, 1 << 30);
 //! ```
 
-/// Renewals per claim (X1 refused with `EXTEND_LIMIT` once `extend_count` reaches it).
+/// Renewals per claim (`extend_ttl` is refused `EXTEND_LIMIT` once `extend_count` reaches it).
 pub const MAX_EXTENDS_PER_CLAIM: u32 = 5;
-/// Releases over a contract's life (R1 refused with `RELEASE_LIMIT` once `release_count` reaches it).
+/// Releases over a contract's life (`release_contract` is refused `RELEASE_LIMIT` once `release_count`
+/// reaches it).
 pub const MAX_RELEASES: u32 = 3;
 /// `lifetime_ends_at = created_at + LIFETIME_FACTOR × queue_ttl_sec × 1000`.
 pub const LIFETIME_FACTOR: i64 = 4;
-/// Recoverable dirty deliveries per claim (U2); the next one ends the contract (U3).
+/// Deliveries per claim that may find the pinned files changed and try again (`RETRY_NEEDED`); the
+/// next one ends the contract `POINTER_STALE`.
 pub const TOCTOU_STRIKES: u32 = 1;
-/// The schema-invalid delivery that ends the contract `FAILED` (U5).
+/// The schema-invalid delivery that ends the contract `FAILED` (`SCHEMA_RETRIES_EXHAUSTED`).
 pub const SCHEMA_INVALID_LIMIT: u32 = 3;
 /// Default execution window (`ContractsConfig::default_exec_ttl_sec`).
 pub const DEFAULT_EXEC_TTL_SEC: u32 = 1800;
@@ -48,7 +50,7 @@ pub const MAX_RESULT_SUMMARY_BYTES: usize = 8192;
 pub const MAX_REASON_CHARS: usize = 1000;
 /// Size cap of `contract_schema` (compact JSON): 16 KiB.
 pub const MAX_CONTRACT_SCHEMA_BYTES: usize = 16 * 1024;
-/// Subschemas a `contract_schema` may reach when every `$ref` is followed (issue 12).
+/// Subschemas a `contract_schema` may reach when every `$ref` is followed.
 pub const MAX_CONTRACT_SCHEMA_EXPANSION: usize = 10_000;
 /// Size cap of `structured_output` (compact JSON): 32 KiB.
 pub const MAX_STRUCTURED_OUTPUT_BYTES: usize = 32 * 1024;
@@ -56,35 +58,35 @@ pub const MAX_STRUCTURED_OUTPUT_BYTES: usize = 32 * 1024;
 pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
 /// The largest accepted `claim_epoch` argument (2^53 − 1, the largest integer every JSON reader keeps).
 pub const MAX_CLAIM_EPOCH: u64 = (1 << 53) - 1;
-/// Length cap of `error_reason`, in characters (CT-26).
+/// Length cap of `error_reason`, in characters.
 pub const MAX_ERROR_REASON_CHARS: usize = 2000;
 /// Contracts one poll may close as `POINTER_STALE` before it stops.
 pub const MAX_STALE_PER_POLL: usize = 8;
-/// Records of each kind (E1, E2) a per-call sweep writes at most (CT-127).
+/// Records of each kind (queue windows, leases) a sweep inside an operation writes at most.
 pub const SWEEP_BATCH_PER_CALL: usize = 1000;
 /// Default page size of `inspect_mesh_state`.
 pub const INSPECT_DEFAULT_LIMIT: usize = 20;
 /// Largest page size of `inspect_mesh_state`.
 pub const INSPECT_MAX_LIMIT: usize = 50;
-/// Bound on a serialised list page (CT-75): 32 KiB.
+/// Bound on a serialised list page: 32 KiB.
 pub const INSPECT_PAGE_MAX_BYTES: usize = 32 * 1024;
-/// Bound on a serialised detail response (CT-75): 64 KiB.
+/// Bound on a serialised detail response: 64 KiB.
 pub const INSPECT_DETAIL_MAX_BYTES: usize = 64 * 1024;
-/// SQLite `busy_timeout` (CT-137).
+/// SQLite `busy_timeout`.
 pub const SQLITE_BUSY_TIMEOUT_MS: u32 = 5000;
-/// Longest `wait_sec` of `poll_next_task` (CT-179).
+/// Longest `wait_sec` of `poll_next_task`.
 pub const MAX_WAIT_SEC: u32 = 60;
-/// Largest `max_deliveries` of a dispatch (CT-186).
+/// Largest `max_deliveries` of a dispatch.
 pub const MAX_DELIVERIES: u32 = 10;
-/// The redelivery backoff of the first redelivery, doubled for each further one (CT-187): 30 s.
+/// The redelivery backoff of the first redelivery, doubled for each further one: 30 s.
 pub const REDELIVERY_BACKOFF_MS: i64 = 30_000;
-/// The longest redelivery backoff (CT-187): 1 h.
+/// The longest redelivery backoff: 1 h.
 pub const MAX_REDELIVERY_BACKOFF_MS: i64 = 3_600_000;
-/// Length cap of the `reason` of `cancel_contract`, in characters (CT-183).
+/// Length cap of the `reason` of `cancel_contract`, in characters.
 pub const MAX_CANCEL_REASON_CHARS: usize = 2000;
 /// Shown `error_reason` length in summaries, in characters.
 pub const SUMMARY_ERROR_REASON_CHARS: usize = 200;
-/// Validation errors reported per delivery or schema (CT-70).
+/// Validation errors reported per delivery or schema.
 pub const MAX_VALIDATION_ERRORS: usize = 10;
-/// Violations an integrity report lists at most (CT-79).
+/// Violations an integrity report lists at most.
 pub const MAX_INTEGRITY_VIOLATIONS: usize = 100;

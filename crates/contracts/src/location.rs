@@ -1,11 +1,11 @@
-//! Where a contract store lives and how it is opened (CT-90, CT-135): the location rule (a
-//! `postgres://` URL or a file path; the default `~/.shiftwork/contracts.db`; `~` is the home
-//! directory; a relative path is resolved against the working directory), the opening itself
-//! (directories 0700 and the file 0600, through [`crate::SqliteStore::open`]), and the reopen policy of
-//! a long-running embedder ([`LazyContracts`]): the store is opened on first use, a busy store is tried
-//! again at the next use, and any other failure is kept until the process restarts. Looking creates
-//! nothing ([`LazyContracts::for_tool`], issue 31): a read-only tool at a location where no store
-//! exists yet answers as over an empty store, and `inspect_mesh_state` says so in its `note`.
+//! Where a contract store lives and how it is opened: the location rule (a `postgres://` URL or a
+//! file path; the default `~/.shiftwork/contracts.db`; `~` is the home directory; a relative path is
+//! resolved against the working directory), the opening itself (directories 0700 and the file 0600,
+//! through [`crate::SqliteStore::open`]), and the reopen policy of a long-running embedder
+//! ([`LazyContracts`]): the store is opened on first use, a busy store is tried again at the next use,
+//! and any other failure is kept until the process restarts. Looking creates nothing
+//! ([`LazyContracts::for_tool`]): a read-only tool at a location where no store exists yet answers as
+//! over an empty store, and `inspect_mesh_state` says so in its `note`.
 //!
 //! The rule takes its inputs as values (the home directory, the working directory); it never reads the
 //! environment.
@@ -29,12 +29,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 use shiftwork_seams::{Clock, Fs, OsFs, SystemClock};
 
+use crate::config::ContractsConfig;
 use crate::error::StoreError;
-use crate::facade::{Contracts, ContractsConfig};
-use crate::ids::OsIdSource;
+use crate::facade::Contracts;
+use crate::observe::ContractsObserver;
 use crate::store::Store;
 
-/// The default store path, relative to the home directory (CT-135).
+/// The default store path, relative to the home directory.
 pub const DEFAULT_PATH: &str = ".shiftwork/contracts.db";
 
 /// Where the store lives.
@@ -89,61 +90,47 @@ impl Location {
     }
 }
 
-/// An opened store and the clock its facade reads (the server's clock for PostgreSQL, CT-148).
-#[derive(Clone)]
-pub struct Opened {
-    /// The store.
-    pub store: Arc<dyn Store>,
-    /// The clock of the facade's read-only operations.
-    pub clock: Arc<dyn Clock>,
-}
-
-/// Opens the store at `location` with the operating system's file system: a SQLite file (created
-/// with its missing directories, modes 0700/0600; a location that is neither a regular file nor absent
-/// is refused; a file that is not writable is opened read-only) or a PostgreSQL database (with the
-/// `postgres` feature).
-pub fn open(location: &Location, synchronous: crate::Synchronous) -> Result<Opened, StoreError> {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+/// Opens the store at `location` with the operating system's file system and clock: a SQLite file
+/// (created with its missing directories, modes 0700/0600; a location that is neither a regular file
+/// nor absent is refused; a file that is not writable is opened read-only) or a PostgreSQL database
+/// on the server's clock (with the `postgres` feature).
+pub fn open(location: &Location, synchronous: crate::Synchronous) -> Result<Arc<dyn Store>, StoreError> {
     match location {
         Location::File(path) => {
             let options = crate::SqliteOptions {
                 synchronous,
                 ..crate::SqliteOptions::default()
             };
-            let store = crate::SqliteStore::open(path, options, clock.clone(), &OsFs)?;
-            Ok(Opened {
-                store: Arc::new(store),
-                clock,
-            })
+            let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+            Ok(Arc::new(crate::SqliteStore::open(path, options, clock, &OsFs)?))
         }
         Location::Postgres(url) => open_postgres(url),
     }
 }
 
 #[cfg(feature = "postgres")]
-fn open_postgres(url: &str) -> Result<Opened, StoreError> {
-    let store = crate::PgStore::connect(url, crate::PgOptions::default())?;
-    let clock = store.server_clock();
-    Ok(Opened {
-        store: Arc::new(store),
-        clock,
-    })
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(crate::PgStore::connect(
+        url,
+        crate::PgOptions::default(),
+    )?))
 }
 
 #[cfg(not(feature = "postgres"))]
-fn open_postgres(_url: &str) -> Result<Opened, StoreError> {
-    Err(StoreError::Unavailable(String::from(
+fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    Err(StoreError::unavailable(String::from(
         "built without PostgreSQL support",
     )))
 }
 
-/// A facade opened on first use (CT-90): [`LazyContracts::get`] opens the store the first time; a busy
-/// store is tried again at the next call; any other failure is kept and answered until the process
+/// A facade opened on first use: [`LazyContracts::get`] opens the store the first time; a busy store
+/// is tried again at the next call; any other failure is kept and answered until the process
 /// restarts, so a misconfigured location never half-works.
 pub struct LazyContracts {
     location: Result<Location, LocationError>,
     synchronous: crate::Synchronous,
     config: ContractsConfig,
+    observer: Option<Arc<dyn ContractsObserver>>,
     opened: Mutex<Option<Result<Arc<Contracts>, StoreError>>>,
 }
 
@@ -158,8 +145,16 @@ impl LazyContracts {
             location,
             synchronous,
             config,
+            observer: None,
             opened: Mutex::new(None),
         }
+    }
+
+    /// The same, telling `observer` of the events of the facade it opens
+    /// ([`crate::ContractsBuilder::observer`]).
+    pub fn with_observer(mut self, observer: Arc<dyn ContractsObserver>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// An already opened facade (tests, embedders that built their own).
@@ -168,6 +163,7 @@ impl LazyContracts {
             location: Err(LocationError::NoHome),
             synchronous: crate::Synchronous::Normal,
             config: contracts.config().clone(),
+            observer: None,
             opened: Mutex::new(Some(Ok(contracts))),
         }
     }
@@ -180,7 +176,7 @@ impl LazyContracts {
     /// The facade `tool` runs on: the store's, opened on first use — except that a tool that only
     /// reads ([`crate::args::Tool::reads_only`]) at a file location where nothing exists yet, with the
     /// store not opened before, runs over an empty store and creates nothing, neither the file nor its
-    /// directories (issue 31: nothing is created by looking).
+    /// directories (nothing is created by looking).
     pub fn for_tool(&self, tool: &str) -> Result<ForTool, StoreError> {
         let reads_only = crate::args::tool(tool).is_some_and(crate::args::Tool::reads_only);
         let opened = self
@@ -195,14 +191,9 @@ impl LazyContracts {
                 .symlink_metadata(path)
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
         {
-            let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-            let empty = Contracts::new(
-                Arc::new(crate::MemoryStore::new(clock.clone())),
-                clock,
-                Arc::new(OsFs),
-                Arc::new(OsIdSource),
-                self.config.clone(),
-            );
+            let empty = Contracts::builder(Arc::new(crate::MemoryStore::new(Arc::new(SystemClock::new()))))
+                .config(self.config.clone())
+                .build();
             let name = crate::store::sqlite_file::shown(path);
             return Ok(ForTool::Absent {
                 contracts: Arc::new(empty),
@@ -214,35 +205,53 @@ impl LazyContracts {
         self.get().map(ForTool::Store)
     }
 
+    /// The facade if its store is open already, without opening it (a reading that must not create a
+    /// store, such as a metrics scrape).
+    pub fn opened(&self) -> Option<Arc<Contracts>> {
+        match self
+            .opened
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+        {
+            Some(Ok(c)) => Some(Arc::clone(c)),
+            _ => None,
+        }
+    }
+
     /// The facade, opening the store on first use.
     pub fn get(&self) -> Result<Arc<Contracts>, StoreError> {
         // The slot only ever holds a finished result; a panic cannot leave it half-written.
         let mut slot = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_none() {
             let opened = match &self.location {
-                Err(e) => Err(StoreError::Unavailable(e.to_string())),
+                Err(e) => Err(StoreError::unavailable(e.to_string())),
                 Ok(location) => open(location, self.synchronous),
             };
             match opened {
                 // A busy lock at opening is transient: answer STORE_BUSY and try again next call.
-                Err(e @ StoreError::Busy(_)) => return Err(e),
-                Err(StoreError::Unavailable(why)) => *slot = Some(Err(StoreError::Unavailable(why))),
-                Err(other) => *slot = Some(Err(StoreError::Unavailable(other.to_string()))),
-                Ok(Opened { store, clock }) => {
-                    *slot = Some(Ok(Arc::new(Contracts::new(
-                        store,
-                        clock,
-                        Arc::new(OsFs),
-                        Arc::new(OsIdSource),
-                        self.config.clone(),
-                    ))));
+                Err(e @ StoreError::Busy { .. }) => return Err(e),
+                Err(e @ StoreError::Unavailable { .. }) => *slot = Some(Err(e)),
+                Err(other) => {
+                    let reason = other.to_string();
+                    *slot = Some(Err(StoreError::Unavailable {
+                        reason,
+                        source: Some(Arc::new(other)),
+                    }));
+                }
+                Ok(store) => {
+                    let mut builder = Contracts::builder(store).config(self.config.clone());
+                    if let Some(observer) = &self.observer {
+                        builder = builder.observer(Arc::clone(observer));
+                    }
+                    *slot = Some(Ok(Arc::new(builder.build())));
                 }
             }
         }
         match slot.as_ref() {
             Some(Ok(c)) => Ok(c.clone()),
             Some(Err(e)) => Err(e.clone()),
-            None => Err(StoreError::Unavailable(String::from("the store was not opened"))),
+            None => Err(StoreError::unavailable(String::from("the store was not opened"))),
         }
     }
 }

@@ -1,35 +1,57 @@
-//! The data model of spec §2: scalar types, the contract record and its parts.
+//! The data model: agent and contract ids, states, the contract record and its parts.
+//!
+//! Instants: the facade speaks [`chrono::DateTime<Utc>`] and [`std::time::Duration`]; the record a
+//! store keeps ([`Contract`]) holds instants as [`EpochMs`], milliseconds since 1970-01-01 UTC, the
+//! form both SQL stores and the tool answers use; [`instant`] turns one into a `DateTime`.
 
 use std::fmt;
+use std::str::FromStr;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// An instant: milliseconds since 1970-01-01T00:00:00Z (CT-3).
+pub use shiftwork_seams::agent::AgentIdError;
+
+/// An instant as a store keeps it and a tool answer writes it: milliseconds since
+/// 1970-01-01T00:00:00Z, truncated from the clock's reading. The facade's own inputs and outputs are
+/// [`DateTime<Utc>`]; this is the storage and wire form (the [`crate::Store`] trait, [`Contract`],
+/// the pure [`crate::transition`] functions).
 pub type EpochMs = i64;
 
-/// A self-declared agent name (CT-17): 1–64 characters of `[A-Za-z0-9._@:-]`, starting alphanumeric.
+/// The instant `ms` milliseconds after 1970-01-01 UTC; a value beyond what a `DateTime` holds (about
+/// 262,000 years either way, which no record written by this crate reaches) is the nearest one it
+/// holds.
+pub fn instant(ms: EpochMs) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or(if ms < 0 {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    })
+}
+
+/// Who an agent is: the family's one agent-id grammar ([`shiftwork_seams::agent`]), 1 to 64 ASCII
+/// characters of `A-Z a-z 0-9 . _ @ : -`, starting with a letter or a digit (`alice`, `bob.smith`,
+/// `ci-runner-7`, `svc:deploy@eu`). Compared exactly (case-sensitive). The same grammar names a
+/// clock-out's agent in `shiftwork-core` and a bearer token's agent in the MCP server.
 ///
 /// ```
-/// use shiftwork_contracts::AgentId;
-/// assert!(AgentId::parse("claude-main").is_some());
-/// assert!(AgentId::parse("bad name").is_none());
-/// assert!(AgentId::parse("-x").is_none());
+/// use shiftwork_contracts::{AgentId, AgentIdError};
+/// let bob = AgentId::parse("bob.smith").unwrap();
+/// assert_eq!(bob.as_str(), "bob.smith");
+/// assert_eq!(AgentId::parse("bad name"), Err(AgentIdError::BadCharacter { found: ' ', at: 3 }));
+/// assert_eq!(AgentId::parse("-x"), Err(AgentIdError::BadStart { found: '-' }));
+/// assert!("claude-main".parse::<AgentId>().is_ok());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(try_from = "String", into = "String")]
 pub struct AgentId(String);
 
 impl AgentId {
-    /// The identity if `text` follows the grammar of CT-17.
-    pub fn parse(text: &str) -> Option<AgentId> {
-        let bytes = text.as_bytes();
-        let valid = (1..=64).contains(&bytes.len())
-            && bytes[0].is_ascii_alphanumeric()
-            && bytes
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b':' | b'-'));
-        valid.then(|| AgentId(text.to_owned()))
+    /// The agent id `text`, or why it is not one.
+    pub fn parse(text: &str) -> Result<AgentId, AgentIdError> {
+        shiftwork_seams::agent::check_agent_id(text)?;
+        Ok(AgentId(text.to_owned()))
     }
 
     /// The name.
@@ -44,7 +66,144 @@ impl fmt::Display for AgentId {
     }
 }
 
-/// A contract's state (CT-19).
+impl FromStr for AgentId {
+    type Err = AgentIdError;
+    fn from_str(text: &str) -> Result<AgentId, AgentIdError> {
+        AgentId::parse(text)
+    }
+}
+
+impl TryFrom<String> for AgentId {
+    type Error = AgentIdError;
+    fn try_from(text: String) -> Result<AgentId, AgentIdError> {
+        shiftwork_seams::agent::check_agent_id(&text)?;
+        Ok(AgentId(text))
+    }
+}
+
+impl From<AgentId> for String {
+    fn from(a: AgentId) -> String {
+        a.0
+    }
+}
+
+impl AsRef<str> for AgentId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The most characters of a contract id argument.
+pub const MAX_CONTRACT_ID_CHARS: usize = 64;
+
+/// A contract's identifier, as [`crate::Contracts::dispatch`] returns it: a UUID version 7 in
+/// lowercase hyphenated form (`0196f3a0-…`). Parsed once: any text of 1 to 64 characters is accepted
+/// and lowercased (ASCII), so an id a person typed in capitals finds its contract, and an id that
+/// names none is answered `CONTRACT_NOT_FOUND` by the operation that looks it up.
+///
+/// ```
+/// use shiftwork_contracts::{ContractId, ContractIdError};
+/// let id = ContractId::parse("0196F3A0-0000-7000-8000-000000000001").unwrap();
+/// assert_eq!(id.as_str(), "0196f3a0-0000-7000-8000-000000000001");
+/// assert_eq!(ContractId::parse(""), Err(ContractIdError::Empty));
+/// assert_eq!(ContractId::parse(&"a".repeat(65)), Err(ContractIdError::TooLong { chars: 65 }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ContractId(String);
+
+/// Why a text is not a contract id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContractIdError {
+    /// The text is empty.
+    #[error("a contract id is 1 to 64 characters (an id from dispatch_contract), and this one is empty")]
+    Empty,
+    /// The text is longer than [`MAX_CONTRACT_ID_CHARS`] characters.
+    #[error(
+        "a contract id is at most 64 characters (an id from dispatch_contract), and this one has {chars}"
+    )]
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
+}
+
+impl ContractId {
+    /// The contract id `text`, lowercased, or why it is not one.
+    pub fn parse(text: &str) -> Result<ContractId, ContractIdError> {
+        let chars = text.chars().count();
+        if chars == 0 {
+            return Err(ContractIdError::Empty);
+        }
+        if chars > MAX_CONTRACT_ID_CHARS {
+            return Err(ContractIdError::TooLong { chars });
+        }
+        Ok(ContractId(text.to_ascii_lowercase()))
+    }
+
+    /// The id's text (lowercase).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A UUID this crate generated (36 lowercase characters: always a contract id).
+    pub(crate) fn generated(uuid: String) -> ContractId {
+        ContractId(uuid)
+    }
+}
+
+impl fmt::Display for ContractId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for ContractId {
+    type Err = ContractIdError;
+    fn from_str(text: &str) -> Result<ContractId, ContractIdError> {
+        ContractId::parse(text)
+    }
+}
+
+impl TryFrom<String> for ContractId {
+    type Error = ContractIdError;
+    fn try_from(text: String) -> Result<ContractId, ContractIdError> {
+        ContractId::parse(&text)
+    }
+}
+
+impl From<ContractId> for String {
+    fn from(id: ContractId) -> String {
+        id.0
+    }
+}
+
+impl AsRef<str> for ContractId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for ContractId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for ContractId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<&str> for ContractId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// A contract's state. `SUBMITTED` and `CLAIMED` are live; the others are terminal and final.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
@@ -60,12 +219,12 @@ pub enum Status {
     TimedOut,
     /// Its files changed.
     PointerStale,
-    /// Withdrawn by its requester (CT-184).
+    /// Withdrawn by its requester.
     Cancelled,
 }
 
 impl Status {
-    /// Every status, in the order of CT-19, then `CANCELLED` (CT-184).
+    /// Every status, live ones first, `CANCELLED` last.
     pub const ALL: [Status; 7] = [
         Status::Submitted,
         Status::Claimed,
@@ -105,25 +264,25 @@ impl Status {
     }
 }
 
-/// Why a terminal contract ended (CT-20).
+/// Why a terminal contract ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum EndReason {
-    /// U1.
+    /// Its holder delivered a result that was accepted.
     Fulfilled,
-    /// F1.
+    /// Its holder failed it (`fail_contract`).
     WorkerFailed,
-    /// U5.
+    /// The third delivery that did not match its result schema closed it.
     SchemaRetriesExhausted,
-    /// E1.
+    /// Nobody claimed it before its queue window ran out.
     QueueTtlExpired,
-    /// E2.
+    /// Its holder's lease ran out, with no delivery left to redeliver it.
     ExecTtlExpired,
-    /// C2.
+    /// Its files had changed when it was claimed.
     PointerDriftAtClaim,
-    /// U3.
+    /// Its files changed under its holder a second time, at a delivery.
     PointerDriftAtFulfill,
-    /// K1, K2.
+    /// Its requester withdrew it.
     CancelledByRequester,
 }
 
@@ -160,7 +319,7 @@ impl EndReason {
     }
 }
 
-/// Why a pointer no longer matches its baseline (CT-21).
+/// Why a pinned file no longer matches the size and digest it had at dispatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum DriftReason {
@@ -186,7 +345,7 @@ impl DriftReason {
     }
 }
 
-/// One pinned file (CT-23).
+/// One file pinned at dispatch by its size and SHA-256, relative to the workspace root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pointer {
     /// Normalized relative path with `/` separators.
@@ -201,7 +360,7 @@ pub struct Pointer {
     pub last_line: String,
 }
 
-/// One pointer that no longer matches its baseline (CT-24).
+/// One pinned file that no longer matches what it was at dispatch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drift {
     /// The pointer's path.
@@ -212,11 +371,12 @@ pub struct Drift {
     pub expected_size: u64,
     /// The size found, or `None` when there is no readable regular file.
     pub actual_size: Option<u64>,
-    /// What to do about it (CT-43).
+    /// What to do about it, in one sentence.
     pub hint: String,
 }
 
-/// A delivery that was not accepted when the contract ended on it (CT-25).
+/// A delivery that was not accepted when the contract ended on it (its files changed again, or
+/// its output failed the result schema a third time): kept so that the work is not lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SalvagedResult {
     /// The delivered summary.
@@ -227,21 +387,24 @@ pub struct SalvagedResult {
     pub artifacts_pointers: Vec<Pointer>,
 }
 
-/// The contract record (CT-22). Every field is public so that stores can persist it; the transition
-/// functions of [`crate::transition`] are the only code that computes a successor.
+/// The contract record as a store keeps it. Every field is public so that stores can persist it;
+/// the transition functions of [`crate::transition`] are the only code that computes a successor.
+/// Instants are [`EpochMs`] and windows whole seconds (`_sec`), the storage form; the facade's views
+/// ([`crate::views`]) give them as `DateTime<Utc>` and `Duration`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contract {
     /// Store-assigned insertion number.
     pub seq: i64,
     /// Public identifier (UUIDv7, lowercase).
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Who dispatched it.
     pub requester_agent: AgentId,
     /// The only agent that may claim and hold it.
     pub target_agent: AgentId,
     /// The caller's retry key.
     pub idempotency_key: Option<String>,
-    /// Fingerprint of the dispatch arguments (CT-63).
+    /// SHA-256 of the dispatch arguments, to tell a retry from a different dispatch under the same
+    /// idempotency key ([`crate::payload_sha256`]).
     pub payload_sha256: String,
     /// Free label.
     pub task_type: String,
@@ -255,9 +418,9 @@ pub struct Contract {
     pub pointers: Vec<Pointer>,
     /// JSON Schema for `structured_output`.
     pub contract_schema: Option<Map<String, Value>>,
-    /// Execution window length.
+    /// Execution window length in seconds.
     pub exec_ttl_sec: u32,
-    /// Queue window length.
+    /// Queue window length in seconds.
     pub queue_ttl_sec: u32,
     /// Current state.
     pub status: Status,
@@ -289,7 +452,7 @@ pub struct Contract {
     pub end_reason: Option<EndReason>,
     /// Drift found by the latest verification that changed state.
     pub dirty_files: Option<Vec<Drift>>,
-    /// History, newest entry first (CT-26).
+    /// History, newest entry first: `<entry> | prev: <older>`, cut to 2,000 characters.
     pub error_reason: Option<String>,
     /// The reason the holder gave to `fail_contract`.
     pub fail_reason: Option<String>,
@@ -301,25 +464,29 @@ pub struct Contract {
     pub artifacts_pointers: Option<Vec<Pointer>>,
     /// The delivery that was not accepted when the contract ended on it.
     pub salvaged_result: Option<SalvagedResult>,
-    /// Claims a contract may get before a lost lease ends it (CT-186: 1 to 10, default 1).
+    /// Claims a contract may get before a lost lease ends it (1 to 10, default 1).
     pub max_deliveries: u32,
-    /// Claims so far (CT-186); a reverted claim (C3) does not count.
+    /// Claims so far; a claim undone because the poll could not check the files or was cancelled
+    /// does not count.
     pub delivery_count: u32,
-    /// Before this instant the contract is not claimable, even though `SUBMITTED` (CT-186).
+    /// Before this instant the contract is not claimable, even though `SUBMITTED` (a redelivery's
+    /// backoff).
     pub available_at: Option<EpochMs>,
-    /// The reason its requester gave to `cancel_contract` (CT-185).
+    /// The reason its requester gave to `cancel_contract`.
     pub cancel_reason: Option<String>,
 }
 
 impl Contract {
-    /// True when the contract may be claimed at `now` by its target (C1's guards but the order).
+    /// True when the contract may be claimed at `now` by its target: waiting, inside its queue window
+    /// and past any redelivery backoff (which contract of several is claimed first is the store's).
     pub fn is_claimable(&self, now: EpochMs) -> bool {
         self.status == Status::Submitted
             && now < self.queue_expires_at
             && self.available_at.is_none_or(|at| at <= now)
     }
 
-    /// True when the contract is past its deadline at `now` but not yet terminal in storage (CT-45).
+    /// True when the contract is past its deadline at `now` but not yet terminal in storage (no
+    /// sweep has recorded it yet; every operation treats it as expired).
     pub fn is_logically_expired(&self, now: EpochMs) -> bool {
         match self.status {
             Status::Submitted => now >= self.queue_expires_at,
@@ -329,19 +496,48 @@ impl Contract {
     }
 }
 
-/// A warning attached to a successful reply (CT-80).
+/// What a [`Warning`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum WarningCode {
+    /// A pinned file is above 8 MiB: every claim and delivery hashes it again.
+    LargePointer,
+    /// A holder call gave no `claim_epoch`, so it was checked by agent identity only.
+    EpochNotSupplied,
+    /// `verify_contract` had no caller identity, so `fulfillable` is false.
+    NoIdentity,
+}
+
+impl WarningCode {
+    /// The wire name (`LARGE_POINTER`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::LargePointer => "LARGE_POINTER",
+            WarningCode::EpochNotSupplied => "EPOCH_NOT_SUPPLIED",
+            WarningCode::NoIdentity => "NO_IDENTITY",
+        }
+    }
+}
+
+impl fmt::Display for WarningCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A warning attached to a successful answer: the call succeeded, but something deserves a look.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
-    /// `LARGE_POINTER`, `EPOCH_NOT_SUPPLIED` or `NO_IDENTITY`.
-    pub code: String,
+    /// What it is about.
+    pub code: WarningCode,
     /// One sentence.
     pub message: String,
 }
 
 impl Warning {
-    pub(crate) fn epoch_not_supplied(contract_id: &str) -> Warning {
+    pub(crate) fn epoch_not_supplied(contract_id: &ContractId) -> Warning {
         Warning {
-            code: String::from("EPOCH_NOT_SUPPLIED"),
+            code: WarningCode::EpochNotSupplied,
             message: format!(
                 "No claim_epoch was given for contract {contract_id}, so the call was checked by agent identity only; pass the claim_epoch from poll_next_task."
             ),

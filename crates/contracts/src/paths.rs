@@ -1,4 +1,4 @@
-//! The pure path rules of spec §4: normalization (CT-31) and the sensitive-file test (CT-32).
+//! The pure path rules: normalization of a caller's path, and the sensitive-file test.
 //!
 //! ```
 //! use shiftwork_contracts::paths::{normalize, sensitive, PathReason};
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::limits::MAX_PATH_BYTES;
 
-/// Why a path (or a list of paths) was refused (CT-34).
+/// Why a path (or a list of paths) was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PathReason {
@@ -26,7 +26,7 @@ pub enum PathReason {
     PathEscape,
     /// The same normalized path twice.
     Duplicate,
-    /// A sensitive name (CT-32).
+    /// A sensitive name.
     SensitiveFile,
     /// Not found (a dangling link or a missing directory included).
     FileMissing,
@@ -62,7 +62,7 @@ fn components(path: &str) -> Vec<&str> {
     path.split('/').filter(|c| !c.is_empty() && *c != ".").collect()
 }
 
-/// Normalizes a caller's pointer or artifact path lexically (CT-31). `root_as_written` and
+/// Normalizes a caller's pointer or artifact path lexically. `root_as_written` and
 /// `canonical_root` are the two forms an absolute path may start with.
 pub fn normalize(path: &str, root_as_written: &str, canonical_root: &str) -> Result<String, PathReason> {
     if path.is_empty() || path.contains('\0') {
@@ -103,8 +103,8 @@ pub fn normalize(path: &str, root_as_written: &str, canonical_root: &str) -> Res
     Ok(joined)
 }
 
-/// Group A of CT-32: directory names matched against every component (also the sensitive locations of
-/// a workspace root, CT-29). `legacy_credentials` is gcloud's directory of per-account keys (issue 27).
+/// Sensitive directory names, matched against every component of a path (and of a workspace root).
+/// `legacy_credentials` is gcloud's directory of per-account keys.
 pub const SENSITIVE_DIRECTORIES: [&str; 7] = [
     ".git",
     ".ssh",
@@ -115,8 +115,8 @@ pub const SENSITIVE_DIRECTORIES: [&str; 7] = [
     "legacy_credentials",
 ];
 
-/// Group B: last-component patterns, in table order (`*` is any run of characters). After CT-32's own
-/// rows come the credential files people have (issue 12) and those of issue 27: environment files
+/// Sensitive file names, matched against the last component, in order (`*` is any run of characters):
+/// key and certificate files, then the credential files people have: environment files
 /// under any name a copy or a backup gives them (`.env-old`, `prod.env`, `prod.env.bak`,
 /// `env.backup`), gcloud's token databases, rclone's configuration and the Yarn configuration that
 /// holds registry tokens.
@@ -193,7 +193,7 @@ const TOOL_CONFIGS: [&str; 10] = [
 /// that ends with one of these suffixes (`.env.example`, `prod.env.sample`).
 const ENV_EXAMPLES: [&str; 3] = [".example", ".sample", ".template"];
 
-/// The first sensitive pattern (CT-32, in table order) that `path` (a `/`-separated relative path)
+/// The first sensitive pattern (in the order of the two lists above) that `path` (a `/`-separated relative path)
 /// matches, or `None`. Matching is ASCII case-insensitive.
 pub fn sensitive(path: &str) -> Option<&'static str> {
     let lower = path.to_ascii_lowercase();
@@ -310,7 +310,7 @@ mod tests {
         check_sensitive(".git/id_rsa", Some(".git"));
     }
 
-    /// Issue 12 item 2: the credential files people actually have.
+    /// The credential files people actually have are sensitive (issue 12 item 2).
     #[test]
     fn issue12_credential_files_people_have_are_sensitive() {
         for (path, pattern) in [
@@ -342,7 +342,7 @@ mod tests {
         }
     }
 
-    /// Issue 27 item 14: the credential files the deny list missed — sops and age keys, gcloud's token
+    /// The credential files the deny list missed (issue 27 item 14) — sops and age keys, gcloud's token
     /// databases and per-account keys, rclone's configuration, environment files copied or backed up
     /// under another name — and their peers, each with the pattern that names it; the templates and
     /// source files beside them stay allowed.

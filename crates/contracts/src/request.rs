@@ -1,16 +1,21 @@
-//! The typed requests of the facade and the argument rules of §7.2 (CT-87, CT-88, CT-95 … CT-117).
+//! The typed requests of the facade, and the argument rules they are checked by.
 //!
 //! The rules live here, once: the facade checks every request with them, and [`crate::args`] runs
-//! the same checks while decoding tool arguments, in each tool's table order.
+//! the same checks while decoding tool arguments, in each tool's argument order.
 
+use std::time::Duration;
+
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::error::{Refusal, RefusalCode};
+use crate::error::{ContractRefusal, RefusalDetails};
 use crate::limits::*;
-use crate::model::{AgentId, Status};
+use crate::model::{AgentId, ContractId, Status};
 
-/// The identity an embedder gives every absent identity argument (CT-88: the adapter's `--agent` /
-/// `AGENT_NAME`), parsed once when it is configured.
+/// The identity an embedder gives every identity argument a tool call leaves out (the MCP server's
+/// `--agent` / `AGENT_NAME`, or over HTTP the bearer token's agent), parsed once when it is
+/// configured. Used by the tool-argument surface ([`crate::args`]); a library caller names its
+/// agents in its requests.
 ///
 /// ```
 /// use shiftwork_contracts::request::DefaultAgent;
@@ -47,7 +52,7 @@ impl DefaultAgent {
     }
 }
 
-/// An identity argument (CT-88), parsed once: the caller's, the embedder's default, or none.
+/// An identity argument of a tool call, parsed once: the caller's, the embedder's default, or none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Identity {
     /// The caller passed it as an argument.
@@ -81,44 +86,44 @@ impl Identity {
     /// caller (`IDENTITY_MISMATCH` names both when they differ); absent, the default's.
     ///
     /// ```
-    /// use shiftwork_contracts::{AgentId, DefaultAgent, Identity, RefusalCode};
+    /// use shiftwork_contracts::{AgentId, DefaultAgent, Identity, RefusalCode, RefusalDetails};
     /// let carol = DefaultAgent::Authenticated(AgentId::parse("carol").unwrap());
     /// let mallory = AgentId::parse("mallory").unwrap();
-    /// let refused = Identity::checked("agent_id", Some(mallory), &carol).unwrap_err();
-    /// assert_eq!(refused.code, RefusalCode::IdentityMismatch);
-    /// assert_eq!(refused.message, "agent_id names mallory, but this caller authenticated as carol: an agent acts only as itself.");
+    /// let refused = Identity::checked("agent_id", Some(mallory.clone()), &carol).unwrap_err();
+    /// assert_eq!(refused.code(), RefusalCode::IdentityMismatch);
+    /// assert_eq!(refused.message(), "agent_id names mallory, but this caller authenticated as carol: an agent acts only as itself.");
+    /// assert!(matches!(refused.details(), RefusalDetails::IdentityMismatch { given, .. } if given == &mallory));
     /// assert_eq!(Identity::checked("agent_id", None, &carol), Ok(Identity::Default(AgentId::parse("carol").unwrap())));
     /// ```
     pub fn checked(
         argument: &str,
         given: Option<AgentId>,
         default: &DefaultAgent,
-    ) -> Result<Identity, Refusal> {
+    ) -> Result<Identity, ContractRefusal> {
         match (given, default) {
-            (Some(given), DefaultAgent::Authenticated(who)) if &given != who => Err(Refusal::new(
-                RefusalCode::IdentityMismatch,
+            (Some(given), DefaultAgent::Authenticated(who)) if &given != who => Err(ContractRefusal::new(
                 format!(
                     "{argument} names {given}, but this caller authenticated as {who}: an agent acts only as itself."
                 ),
-                vec![
-                    ("argument", serde_json::json!(argument)),
-                    ("given", serde_json::json!(given.as_str())),
-                    ("authenticated", serde_json::json!(who.as_str())),
-                ],
+                RefusalDetails::IdentityMismatch {
+                    argument: argument.to_owned(),
+                    given,
+                    authenticated: who.clone(),
+                },
             )),
             (Some(given), _) => Ok(Identity::Given(given)),
             (None, default) => Ok(Identity::from_default(default)),
         }
     }
 
-    /// The identity `text` when it follows the grammar of CT-17.
+    /// The identity `text` when it follows the agent-id grammar.
     ///
     /// ```
     /// use shiftwork_contracts::Identity;
-    /// assert!(Identity::given("bob").is_some());
-    /// assert!(Identity::given("bad name").is_none());
+    /// assert!(Identity::given("bob").is_ok());
+    /// assert!(Identity::given("bad name").is_err());
     /// ```
-    pub fn given(text: &str) -> Option<Identity> {
+    pub fn given(text: &str) -> Result<Identity, crate::AgentIdError> {
         AgentId::parse(text).map(Identity::Given)
     }
 
@@ -131,23 +136,24 @@ impl Identity {
         }
     }
 
-    /// The identity, or `AGENT_ID_REQUIRED` / `INVALID_ARGUMENT { argument: <source> }`.
-    pub(crate) fn resolve(&self, argument: &str) -> Result<AgentId, Refusal> {
+    /// The agent, or the refusal of an identity argument `argument` that resolves to none:
+    /// `AGENT_ID_REQUIRED` when there is no default, `INVALID_ARGUMENT { argument: <source> }` when
+    /// the default is not an agent id.
+    pub fn resolve(&self, argument: &str) -> Result<AgentId, ContractRefusal> {
         match self.resolve_optional()? {
             Some(a) => Ok(a),
-            None => Err(Refusal::new(
-                RefusalCode::AgentIdRequired,
+            None => Err(ContractRefusal::new(
                 format!("{argument} is required: pass it, or give the server a default agent identity."),
-                Vec::new(),
+                RefusalDetails::AgentIdRequired {},
             )),
         }
     }
 
-    /// Like [`Identity::resolve`], but `Missing` is `None` (verify, CT-71).
-    pub(crate) fn resolve_optional(&self) -> Result<Option<AgentId>, Refusal> {
+    /// Like [`Identity::resolve`], but no identity at all is `None` (verify answers without one).
+    pub fn resolve_optional(&self) -> Result<Option<AgentId>, ContractRefusal> {
         match self {
             Identity::Given(a) | Identity::Default(a) => Ok(Some(a.clone())),
-            Identity::InvalidDefault { source } => Err(Refusal::invalid_argument(
+            Identity::InvalidDefault { source } => Err(ContractRefusal::invalid_argument(
                 source,
                 format!(
                     "{source}, the default agent identity, is not a valid agent id: use 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit."
@@ -158,52 +164,65 @@ impl Identity {
     }
 }
 
-/// `dispatch_contract`'s arguments (CT-95), as supplied. [`DispatchRequest::new`] gives the three
-/// required ones and leaves every other absent.
+/// What [`crate::Contracts::dispatch`] sends: the requester and target, a title, a workspace root,
+/// and the optional parts. Build it with [`DispatchRequest::new`] and the setters; every optional part
+/// left out is absent (its default applies, and it does not count in the idempotency fingerprint).
+///
+/// ```
+/// use shiftwork_contracts::{AgentId, DispatchRequest};
+/// use std::time::Duration;
+/// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+/// let req = DispatchRequest::new(alice, bob, "Review add()", "/work")
+///     .pointers(["src/lib.rs"])
+///     .exec_ttl(Duration::from_secs(600))
+///     .max_deliveries(3);
+/// assert_eq!(req.task_type, None);
+/// assert_eq!(req.pointers, Some(vec![String::from("src/lib.rs")]));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DispatchRequest {
-    /// The target agent.
+    /// Who dispatches it (the only agent that may cancel it).
+    pub requester_agent: AgentId,
+    /// The only agent that may claim and hold it.
     pub target_agent: AgentId,
-    /// The title.
+    /// One line saying what to do: 1 to 200 characters, not blank, no control characters.
     pub title: String,
-    /// The workspace root.
+    /// The absolute directory both agents read at the same path; every pointer is relative to it.
     pub workspace_root: String,
-    /// Pointer paths (absent: none).
+    /// Files to pin by size and SHA-256, relative to the workspace root (absent: none; at most 32).
     pub pointers: Option<Vec<String>>,
-    /// Task type (absent: `review`).
+    /// A label matching `^[a-z][a-z0-9_-]{0,31}$` (absent: `review`).
     pub task_type: Option<String>,
-    /// Context summary (absent: empty).
+    /// What the target needs to know, at most 8 KiB (absent: empty).
     pub context_summary: Option<String>,
-    /// JSON Schema of the structured result.
+    /// A JSON Schema the structured result must satisfy (draft 4, 6, 7, 2019-09 or 2020-12; at most
+    /// 16 KiB; no external `$ref`).
     pub contract_schema: Option<Map<String, Value>>,
-    /// Execution TTL in seconds (absent: the configured default).
-    pub exec_ttl_sec: Option<i64>,
-    /// Queue TTL in seconds (absent: the configured default).
-    pub queue_ttl_sec: Option<i64>,
-    /// Retry key.
+    /// The lease a claim gets, whole seconds from 1 minute to 24 hours (absent: the configured
+    /// default, 30 minutes unless changed).
+    pub exec_ttl: Option<Duration>,
+    /// How long it may wait to be claimed, whole seconds from 1 minute to 7 days (absent: the
+    /// configured default, 4 hours unless changed).
+    pub queue_ttl: Option<Duration>,
+    /// A retry key (1 to 128 printable ASCII characters without spaces): a second dispatch by the
+    /// same requester with the same key and arguments answers the first contract again.
     pub idempotency_key: Option<String>,
-    /// The requester (absent: [`Identity::Missing`]).
-    pub requester_agent: Identity,
-    /// Claims the contract may get before a lost lease ends it (absent: 1, CT-186).
-    pub max_deliveries: Option<i64>,
+    /// Claims the contract may get before a lost lease ends it, 1 to 10 (absent: 1); a lost lease
+    /// with claims left returns it to the queue after a backoff.
+    pub max_deliveries: Option<u32>,
 }
 
 impl DispatchRequest {
-    /// A dispatch to `target_agent` with `title` and `workspace_root`, every optional argument absent
-    /// and no requester identity.
-    ///
-    /// ```
-    /// use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
-    /// let bob = AgentId::parse("bob").unwrap();
-    /// let req = DispatchRequest {
-    ///     pointers: Some(vec!["src/lib.rs".into()]),
-    ///     requester_agent: Identity::given("alice").unwrap(),
-    ///     ..DispatchRequest::new(bob, "Review add()", "/work")
-    /// };
-    /// assert_eq!(req.task_type, None);
-    /// ```
-    pub fn new(target_agent: AgentId, title: impl Into<String>, workspace_root: impl Into<String>) -> Self {
+    /// A dispatch from `requester_agent` to `target_agent` with `title` and `workspace_root`, every
+    /// optional part absent.
+    pub fn new(
+        requester_agent: AgentId,
+        target_agent: AgentId,
+        title: impl Into<String>,
+        workspace_root: impl Into<String>,
+    ) -> Self {
         DispatchRequest {
+            requester_agent,
             target_agent,
             title: title.into(),
             workspace_root: workspace_root.into(),
@@ -211,53 +230,178 @@ impl DispatchRequest {
             task_type: None,
             context_summary: None,
             contract_schema: None,
-            exec_ttl_sec: None,
-            queue_ttl_sec: None,
+            exec_ttl: None,
+            queue_ttl: None,
             idempotency_key: None,
-            requester_agent: Identity::Missing,
             max_deliveries: None,
+        }
+    }
+
+    /// With the files to pin.
+    pub fn pointers<I, S>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.pointers = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// With a task type.
+    pub fn task_type(mut self, task_type: impl Into<String>) -> Self {
+        self.task_type = Some(task_type.into());
+        self
+    }
+
+    /// With a context summary.
+    pub fn context_summary(mut self, summary: impl Into<String>) -> Self {
+        self.context_summary = Some(summary.into());
+        self
+    }
+
+    /// With a result schema (a JSON object).
+    pub fn contract_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.contract_schema = Some(schema);
+        self
+    }
+
+    /// With a lease length.
+    pub fn exec_ttl(mut self, ttl: Duration) -> Self {
+        self.exec_ttl = Some(ttl);
+        self
+    }
+
+    /// With a queue window.
+    pub fn queue_ttl(mut self, ttl: Duration) -> Self {
+        self.queue_ttl = Some(ttl);
+        self
+    }
+
+    /// With a retry key.
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// With a number of deliveries.
+    pub fn max_deliveries(mut self, deliveries: u32) -> Self {
+        self.max_deliveries = Some(deliveries);
+        self
+    }
+}
+
+/// Who makes a holder call (extend, release, fail, fulfil) and on which claim. A poll's claim gives
+/// it: [`crate::views::HeldContract::holder`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HolderRef {
+    /// The contract.
+    pub contract_id: ContractId,
+    /// The caller: it must be the contract's target.
+    pub agent_id: AgentId,
+    /// The claim's epoch, the fencing token a poll returned; a call with another epoch is refused
+    /// `STALE_EPOCH`. Without one the call is checked by identity only (and warned
+    /// `EPOCH_NOT_SUPPLIED`), unless the facade requires it.
+    pub claim_epoch: Option<u64>,
+}
+
+impl HolderRef {
+    /// `agent_id` acting on the claim `claim_epoch` of `contract_id`.
+    pub fn new(contract_id: ContractId, agent_id: AgentId, claim_epoch: u64) -> HolderRef {
+        HolderRef {
+            contract_id,
+            agent_id,
+            claim_epoch: Some(claim_epoch),
         }
     }
 }
 
-/// The caller of a holder operation (CT-58).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HolderRef {
-    /// The contract (any case; lowercased before lookup).
-    pub contract_id: String,
-    /// The caller.
-    pub agent_id: Identity,
-    /// The caller's epoch, if given.
-    pub claim_epoch: Option<u64>,
-}
-
-/// What `fulfill_contract` delivers (CT-110).
+/// What [`crate::Contracts::fulfill_contract`] delivers: a summary, a structured result (checked
+/// against the contract's result schema), and files the holder produced.
+///
+/// ```
+/// use shiftwork_contracts::FulfillRequest;
+/// #[derive(serde::Serialize)]
+/// struct Review { verdict: &'static str, issues: u32 }
+/// let delivery = FulfillRequest::new("Looks right.")
+///     .output(&Review { verdict: "approve", issues: 0 }).unwrap()
+///     .artifacts(["review.md"]);
+/// assert_eq!(delivery.structured_output.unwrap()["verdict"], "approve");
+/// assert!(FulfillRequest::new("x").output(&42).is_err(), "a result is a JSON object");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FulfillRequest {
-    /// The summary.
+    /// The summary: 1 to 8,192 bytes, not blank.
     pub result_summary: String,
-    /// The structured result.
+    /// The structured result, a JSON object of at most 32 KiB (the raw form of
+    /// [`FulfillRequest::output`]).
     pub structured_output: Option<Map<String, Value>>,
-    /// Paths of files the holder produced.
+    /// Paths of files the holder produced, relative to the workspace root (pinned by size and digest
+    /// when the delivery is accepted).
     pub artifacts_pointers: Option<Vec<String>>,
 }
 
-/// `inspect_mesh_state`'s arguments (CT-117).
+impl FulfillRequest {
+    /// A delivery of `result_summary` alone.
+    pub fn new(result_summary: impl Into<String>) -> Self {
+        FulfillRequest {
+            result_summary: result_summary.into(),
+            ..FulfillRequest::default()
+        }
+    }
+
+    /// With `output`, any value that serializes to a JSON object, as the structured result; refused
+    /// `INVALID_ARGUMENT { argument: "structured_output" }` when it serializes to something else or
+    /// cannot be serialized.
+    pub fn output<T: Serialize + ?Sized>(mut self, output: &T) -> Result<Self, ContractRefusal> {
+        match serde_json::to_value(output) {
+            Ok(Value::Object(map)) => {
+                self.structured_output = Some(map);
+                Ok(self)
+            }
+            Ok(_) => Err(ContractRefusal::invalid_argument(
+                "structured_output",
+                "structured_output must be a JSON object.",
+            )),
+            Err(e) => Err(ContractRefusal::invalid_argument(
+                "structured_output",
+                format!("structured_output could not be written as JSON: {e}."),
+            )),
+        }
+    }
+
+    /// With the files the holder produced.
+    pub fn artifacts<I, S>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.artifacts_pointers = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+/// What [`crate::Contracts::inspect`] reads: filters (all optional), and a page position.
+///
+/// ```
+/// use shiftwork_contracts::{InspectRequest, Status};
+/// let waiting = InspectRequest { status: Some(vec![Status::Submitted, Status::Claimed]), ..InspectRequest::default() };
+/// assert_eq!(waiting.limit, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InspectRequest {
-    /// Filter by target.
+    /// Only contracts addressed to this agent.
     pub target_agent: Option<AgentId>,
-    /// Filter by requester.
+    /// Only contracts dispatched by this agent.
     pub requester_agent: Option<AgentId>,
-    /// Filter by status (one or a set).
-    pub status: Option<Vec<String>>,
-    /// Filter by id.
-    pub contract_id: Option<String>,
-    /// Page size (absent: 20).
-    pub limit: Option<i64>,
-    /// A `next_cursor` from an earlier page.
+    /// Only contracts in one of these states (1 to 7 distinct ones).
+    pub status: Option<Vec<Status>>,
+    /// Only this contract, in its detail view.
+    pub contract_id: Option<ContractId>,
+    /// Page size, 1 to 50 (absent: 20).
+    pub limit: Option<usize>,
+    /// A `next_cursor` from an earlier page with the same filters.
     pub cursor: Option<String>,
-    /// Give the full record without the 64 KiB bound (library only, CT-75).
+    /// Give the full detail without the 64 KiB bound of a tool answer (library only).
     pub unbounded: bool,
 }
 
@@ -266,8 +410,8 @@ fn is_control(ch: char) -> bool {
 }
 
 /// The JSON Pointer of the first string or key of `value` that holds the NUL character, if any.
-/// Every store must keep what any store accepts (issue 27), and PostgreSQL text and JSON cannot hold
-/// NUL; walked without recursion.
+/// Every store must keep what any store accepts, and PostgreSQL text and JSON cannot hold NUL;
+/// walked without recursion.
 pub fn nul_in_json(value: &Value) -> Option<String> {
     let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
     while let Some((at, v)) = stack.pop() {
@@ -294,9 +438,9 @@ pub fn nul_in_json(value: &Value) -> Option<String> {
 }
 
 /// Refuses a stored text argument holding the NUL character (see [`nul_in_json`]).
-fn no_nul(argument: &str, value: &str) -> Result<(), Refusal> {
+fn no_nul(argument: &str, value: &str) -> Result<(), ContractRefusal> {
     if value.contains('\0') {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             argument,
             format!(
                 "{argument} must not contain the NUL character (U+0000), which a contract store cannot keep."
@@ -307,9 +451,9 @@ fn no_nul(argument: &str, value: &str) -> Result<(), Refusal> {
 }
 
 /// An `AgentId` argument.
-pub fn agent(argument: &str, value: &str) -> Result<AgentId, Refusal> {
-    AgentId::parse(value).ok_or_else(|| {
-        Refusal::invalid_argument(
+pub fn agent(argument: &str, value: &str) -> Result<AgentId, ContractRefusal> {
+    AgentId::parse(value).map_err(|_| {
+        ContractRefusal::invalid_argument(
             argument,
             format!("{argument} must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit."),
         )
@@ -317,10 +461,10 @@ pub fn agent(argument: &str, value: &str) -> Result<AgentId, Refusal> {
 }
 
 /// A `title`: 1–200 characters, one non-whitespace, no control characters.
-pub fn title(value: &str) -> Result<(), Refusal> {
+pub fn title(value: &str) -> Result<(), ContractRefusal> {
     let n = value.chars().count();
     if n == 0 || n > MAX_TITLE_CHARS || value.trim().is_empty() || value.chars().any(is_control) {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "title",
             format!(
                 "title must be 1 to {MAX_TITLE_CHARS} characters, not blank, without control characters."
@@ -331,14 +475,14 @@ pub fn title(value: &str) -> Result<(), Refusal> {
 }
 
 /// A `task_type`: `^[a-z][a-z0-9_-]{0,31}$`.
-pub fn task_type(value: &str) -> Result<(), Refusal> {
+pub fn task_type(value: &str) -> Result<(), ContractRefusal> {
     let b = value.as_bytes();
     let ok = (1..=32).contains(&b.len())
         && b[0].is_ascii_lowercase()
         && b.iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-'));
     if !ok {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "task_type",
             "task_type must match ^[a-z][a-z0-9_-]{0,31}$ (for example review, audit, implementation, test).",
         ));
@@ -347,13 +491,13 @@ pub fn task_type(value: &str) -> Result<(), Refusal> {
 }
 
 /// A `context_summary`: at most 8,192 bytes; no control characters other than TAB, LF, CR.
-pub fn context_summary(value: &str) -> Result<(), Refusal> {
+pub fn context_summary(value: &str) -> Result<(), ContractRefusal> {
     if value.len() > MAX_CONTEXT_SUMMARY_BYTES
         || value
             .chars()
             .any(|c| is_control(c) && !matches!(c, '\t' | '\n' | '\r'))
     {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "context_summary",
             format!(
                 "context_summary must be at most {MAX_CONTEXT_SUMMARY_BYTES} bytes, without control characters other than TAB, LF and CR."
@@ -363,24 +507,38 @@ pub fn context_summary(value: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A TTL in seconds within `[min, max]`.
-pub fn ttl(argument: &str, value: i64, min: u32, max: u32) -> Result<u32, Refusal> {
+/// A window in whole seconds within `[min, max]`.
+pub fn ttl(argument: &str, value: i64, min: u32, max: u32) -> Result<u32, ContractRefusal> {
     u32::try_from(value)
         .ok()
         .filter(|v| (min..=max).contains(v))
         .ok_or_else(|| {
-            Refusal::invalid_argument(
+            ContractRefusal::invalid_argument(
                 argument,
                 format!("{argument} must be an integer from {min} to {max}."),
             )
         })
 }
 
+/// A window given as a [`Duration`]: whole seconds within `[min, max]`, refused with the sentence of
+/// [`ttl`].
+pub fn ttl_duration(argument: &str, value: Duration, min: u32, max: u32) -> Result<u32, ContractRefusal> {
+    if value.subsec_nanos() != 0 {
+        return ttl(argument, -1, min, max);
+    }
+    ttl(
+        argument,
+        i64::try_from(value.as_secs()).unwrap_or(i64::MAX),
+        min,
+        max,
+    )
+}
+
 /// An `idempotency_key`: 1–128 characters, each `0x21`–`0x7E`.
-pub fn idempotency_key(value: &str) -> Result<(), Refusal> {
+pub fn idempotency_key(value: &str) -> Result<(), ContractRefusal> {
     let b = value.as_bytes();
     if b.is_empty() || b.len() > MAX_IDEMPOTENCY_KEY_CHARS || !b.iter().all(|c| (0x21..=0x7E).contains(c)) {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "idempotency_key",
             format!(
                 "idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters without spaces."
@@ -390,24 +548,22 @@ pub fn idempotency_key(value: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A `contract_id` argument (CT-18): 1–64 characters; returned lowercased.
-pub fn contract_id(value: &str) -> Result<String, Refusal> {
-    let n = value.chars().count();
-    if n == 0 || n > 64 {
-        return Err(Refusal::invalid_argument(
+/// A `contract_id` argument: 1 to 64 characters, lowercased ([`ContractId::parse`]).
+pub fn contract_id(value: &str) -> Result<ContractId, ContractRefusal> {
+    ContractId::parse(value).map_err(|_| {
+        ContractRefusal::invalid_argument(
             "contract_id",
             "contract_id must be 1 to 64 characters (a contract id from dispatch_contract).",
-        ));
-    }
-    Ok(value.to_ascii_lowercase())
+        )
+    })
 }
 
 pub use crate::limits::MAX_CLAIM_EPOCH as MAX_EPOCH;
 
-/// A `claim_epoch`: 1 ..= 2^53 − 1.
-pub fn claim_epoch(value: u64) -> Result<u64, Refusal> {
+/// A `claim_epoch`: 1 to 2^53 − 1 (an integer every JSON reader keeps exactly).
+pub fn claim_epoch(value: u64) -> Result<u64, ContractRefusal> {
     if !(1..=MAX_EPOCH).contains(&value) {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "claim_epoch",
             format!(
                 "claim_epoch must be an integer from 1 to {MAX_EPOCH} (the value poll_next_task returned)."
@@ -417,37 +573,37 @@ pub fn claim_epoch(value: u64) -> Result<u64, Refusal> {
     Ok(value)
 }
 
-/// A `max_deliveries`: 1 ..= 10 (CT-186).
-pub fn max_deliveries(value: i64) -> Result<u32, Refusal> {
+/// A `max_deliveries`: 1 to 10.
+pub fn max_deliveries(value: i64) -> Result<u32, ContractRefusal> {
     u32::try_from(value)
         .ok()
         .filter(|v| (1..=MAX_DELIVERIES).contains(v))
         .ok_or_else(|| {
-            Refusal::invalid_argument(
+            ContractRefusal::invalid_argument(
                 "max_deliveries",
                 format!("max_deliveries must be an integer from 1 to {MAX_DELIVERIES}."),
             )
         })
 }
 
-/// A `wait_sec`: 0 ..= 60 (CT-179).
-pub fn wait_sec(value: i64) -> Result<u32, Refusal> {
+/// A `wait_sec`: 0 to 60.
+pub fn wait_sec(value: i64) -> Result<u32, ContractRefusal> {
     u32::try_from(value)
         .ok()
         .filter(|v| *v <= MAX_WAIT_SEC)
         .ok_or_else(|| {
-            Refusal::invalid_argument(
+            ContractRefusal::invalid_argument(
                 "wait_sec",
                 format!("wait_sec must be an integer from 0 to {MAX_WAIT_SEC}."),
             )
         })
 }
 
-/// A cancel `reason`: 1 ..= 2,000 characters (CT-183), no NUL.
-pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
+/// A cancel `reason`: 1 to 2,000 characters, no NUL.
+pub fn cancel_reason(value: &str) -> Result<(), ContractRefusal> {
     let n = value.chars().count();
     if n == 0 || n > MAX_CANCEL_REASON_CHARS {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "reason",
             format!("reason must be 1 to {MAX_CANCEL_REASON_CHARS} characters."),
         ));
@@ -456,9 +612,9 @@ pub fn cancel_reason(value: &str) -> Result<(), Refusal> {
 }
 
 /// A release `reason`: at most 1,000 characters, no NUL.
-pub fn release_reason(value: &str) -> Result<(), Refusal> {
+pub fn release_reason(value: &str) -> Result<(), ContractRefusal> {
     if value.chars().count() > MAX_REASON_CHARS {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "reason",
             format!("reason must be at most {MAX_REASON_CHARS} characters."),
         ));
@@ -467,9 +623,9 @@ pub fn release_reason(value: &str) -> Result<(), Refusal> {
 }
 
 /// A fail `reason`: 1–1,000 characters, one non-whitespace, no NUL.
-pub fn fail_reason(value: &str) -> Result<(), Refusal> {
+pub fn fail_reason(value: &str) -> Result<(), ContractRefusal> {
     if value.chars().count() > MAX_REASON_CHARS || value.trim().is_empty() {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "reason",
             format!("reason must be 1 to {MAX_REASON_CHARS} characters and not blank."),
         ));
@@ -478,9 +634,9 @@ pub fn fail_reason(value: &str) -> Result<(), Refusal> {
 }
 
 /// A `result_summary`: 1–8,192 bytes, one non-whitespace, no NUL.
-pub fn result_summary(value: &str) -> Result<(), Refusal> {
+pub fn result_summary(value: &str) -> Result<(), ContractRefusal> {
     if value.is_empty() || value.len() > MAX_RESULT_SUMMARY_BYTES || value.trim().is_empty() {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "result_summary",
             format!("result_summary must be 1 to {MAX_RESULT_SUMMARY_BYTES} bytes and not blank."),
         ));
@@ -489,16 +645,16 @@ pub fn result_summary(value: &str) -> Result<(), Refusal> {
 }
 
 /// A `structured_output`: at most 32 KiB of compact JSON, no NUL in a string or a key.
-pub fn structured_output(value: &Map<String, Value>) -> Result<(), Refusal> {
+pub fn structured_output(value: &Map<String, Value>) -> Result<(), ContractRefusal> {
     let size = serde_json::to_vec(value).map(|v| v.len()).unwrap_or(usize::MAX);
     if size > MAX_STRUCTURED_OUTPUT_BYTES {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "structured_output",
             format!("structured_output must be at most {MAX_STRUCTURED_OUTPUT_BYTES} bytes of compact JSON."),
         ));
     }
     if let Some(at) = nul_in_json(&Value::Object(value.clone())) {
-        return Err(Refusal::invalid_argument(
+        return Err(ContractRefusal::invalid_argument(
             "structured_output",
             format!(
                 "structured_output must not contain the NUL character (U+0000), which a contract store cannot keep (at {}).",
@@ -509,35 +665,35 @@ pub fn structured_output(value: &Map<String, Value>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A `status` filter: 1–6 distinct statuses.
-pub fn statuses(values: &[String]) -> Result<Vec<Status>, Refusal> {
-    let refuse = || {
-        Refusal::invalid_argument(
-            "status",
-            "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, CANCELLED, or an array of 1 to 7 distinct ones.",
-        )
-    };
-    if values.is_empty() || values.len() > Status::ALL.len() {
-        return Err(refuse());
-    }
-    let mut out = Vec::new();
-    for v in values {
-        let s = Status::parse(v).ok_or_else(refuse)?;
-        if out.contains(&s) {
-            return Err(refuse());
-        }
-        out.push(s);
-    }
-    Ok(out)
+const STATUSES_RULE: &str = "status must be one of SUBMITTED, CLAIMED, COMPLETED, FAILED, TIMED_OUT, POINTER_STALE, CANCELLED, or an array of 1 to 7 distinct ones.";
+
+/// A `status` filter given by name: 1 to 7 distinct status names.
+pub fn status_names(values: &[String]) -> Result<Vec<Status>, ContractRefusal> {
+    let parsed = values
+        .iter()
+        .map(|v| Status::parse(v))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| ContractRefusal::invalid_argument("status", STATUSES_RULE))?;
+    statuses(&parsed)?;
+    Ok(parsed)
 }
 
-/// An inspect `limit`: 1 ..= 50.
-pub fn limit(value: i64) -> Result<usize, Refusal> {
+/// A `status` filter: 1 to 7 distinct statuses.
+pub fn statuses(values: &[Status]) -> Result<(), ContractRefusal> {
+    let distinct = values.iter().enumerate().all(|(i, s)| !values[..i].contains(s));
+    if values.is_empty() || values.len() > Status::ALL.len() || !distinct {
+        return Err(ContractRefusal::invalid_argument("status", STATUSES_RULE));
+    }
+    Ok(())
+}
+
+/// An inspect `limit`: 1 to 50.
+pub fn limit(value: i64) -> Result<usize, ContractRefusal> {
     usize::try_from(value)
         .ok()
         .filter(|v| (1..=INSPECT_MAX_LIMIT).contains(v))
         .ok_or_else(|| {
-            Refusal::invalid_argument(
+            ContractRefusal::invalid_argument(
                 "limit",
                 format!("limit must be an integer from 1 to {INSPECT_MAX_LIMIT}."),
             )

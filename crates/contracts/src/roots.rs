@@ -1,4 +1,4 @@
-//! Where a workspace root may lie (issue 12): inside one of the configured allowed roots, and never in
+//! Where a workspace root may lie: inside one of the configured allowed roots, and never in
 //! a system directory (`/proc`, `/sys`, `/dev`, `/etc`, `/boot` or beneath them), whatever is listed.
 //!
 //! The rule is applied to the canonical root (every symbolic link resolved) at dispatch, and again at

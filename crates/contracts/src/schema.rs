@@ -1,4 +1,4 @@
-//! `contract_schema` acceptance (CT-64) and delivery validation (CT-69, CT-70) with the `jsonschema`
+//! `contract_schema` acceptance and delivery validation with the `jsonschema`
 //! crate. No retriever for external documents is installed, so only `$ref`s inside the document
 //! resolve; `format` keywords are annotations.
 //!
@@ -56,9 +56,9 @@ fn compile(schema: &Map<String, Value>) -> Result<jsonschema::Validator, Vec<Val
         })
 }
 
-/// Accepts a `contract_schema` (CT-64): at most 16 KiB, compiles under its draft, valid against the
+/// Accepts a `contract_schema`: at most 16 KiB, compiles under its draft, valid against the
 /// draft's meta-schema, no external `$ref`, and no more than [`MAX_CONTRACT_SCHEMA_EXPANSION`]
-/// subschemas reachable when every `$ref` is followed (issue 12: a chain of `allOf`s with two refs to
+/// subschemas reachable when every `$ref` is followed (a chain of `allOf`s with two refs to
 /// the level below is 2.6 KB and would make one validation take hours). On refusal, the validation
 /// errors found (possibly empty).
 pub fn accept(schema: &Map<String, Value>) -> Result<(), Vec<ValidationError>> {
@@ -87,19 +87,19 @@ pub fn accept(schema: &Map<String, Value>) -> Result<(), Vec<ValidationError>> {
     Ok(())
 }
 
-/// What validating a delivery found (CT-69).
+/// What validating a delivery found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
     /// No errors.
     Valid,
-    /// The errors, sorted by instance path then message, at most 10 (CT-70).
+    /// The errors, sorted by instance path then message, at most 10.
     Invalid(Vec<ValidationError>),
     /// The validator could not decide: a `pattern` of the schema hit the regular-expression engine's
     /// backtracking limit. That is the schema's fault, not the holder's: it costs no schema attempt.
     Undecided(ValidationError),
 }
 
-/// Validates a delivery's `structured_output` (JSON `null` when absent) against `schema` (CT-69).
+/// Validates a delivery's `structured_output` (JSON `null` when absent) against `schema`.
 pub fn check(schema: &Map<String, Value>, output: Option<&Map<String, Value>>) -> Checked {
     let validator = match compile(schema) {
         Ok(v) => v,
@@ -334,7 +334,7 @@ mod tests {
         obj(json!({"$defs": defs, "$ref": format!("#/$defs/l{levels}")}))
     }
 
-    /// Issue 12 item 11: a `$ref` bomb is refused at dispatch; recursion and ordinary reuse are not.
+    /// A `$ref` bomb is refused at dispatch; recursion and ordinary reuse are not (issue 12 item 11).
     #[test]
     fn issue12_ref_bomb_schemas_are_refused_by_their_expansion() {
         let bomb = ref_bomb(40);
@@ -362,7 +362,7 @@ mod tests {
         assert!(accept(&by_id).is_err(), "refs through $id are followed too");
     }
 
-    /// Issue 12 item 11: a validation that hits the backtracking limit is undecided, not invalid.
+    /// A validation that hits the backtracking limit is undecided, not invalid (issue 12 item 11).
     #[test]
     fn issue12_backtracking_limit_is_undecided_not_invalid() {
         let s = obj(

@@ -1,15 +1,16 @@
 //! Fixtures shared by the crate's doc examples, tests and benches. Not part of the stable API.
 
-use crate::model::{AgentId, Contract, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EpochMs, Status};
 
 /// A `SUBMITTED` contract from `alice` to `bob`, dispatched at `now` with the default TTLs and no
 /// pointers.
 pub fn sample_contract(now: EpochMs) -> Contract {
     let agent =
-        |s: &str| AgentId::parse(s).unwrap_or_else(|| unreachable!("the fixture names are valid agent ids"));
+        |s: &str| AgentId::parse(s).unwrap_or_else(|_| unreachable!("the fixture names are valid agent ids"));
     Contract {
         seq: 1,
-        contract_id: String::from("0196f3a0-0000-7000-8000-000000000001"),
+        contract_id: ContractId::parse("0196f3a0-0000-7000-8000-000000000001")
+            .unwrap_or_else(|_| unreachable!("the fixture id is a contract id")),
         requester_agent: agent("alice"),
         target_agent: agent("bob"),
         idempotency_key: None,

@@ -1,4 +1,4 @@
-//! The pure transition functions of spec §5 (CT-49, CT-60): no I/O, no clock.
+//! The pure transition functions of the contract's state machine: no I/O, no clock.
 //!
 //! Every store calls these, so every store judges identically. The instant `now` is an argument; the
 //! verification result and the schema verdict are inputs of the fulfill command.
@@ -22,16 +22,16 @@
 //! ```
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::error::{Refusal, RefusalCode};
+use crate::error::{ContractRefusal, RefusalCode, RefusalDetails};
 use crate::limits::{
     MAX_ERROR_REASON_CHARS, MAX_EXTENDS_PER_CLAIM, MAX_REDELIVERY_BACKOFF_MS, MAX_RELEASES,
     REDELIVERY_BACKOFF_MS, SCHEMA_INVALID_LIMIT, TOCTOU_STRIKES,
 };
-use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status};
+use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status, instant};
 
-/// The caller of a holder operation (CT-48), as far as the record is concerned.
+/// The caller of a holder operation, as far as the record is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     /// The caller's identity.
@@ -40,14 +40,14 @@ pub struct Holder {
     pub claim_epoch: Option<u64>,
 }
 
-/// Settings that change judgements (CT-125).
+/// Settings that change judgements.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
     /// Refuse holder operations without an epoch (`EPOCH_REQUIRED`).
     pub require_claim_epoch: bool,
 }
 
-/// One schema validation error (CT-70).
+/// One schema validation error.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct ValidationError {
     /// JSON Pointer of the failing value (`""` for the root).
@@ -67,7 +67,8 @@ pub struct Delivery {
     pub artifacts_pointers: Vec<Pointer>,
 }
 
-/// The outcome of the checks a fulfill runs outside the store (CT-68 steps 4–5).
+/// The outcome of the checks a fulfill runs outside the store (the pinned files, then the result
+/// schema).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// The baseline drifted (non-empty list); the output was not validated.
@@ -78,37 +79,38 @@ pub enum Verdict {
     Invalid(Vec<ValidationError>),
 }
 
-/// The commands of [`apply`] (C2, C3, X1, R1, F1/F2, U1–U5 and the fulfill pre-check).
+/// The commands of [`apply`]: what a poll found, and each holder and requester operation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// C2: the poll's verification found drift in the claim of `epoch`.
+    /// The poll's verification found drift in the claim of `epoch`: the contract ends `POINTER_STALE`.
     StaleAtClaim {
         /// The epoch the claim gave.
         epoch: u64,
         /// The drift found (non-empty).
         drift: Vec<Drift>,
     },
-    /// C3: the claim of `epoch` is undone: the poll's verification could not run, or the waiting poll
-    /// that made it was cancelled before it could answer (CT-181).
+    /// The claim of `epoch` is undone: the poll's verification could not run, or the waiting poll
+    /// that made it was cancelled before it could answer.
     RevertClaim {
         /// The epoch the claim gave.
         epoch: u64,
         /// Why.
         why: Revert,
     },
-    /// X1.
+    /// A lease renewal.
     Extend {
         /// The caller.
         holder: Holder,
     },
-    /// R1.
+    /// A release back to the queue.
     Release {
         /// The caller.
         holder: Holder,
         /// The caller's reason, if any.
         reason: Option<String>,
     },
-    /// F1 / F2, or F3 with `retryable` (CT-188).
+    /// A failure (or, after the lease ran out, the holder's late report), or with `retryable` a
+    /// return to the queue for another delivery.
     Fail {
         /// The caller.
         holder: Holder,
@@ -117,7 +119,7 @@ pub enum Command {
         /// Return the contract to the queue when it has deliveries left.
         retryable: bool,
     },
-    /// K1 / K2 (CT-184): the requester withdraws the contract.
+    /// The requester withdraws the contract.
     Cancel {
         /// The caller (must be the requester).
         requester: AgentId,
@@ -129,7 +131,7 @@ pub enum Command {
         /// The caller.
         holder: Holder,
     },
-    /// U1–U5.
+    /// A delivery, with what the checks outside the store found.
     Fulfill {
         /// The caller.
         holder: Holder,
@@ -140,12 +142,26 @@ pub enum Command {
     },
 }
 
-/// Why a claim is undone (C3).
+impl Command {
+    /// The holder making the call, for the holder commands.
+    pub fn holder(&self) -> Option<&Holder> {
+        match self {
+            Command::Extend { holder }
+            | Command::Release { holder, .. }
+            | Command::Fail { holder, .. }
+            | Command::FulfillCheck { holder }
+            | Command::Fulfill { holder, .. } => Some(holder),
+            Command::StaleAtClaim { .. } | Command::RevertClaim { .. } | Command::Cancel { .. } => None,
+        }
+    }
+}
+
+/// Why a claim is undone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revert {
-    /// The poll's verification could not run (CT-65 step 5).
+    /// The poll's verification could not run.
     CheckFailed,
-    /// The poll that claimed it was cancelled before it answered (CT-181; issue 27: waiting or not).
+    /// The poll that claimed it was cancelled before it answered (waiting or not).
     Cancelled,
 }
 
@@ -154,11 +170,13 @@ pub enum Revert {
 pub enum Reply {
     /// The operation succeeded; the record as it stands afterwards.
     Done(Box<Contract>),
-    /// The operation had already taken effect (a second cancel, CT-184); nothing was written.
+    /// The operation had already taken effect (a second cancel); nothing was written.
     Already(Box<Contract>),
-    /// The operation was refused (the record may still have changed: E1/E2 before a refusal, U2–U5).
-    Refused(Refusal),
-    /// A guarded internal transition (C2, C3) did not apply because its guard failed; nothing of its
+    /// The operation was refused (the record may still have changed: a deadline recorded before the
+    /// refusal, or a delivery that counts against the holder).
+    Refused(ContractRefusal),
+    /// A guarded internal transition (a stale or undone claim) did not apply because its guard
+    /// failed; nothing of its
     /// own was written.
     GuardFailed,
 }
@@ -172,7 +190,7 @@ pub struct Step {
     pub reply: Reply,
 }
 
-/// The redelivery backoff after `delivery_count` deliveries (CT-187): 30 s × 2^(n−1), at most 1 h.
+/// The redelivery backoff after `delivery_count` deliveries: 30 s × 2^(n−1), at most 1 h.
 ///
 /// ```
 /// use shiftwork_contracts::transition::backoff_ms;
@@ -184,7 +202,8 @@ pub fn backoff_ms(delivery_count: u32) -> i64 {
     (REDELIVERY_BACKOFF_MS << shift).min(MAX_REDELIVERY_BACKOFF_MS)
 }
 
-/// E3 / F3 (CT-187, CT-188): `c`, claimed, back in the queue at `now` after its backoff, or `None`
+/// `c`, claimed, back in the queue at `now` after its backoff (a lost lease or a retryable failure
+/// with deliveries left), or `None`
 /// when it has no delivery left or the backoff would reach its lifetime ceiling.
 fn redeliver(c: &Contract, now: EpochMs, entry: &str) -> Option<Contract> {
     if c.delivery_count >= c.max_deliveries {
@@ -209,11 +228,12 @@ fn redeliver(c: &Contract, now: EpochMs, entry: &str) -> Option<Contract> {
     Some(next)
 }
 
-/// The history entry of a redelivery after a lost lease (CT-187).
+/// The history entry of a redelivery after a lost lease.
 pub const REDELIVERED_AFTER_TIMEOUT: &str = "REDELIVERED: EXEC_TTL_EXPIRED";
 
-/// E1 / E2 / E3: the successor of a record that is logically expired at `now`, or `None` (CT-45,
-/// CT-49, CT-187).
+/// The successor of a record that is logically expired at `now`, or `None`: past its queue window
+/// it is `TIMED_OUT`; past its lease it is redelivered when it has deliveries left, `TIMED_OUT`
+/// otherwise.
 pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
     if !c.is_logically_expired(now) {
         return None;
@@ -237,7 +257,7 @@ pub fn expire(c: &Contract, now: EpochMs) -> Option<Contract> {
     Some(next)
 }
 
-/// C1: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
+/// The claim: `agent` claims `c` at `now`, or `None` when the guard fails (wrong status, wrong agent, past the
 /// queue deadline, before `available_at`). The "oldest first" part of the guard is the store's.
 pub fn claim(c: &Contract, agent: &AgentId, now: EpochMs) -> Option<Contract> {
     if &c.target_agent != agent || !c.is_claimable(now) {
@@ -260,8 +280,8 @@ fn lease_end(c: &Contract, now: EpochMs) -> EpochMs {
         .min(c.lifetime_ends_at)
 }
 
-/// Applies `command` to `c` at `now`: first the expiry step (CT-46), then the command's guards and
-/// effects (CT-48, CT-49, CT-56).
+/// Applies `command` to `c` at `now`: first the expiry step, then the command's guards and
+/// effects.
 pub fn apply(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step {
     let expired = expire(c, now);
     let current = expired.as_ref().unwrap_or(c);
@@ -404,7 +424,7 @@ fn judge(c: &Contract, command: &Command, now: EpochMs, policy: &Policy) -> Step
     }
 }
 
-/// Runs the holder check and the status matrix of CT-56 for extend, release and fulfill, then `claimed`
+/// Runs the holder check and the refusals by status for extend, release and fulfill, then `claimed`
 /// for a `CLAIMED` record.
 fn holder_op(
     c: &Contract,
@@ -426,20 +446,19 @@ fn holder_op(
     }
 }
 
-/// K1 / K2 (CT-183, CT-184): the requester cancels; a second cancel answers success again and
+/// The requester cancels; a second cancel answers success again and
 /// changes nothing.
 fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step {
     if requester != &c.requester_agent {
-        return refused(Refusal::new(
-            RefusalCode::NotRequester,
+        return refused(ContractRefusal::new(
             format!(
                 "Only its requester \"{}\" may cancel contract {}, not \"{requester}\".",
                 c.requester_agent, c.contract_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("requester_agent", json!(c.requester_agent)),
-            ],
+            RefusalDetails::NotRequester {
+                contract_id: c.contract_id.clone(),
+                requester_agent: c.requester_agent.clone(),
+            },
         ));
     }
     match c.status {
@@ -458,55 +477,53 @@ fn cancel(c: &Contract, requester: &AgentId, reason: &str, now: EpochMs) -> Step
     }
 }
 
-fn refusal_cancelled(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::Cancelled,
+fn refusal_cancelled(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Contract {} was cancelled by its requester \"{}\"; stop working on it.",
             c.contract_id, c.requester_agent
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("cancel_reason", json!(c.cancel_reason)),
-        ],
+        RefusalDetails::Cancelled {
+            contract_id: c.contract_id.clone(),
+            cancel_reason: c.cancel_reason.clone(),
+        },
     )
 }
 
-/// Steps 2–4 of CT-48 (step 1, not found, is the store's).
-fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<Refusal> {
+/// The holder check: the caller is the target, with the current epoch (or none, unless required).
+fn holder_check(c: &Contract, holder: &Holder, policy: &Policy) -> Option<ContractRefusal> {
     if holder.agent_id != c.target_agent {
-        return Some(Refusal::new(
-            RefusalCode::NotTargetAgent,
+        return Some(ContractRefusal::new(
             format!(
                 "Contract {} is addressed to agent \"{}\", not to \"{}\".",
                 c.contract_id, c.target_agent, holder.agent_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("target_agent", json!(c.target_agent)),
-            ],
+            RefusalDetails::NotTargetAgent {
+                contract_id: c.contract_id.clone(),
+                target_agent: c.target_agent.clone(),
+            },
         ));
     }
     match holder.claim_epoch {
-        None if policy.require_claim_epoch => Some(Refusal::new(
-            RefusalCode::EpochRequired,
+        None if policy.require_claim_epoch => Some(ContractRefusal::new(
             format!(
                 "A claim_epoch is required for contract {} (require_claim_epoch is on); pass the claim_epoch from poll_next_task.",
                 c.contract_id
             ),
-            vec![("contract_id", json!(c.contract_id))],
+            RefusalDetails::EpochRequired {
+                contract_id: c.contract_id.clone(),
+            },
         )),
-        Some(epoch) if epoch != c.claim_epoch => Some(Refusal::new(
-            RefusalCode::StaleEpoch,
+        Some(epoch) if epoch != c.claim_epoch => Some(ContractRefusal::new(
             format!(
                 "claim_epoch {epoch} is not the current epoch {} of contract {}; a newer claim supersedes it.",
                 c.claim_epoch, c.contract_id
             ),
-            vec![
-                ("contract_id", json!(c.contract_id)),
-                ("claim_epoch", json!(c.claim_epoch)),
-                ("status", json!(c.status)),
-            ],
+            RefusalDetails::StaleEpoch {
+                contract_id: c.contract_id.clone(),
+                claim_epoch: c.claim_epoch,
+                status: c.status,
+            },
         )),
         _ => None,
     }
@@ -526,20 +543,19 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             next.expires_at = Some(lease_end(c, now));
             next.dirty_files = Some(drift.clone());
             record(&mut next, &format!("TOCTOU_STRIKE: {}", drift_list(drift)));
-            let refusal = Refusal::new(
-                RefusalCode::RetryNeeded,
+            let refusal = ContractRefusal::new(
                 format!(
                     "The pointer files of contract {} no longer match their baseline ({}); restore them and deliver again before the renewed lease ends. The next dirty delivery closes the contract.",
                     c.contract_id,
                     drift_list(drift)
                 ),
-                vec![
-                    ("contract_id", json!(c.contract_id)),
-                    ("status", json!(next.status)),
-                    ("claim_epoch", json!(next.claim_epoch)),
-                    ("expires_at", json!(next.expires_at)),
-                    ("dirty_files", json!(drift)),
-                ],
+                RefusalDetails::RetryNeeded {
+                    contract_id: c.contract_id.clone(),
+                    status: next.status,
+                    claim_epoch: next.claim_epoch,
+                    expires_at: next.expires_at.map(instant),
+                    dirty_files: drift.clone(),
+                },
             );
             changed(next, refusal)
         }
@@ -557,18 +573,17 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
                 &mut next,
                 &format!("POINTER_STALE_AT_FULFILL: {}", drift_list(drift)),
             );
-            let refusal = Refusal::new(
-                RefusalCode::PointerStale,
+            let refusal = ContractRefusal::new(
                 format!(
                     "The pointer files of contract {} changed again ({}); the contract is closed POINTER_STALE and the delivery is kept as salvaged_result.",
                     c.contract_id,
                     drift_list(drift)
                 ),
-                vec![
-                    ("contract_id", json!(c.contract_id)),
-                    ("status", json!(next.status)),
-                    ("dirty_files", json!(drift)),
-                ],
+                RefusalDetails::PointerStale {
+                    contract_id: c.contract_id.clone(),
+                    status: next.status,
+                    dirty_files: drift.clone(),
+                },
             );
             changed(next, refusal)
         }
@@ -599,35 +614,33 @@ fn fulfill(c: &Contract, delivery: &Delivery, verdict: &Verdict, now: EpochMs) -
             if next.retry_count >= SCHEMA_INVALID_LIMIT {
                 next.salvaged_result = Some(salvage());
                 end(&mut next, Status::Failed, EndReason::SchemaRetriesExhausted, now);
-                let refusal = Refusal::new(
-                    RefusalCode::SchemaRetriesExhausted,
+                let refusal = ContractRefusal::new(
                     format!(
                         "structured_output does not match the contract_schema of contract {} for the {SCHEMA_INVALID_LIMIT}rd time; the contract is closed FAILED and the delivery is kept as salvaged_result.",
                         c.contract_id
                     ),
-                    vec![
-                        ("contract_id", json!(c.contract_id)),
-                        ("status", json!(next.status)),
-                        ("retry_count", json!(next.retry_count)),
-                        ("validation_errors", json!(errors)),
-                    ],
+                    RefusalDetails::SchemaRetriesExhausted {
+                        contract_id: c.contract_id.clone(),
+                        status: next.status,
+                        retry_count: next.retry_count,
+                        validation_errors: errors.clone(),
+                    },
                 );
                 changed(next, refusal)
             } else {
                 let left = SCHEMA_INVALID_LIMIT - next.retry_count;
-                let refusal = Refusal::new(
-                    RefusalCode::OutputSchemaInvalid,
+                let refusal = ContractRefusal::new(
                     format!(
                         "structured_output does not match the contract_schema of contract {}; {left} schema attempt(s) left.",
                         c.contract_id
                     ),
-                    vec![
-                        ("contract_id", json!(c.contract_id)),
-                        ("status", json!(next.status)),
-                        ("retry_count", json!(next.retry_count)),
-                        ("schema_attempts_left", json!(left)),
-                        ("validation_errors", json!(errors)),
-                    ],
+                    RefusalDetails::OutputSchemaInvalid {
+                        contract_id: c.contract_id.clone(),
+                        status: next.status,
+                        retry_count: next.retry_count,
+                        schema_attempts_left: left,
+                        validation_errors: errors.clone(),
+                    },
                 );
                 changed(next, refusal)
             }
@@ -642,14 +655,14 @@ fn done(next: Contract) -> Step {
     }
 }
 
-fn changed(next: Contract, refusal: Refusal) -> Step {
+fn changed(next: Contract, refusal: ContractRefusal) -> Step {
     Step {
         next: Some(next),
         reply: Reply::Refused(refusal),
     }
 }
 
-fn refused(refusal: Refusal) -> Step {
+fn refused(refusal: ContractRefusal) -> Step {
     unchanged(Reply::Refused(refusal))
 }
 
@@ -657,7 +670,7 @@ fn unchanged(reply: Reply) -> Step {
     Step { next: None, reply }
 }
 
-fn refusal_status(code: RefusalCode, c: &Contract) -> Refusal {
+fn refusal_status(code: RefusalCode, c: &Contract) -> ContractRefusal {
     let message = match code {
         RefusalCode::NotClaimed => format!(
             "Contract {} is waiting in the queue, not claimed; poll_next_task claims it.",
@@ -673,58 +686,65 @@ fn refusal_status(code: RefusalCode, c: &Contract) -> Refusal {
             c.status.as_str()
         ),
     };
-    Refusal::new(
-        code,
-        message,
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("status", json!(c.status)),
-            ("end_reason", json!(c.end_reason)),
-        ],
-    )
+    let (contract_id, status, end_reason) = (c.contract_id.clone(), c.status, c.end_reason);
+    let details = match code {
+        RefusalCode::NotClaimed => RefusalDetails::NotClaimed {
+            contract_id,
+            status,
+            end_reason,
+        },
+        RefusalCode::LeaseExpired => RefusalDetails::LeaseExpired {
+            contract_id,
+            status,
+            end_reason,
+        },
+        _ => RefusalDetails::AlreadyTerminal {
+            contract_id,
+            status,
+            end_reason,
+        },
+    };
+    ContractRefusal::new(message, details)
 }
 
-fn refusal_extend_limit(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::ExtendLimit,
+fn refusal_extend_limit(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Contract {} has used its {MAX_EXTENDS_PER_CLAIM} renewals for this claim.",
             c.contract_id
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("extend_count", json!(c.extend_count)),
-        ],
+        RefusalDetails::ExtendLimit {
+            contract_id: c.contract_id.clone(),
+            extend_count: c.extend_count,
+        },
     )
 }
 
-fn refusal_ceiling(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::LifetimeCeiling,
+fn refusal_ceiling(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!(
             "Renewing contract {} would pass its lifetime ceiling lifetime_ends_at {}.",
             c.contract_id, c.lifetime_ends_at
         ),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("lifetime_ends_at", json!(c.lifetime_ends_at)),
-            ("expires_at", json!(c.expires_at)),
-        ],
+        RefusalDetails::LifetimeCeiling {
+            contract_id: c.contract_id.clone(),
+            lifetime_ends_at: instant(c.lifetime_ends_at),
+            expires_at: c.expires_at.map(instant),
+        },
     )
 }
 
-fn refusal_release_limit(c: &Contract) -> Refusal {
-    Refusal::new(
-        RefusalCode::ReleaseLimit,
+fn refusal_release_limit(c: &Contract) -> ContractRefusal {
+    ContractRefusal::new(
         format!("Contract {} has used its {MAX_RELEASES} releases.", c.contract_id),
-        vec![
-            ("contract_id", json!(c.contract_id)),
-            ("release_count", json!(c.release_count)),
-        ],
+        RefusalDetails::ReleaseLimit {
+            contract_id: c.contract_id.clone(),
+            release_count: c.release_count,
+        },
     )
 }
 
-/// Ends a record at `now`: its terminal `status` and the `reason` of CT-24 (the history entry is
+/// Ends a record at `now`: its terminal `status` and its end `reason` (the history entry is
 /// the caller's, with the details of its transition).
 fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
     next.status = status;
@@ -732,14 +752,14 @@ fn end(next: &mut Contract, status: Status, reason: EndReason, now: EpochMs) {
     next.completed_at = Some(now);
 }
 
-/// Replaces each CR, LF and TAB by one space (CT-26).
+/// Replaces each CR, LF and TAB by one space.
 pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|ch| if matches!(ch, '\r' | '\n' | '\t') { ' ' } else { ch })
         .collect()
 }
 
-/// Records a history entry in `error_reason` (CT-26): `<entry> | prev: <previous>`, cut to 2,000
+/// Records a history entry in `error_reason`: `<entry> | prev: <previous>`, cut to 2,000
 /// characters.
 pub fn push_entry(previous: Option<&str>, entry: &str) -> String {
     let full = match previous {
@@ -763,7 +783,7 @@ fn record(next: &mut Contract, entry: &str) {
     next.error_reason = Some(push_entry(next.error_reason.as_deref(), entry));
 }
 
-/// The `<drift list>` of CT-26: up to five `<path> (<reason>)`, then `, +<k> more`.
+/// The drift list of a history entry: up to five `<path> (<reason>)`, then `, +<k> more`.
 pub fn drift_list(drift: &[Drift]) -> String {
     let mut parts: Vec<String> = drift
         .iter()

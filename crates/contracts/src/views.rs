@@ -1,20 +1,46 @@
-//! The outcome types of the facade: the JSON shapes of §7 (CT-96 … CT-120), field for field, without
-//! the wire-only fields: `ok` (and `has_task` of a poll) are added when an outcome is rendered as a tool
-//! answer ([`crate::args`]).
+//! What the facade's operations answer. Each type serializes to the answer of the matching MCP tool,
+//! field for field (instants as milliseconds since 1970 UTC, windows as whole seconds), without the
+//! answer-only fields: `ok` (and `has_task` of a poll) are added when an outcome becomes a tool answer
+//! ([`crate::args`]).
 
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::limits::{MAX_EXTENDS_PER_CLAIM, MAX_RELEASES, SCHEMA_INVALID_LIMIT, SUMMARY_ERROR_REASON_CHARS};
-use crate::model::{AgentId, Contract, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status, Warning};
+use crate::model::{
+    AgentId, Contract, ContractId, Drift, EndReason, EpochMs, Pointer, SalvagedResult, Status, Warning,
+    instant,
+};
+use crate::request::HolderRef;
 use crate::store::Counts;
 use crate::transition::cut_chars;
 
-/// Dispatch success (CT-96).
+fn opt_instant(ms: Option<EpochMs>) -> Option<DateTime<Utc>> {
+    ms.map(instant)
+}
+
+fn secs(s: u32) -> Duration {
+    Duration::from_secs(u64::from(s))
+}
+
+/// `output` read as a `T`: `Ok(None)` when there is none.
+fn read_output<T: DeserializeOwned>(
+    output: Option<&Map<String, Value>>,
+) -> Result<Option<T>, serde_json::Error> {
+    output
+        .map(|o| serde_json::from_value(Value::Object(o.clone())))
+        .transpose()
+}
+
+/// What a dispatch answers: the contract as stored (or, on an idempotent replay, as it stands).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DispatchOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// `SUBMITTED`, or the current status on a replay.
     pub status: Status,
     /// True when an earlier dispatch with the same key and arguments answered.
@@ -24,37 +50,42 @@ pub struct DispatchOutcome {
     /// Its target.
     pub target_agent: AgentId,
     /// Dispatch instant.
-    pub created_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub created_at: DateTime<Utc>,
     /// Queue deadline.
-    pub queue_expires_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub queue_expires_at: DateTime<Utc>,
     /// Lifetime ceiling.
-    pub lifetime_ends_at: EpochMs,
-    /// Execution window length.
-    pub exec_ttl_sec: u32,
-    /// Queue window length.
-    pub queue_ttl_sec: u32,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub lifetime_ends_at: DateTime<Utc>,
+    /// The lease a claim gets.
+    #[serde(rename = "exec_ttl_sec", serialize_with = "crate::wire::secs")]
+    pub exec_ttl: Duration,
+    /// How long it may wait to be claimed.
+    #[serde(rename = "queue_ttl_sec", serialize_with = "crate::wire::secs")]
+    pub queue_ttl: Duration,
     /// The baseline.
     pub pointers: Vec<Pointer>,
     /// `LARGE_POINTER` warnings.
     pub warnings: Vec<Warning>,
 }
 
-/// A contract closed stale during a poll (CT-120).
+/// A contract a poll closed `POINTER_STALE` on its way because its files had changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skipped {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Its title.
     pub title: String,
     /// What drifted.
     pub dirty_files: Vec<Drift>,
 }
 
-/// What `poll_next_task` hands to the holder (CT-120).
+/// What a poll hands to the holder: the work, its files as pinned, and the claim ([`HeldContract::holder`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HeldContract {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Who dispatched it.
     pub requester_agent: AgentId,
     /// The holder.
@@ -72,27 +103,32 @@ pub struct HeldContract {
     /// The result schema.
     pub contract_schema: Option<Map<String, Value>>,
     /// Start of the lease.
-    pub claimed_at: EpochMs,
-    /// Execution window length.
-    pub exec_ttl_sec: u32,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub claimed_at: DateTime<Utc>,
+    /// The lease a claim gets.
+    #[serde(rename = "exec_ttl_sec", serialize_with = "crate::wire::secs")]
+    pub exec_ttl: Duration,
     /// The fencing token.
     pub claim_epoch: u64,
     /// Lease deadline.
-    pub expires_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub expires_at: DateTime<Utc>,
     /// Lifetime ceiling.
-    pub lifetime_ends_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub lifetime_ends_at: DateTime<Utc>,
     /// Renewals left in this claim.
     pub extends_left: u32,
     /// Releases left.
     pub releases_left: u32,
     /// Schema-invalid deliveries left before the breaker.
     pub schema_attempts_left: u32,
-    /// Claims so far, this one included (CT-189).
+    /// Claims so far, this one included.
     pub delivery_count: u32,
-    /// Claims it may get before a lost lease ends it (CT-186).
+    /// Claims it may get before a lost lease ends it.
     pub max_deliveries: u32,
-    /// When it last became claimable after a redelivery, or `null` (CT-186).
-    pub available_at: Option<EpochMs>,
+    /// When it last became claimable after a redelivery, or `None`.
+    #[serde(serialize_with = "crate::wire::opt_ms")]
+    pub available_at: Option<DateTime<Utc>>,
 }
 
 impl HeldContract {
@@ -108,22 +144,31 @@ impl HeldContract {
             workspace_root: c.workspace_root.clone(),
             pointers: c.pointers.clone(),
             contract_schema: c.contract_schema.clone(),
-            claimed_at: c.claimed_at.unwrap_or_default(),
-            exec_ttl_sec: c.exec_ttl_sec,
+            claimed_at: instant(c.claimed_at.unwrap_or_default()),
+            exec_ttl: secs(c.exec_ttl_sec),
             claim_epoch: c.claim_epoch,
-            expires_at: c.expires_at.unwrap_or_default(),
-            lifetime_ends_at: c.lifetime_ends_at,
+            expires_at: instant(c.expires_at.unwrap_or_default()),
+            lifetime_ends_at: instant(c.lifetime_ends_at),
             extends_left: MAX_EXTENDS_PER_CLAIM.saturating_sub(c.extend_count),
             releases_left: MAX_RELEASES.saturating_sub(c.release_count),
             schema_attempts_left: SCHEMA_INVALID_LIMIT.saturating_sub(c.retry_count),
             delivery_count: c.delivery_count,
             max_deliveries: c.max_deliveries,
-            available_at: c.available_at,
+            available_at: opt_instant(c.available_at),
         }
+    }
+
+    /// The claim, to extend, release, fail or fulfil it with.
+    pub fn holder(&self) -> HolderRef {
+        HolderRef::new(
+            self.contract_id.clone(),
+            self.target_agent.clone(),
+            self.claim_epoch,
+        )
     }
 }
 
-/// Poll success (CT-99): a claimed contract, or nothing claimed.
+/// What a poll answers: a claimed contract, or nothing claimed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum PollOutcome {
@@ -135,19 +180,27 @@ pub enum PollOutcome {
         contract: Box<HeldContract>,
         /// Contracts closed stale on the way.
         skipped_stale: Vec<Skipped>,
-        /// How long the call waited (a waiting poll only, CT-179).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        waited_ms: Option<u64>,
+        /// How long the call waited (a waiting poll only; written as `waited_ms`).
+        #[serde(
+            rename = "waited_ms",
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::wire::opt_duration_ms"
+        )]
+        waited: Option<Duration>,
     },
     /// Nothing claimed.
     Empty {
-        /// Why nothing was claimed (one of the two sentences of CT-99, or a cancelled wait).
+        /// Why nothing was claimed (no work, the stale-contract limit of one poll, or a cancelled call).
         message: String,
         /// Contracts closed stale on the way.
         skipped_stale: Vec<Skipped>,
-        /// How long the call waited (a waiting poll only, CT-179).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        waited_ms: Option<u64>,
+        /// How long the call waited (a waiting poll only; written as `waited_ms`).
+        #[serde(
+            rename = "waited_ms",
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::wire::opt_duration_ms"
+        )]
+        waited: Option<Duration>,
     },
 }
 
@@ -170,34 +223,37 @@ impl PollOutcome {
     }
 }
 
-/// Extend success (CT-102).
+/// What a lease renewal answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExtendOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Always `CLAIMED`.
     pub status: Status,
     /// The fencing token.
     pub claim_epoch: u64,
     /// Start of the renewed window.
-    pub claimed_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub claimed_at: DateTime<Utc>,
     /// New deadline.
-    pub expires_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub expires_at: DateTime<Utc>,
     /// Renewals used.
     pub extend_count: u32,
     /// Renewals left.
     pub extends_left: u32,
     /// Lifetime ceiling.
-    pub lifetime_ends_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub lifetime_ends_at: DateTime<Utc>,
     /// `EPOCH_NOT_SUPPLIED`.
     pub warnings: Vec<Warning>,
 }
 
-/// Release success (CT-105).
+/// What a release answers: the contract is back in the queue.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReleaseOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Always `SUBMITTED`.
     pub status: Status,
     /// Releases used.
@@ -205,42 +261,53 @@ pub struct ReleaseOutcome {
     /// Releases left.
     pub releases_left: u32,
     /// When it re-entered the queue.
-    pub queued_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub queued_at: DateTime<Utc>,
     /// New queue deadline.
-    pub queue_expires_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub queue_expires_at: DateTime<Utc>,
     /// One sentence.
     pub message: String,
     /// `EPOCH_NOT_SUPPLIED`.
     pub warnings: Vec<Warning>,
 }
 
-/// Fail success (CT-108).
+/// What a failure answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailOutcome {
     /// The contract.
-    pub contract_id: String,
-    /// `FAILED`, `TIMED_OUT` for a late report (F2), or `SUBMITTED` for a redelivery (F3).
+    pub contract_id: ContractId,
+    /// `FAILED`, `TIMED_OUT` for a report after the lease ran out, or `SUBMITTED` for a retryable
+    /// failure that went back to the queue.
     pub status: Status,
-    /// When it ended (the lease deadline for F2); absent for a redelivery.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub completed_at: Option<EpochMs>,
-    /// When the redelivered contract becomes claimable again (F3, CT-188); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub redelivery_at: Option<EpochMs>,
+    /// When it ended (the lease deadline for a report after the lease ran out); absent for a
+    /// redelivery.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::wire::opt_ms"
+    )]
+    pub completed_at: Option<DateTime<Utc>>,
+    /// When the redelivered contract becomes claimable again (a retryable failure with deliveries
+    /// left); absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::wire::opt_ms"
+    )]
+    pub redelivery_at: Option<DateTime<Utc>>,
     /// One sentence.
     pub message: String,
     /// `EPOCH_NOT_SUPPLIED`.
     pub warnings: Vec<Warning>,
 }
 
-/// Cancel success (CT-184).
+/// What a cancel answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CancelOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Always `CANCELLED`.
     pub status: Status,
-    /// It had a holder when it was cancelled (K2).
+    /// It had a holder when it was cancelled.
     pub was_claimed: bool,
     /// That holder, or `null`.
     pub holder: Option<AgentId>,
@@ -250,15 +317,16 @@ pub struct CancelOutcome {
     pub cancel_reason: String,
 }
 
-/// Fulfill success (CT-111).
+/// What an accepted delivery answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FulfillOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Always `COMPLETED`.
     pub status: Status,
     /// When it ended.
-    pub completed_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub completed_at: DateTime<Utc>,
     /// The artifacts' fingerprints.
     pub artifacts_pointers: Vec<Pointer>,
     /// One sentence.
@@ -267,11 +335,11 @@ pub struct FulfillOutcome {
     pub warnings: Vec<Warning>,
 }
 
-/// The list view (CT-120), also `verify_contract.contract`.
+/// A contract in a list (an inspect page, or the record a verify checked).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContractSummary {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Who dispatched it.
     pub requester_agent: AgentId,
     /// Its target.
@@ -285,19 +353,26 @@ pub struct ContractSummary {
     /// Past a deadline no sweep has recorded yet.
     pub is_logically_expired: bool,
     /// Dispatch instant.
-    pub created_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub created_at: DateTime<Utc>,
     /// Last queueing.
-    pub queued_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub queued_at: DateTime<Utc>,
     /// Queue deadline.
-    pub queue_expires_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub queue_expires_at: DateTime<Utc>,
     /// Lifetime ceiling.
-    pub lifetime_ends_at: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub lifetime_ends_at: DateTime<Utc>,
     /// Start of the current window.
-    pub claimed_at: Option<EpochMs>,
+    #[serde(serialize_with = "crate::wire::opt_ms")]
+    pub claimed_at: Option<DateTime<Utc>>,
     /// Lease deadline.
-    pub expires_at: Option<EpochMs>,
+    #[serde(serialize_with = "crate::wire::opt_ms")]
+    pub expires_at: Option<DateTime<Utc>>,
     /// When it ended.
-    pub completed_at: Option<EpochMs>,
+    #[serde(serialize_with = "crate::wire::opt_ms")]
+    pub completed_at: Option<DateTime<Utc>>,
     /// Claims so far.
     pub claim_epoch: u64,
     /// Renewals in this claim.
@@ -316,12 +391,13 @@ pub struct ContractSummary {
     pub has_result: bool,
     /// History, cut to 200 characters.
     pub error_reason: Option<String>,
-    /// Claims so far (CT-189).
+    /// Claims so far.
     pub delivery_count: u32,
-    /// Claims it may get before a lost lease ends it (CT-186).
+    /// Claims it may get before a lost lease ends it.
     pub max_deliveries: u32,
-    /// Before this instant it is not claimable (CT-186).
-    pub available_at: Option<EpochMs>,
+    /// Before this instant it is not claimable (a redelivery's backoff).
+    #[serde(serialize_with = "crate::wire::opt_ms")]
+    pub available_at: Option<DateTime<Utc>>,
 }
 
 impl ContractSummary {
@@ -335,13 +411,13 @@ impl ContractSummary {
             title: c.title.clone(),
             status: c.status,
             is_logically_expired: c.is_logically_expired(now),
-            created_at: c.created_at,
-            queued_at: c.queued_at,
-            queue_expires_at: c.queue_expires_at,
-            lifetime_ends_at: c.lifetime_ends_at,
-            claimed_at: c.claimed_at,
-            expires_at: c.expires_at,
-            completed_at: c.completed_at,
+            created_at: instant(c.created_at),
+            queued_at: instant(c.queued_at),
+            queue_expires_at: instant(c.queue_expires_at),
+            lifetime_ends_at: instant(c.lifetime_ends_at),
+            claimed_at: opt_instant(c.claimed_at),
+            expires_at: opt_instant(c.expires_at),
+            completed_at: opt_instant(c.completed_at),
             claim_epoch: c.claim_epoch,
             extend_count: c.extend_count,
             release_count: c.release_count,
@@ -356,28 +432,31 @@ impl ContractSummary {
                 .map(|e| cut_chars(e, SUMMARY_ERROR_REASON_CHARS)),
             delivery_count: c.delivery_count,
             max_deliveries: c.max_deliveries,
-            available_at: c.available_at,
+            available_at: opt_instant(c.available_at),
         }
     }
 }
 
-/// The detail view (CT-120).
+/// A contract in full (an inspect with a `contract_id`), its result included: read it back typed with
+/// [`ContractDetail::output`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContractDetail {
     /// The summary fields (with the complete `error_reason`).
     #[serde(flatten)]
     pub summary: ContractSummary,
-    /// Execution window length.
-    pub exec_ttl_sec: u32,
-    /// Queue window length.
-    pub queue_ttl_sec: u32,
+    /// The lease a claim gets.
+    #[serde(rename = "exec_ttl_sec", serialize_with = "crate::wire::secs")]
+    pub exec_ttl: Duration,
+    /// How long it may wait to be claimed.
+    #[serde(rename = "queue_ttl_sec", serialize_with = "crate::wire::secs")]
+    pub queue_ttl: Duration,
     /// The retry key.
     pub idempotency_key: Option<String>,
     /// Context summary.
     pub context_summary: String,
     /// Workspace root.
     pub workspace_root: String,
-    /// The baseline (`null` when omitted, CT-75).
+    /// The baseline (`None` when omitted to keep a tool answer within 64 KiB).
     pub pointers: Option<Vec<Pointer>>,
     /// The result schema.
     pub contract_schema: Option<Map<String, Value>>,
@@ -393,7 +472,7 @@ pub struct ContractDetail {
     pub artifacts_pointers: Option<Vec<Pointer>>,
     /// The delivery kept when the contract ended on it.
     pub salvaged_result: Option<SalvagedResult>,
-    /// The requester's reason when it was cancelled (CT-185).
+    /// The requester's reason when it was cancelled.
     pub cancel_reason: Option<String>,
     /// Fields replaced by `null` to respect the 64 KiB bound.
     pub omitted_fields: Vec<String>,
@@ -406,8 +485,8 @@ impl ContractDetail {
         summary.error_reason = c.error_reason.clone();
         ContractDetail {
             summary,
-            exec_ttl_sec: c.exec_ttl_sec,
-            queue_ttl_sec: c.queue_ttl_sec,
+            exec_ttl: secs(c.exec_ttl_sec),
+            queue_ttl: secs(c.queue_ttl_sec),
             idempotency_key: c.idempotency_key.clone(),
             context_summary: c.context_summary.clone(),
             workspace_root: c.workspace_root.clone(),
@@ -424,7 +503,25 @@ impl ContractDetail {
         }
     }
 
-    /// Replaces the next omissible field (CT-75 order) by `null`; false when none is left.
+    /// The delivered structured result read as a `T`: `Ok(None)` when there is none (no delivery yet,
+    /// a delivery without one, or omitted from a bounded answer), an error when it does not
+    /// deserialize as a `T`.
+    ///
+    /// ```
+    /// use shiftwork_contracts::views::ContractDetail;
+    /// #[derive(serde::Deserialize, PartialEq, Debug)]
+    /// struct Review { verdict: String }
+    /// let mut c = shiftwork_contracts::testing::sample_contract(0);
+    /// c.structured_output = serde_json::json!({"verdict": "approve"}).as_object().cloned();
+    /// let detail = ContractDetail::of(&c, 0);
+    /// assert_eq!(detail.output::<Review>().unwrap(), Some(Review { verdict: "approve".into() }));
+    /// ```
+    pub fn output<T: DeserializeOwned>(&self) -> Result<Option<T>, serde_json::Error> {
+        read_output(self.structured_output.as_ref())
+    }
+
+    /// Replaces the next omissible field by `null` (largest and least needed first); false when none
+    /// is left.
     pub(crate) fn omit_next(&mut self) -> bool {
         let order = [
             "salvaged_result",
@@ -455,7 +552,7 @@ impl ContractDetail {
     }
 }
 
-/// An item of `inspect_mesh_state.contracts`.
+/// A contract of an inspect page: the summary of a list, or the detail of one contract.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum InspectItem {
@@ -465,7 +562,36 @@ pub enum InspectItem {
     Detail(Box<ContractDetail>),
 }
 
-/// Inspect success (CT-118).
+impl InspectItem {
+    /// The contract's id.
+    pub fn contract_id(&self) -> &ContractId {
+        &self.summary().contract_id
+    }
+
+    /// The summary fields.
+    pub fn summary(&self) -> &ContractSummary {
+        match self {
+            InspectItem::Summary(s) => s,
+            InspectItem::Detail(d) => &d.summary,
+        }
+    }
+
+    /// The detail view, when the page holds one (an inspect with a `contract_id`).
+    pub fn detail(&self) -> Option<&ContractDetail> {
+        match self {
+            InspectItem::Summary(_) => None,
+            InspectItem::Detail(d) => Some(d),
+        }
+    }
+
+    /// The delivered structured result read as a `T` ([`ContractDetail::output`]); `Ok(None)` for a
+    /// list item, which carries none.
+    pub fn output<T: DeserializeOwned>(&self) -> Result<Option<T>, serde_json::Error> {
+        self.detail().map_or(Ok(None), ContractDetail::output)
+    }
+}
+
+/// What an inspect answers: a page of contracts and the counts per status.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectOutcome {
     /// The length of `contracts`.
@@ -474,17 +600,18 @@ pub struct InspectOutcome {
     pub contracts: Vec<InspectItem>,
     /// Where the next page starts, or `None`.
     pub next_cursor: Option<String>,
-    /// Counts per status (CT-76).
+    /// Counts per status of the contracts the filters other than `status` select.
     pub counts: Counts,
     /// The reading's instant.
-    pub now: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub now: DateTime<Utc>,
 }
 
-/// Verify success (CT-115).
+/// What a verify answers: whether the pinned files still match, and whether the caller could deliver.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyOutcome {
     /// The contract.
-    pub contract_id: String,
+    pub contract_id: ContractId,
     /// Stored status.
     pub status: Status,
     /// Past a deadline no sweep has recorded yet.
@@ -500,7 +627,8 @@ pub struct VerifyOutcome {
     /// `1 − toctou_strikes` while `CLAIMED`, else 0.
     pub toctou_strikes_left: u32,
     /// The reading after verification.
-    pub now: EpochMs,
+    #[serde(serialize_with = "crate::wire::ms")]
+    pub now: DateTime<Utc>,
     /// The record's summary.
     pub contract: ContractSummary,
     /// `NO_IDENTITY` when the caller has no identity.

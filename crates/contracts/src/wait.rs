@@ -1,4 +1,4 @@
-//! Waiting for work (CT-179 … CT-182): the signal a store gives a waiting poll ([`Wake`]) and the
+//! Waiting for work: the signal a store gives a waiting poll ([`Wake`]) and the
 //! handle with which the caller ends a call early ([`Cancel`]).
 //!
 //! A waiting poll holds no store transaction, no row lock and no pooled connection: it waits on its
@@ -33,7 +33,7 @@ use shiftwork_seams::WeakSignal;
 pub type Wake = shiftwork_seams::Signal;
 
 /// A cancellation handle: [`Cancel::cancel`] ends every wait it is attached to at once, with no claim
-/// (CT-181). Clones share the handle.
+///. Clones share the handle.
 #[derive(Clone, Default)]
 pub struct Cancel(Arc<CancelInner>);
 

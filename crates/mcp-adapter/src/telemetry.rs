@@ -93,6 +93,7 @@ struct Telemetry {
 struct Instruments {
     duration: Histogram<f64>,
     contracts: Counter<u64>,
+    claim_to_fulfil: Histogram<f64>,
 }
 
 #[derive(Default)]
@@ -204,6 +205,14 @@ pub fn init(options: Options) {
             contracts: meter
                 .u64_counter("shiftwork.contracts.events")
                 .with_description("Contract events seen by the server: claims, fulfils, failures, stale-epoch refusals, waiting polls.")
+                .build(),
+            claim_to_fulfil: meter
+                .f64_histogram("shiftwork.contracts.claim_to_fulfil.duration")
+                .with_unit("s")
+                .with_description("From a contract's claim to its accepted delivery.")
+                .with_boundaries(vec![
+                    1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0,
+                ])
                 .build(),
         }
     });
@@ -495,6 +504,13 @@ fn classify_value(value: &Value) -> (&'static str, Option<String>) {
 pub fn contracts_event(event: &'static str) {
     if let Some(instruments) = TELEMETRY.get().and_then(|t| t.instruments.as_ref()) {
         instruments.contracts.add(1, &[KeyValue::new("event", event)]);
+    }
+}
+
+/// Records the time from a contract's claim to its accepted delivery.
+pub fn contracts_claim_to_fulfil(elapsed: Duration) {
+    if let Some(instruments) = TELEMETRY.get().and_then(|t| t.instruments.as_ref()) {
+        instruments.claim_to_fulfil.record(elapsed.as_secs_f64(), &[]);
     }
 }
 

@@ -62,17 +62,19 @@ impl Mcp {
     }
 
     fn facade(&self, strict: bool) -> Arc<Contracts> {
-        Arc::new(Contracts::new(
-            self.store.clone(),
-            Arc::new(self.clock.clone()),
-            Arc::new(self.fs.clone()),
-            self.ids.clone(),
-            ContractsConfig {
-                require_claim_epoch: strict,
-                allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/w"]),
-                ..ContractsConfig::default()
-            },
-        ))
+        Arc::new(
+            Contracts::builder(self.store.clone())
+                .fs(Arc::new(self.fs.clone()))
+                .ids(self.ids.clone())
+                .config(
+                    ContractsConfig::builder()
+                        .require_claim_epoch(strict)
+                        .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new(["/w"]))
+                        .build()
+                        .unwrap(),
+                )
+                .build(),
+        )
     }
 
     fn client(&mut self, agent: Option<&str>, strict: bool) -> (Option<String>, bool) {
@@ -108,7 +110,9 @@ impl Surface for Mcp {
     fn sweep(&mut self, now: i64) -> (u64, u64) {
         let key = self.client(None, false);
         let facade = self.clients[&key].2.clone();
-        let r = facade.sweep(now).unwrap();
+        let r = facade
+            .sweep(chrono::DateTime::from_timestamp_millis(now).unwrap())
+            .unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
     }
 }
@@ -902,13 +906,14 @@ fn run_at_home(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (
 /// The output schema the server advertises for `tool`.
 fn advertised_output(tool: &str) -> Value {
     let lazy = Lazy::ready(
-        Arc::new(Contracts::new(
-            Arc::new(MemoryStore::new(Arc::new(shiftwork_seams::SystemClock::new()))),
-            Arc::new(shiftwork_seams::SystemClock::new()),
-            Arc::new(MemFs::new()),
-            Arc::new(SeededIdSource::new(1)),
-            ContractsConfig::default(),
-        )),
+        Arc::new(
+            Contracts::builder(Arc::new(MemoryStore::new(Arc::new(
+                shiftwork_seams::SystemClock::new(),
+            ))))
+            .fs(Arc::new(MemFs::new()))
+            .ids(Arc::new(SeededIdSource::new(1)))
+            .build(),
+        ),
         None,
     );
     group::tools(Arc::new(lazy))

@@ -19,16 +19,18 @@ fn world(progress_every: Duration) -> (Vec<ToolDef>, Arc<Contracts>) {
     let clock = Arc::new(SystemClock::new());
     let fs = MemFs::new();
     fs.create_dir_all("/w");
-    let contracts = Arc::new(Contracts::new(
-        Arc::new(MemoryStore::new(clock.clone())),
-        clock,
-        Arc::new(fs),
-        Arc::new(SeededIdSource::new(1)),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new(["/w"]),
-            ..ContractsConfig::default()
-        },
-    ));
+    let contracts = Arc::new(
+        Contracts::builder(Arc::new(MemoryStore::new(clock)))
+            .fs(Arc::new(fs))
+            .ids(Arc::new(SeededIdSource::new(1)))
+            .config(
+                ContractsConfig::builder()
+                    .allowed_roots(AllowedRoots::new(["/w"]))
+                    .build()
+                    .unwrap(),
+            )
+            .build(),
+    );
     let lazy = Lazy::ready(contracts.clone(), Some(String::from("bob"))).with_progress_every(progress_every);
     (group::tools(Arc::new(lazy)), contracts)
 }
@@ -85,7 +87,12 @@ fn ct181_a_cancelled_waiting_poll_ends_at_once_and_claims_nothing() {
     let id = sent["contract_id"].as_str().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(
-        contracts.store().get(id).unwrap().unwrap().status,
+        contracts
+            .store()
+            .get(&shiftwork_contracts::ContractId::parse(id).unwrap())
+            .unwrap()
+            .unwrap()
+            .status,
         Status::Submitted,
         "the cancelled wait claimed nothing"
     );
@@ -267,30 +274,30 @@ fn issue27_a_cancelled_plain_poll_through_the_handler_undoes_its_claim() {
     let context = CallContext::new(None);
     let cancelling = context.clone();
     let store: Arc<dyn shiftwork_contracts::Store> = Arc::new(MemoryStore::new(clock.clone()));
-    let config = ContractsConfig {
-        allowed_roots: AllowedRoots::new(["/w"]),
-        ..ContractsConfig::default()
-    };
+    let config = ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new(["/w"]))
+        .build()
+        .unwrap();
     let make = |fs: Arc<dyn shiftwork_seams::Fs>| {
-        Arc::new(Contracts::new(
-            store.clone(),
-            clock.clone(),
-            fs,
-            Arc::new(SeededIdSource::new(1)),
-            config.clone(),
-        ))
+        Arc::new(
+            Contracts::builder(store.clone())
+                .fs(fs)
+                .ids(Arc::new(SeededIdSource::new(1)))
+                .config(config.clone())
+                .build(),
+        )
     };
     let plain = make(Arc::new(fs.clone()));
     let sent = plain
-        .dispatch(&shiftwork_contracts::DispatchRequest {
-            pointers: Some(vec![String::from("big.bin")]),
-            requester_agent: shiftwork_contracts::Identity::given("alice").unwrap(),
-            ..shiftwork_contracts::DispatchRequest::new(
+        .dispatch(
+            &shiftwork_contracts::DispatchRequest::new(
+                shiftwork_contracts::AgentId::parse("alice").unwrap(),
                 shiftwork_contracts::AgentId::parse("bob").unwrap(),
                 "big",
                 "/w",
             )
-        })
+            .pointers(["big.bin"]),
+        )
         .unwrap();
     let watched = make(Arc::new(OnFirstChunk {
         inner: fs,

@@ -1,39 +1,43 @@
-//! `inspect` (CT-72 … CT-76): filters, pages bounded in size, cursors and counts.
+//! `inspect`: filters, pages bounded in size, cursors and counts.
 
 use serde_json::json;
 
-use super::{Contracts, store_err};
+use super::Contracts;
 use crate::canonical;
-use crate::error::{Refusal, RefusalCode};
+use crate::error::{ContractRefusal, RefusalDetails};
 use crate::limits::*;
-use crate::model::{AgentId, Status};
+use crate::model::{AgentId, ContractId, Status, instant};
 use crate::request::{self, InspectRequest};
-use crate::store::{ListQuery, epoch_ms};
+use crate::store::ListQuery;
 use crate::views::*;
 
 impl Contracts {
-    /// Reads contracts without changing them (CT-72 … CT-76).
-    pub fn inspect(&self, req: &InspectRequest) -> Result<InspectOutcome, Refusal> {
+    /// Reads contracts without changing them: a page of the contracts the filters select, newest
+    /// first (at most `limit`, and at most 32 KiB as a tool answer; `next_cursor` continues it), and
+    /// the counts per status. With a `contract_id`, that contract in full ([`InspectItem::Detail`]).
+    pub fn inspect(&self, req: &InspectRequest) -> Result<InspectOutcome, ContractRefusal> {
         let target = req.target_agent.clone();
         let requester = req.requester_agent.clone();
-        let statuses = req.status.as_deref().map(request::statuses).transpose()?;
-        let contract_id = req.contract_id.as_deref().map(request::contract_id).transpose()?;
+        if let Some(s) = &req.status {
+            request::statuses(s)?;
+        }
+        let statuses = req.status.clone();
+        let contract_id = req.contract_id.clone();
         let limit = match req.limit {
-            Some(l) => request::limit(l)?,
+            Some(l) => request::limit(i64::try_from(l).unwrap_or(i64::MAX))?,
             None => INSPECT_DEFAULT_LIMIT,
         };
         let tag = cursor_tag(&contract_id, &requester, &statuses, &target);
         let before_seq = match &req.cursor {
             None => None,
             Some(cursor) => Some(decode_cursor(cursor, &tag).ok_or_else(|| {
-                Refusal::new(
-                    RefusalCode::InvalidCursor,
+                ContractRefusal::new(
                     "cursor is not a next_cursor of inspect_mesh_state with these filters.",
-                    Vec::new(),
+                    RefusalDetails::InvalidCursor {},
                 )
             })?),
         };
-        let now = epoch_ms(self.clock.as_ref());
+        let now = self.now();
         let detail = contract_id.is_some();
         let query = ListQuery {
             target_agent: target,
@@ -43,13 +47,13 @@ impl Contracts {
             before_seq,
             limit: limit + 1,
         };
-        let page = self.store.list(&query, now).map_err(store_err)?;
+        let page = self.tx("list", |s| s.list(&query, now))?;
         let mut outcome = InspectOutcome {
             total_returned: 0,
             contracts: Vec::new(),
             next_cursor: None,
             counts: page.counts,
-            now,
+            now: instant(now),
         };
         if detail {
             if let Some(c) = page.records.first() {
@@ -98,7 +102,7 @@ fn json_len<T: serde::Serialize>(value: &T) -> usize {
 }
 
 fn cursor_tag(
-    contract_id: &Option<String>,
+    contract_id: &Option<ContractId>,
     requester: &Option<AgentId>,
     statuses: &Option<Vec<Status>>,
     target: &Option<AgentId>,

@@ -1,15 +1,18 @@
-//! [`MemoryStore`] (CT-133): records in a `BTreeMap` behind one mutex.
+//! [`MemoryStore`]: records in a `BTreeMap` behind one mutex.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use shiftwork_seams::Clock;
 
-use super::{Build, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms};
+use super::{
+    Build, Due, InsertOutcome, ListPage, ListQuery, QueueDepth, Store, SweepReport, Update, epoch_ms,
+};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::SWEEP_BATCH_PER_CALL;
-use crate::model::{AgentId, Contract, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EpochMs, Status, instant};
+use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease};
 use crate::store::Counts;
 use crate::transition::{self, Reply};
 
@@ -26,9 +29,10 @@ use crate::transition::{self, Reply};
 pub struct MemoryStore {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
-    /// Waiting polls, woken when a record of their agent becomes `SUBMITTED` (CT-180: the condition
-    /// variable of the memory store).
+    /// Waiting polls, woken when a record of their agent becomes `SUBMITTED`.
     watchers: crate::wait::Watchers,
+    /// Told of the leases sweeps end.
+    observer: ObserverSlot,
 }
 
 #[derive(Default)]
@@ -44,6 +48,7 @@ impl MemoryStore {
             clock,
             state: Mutex::new(State::default()),
             watchers: crate::wait::Watchers::default(),
+            observer: ObserverSlot::default(),
         }
     }
 
@@ -54,9 +59,9 @@ impl MemoryStore {
 }
 
 impl State {
-    /// E1 and E2/E3 for at most `max` records of each kind (E3 counted apart, like the SQL stores'
-    /// separate statements); the agents whose records went back to the queue.
-    fn sweep(&mut self, now: EpochMs, max: usize) -> (SweepReport, Vec<AgentId>) {
+    /// Ends what is past its deadline, at most `max` records of each kind (queue windows, leases
+    /// returned to the queue, leases ended; counted apart, like the SQL stores' separate statements).
+    fn sweep(&mut self, now: EpochMs, max: usize) -> Swept {
         let mut queued: Vec<(EpochMs, i64)> = Vec::new();
         let mut claimed: Vec<(EpochMs, i64)> = Vec::new();
         let mut redeliverable: Vec<(EpochMs, i64)> = Vec::new();
@@ -75,110 +80,144 @@ impl State {
         queued.sort_unstable();
         claimed.sort_unstable();
         redeliverable.sort_unstable();
-        let mut report = SweepReport::default();
-        let mut requeued = Vec::new();
-        for (list, counter) in [
-            (queued, &mut report.queued_timed_out),
-            (redeliverable, &mut report.redelivered),
-            (claimed, &mut report.claimed_timed_out),
+        let mut out = Swept::default();
+        for (list, counter, lease) in [
+            (queued, &mut out.report.queued_timed_out, false),
+            (redeliverable, &mut out.report.redelivered, true),
+            (claimed, &mut out.report.claimed_timed_out, true),
         ] {
             for (_, seq) in list.into_iter().take(max) {
-                if let Some(next) = self.records.get(&seq).and_then(|c| transition::expire(c, now)) {
-                    if next.status == Status::Submitted {
-                        requeued.push(next.target_agent.clone());
-                    }
-                    self.records.insert(seq, next);
-                    *counter += 1;
+                let Some(next) = self.records.get(&seq).and_then(|c| transition::expire(c, now)) else {
+                    continue;
+                };
+                let requeued = next.status == Status::Submitted;
+                if requeued {
+                    out.requeued.push(next.target_agent.clone());
                 }
+                if lease {
+                    out.events.extend(swept_lease(
+                        next.contract_id.clone(),
+                        next.target_agent.clone(),
+                        requeued.then(|| next.available_at.map(instant)),
+                    ));
+                }
+                self.records.insert(seq, next);
+                *counter += 1;
             }
         }
-        (report, requeued)
+        out
     }
 
-    fn by_id(&self, contract_id: &str) -> Option<i64> {
+    fn by_id(&self, contract_id: &ContractId) -> Option<i64> {
         self.records
             .values()
-            .find(|c| c.contract_id == contract_id)
+            .find(|c| &c.contract_id == contract_id)
             .map(|c| c.seq)
     }
 }
 
+/// What a sweep did.
+#[derive(Default)]
+struct Swept {
+    report: SweepReport,
+    /// The agents whose records went back to the queue.
+    requeued: Vec<AgentId>,
+    /// The leases it ended, for the observer.
+    events: Vec<ContractEvent>,
+}
+
 impl MemoryStore {
-    /// Wakes the waiters of the agents whose records a sweep returned to the queue.
-    fn swept(&self, requeued: Vec<AgentId>) {
-        for agent in requeued {
-            self.watchers.notify(&agent);
+    /// Wakes the waiters of the agents whose records a sweep returned to the queue, and tells the
+    /// observer of the leases it ended (after the lock is released).
+    fn swept(&self, swept: Swept) -> SweepReport {
+        for agent in &swept.requeued {
+            self.watchers.notify(agent);
         }
+        self.observer.tell(&swept.events);
+        swept.report
     }
 }
 
 impl Store for MemoryStore {
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
+        let swept = st.sweep(now, SWEEP_BATCH_PER_CALL);
         let seq = st.last_seq + 1;
         let record = build(now, seq);
-        if let Some(key) = &record.idempotency_key
-            && let Some(existing) = st.records.values().find(|c| {
+        let taken = record.idempotency_key.as_ref().and_then(|key| {
+            st.records.values().find(|c| {
                 c.requester_agent == record.requester_agent && c.idempotency_key.as_ref() == Some(key)
             })
-        {
-            return Ok(InsertOutcome::KeyTaken(existing.clone()));
-        }
-        st.last_seq = seq;
-        st.records.insert(seq, record.clone());
+        });
+        let out = match taken {
+            Some(existing) => InsertOutcome::KeyTaken(existing.clone()),
+            None => {
+                st.last_seq = seq;
+                st.records.insert(seq, record.clone());
+                InsertOutcome::Inserted(record)
+            }
+        };
         drop(st);
-        self.watchers.notify(&record.target_agent);
-        Ok(InsertOutcome::Inserted(record))
+        self.swept(swept);
+        if let InsertOutcome::Inserted(record) = &out {
+            self.watchers.notify(&record.target_agent);
+        }
+        Ok(out)
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
+        let swept = st.sweep(now, SWEEP_BATCH_PER_CALL);
         let oldest = st
             .records
             .values()
             .filter(|c| &c.target_agent == agent && c.is_claimable(now))
             .min_by_key(|c| (c.queued_at, c.seq))
             .map(|c| c.seq);
-        let Some(seq) = oldest else { return Ok(None) };
-        let claimed = st
-            .records
-            .get(&seq)
-            .and_then(|c| transition::claim(c, agent, now));
-        if let Some(next) = &claimed {
+        let claimed = oldest.and_then(|seq| {
+            let next = st
+                .records
+                .get(&seq)
+                .and_then(|c| transition::claim(c, agent, now))?;
             st.records.insert(seq, next.clone());
-        }
+            Some(next)
+        });
+        drop(st);
+        self.swept(swept);
         Ok(claimed)
     }
 
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
         let mut st = self.lock();
         let now = epoch_ms(self.clock.as_ref());
-        self.swept(st.sweep(now, SWEEP_BATCH_PER_CALL).1);
-        let Some(seq) = st.by_id(contract_id) else {
-            return Ok(None);
-        };
-        let Some(record) = st.records.get(&seq) else {
-            return Ok(None);
-        };
-        let was_queued = record.status == Status::Submitted;
-        let out = step(record, now);
-        if let Some(next) = out.next {
-            let requeued =
-                (!was_queued && next.status == Status::Submitted).then(|| next.target_agent.clone());
-            st.records.insert(seq, next);
-            drop(st);
-            if let Some(agent) = requeued {
-                self.watchers.notify(&agent);
+        let swept = st.sweep(now, SWEEP_BATCH_PER_CALL);
+        let mut requeued = None;
+        let reply = st.by_id(contract_id).and_then(|seq| {
+            let record = st.records.get(&seq)?;
+            let was_queued = record.status == Status::Submitted;
+            let out = step(record, now);
+            if let Some(next) = out.next {
+                requeued =
+                    (!was_queued && next.status == Status::Submitted).then(|| next.target_agent.clone());
+                st.records.insert(seq, next);
             }
+            Some(out.reply)
+        });
+        drop(st);
+        self.swept(swept);
+        if let Some(agent) = requeued {
+            self.watchers.notify(&agent);
         }
-        Ok(Some(out.reply))
+        Ok(reply)
     }
 
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError> {
         let st = self.lock();
         Ok(st
             .by_id(contract_id)
@@ -212,9 +251,8 @@ impl Store for MemoryStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        let (report, requeued) = self.lock().sweep(now, max_per_kind);
-        self.swept(requeued);
-        Ok(report)
+        let swept = self.lock().sweep(now, max_per_kind);
+        Ok(self.swept(swept))
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
@@ -243,6 +281,24 @@ impl Store for MemoryStore {
     fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
         self.watchers.add(agent, wake);
         Ok(())
+    }
+
+    fn queue_depth(&self) -> Result<QueueDepth, StoreError> {
+        let st = self.lock();
+        let mut depth = QueueDepth::default();
+        let mut waiting: std::collections::BTreeMap<&AgentId, u64> = std::collections::BTreeMap::new();
+        for c in st.records.values() {
+            depth.by_status.add_status(c.status, 1);
+            if c.status == Status::Submitted {
+                *waiting.entry(&c.target_agent).or_default() += 1;
+            }
+        }
+        depth.submitted_by_target = waiting.into_iter().map(|(a, n)| (a.clone(), n)).collect();
+        Ok(depth)
+    }
+
+    fn observe(&self, observer: Arc<dyn ContractsObserver>) {
+        self.observer.set(observer);
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

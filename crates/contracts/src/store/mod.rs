@@ -1,17 +1,22 @@
-//! The `Store` trait (CT-126) and its implementations.
+//! The [`Store`] trait and its implementations.
 //!
 //! A store persists records and runs each operation in one atomic transaction; every judgement it
-//! makes is a call into [`crate::transition`], so all stores behave identically (CT-131).
+//! makes is a call into [`crate::transition`], so all stores behave identically (one model-based test
+//! runs them all against the same reference).
+
+use std::sync::Arc;
 
 use serde::Serialize;
+use shiftwork_seams::Clock;
 
 use crate::error::StoreError;
 use crate::integrity::IntegrityReport;
-use crate::model::{AgentId, Contract, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EpochMs, Status};
+use crate::observe::ContractsObserver;
 use crate::transition::{Reply, Step};
 
-/// The columns of the `contracts` table, in the order both SQL stores write and read them (CT-147:
-/// one schema with each engine's types).
+/// The columns of the `contracts` table, in the order both SQL stores write and read them (one
+/// schema, with each engine's types).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const COLUMNS: [&str; 39] = [
     "seq",
@@ -59,7 +64,7 @@ mod memory;
 pub use memory::MemoryStore;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-/// The SQL of CT-26's `push_entry(error_reason, entry)`: `<entry> | prev: <previous>`, cut to 2,000
+/// The SQL of [`crate::transition::push_entry`]: `<entry> | prev: <previous>`, cut to 2,000
 /// characters (shared by both SQL stores: `length` and `substr` count characters in both).
 pub(crate) fn history_entry(entry: &str) -> String {
     let entry = entry.replace('\'', "''");
@@ -96,7 +101,7 @@ pub enum InsertOutcome {
     KeyTaken(Contract),
 }
 
-/// The filters and page position of `list` (CT-72).
+/// The filters and page position of [`Store::list`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListQuery {
     /// Only contracts addressed to this agent.
@@ -106,7 +111,7 @@ pub struct ListQuery {
     /// Only contracts in one of these states (`None`: any).
     pub statuses: Option<Vec<Status>>,
     /// Only the contract with this id.
-    pub contract_id: Option<String>,
+    pub contract_id: Option<ContractId>,
     /// Only records with a smaller `seq` (the cursor's position).
     pub before_seq: Option<i64>,
     /// At most this many records, newest (`seq` descending) first.
@@ -132,25 +137,32 @@ impl ListQuery {
     }
 }
 
-/// Records per stored status, plus those logically expired (CT-76).
+/// Records per stored status, plus those logically expired (written with the statuses' wire names:
+/// `SUBMITTED`, …, `logically_expired`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[allow(non_snake_case)] // The field names are the wire names of CT-120.
 pub struct Counts {
     /// `SUBMITTED` records.
-    pub SUBMITTED: u64,
+    #[serde(rename = "SUBMITTED")]
+    pub submitted: u64,
     /// `CLAIMED` records.
-    pub CLAIMED: u64,
+    #[serde(rename = "CLAIMED")]
+    pub claimed: u64,
     /// `COMPLETED` records.
-    pub COMPLETED: u64,
+    #[serde(rename = "COMPLETED")]
+    pub completed: u64,
     /// `FAILED` records.
-    pub FAILED: u64,
+    #[serde(rename = "FAILED")]
+    pub failed: u64,
     /// `TIMED_OUT` records.
-    pub TIMED_OUT: u64,
+    #[serde(rename = "TIMED_OUT")]
+    pub timed_out: u64,
     /// `POINTER_STALE` records.
-    pub POINTER_STALE: u64,
-    /// `CANCELLED` records (CT-185).
-    pub CANCELLED: u64,
-    /// Live records past their deadline at the reading's `now`.
+    #[serde(rename = "POINTER_STALE")]
+    pub pointer_stale: u64,
+    /// `CANCELLED` records.
+    #[serde(rename = "CANCELLED")]
+    pub cancelled: u64,
+    /// Live records past their deadline at the reading's `now` (no sweep has recorded it yet).
     pub logically_expired: u64,
 }
 
@@ -165,17 +177,43 @@ impl Counts {
 
     /// Adds `n` records of `status`.
     pub fn add_status(&mut self, status: Status, n: u64) {
-        let slot = match status {
-            Status::Submitted => &mut self.SUBMITTED,
-            Status::Claimed => &mut self.CLAIMED,
-            Status::Completed => &mut self.COMPLETED,
-            Status::Failed => &mut self.FAILED,
-            Status::TimedOut => &mut self.TIMED_OUT,
-            Status::PointerStale => &mut self.POINTER_STALE,
-            Status::Cancelled => &mut self.CANCELLED,
-        };
-        *slot += n;
+        *self.slot(status) += n;
     }
+
+    /// The records of `status`.
+    pub fn of(&self, status: Status) -> u64 {
+        match status {
+            Status::Submitted => self.submitted,
+            Status::Claimed => self.claimed,
+            Status::Completed => self.completed,
+            Status::Failed => self.failed,
+            Status::TimedOut => self.timed_out,
+            Status::PointerStale => self.pointer_stale,
+            Status::Cancelled => self.cancelled,
+        }
+    }
+
+    fn slot(&mut self, status: Status) -> &mut u64 {
+        match status {
+            Status::Submitted => &mut self.submitted,
+            Status::Claimed => &mut self.claimed,
+            Status::Completed => &mut self.completed,
+            Status::Failed => &mut self.failed,
+            Status::TimedOut => &mut self.timed_out,
+            Status::PointerStale => &mut self.pointer_stale,
+            Status::Cancelled => &mut self.cancelled,
+        }
+    }
+}
+
+/// How many contracts a store holds in each state, and how many wait for each agent
+/// ([`Store::queue_depth`]): what a queue gauge shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    /// Records per stored status (`logically_expired` is not counted here: it is 0).
+    pub by_status: Counts,
+    /// `SUBMITTED` records per target agent, by agent id; agents with none are left out.
+    pub submitted_by_target: Vec<(AgentId, u64)>,
 }
 
 /// A page of `list` and its counts, read in one snapshot.
@@ -183,22 +221,23 @@ impl Counts {
 pub struct ListPage {
     /// The records, `seq` descending.
     pub records: Vec<Contract>,
-    /// The counts of CT-76 (ignoring `statuses`, `before_seq` and `limit`).
+    /// The counts of the records the filters other than `statuses` select (ignoring `before_seq` and
+    /// `limit`).
     pub counts: Counts,
 }
 
-/// What a sweep wrote (CT-77).
+/// What a sweep wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SweepReport {
-    /// E1 transitions written.
+    /// Waiting contracts whose queue window ran out (now `TIMED_OUT`).
     pub queued_timed_out: u64,
-    /// E2 transitions written.
+    /// Held contracts whose lease ran out with no delivery left (now `TIMED_OUT`).
     pub claimed_timed_out: u64,
-    /// E3 transitions written: lost leases returned to the queue (CT-187).
+    /// Held contracts whose lease ran out with deliveries left, returned to the queue.
     pub redelivered: u64,
 }
 
-/// What a waiting poll needs to know of an agent's records at an instant (CT-180).
+/// What a waiting poll needs to know of an agent's records at an instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Due {
     /// A record of the agent is claimable now.
@@ -230,29 +269,38 @@ impl Due {
     }
 }
 
-/// The closure `insert` calls with the transaction's `now` and the new `seq` (CT-126, CT-129).
+/// The closure `insert` calls with the transaction's `now` and the new `seq`. It must be pure: a store
+/// may call it more than once, and only the last call counts.
 pub type Build<'a> = &'a dyn Fn(EpochMs, i64) -> Contract;
 
-/// The closure `update` calls with the record and the transaction's `now` (CT-126, CT-129).
+/// The closure `update` calls with the record and the transaction's `now`. It must be pure: a store
+/// may call it more than once, and only the last call counts.
 pub type Update<'a> = &'a dyn Fn(&Contract, EpochMs) -> Step;
 
-/// A contract store (CT-126): object-safe, `Send + Sync`, synchronous. Each operation is one atomic
-/// transaction (CT-128); `insert`, `claim_next` and `update` begin with a sweep of at most
-/// [`crate::limits::SWEEP_BATCH_PER_CALL`] records of each kind at the transaction's `now`, read once
-/// after the transaction holds its lock (CT-122, CT-127).
+/// A contract store: object-safe, `Send + Sync`, synchronous. Each operation is one atomic
+/// transaction (after a crash each record is as it was before or as the operation leaves it); `insert`,
+/// `claim_next` and `update` begin with a sweep of at most [`crate::limits::SWEEP_BATCH_PER_CALL`]
+/// records of each kind at the transaction's `now`, read once from the store's clock after the
+/// transaction holds its lock. Every write re-checks, under that lock, the full condition that
+/// justified it. Instants are [`EpochMs`] here, the storage form.
 pub trait Store: Send + Sync {
+    /// The clock the store judges by: the facade built over it reads and waits on the same one
+    /// ([`crate::Contracts::clock`]).
+    fn clock(&self) -> Arc<dyn Clock>;
+
     /// Sweeps, then inserts `build(now, seq)` unless its `(requester_agent, idempotency_key)` is taken.
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError>;
 
-    /// Sweeps, then applies C1 to the oldest eligible record of `agent`; the claimed record, or `None`.
+    /// Sweeps, then claims ([`crate::transition::claim`]) the oldest eligible record of `agent`; the
+    /// claimed record, or `None`.
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError>;
 
     /// Sweeps, reads the record, calls `step`, writes `Step.next` if any; the reply, or `None` when no
     /// record has that id.
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError>;
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError>;
 
     /// One record, no sweep.
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError>;
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError>;
 
     /// The record `(requester, key)` names, no sweep.
     fn get_by_key(&self, requester: &AgentId, key: &str) -> Result<Option<Contract>, StoreError>;
@@ -260,18 +308,19 @@ pub trait Store: Send + Sync {
     /// A page and the counts at `now`, in one read snapshot, no sweep.
     fn list(&self, query: &ListQuery, now: EpochMs) -> Result<ListPage, StoreError>;
 
-    /// E1/E2 for at most `max_per_kind` records of each kind, oldest deadline first, at `now` (not the
+    /// Ends (or redelivers) at most `max_per_kind` records of each kind past their deadline, oldest
+    /// deadline first, at `now` (not the
     /// clock).
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError>;
 
     /// Deletes at most `max` terminal records with `completed_at < completed_before`.
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError>;
 
-    /// The store's own consistency check plus CT-27 on every record (CT-79).
+    /// The store's own consistency check plus every record's invariants ([`crate::integrity`]).
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError>;
 
-    /// Whether a record of `agent` is claimable at `now`, and when the next one falls due (CT-180). A
-    /// read, no sweep. The default reads nothing and says "try" (a store that cannot tell).
+    /// Whether a record of `agent` is claimable at `now`, and when the next one falls due. A read, no
+    /// sweep. The default reads nothing and says "try" (a store that cannot tell).
     fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
         let _ = (agent, now);
         Ok(Due {
@@ -282,15 +331,36 @@ pub trait Store: Send + Sync {
 
     /// Registers `wake` to be notified when a record of `agent` may have become claimable — a
     /// dispatch, release, reverted claim or redelivery committed by this store or, for the SQL stores,
-    /// by another process or machine (CT-180). It stays registered while `wake` lives. The default
-    /// registers nothing: a waiting poll then looks again every few seconds.
+    /// by another process or machine. It stays registered while `wake` lives. The default registers
+    /// nothing: a waiting poll then looks again every few seconds.
     fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
         let _ = (agent, wake);
         Ok(())
     }
+
+    /// How many records the store holds per status, and how many `SUBMITTED` ones per target agent,
+    /// read in one snapshot without a sweep: one grouped count each. The default reads the counts
+    /// through [`Store::list`] and leaves the agents out.
+    fn queue_depth(&self) -> Result<QueueDepth, StoreError> {
+        let page = self.list(&ListQuery::default(), 0)?;
+        let mut by_status = page.counts;
+        by_status.logically_expired = 0;
+        Ok(QueueDepth {
+            by_status,
+            submitted_by_target: Vec::new(),
+        })
+    }
+
+    /// Tells `observer` of the leases this store's sweeps end or return to the queue
+    /// ([`crate::observe::ContractEvent::LeaseExpired`] and `Redelivered`): they happen inside its
+    /// transactions, unseen by the facade. The facade's builder calls it when it is given an
+    /// observer; the last observer given is the one told. The default tells nothing.
+    fn observe(&self, observer: Arc<dyn ContractsObserver>) {
+        let _ = observer;
+    }
 }
 
-/// The clock reading of CT-3: milliseconds, truncated.
+/// `clock`'s reading as a store keeps it: milliseconds, truncated.
 pub fn epoch_ms(clock: &dyn shiftwork_seams::Clock) -> EpochMs {
     clock.now().timestamp_millis()
 }

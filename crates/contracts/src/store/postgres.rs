@@ -1,9 +1,9 @@
-//! [`PgStore`]: one contract store for agents on several machines (CT-146 … CT-154).
+//! [`PgStore`]: one contract store for agents on several machines.
 //!
-//! The schema is that of the SQLite store with PostgreSQL types (CT-147); every write re-checks its
-//! full condition in the same statement or under the row lock (CT-130); the claim is one statement
-//! whose `MATERIALIZED` CTE picks the oldest unlocked eligible row `FOR UPDATE SKIP LOCKED` (CT-149);
-//! time is the server's `clock_timestamp()` unless a clock is given (CT-148).
+//! The schema is that of the SQLite store with PostgreSQL types; every write re-checks its full
+//! condition in the same statement or under the row lock; the claim is one statement whose
+//! `MATERIALIZED` CTE picks the oldest unlocked eligible row `FOR UPDATE SKIP LOCKED`; time is the
+//! server's `clock_timestamp()` unless a clock is given.
 
 use std::str::FromStr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -16,15 +16,18 @@ use serde_json::Value;
 use shiftwork_seams::Clock;
 use std::collections::HashMap;
 
-use super::{Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update};
+use super::{
+    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, QueueDepth, Store, SweepReport, Update,
+};
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::SWEEP_BATCH_PER_CALL;
-use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EndReason, EpochMs, Status, instant};
+use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease};
 use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
-/// The schema version of this crate (CT-147; 2 since CT-191).
+/// The schema version of this crate (2 since delivery counts, availability and cancellation).
 pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// How long the listening thread waits for a notification before it looks at its waiters again.
@@ -40,12 +43,12 @@ const MIGRATION_LOCK: i64 = 0x5357_4354;
 /// How a [`PgStore`] connects.
 #[derive(Clone)]
 pub struct PgOptions {
-    /// Connections in the pool (CT-146: at most 8 by default).
+    /// Connections in the pool (default 8).
     pub pool_size: usize,
     /// A schema to hold the tables (created if missing); `None` uses the connection's `search_path`.
-    /// Tests give each run its own (CT-154).
+    /// Tests give each run its own.
     pub schema: Option<String>,
-    /// The clock of the judgements; `None` reads the server's `clock_timestamp()` (CT-148).
+    /// The clock of the judgements; `None` reads the server's `clock_timestamp()`.
     pub clock: Option<Arc<dyn Clock>>,
     /// How long opening a connection may take.
     pub connect_timeout: Duration,
@@ -81,6 +84,10 @@ impl std::fmt::Debug for PgOptions {
 /// ```
 pub struct PgStore {
     shared: Arc<Shared>,
+    /// The clock of the judgements and of the facade ([`PgStore::server_clock`]), made once.
+    clock: Arc<dyn Clock>,
+    /// Told of the leases sweeps end.
+    observer: ObserverSlot,
 }
 
 struct Shared {
@@ -88,7 +95,7 @@ struct Shared {
     options: PgOptions,
     pool: Mutex<Pool>,
     available: Condvar,
-    /// Waiting polls, woken by the listening thread (CT-180).
+    /// Waiting polls, woken by the listening thread.
     watchers: Watchers,
     /// Whether the listening thread runs (held while it decides to stop).
     listening: Mutex<bool>,
@@ -199,14 +206,18 @@ impl Drop for Lease<'_> {
     }
 }
 
-/// Maps a PostgreSQL error to a store failure (CT-152).
-fn classify(e: &postgres::Error) -> StoreError {
+/// Maps a PostgreSQL error to a store failure, the error its source.
+fn classify(e: postgres::Error) -> StoreError {
+    judge(&e).with_source(e)
+}
+
+fn judge(e: &postgres::Error) -> StoreError {
     if e.is_closed() {
-        return StoreError::Unavailable(String::from("the connection to the PostgreSQL server was lost"));
+        return StoreError::unavailable(String::from("the connection to the PostgreSQL server was lost"));
     }
     match e.code() {
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE || *c == SqlState::QUERY_CANCELED => {
-            StoreError::Busy(String::from("a lock or statement timeout ran out"))
+            StoreError::busy(String::from("a lock or statement timeout ran out"))
         }
         Some(c)
             if *c == SqlState::ADMIN_SHUTDOWN
@@ -217,14 +228,14 @@ fn classify(e: &postgres::Error) -> StoreError {
                 || *c == SqlState::CONNECTION_DOES_NOT_EXIST
                 || *c == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT =>
         {
-            StoreError::Unavailable(format!("the PostgreSQL server ended the session ({})", c.code()))
+            StoreError::unavailable(format!("the PostgreSQL server ended the session ({})", c.code()))
         }
-        Some(c) if c.code().starts_with("08") => StoreError::Unavailable(format!(
+        Some(c) if c.code().starts_with("08") => StoreError::unavailable(format!(
             "the connection to the PostgreSQL server failed ({})",
             c.code()
         )),
-        Some(c) => StoreError::Io(format!("PostgreSQL error {}", c.code())),
-        None => StoreError::Unavailable(String::from("the PostgreSQL server could not be reached")),
+        Some(c) => StoreError::io(format!("PostgreSQL error {}", c.code())),
+        None => StoreError::unavailable(String::from("the PostgreSQL server could not be reached")),
     }
 }
 
@@ -247,12 +258,12 @@ impl Shared {
     fn connect(&self) -> Result<Client, StoreError> {
         let mut client = self.config.connect(NoTls).map_err(|e| {
             if e.code().is_some() {
-                StoreError::Unavailable(format!(
+                StoreError::unavailable(format!(
                     "the PostgreSQL server refused the connection ({})",
                     e.code().map(SqlState::code).unwrap_or("?")
                 ))
             } else {
-                StoreError::Unavailable(String::from("the PostgreSQL server could not be reached"))
+                StoreError::unavailable(String::from("the PostgreSQL server could not be reached"))
             }
         })?;
         let mut setup = String::from(
@@ -262,13 +273,13 @@ impl Shared {
         );
         if let Some(schema) = &self.options.schema {
             let q = quote_ident(schema).ok_or_else(|| {
-                StoreError::Unavailable(String::from(
+                StoreError::unavailable(String::from(
                     "the schema name must be lowercase letters, digits and _",
                 ))
             })?;
             setup.push_str(&format!(" SET search_path = {q};"));
         }
-        client.batch_execute(&setup).map_err(|e| classify(&e))?;
+        client.batch_execute(&setup).map_err(classify)?;
         Ok(client)
     }
 
@@ -310,23 +321,23 @@ impl Shared {
     }
 
     /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
-    /// pool so the next call reconnects (CT-152).
+    /// pool so the next call reconnects.
     fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
         let result = {
             let Some(conn) = lease.client.as_mut() else {
-                return Err(StoreError::Io(String::from("no connection")));
+                return Err(StoreError::io(String::from("no connection")));
             };
             let Conn { client, statements } = conn;
             match client.transaction() {
-                Err(e) => Err(classify(&e)),
+                Err(e) => Err(classify(e)),
                 Ok(mut tx) => {
                     let out = f(&mut Tx {
                         tx: &mut tx,
                         statements,
                     });
                     match out {
-                        Ok(v) => tx.commit().map(|()| v).map_err(|e| classify(&e)),
+                        Ok(v) => tx.commit().map(|()| v).map_err(classify),
                         Err(e) => {
                             let _ = tx.rollback();
                             Err(e)
@@ -335,7 +346,7 @@ impl Shared {
                 }
             }
         };
-        if matches!(result, Err(StoreError::Unavailable(_)))
+        if matches!(result, Err(StoreError::Unavailable { .. }))
             || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
         {
             lease.broken = true;
@@ -349,7 +360,7 @@ impl Shared {
         let mut lease = self.lease()?;
         let result = {
             let Some(conn) = lease.client.as_mut() else {
-                return Err(StoreError::Io(String::from("no connection")));
+                return Err(StoreError::io(String::from("no connection")));
             };
             let Conn { client, statements } = conn;
             f(&mut Plain {
@@ -357,7 +368,7 @@ impl Shared {
                 statements,
             })
         };
-        if matches!(result, Err(StoreError::Unavailable(_)))
+        if matches!(result, Err(StoreError::Unavailable { .. }))
             || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
         {
             lease.broken = true;
@@ -366,14 +377,14 @@ impl Shared {
     }
 
     /// `NOTIFY` of the agents whose records became `SUBMITTED`, sent when the transaction commits
-    /// (CT-180).
+    ///.
     fn notify(&self, tx: &mut Tx<'_, '_>, agents: &[String]) -> Result<(), StoreError> {
         let mut seen: Vec<&String> = agents.iter().collect();
         seen.sort();
         seen.dedup();
         for agent in seen {
             tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, agent])
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
         }
         Ok(())
     }
@@ -387,7 +398,7 @@ impl Shared {
         'connect: loop {
             let client = self.connect().and_then(|mut c| {
                 c.batch_execute(&format!("LISTEN \"{}\"", self.channel))
-                    .map_err(|e| classify(&e))?;
+                    .map_err(classify)?;
                 Ok(c)
             });
             let mut client = match client {
@@ -413,7 +424,7 @@ impl Shared {
                 match next {
                     Ok(Some(n)) => {
                         idle = Duration::ZERO;
-                        if let Some(agent) = AgentId::parse(n.payload()) {
+                        if let Ok(agent) = AgentId::parse(n.payload()) {
                             self.watchers.notify(&agent);
                         }
                     }
@@ -459,7 +470,7 @@ impl Shared {
                         "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                         &[],
                     )
-                    .map_err(|e| classify(&e))?;
+                    .map_err(classify)?;
                 // Already milliseconds, truncated by the cast (CT-3).
                 Ok(row.get(0))
             }
@@ -524,7 +535,7 @@ CREATE TABLE contracts_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO contracts_meta (key, value) VALUES ('schema_version', '2');
 ";
 
-/// Schema version 1 → 2 (CT-191): the four columns of §13 (migrated contracts get
+/// Schema version 1 → 2: the four columns of redelivery and cancellation (migrated contracts get
 /// `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when ever claimed, else 0) and
 /// `CANCELLED` in the status check.
 const MIGRATE_V1: &str = "
@@ -542,7 +553,7 @@ CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMIT
 UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
-/// What on the store's two tables the schema does not define (issue 27): a trigger, a rule, a row
+/// What on the store's two tables the schema does not define: a trigger, a rule, a row
 /// security policy or row security itself, or a table that is not a plain table (a view named
 /// `contracts`). Each row: the kind, its name, the table.
 const FOREIGN_OBJECTS: &str = "
@@ -561,15 +572,15 @@ SELECT 'a setting', 'row level security', o.relname::text FROM ours o WHERE o.re
 UNION ALL
 SELECT 'a relation of another kind', o.relname::text, o.relname::text FROM ours o WHERE o.relkind <> 'r'";
 
-/// Refuses a store whose tables carry anything the contracts schema does not define (issue 27): a
+/// Refuses a store whose tables carry anything the contracts schema does not define: a
 /// trigger could store a dispatch for another agent, copy results elsewhere or hide waiting work.
 fn check_objects(tx: &mut Tx<'_, '_>) -> Result<(), StoreError> {
-    let rows = tx.query(FOREIGN_OBJECTS, &[]).map_err(|e| classify(&e))?;
+    let rows = tx.query(FOREIGN_OBJECTS, &[]).map_err(classify)?;
     if let Some(row) = rows.first() {
         let (kind, name, table): (String, String, String) = (row.get(0), row.get(1), row.get(2));
         let name =
             shiftwork_seams::echo::escape_controls(&shiftwork_seams::echo::clip_echo(&name)).into_owned();
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the PostgreSQL table {table} carries {kind} '{name}' that the contracts schema does not define, and a store holding objects it did not create is refused (a trigger could redirect or hide work); drop it if you made it, or restore the store from a copy you trust"
         )));
     }
@@ -602,7 +613,7 @@ UPDATE contracts
                 FOR UPDATE SKIP LOCKED)
    AND status = 'SUBMITTED' AND queue_expires_at <= $1";
 
-/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+/// The redelivery backoff after `delivery_count` deliveries, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "least(30000::bigint << least(greatest(delivery_count - 1, 0), 7)::int, 3600000)";
 
 fn redeliverable() -> String {
@@ -623,7 +634,7 @@ UPDATE contracts
                 ORDER BY expires_at, seq LIMIT $2
                 FOR UPDATE SKIP LOCKED)
    AND status = 'CLAIMED' AND expires_at <= $1 AND {r}
-RETURNING target_agent",
+RETURNING contract_id, target_agent, available_at",
         entry = crate::store::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
     )
 });
@@ -642,7 +653,7 @@ UPDATE contracts
     )
 });
 
-/// Whether a record of an agent is claimable at `$2`, and the next instant one falls due (CT-180).
+/// Whether a record of an agent is claimable at `$2`, and the next instant one falls due.
 const DUE: &str = "
 SELECT coalesce(bool_or(claimable), false), min(CASE WHEN at > $2 THEN at END) FROM (
   SELECT (status = 'SUBMITTED' AND queue_expires_at > $2 AND (available_at IS NULL OR available_at <= $2))
@@ -653,35 +664,35 @@ SELECT coalesce(bool_or(claimable), false), min(CASE WHEN at > $2 THEN at END) F
     FROM contracts WHERE target_agent = $1 AND status IN ('SUBMITTED', 'CLAIMED')) AS live";
 
 fn bad(what: &str) -> StoreError {
-    StoreError::Corrupt(what.to_owned())
+    StoreError::corrupt(what.to_owned())
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row, name: &str) -> Result<Option<T>, StoreError> {
     let v: Option<Value> = row
         .try_get(name)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    v.map(|v| serde_json::from_value(v).map_err(|e| StoreError::Corrupt(format!("{name}: {e}"))))
+        .map_err(|e| StoreError::corrupt(e.to_string()))?;
+    v.map(|v| serde_json::from_value(v).map_err(|e| StoreError::corrupt(format!("{name}: {e}"))))
         .transpose()
 }
 
 fn int(row: &Row, name: &str) -> Result<i64, StoreError> {
     row.try_get::<_, i64>(name)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))
+        .map_err(|e| StoreError::corrupt(e.to_string()))
 }
 
 fn opt_int(row: &Row, name: &str) -> Result<Option<i64>, StoreError> {
     row.try_get::<_, Option<i64>>(name)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))
+        .map_err(|e| StoreError::corrupt(e.to_string()))
 }
 
 fn text(row: &Row, name: &str) -> Result<String, StoreError> {
     row.try_get::<_, String>(name)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))
+        .map_err(|e| StoreError::corrupt(e.to_string()))
 }
 
 fn opt_text(row: &Row, name: &str) -> Result<Option<String>, StoreError> {
     row.try_get::<_, Option<String>>(name)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))
+        .map_err(|e| StoreError::corrupt(e.to_string()))
 }
 
 fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
@@ -689,13 +700,17 @@ fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
 }
 
 fn agent(row: &Row, name: &str) -> Result<AgentId, StoreError> {
-    AgentId::parse(&text(row, name)?).ok_or_else(|| bad(&format!("{name} is not an agent id")))
+    AgentId::parse(&text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
+}
+
+fn contract_id(text: String) -> Result<ContractId, StoreError> {
+    ContractId::parse(&text).map_err(|_| bad("a contract_id is not a contract id"))
 }
 
 fn decode(row: &Row) -> Result<Contract, StoreError> {
     Ok(Contract {
         seq: int(row, "seq")?,
-        contract_id: text(row, "contract_id")?,
+        contract_id: contract_id(text(row, "contract_id")?)?,
         requester_agent: agent(row, "requester_agent")?,
         target_agent: agent(row, "target_agent")?,
         idempotency_key: opt_text(row, "idempotency_key")?,
@@ -742,11 +757,11 @@ fn json<T: serde::Serialize>(v: &Option<T>) -> Option<Value> {
     v.as_ref().and_then(|v| serde_json::to_value(v).ok())
 }
 
-/// The column values of a record, in the column order of CT-139.
+/// The column values of a record, in the column order of the table.
 fn encode(c: &Contract) -> Vec<Box<dyn ToSql + Sync>> {
     vec![
         Box::new(c.seq),
-        Box::new(c.contract_id.clone()),
+        Box::new(c.contract_id.as_str().to_owned()),
         Box::new(c.requester_agent.as_str().to_owned()),
         Box::new(c.target_agent.as_str().to_owned()),
         Box::new(c.idempotency_key.clone()),
@@ -791,17 +806,18 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|b| b.as_ref()).collect()
 }
 
-/// The sweep of CT-151 and the redelivery of CT-187: the report and the agents whose records went back
-/// to the queue (notified in the same transaction by the caller).
-/// The sweep of CT-151 and the redelivery of CT-187 as one statement (one round trip): three
+/// The sweep and the redelivery of lost leases as one statement (one round trip): three
 /// data-modifying CTEs over disjoint rows (queued past their deadline; claimed with a delivery left;
 /// claimed without), the counts, and the agents whose records went back to the queue.
 static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let strip = |sql: &str| sql.trim().to_owned();
     format!(
-        "WITH q AS ({} RETURNING 1), r AS ({}), c AS ({} RETURNING 1)
+        "WITH q AS ({} RETURNING 1), r AS ({}), c AS ({} RETURNING contract_id, target_agent)
          SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM c), (SELECT count(*) FROM r),
-                ARRAY(SELECT DISTINCT target_agent FROM r)",
+                ARRAY(SELECT DISTINCT target_agent FROM r),
+                ARRAY(SELECT contract_id FROM r), ARRAY(SELECT target_agent FROM r),
+                ARRAY(SELECT available_at FROM r),
+                ARRAY(SELECT contract_id FROM c), ARRAY(SELECT target_agent FROM c)",
         strip(SWEEP_QUEUED),
         strip(&SWEEP_REDELIVER),
         strip(&SWEEP_CLAIMED)
@@ -809,14 +825,29 @@ static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 
 /// The sweep and redelivery at `now`, at most `max` records of each kind: the report and the agents
-/// whose records went back to the queue (notified in the same transaction by the caller).
-fn sweep_tx(tx: &mut Tx<'_, '_>, now: EpochMs, max: usize) -> Result<(SweepReport, Vec<String>), StoreError> {
+/// whose records went back to the queue (notified in the same transaction by the caller); the leases
+/// it ended are added to `events`, told once the transaction commits.
+fn sweep_tx(
+    tx: &mut Tx<'_, '_>,
+    now: EpochMs,
+    max: usize,
+    events: &mut Vec<ContractEvent>,
+) -> Result<(SweepReport, Vec<String>), StoreError> {
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
-    let row = tx
-        .query_one(SWEEP.as_str(), &[&now, &batch])
-        .map_err(|e| classify(&e))?;
+    let row = tx.query_one(SWEEP.as_str(), &[&now, &batch]).map_err(classify)?;
     let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
     let requeued: Vec<String> = row.get(3);
+    let (ids, agents, at): (Vec<String>, Vec<String>, Vec<Option<i64>>) =
+        (row.get(4), row.get(5), row.get(6));
+    for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
+        let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+        events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
+    }
+    let (ids, agents): (Vec<String>, Vec<String>) = (row.get(7), row.get(8));
+    for (id, agent) in ids.into_iter().zip(agents) {
+        let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+        events.extend(swept_lease(contract_id(id)?, agent, None));
+    }
     Ok((
         SweepReport {
             queued_timed_out: count(0),
@@ -845,7 +876,7 @@ fn filters(query: &ListQuery, with_page: bool) -> (String, Vec<Box<dyn ToSql + S
         push("requester_agent = ?", Box::new(a.as_str().to_owned()));
     }
     if let Some(id) = &query.contract_id {
-        push("contract_id = ?", Box::new(id.clone()));
+        push("contract_id = ?", Box::new(id.as_str().to_owned()));
     }
     if with_page {
         if let Some(b) = query.before_seq {
@@ -866,10 +897,10 @@ fn filters(query: &ListQuery, with_page: bool) -> (String, Vec<Box<dyn ToSql + S
 
 impl PgStore {
     /// Connects to `url` (`postgres://…` or `postgresql://…`) and migrates the schema under an
-    /// advisory lock (CT-147).
+    /// advisory lock.
     pub fn connect(url: &str, options: PgOptions) -> Result<PgStore, StoreError> {
         let mut config = Config::from_str(url)
-            .map_err(|_| StoreError::Unavailable(String::from("the PostgreSQL URL cannot be parsed")))?;
+            .map_err(|_| StoreError::unavailable(String::from("the PostgreSQL URL cannot be parsed")))?;
         config.connect_timeout(options.connect_timeout);
         let channel = match &options.schema {
             Some(schema) => format!("shiftwork_contracts_{schema}"),
@@ -890,7 +921,12 @@ impl PgStore {
             listening: Mutex::new(false),
             channel,
         });
-        let store = PgStore { shared };
+        let clock = server_clock(&shared);
+        let store = PgStore {
+            shared,
+            clock,
+            observer: ObserverSlot::default(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -899,21 +935,21 @@ impl PgStore {
         let schema = self.shared.options.schema.clone();
         self.shared.run(|tx| {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             if let Some(s) = &schema {
                 let q = quote_ident(s)
-                    .ok_or_else(|| StoreError::Unavailable(String::from("invalid schema name")))?;
+                    .ok_or_else(|| StoreError::unavailable(String::from("invalid schema name")))?;
                 tx.batch_execute(&format!(
                     "CREATE SCHEMA IF NOT EXISTS {q}; SET LOCAL search_path = {q};"
                 ))
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             }
             let exists: bool = tx
                 .query_one("SELECT to_regclass('contracts_meta') IS NOT NULL", &[])
-                .map_err(|e| classify(&e))?
+                .map_err(classify)?
                 .get(0);
             if !exists {
-                tx.batch_execute(SCHEMA).map_err(|e| classify(&e))?;
+                tx.batch_execute(SCHEMA).map_err(classify)?;
                 return Ok(());
             }
             check_objects(tx)?;
@@ -922,51 +958,68 @@ impl PgStore {
                     "SELECT value FROM contracts_meta WHERE key = 'schema_version'",
                     &[],
                 )
-                .map_err(|e| classify(&e))?
+                .map_err(classify)?
                 .get(0);
             match version.parse::<i64>() {
                 Ok(PG_SCHEMA_VERSION) => Ok(()),
-                Ok(1) => tx.batch_execute(MIGRATE_V1).map_err(|e| classify(&e)),
-                Ok(v) if v > PG_SCHEMA_VERSION => Err(StoreError::Unavailable(format!(
+                Ok(1) => tx.batch_execute(MIGRATE_V1).map_err(classify),
+                Ok(v) if v > PG_SCHEMA_VERSION => Err(StoreError::unavailable(format!(
                     "the database has schema version {v}, newer than this build's {PG_SCHEMA_VERSION}"
                 ))),
-                _ => Err(StoreError::Unavailable(format!(
+                _ => Err(StoreError::unavailable(format!(
                     "the database has unknown schema version {version}"
                 ))),
             }
         })
     }
 
-    /// The clock the store judges by, for the facade's read-only operations: the given one, or the
-    /// server's (CT-148).
+    /// The clock the store judges by, which the facade over it reads and waits on: the given one, or
+    /// the server's `clock_timestamp()` (with the local clock's durations and waits). The same as
+    /// [`Store::clock`].
     pub fn server_clock(&self) -> Arc<dyn Clock> {
-        match &self.shared.options.clock {
-            Some(c) => c.clone(),
-            None => Arc::new(ServerClock {
-                shared: self.shared.clone(),
-                local: shiftwork_seams::SystemClock::new(),
-            }),
-        }
+        Arc::clone(&self.clock)
+    }
+
+    /// Runs `f` in one transaction, then tells the observer of the leases its sweep ended.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&mut Tx<'_, '_>, &mut Vec<ContractEvent>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut events = Vec::new();
+        let out = self.shared.run(|tx| f(tx, &mut events))?;
+        self.observer.tell(&events);
+        Ok(out)
     }
 
     /// Drops the store's schema and everything in it (tests and benches that made their own).
     pub fn drop_schema(&self) -> Result<(), StoreError> {
         let Some(schema) = self.shared.options.schema.clone() else {
-            return Err(StoreError::Io(String::from(
+            return Err(StoreError::io(String::from(
                 "the store was opened without a schema of its own",
             )));
         };
-        let q = quote_ident(&schema).ok_or_else(|| StoreError::Io(String::from("invalid schema name")))?;
+        let q = quote_ident(&schema).ok_or_else(|| StoreError::io(String::from("invalid schema name")))?;
         self.shared.run(|tx| {
             tx.batch_execute(&format!("DROP SCHEMA IF EXISTS {q} CASCADE"))
-                .map_err(|e| classify(&e))
+                .map_err(classify)
         })
+    }
+}
+
+/// The clock of a store connected with `shared`'s options: the given one, or the server's.
+fn server_clock(shared: &Arc<Shared>) -> Arc<dyn Clock> {
+    match &shared.options.clock {
+        Some(c) => c.clone(),
+        None => Arc::new(ServerClock {
+            shared: shared.clone(),
+            local: shiftwork_seams::SystemClock::new(),
+        }),
     }
 }
 
 /// The server's `clock_timestamp()` as a [`Clock`]; if the server cannot be asked, the local clock.
 /// Durations and waits are the local clock's: one [`shiftwork_seams::SystemClock`] made with the
-/// store's clock, whose monotonic origin therefore stays put (issue 27: a clock made afresh at each
+/// store's clock, whose monotonic origin therefore stays put (a clock made afresh at each
 /// reading measured every wait as zero, so a waiting poll never reached its deadline).
 struct ServerClock {
     shared: Arc<Shared>,
@@ -981,7 +1034,7 @@ impl Clock for ServerClock {
                     "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                     &[],
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             Ok(row.get::<_, i64>(0))
         });
         match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
@@ -1001,15 +1054,19 @@ impl Clock for ServerClock {
 }
 
 impl Store for PgStore {
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
         let shared = &self.shared;
-        shared.run(|tx| {
+        self.write(|tx, events| {
             let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
             shared.notify(tx, &requeued)?;
             let seq: i64 = tx
                 .query_one("SELECT nextval(pg_get_serial_sequence('contracts', 'seq'))", &[])
-                .map_err(|e| classify(&e))?
+                .map_err(classify)?
                 .get(0);
             let record = build(now, seq);
             let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("${i}")).collect();
@@ -1024,7 +1081,7 @@ impl Store for PgStore {
                     ),
                     &refs(&values),
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             if let Some(inserted) = one(rows)? {
                 shared.notify(tx, &[inserted.target_agent.as_str().to_owned()])?;
                 return Ok(InsertOutcome::Inserted(inserted));
@@ -1034,45 +1091,44 @@ impl Store for PgStore {
                     "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
                     &[&record.requester_agent.as_str(), &record.idempotency_key],
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             one(existing)?.map(InsertOutcome::KeyTaken).ok_or_else(|| {
-                StoreError::Io(String::from("the idempotency key conflicted but names no record"))
+                StoreError::io(String::from("the idempotency key conflicted but names no record"))
             })
         })
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
         let shared = &self.shared;
-        shared.run(|tx| {
+        self.write(|tx, events| {
             let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
             shared.notify(tx, &requeued)?;
-            let rows = tx
-                .query(CLAIM, &[&agent.as_str(), &now])
-                .map_err(|e| classify(&e))?;
+            let rows = tx.query(CLAIM, &[&agent.as_str(), &now]).map_err(classify)?;
             one(rows)
         })
     }
 
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
         let shared = &self.shared;
-        shared.run(|tx| {
-            // Lock the row first, then read the clock (CT-148).
+        let contract_id = contract_id.as_str();
+        self.write(|tx, events| {
+            // Lock the row first, then read the clock.
             let locked = tx
                 .query(
                     "SELECT seq FROM contracts WHERE contract_id = $1 FOR UPDATE",
                     &[&contract_id],
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?;
+            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
             shared.notify(tx, &requeued)?;
             if locked.is_empty() {
                 return Ok(None);
             }
             let rows = tx
                 .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             let Some(record) = one(rows)? else {
                 return Ok(None);
             };
@@ -1093,17 +1149,18 @@ impl Store for PgStore {
                     &format!("UPDATE contracts SET {} WHERE seq = $1", sets.join(", ")),
                     &refs(&values),
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             }
             Ok(Some(out.reply))
         })
     }
 
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError> {
+        let contract_id = contract_id.as_str();
         self.shared.read(|tx| {
             let rows = tx
                 .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             one(rows)
         })
     }
@@ -1115,7 +1172,7 @@ impl Store for PgStore {
                     "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
                     &[&requester.as_str(), &key],
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             one(rows)
         })
     }
@@ -1124,7 +1181,7 @@ impl Store for PgStore {
         self.shared.run(|tx| {
             // One snapshot for the counts and the page.
             tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             let mut counts = Counts::default();
             let (where_counts, mut values) = filters(query, false);
             values.push(Box::new(now));
@@ -1139,7 +1196,7 @@ impl Store for PgStore {
                     ),
                     &refs(&values),
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             for row in rows {
                 let status: String = row.get(0);
                 let status = Status::parse(&status).ok_or_else(|| bad("an unknown status"))?;
@@ -1153,7 +1210,7 @@ impl Store for PgStore {
                     &format!("SELECT * FROM contracts WHERE {where_page} ORDER BY seq DESC LIMIT ${}", values.len()),
                     &refs(&values),
                 )
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             let records = rows.iter().map(decode).collect::<Result<Vec<_>, _>>()?;
             Ok(ListPage { records, counts })
         })
@@ -1161,8 +1218,8 @@ impl Store for PgStore {
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
         let shared = &self.shared;
-        shared.run(|tx| {
-            let (report, requeued) = sweep_tx(tx, now, max_per_kind)?;
+        self.write(|tx, events| {
+            let (report, requeued) = sweep_tx(tx, now, max_per_kind, events)?;
             shared.notify(tx, &requeued)?;
             Ok(report)
         })
@@ -1170,9 +1227,7 @@ impl Store for PgStore {
 
     fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
         self.shared.read(|tx| {
-            let row = tx
-                .query_one(DUE, &[&agent.as_str(), &now])
-                .map_err(|e| classify(&e))?;
+            let row = tx.query_one(DUE, &[&agent.as_str(), &now]).map_err(classify)?;
             Ok(Due {
                 claimable: row.get(0),
                 next_at: row.get(1),
@@ -1192,7 +1247,7 @@ impl Store for PgStore {
             std::thread::Builder::new()
                 .name(String::from("contracts-listen"))
                 .spawn(move || shared.listen())
-                .map_err(|e| StoreError::Io(format!("the listening thread cannot start: {e}")))?;
+                .map_err(|e| StoreError::io(format!("the listening thread cannot start: {e}")))?;
             *listening = true;
         }
         Ok(())
@@ -1211,14 +1266,55 @@ impl Store for PgStore {
                    AND status NOT IN ('SUBMITTED', 'CLAIMED') AND completed_at < $1",
                 &[&completed_before, &max],
             )
-            .map_err(|e| classify(&e))
+            .map_err(classify)
         })
+    }
+
+    fn queue_depth(&self) -> Result<QueueDepth, StoreError> {
+        self.shared.run(|tx| {
+            // One snapshot for both counts.
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .map_err(classify)?;
+            let mut depth = QueueDepth::default();
+            let rows = tx
+                .query(
+                    "SELECT status, count(*)::bigint FROM contracts GROUP BY status",
+                    &[],
+                )
+                .map_err(classify)?;
+            for row in rows {
+                let status: String = row.get(0);
+                let status = Status::parse(&status).ok_or_else(|| bad("an unknown status"))?;
+                depth
+                    .by_status
+                    .add_status(status, u64::try_from(row.get::<_, i64>(1)).unwrap_or(0));
+            }
+            let rows = tx
+                .query(
+                    "SELECT target_agent, count(*)::bigint FROM contracts WHERE status = 'SUBMITTED'
+                      GROUP BY target_agent ORDER BY target_agent",
+                    &[],
+                )
+                .map_err(classify)?;
+            for row in rows {
+                let agent = AgentId::parse(&row.get::<_, String>(0))
+                    .map_err(|_| bad("target_agent is not an agent id"))?;
+                depth
+                    .submitted_by_target
+                    .push((agent, u64::try_from(row.get::<_, i64>(1)).unwrap_or(0)));
+            }
+            Ok(depth)
+        })
+    }
+
+    fn observe(&self, observer: Arc<dyn ContractsObserver>) {
+        self.observer.set(observer);
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {
         self.shared.run(|tx| {
             tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             let mut report = IntegrityReport::default();
             // The server's own consistency: the unique indexes the schema relies on are valid.
             let invalid: i64 = tx
@@ -1233,7 +1329,7 @@ impl Store for PgStore {
             }
             let rows = tx
                 .query("SELECT * FROM contracts ORDER BY seq", &[])
-                .map_err(|e| classify(&e))?;
+                .map_err(classify)?;
             for row in &rows {
                 report.records += 1;
                 match decode(row) {

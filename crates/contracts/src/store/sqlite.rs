@@ -1,4 +1,4 @@
-//! [`SqliteStore`]: the embedded default store (CT-134 … CT-145).
+//! [`SqliteStore`]: the embedded default store.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -10,22 +10,24 @@ use shiftwork_seams::{Clock, Fs};
 
 use super::sqlite_file::{self, Beside, Files, OpenHere};
 use super::{
-    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, Store, SweepReport, Update, epoch_ms,
+    Build, COLUMNS, Counts, Due, InsertOutcome, ListPage, ListQuery, QueueDepth, Store, SweepReport, Update,
+    epoch_ms,
 };
 use crate::error::StoreError;
 use crate::integrity::{self, IntegrityReport};
 use crate::limits::{SQLITE_BUSY_TIMEOUT_MS, SWEEP_BATCH_PER_CALL};
-use crate::model::{AgentId, Contract, EndReason, EpochMs, Status};
+use crate::model::{AgentId, Contract, ContractId, EndReason, EpochMs, Status, instant};
+use crate::observe::{ContractEvent, ContractsObserver, ObserverSlot, swept_lease};
 use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
-/// `PRAGMA application_id` of a contracts database: "SWCT" (CT-136).
+/// `PRAGMA application_id` of a contracts database: "SWCT".
 pub const APPLICATION_ID: i32 = 0x5357_4354;
-/// The schema version of this crate (CT-136; 2 since CT-191 added delivery, availability and
+/// The schema version of this crate (2 since delivery counts, availability and
 /// cancellation).
 pub const SCHEMA_VERSION: i32 = 2;
 
-/// `PRAGMA synchronous` (CT-138).
+/// `PRAGMA synchronous`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Synchronous {
     /// Never corrupts, never loses a commit when a process dies; an OS crash may roll back the latest.
@@ -58,9 +60,9 @@ impl Synchronous {
 pub struct SqliteOptions {
     /// `PRAGMA synchronous`.
     pub synchronous: Synchronous,
-    /// `PRAGMA busy_timeout` in milliseconds (CT-137: 5,000).
+    /// `PRAGMA busy_timeout` in milliseconds (default 5,000).
     pub busy_timeout_ms: u32,
-    /// Connections in the pool (CT-144: at most 8 by default).
+    /// Connections in the pool (default 8).
     pub pool_size: usize,
 }
 
@@ -74,7 +76,8 @@ impl Default for SqliteOptions {
     }
 }
 
-/// The `contracts` table of schema version 2 (CT-139, then the four columns of CT-191), named `name`.
+/// The `contracts` table of schema version 2 (the columns of version 1, then delivery, availability
+/// and cancellation), named `name`.
 pub(crate) fn table(name: &str) -> String {
     format!(
         "
@@ -164,10 +167,10 @@ const ANYTHING_DUE: &str = "
 SELECT EXISTS (SELECT 1 FROM contracts WHERE status = 'SUBMITTED' AND queue_expires_at <= :now)
     OR EXISTS (SELECT 1 FROM contracts WHERE status = 'CLAIMED' AND expires_at <= :now)";
 
-/// `backoff(delivery_count)` of CT-187, as `transition::backoff_ms` computes it.
+/// The redelivery backoff after `delivery_count` deliveries, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "min(30000 << min(max(delivery_count - 1, 0), 7), 3600000)";
 
-/// A claimed record whose lease ran out goes back to the queue (E3) when it has deliveries left and
+/// A claimed record whose lease ran out goes back to the queue when it has deliveries left and
 /// its backoff ends before its lifetime ceiling.
 const REDELIVERABLE: &str = "delivery_count < max_deliveries AND :now + {B} < lifetime_ends_at";
 
@@ -187,7 +190,7 @@ UPDATE contracts
                 WHERE status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
                 ORDER BY expires_at, seq LIMIT :batch)
    AND status = 'CLAIMED' AND expires_at <= :now AND {redeliverable}
-RETURNING target_agent",
+RETURNING contract_id, target_agent, available_at",
         entry = super::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
     )
 }
@@ -201,11 +204,12 @@ UPDATE contracts
  WHERE seq IN (SELECT seq FROM contracts
                 WHERE status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
                 ORDER BY expires_at, seq LIMIT :batch)
-   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})"
+   AND status = 'CLAIMED' AND expires_at <= :now AND NOT ({redeliverable})
+RETURNING contract_id, target_agent"
     )
 }
 
-/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due (CT-180).
+/// Whether a record of an agent is claimable at `?2`, and the next instant one falls due.
 const DUE: &str = "
 SELECT coalesce(max(claimable), 0), min(CASE WHEN at > ?2 THEN at END) FROM (
   SELECT (status = 'SUBMITTED' AND queue_expires_at > ?2 AND (available_at IS NULL OR available_at <= ?2))
@@ -233,8 +237,8 @@ pub struct SqliteStore {
     files: Files,
     options: SqliteOptions,
     /// Opened for reading only ([`SqliteStore::open_read_only`], or a file this process cannot
-    /// write, issue 12): every write answers [`StoreError::ReadOnly`], and every read opens a
-    /// connection that writes nothing and creates nothing (issue 27, see [`SqliteStore::read`]).
+    /// write): every write answers [`StoreError::ReadOnly`], and every read opens a connection that
+    /// writes nothing and creates nothing (see [`SqliteStore::read`]).
     read_only: bool,
     /// Reads of a read-only store take turns (a look at the `-shm` locks opens and closes a
     /// descriptor of it, which must not happen while a connection of this store holds locks there),
@@ -243,6 +247,8 @@ pub struct SqliteStore {
     /// This store holds the file open in this process (shared with the watching thread).
     open_here: Arc<OpenHere>,
     clock: Arc<dyn Clock>,
+    /// Told of the leases sweeps end.
+    observer: ObserverSlot,
     pool: Mutex<Pool>,
     available: Condvar,
     watch: Arc<Watching>,
@@ -251,7 +257,7 @@ pub struct SqliteStore {
 }
 
 /// The waiting polls of one store and the thread that watches the file for commits of other
-/// processes (CT-180).
+/// processes.
 struct Watching {
     watchers: Watchers,
     /// Whether the watching thread runs; held while it decides to stop, so a waiter registered at that
@@ -263,7 +269,7 @@ struct Watching {
     _open_here: Arc<OpenHere>,
 }
 
-/// How often the watching thread reads the database's change counter (CT-180: at least every 50 ms).
+/// How often the watching thread reads the database's change counter (at least every 50 ms).
 const WATCH_PERIOD: Duration = Duration::from_millis(20);
 /// How long the watching thread stays with nobody waiting before it stops.
 const WATCH_IDLE: Duration = Duration::from_secs(1);
@@ -370,26 +376,29 @@ impl Drop for Lease<'_> {
 }
 
 fn io(e: rusqlite::Error) -> StoreError {
-    match e.sqlite_error_code() {
+    let failure = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Busy(String::from("the database lock was not obtained in time"))
+            StoreError::busy("the database lock was not obtained in time")
         }
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
-            StoreError::Corrupt(String::from("the database file is damaged"))
+            StoreError::corrupt("the database file is damaged")
         }
-        _ => match e {
+        _ => match &e {
             rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..) => {
-                StoreError::Corrupt(e.to_string())
+                StoreError::corrupt(e.to_string())
             }
-            other => StoreError::Io(other.to_string()),
+            other => StoreError::io(other.to_string()),
         },
-    }
+    };
+    failure.with_source(e)
 }
 
 fn unavailable(what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |e| match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => io(e),
-        code => StoreError::Unavailable(format!("{what}: {}", code.map_or("error", reason_of))),
+        code => {
+            StoreError::unavailable(format!("{what}: {}", code.map_or("error", reason_of))).with_source(e)
+        }
     }
 }
 
@@ -411,10 +420,10 @@ fn reason_of(code: ErrorCode) -> &'static str {
 
 impl SqliteStore {
     /// Opens (and on first use creates, with its missing directories) the database at `path`
-    /// (CT-135, CT-136). Directories are created with mode 0700 and the file with 0600 through `fs`.
+    ///. Directories are created with mode 0700 and the file with 0600 through `fs`.
     ///
     /// Only a path that does not exist is created, and the new database is linked into place whole.
-    /// An existing file is judged before any SQLite connection touches it (issue 27; the rules are
+    /// An existing file is judged before any SQLite connection touches it (the rules are
     /// in the `sqlite_file` module): refused, and left byte for byte as it was with the files beside
     /// it, when it is empty or not a contracts database, when another user owns or can write it, its
     /// directory or its sidecars, when a hot `-journal` or a `-wal` that is not its own lies beside it,
@@ -452,7 +461,7 @@ impl SqliteStore {
     /// drop(SqliteStore::open(&path, SqliteOptions::default(), clock.clone(), &OsFs).unwrap());
     /// let view = SqliteStore::open_read_only(&path, SqliteOptions::default(), clock, &OsFs).unwrap();
     /// assert!(view.check_integrity().unwrap().is_clean());
-    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly(_))));
+    /// assert!(matches!(view.sweep(0, 10), Err(StoreError::ReadOnly { .. })));
     /// ```
     pub fn open_read_only(
         path: &Path,
@@ -503,6 +512,7 @@ impl SqliteStore {
                 ..options
             },
             clock,
+            observer: ObserverSlot::default(),
             pool: Mutex::new(Pool {
                 idle: Vec::new(),
                 open: 0,
@@ -515,12 +525,12 @@ impl SqliteStore {
             store.read(|tx| {
                 let header = check_header(tx)?;
                 let Header::Known(version) = header else {
-                    return Err(StoreError::Unavailable(String::from(
+                    return Err(StoreError::unavailable(String::from(
                         "the database file is not initialised yet, and this store opens it read-only",
                     )));
                 };
                 if version < SCHEMA_VERSION {
-                    return Err(StoreError::Unavailable(format!(
+                    return Err(StoreError::unavailable(format!(
                         "the database has schema version {version}, and this store opens it read-only, so it cannot be upgraded"
                     )));
                 }
@@ -549,7 +559,7 @@ impl SqliteStore {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) if reader => {
-                return Err(StoreError::Unavailable(format!(
+                return Err(StoreError::unavailable(format!(
                     "the store location cannot be read: {}",
                     shiftwork_seams::os_reason(&e)
                 )));
@@ -559,7 +569,7 @@ impl SqliteStore {
         let meta = match found {
             Some(m) => m,
             None if reader => {
-                return Err(StoreError::Unavailable(String::from(
+                return Err(StoreError::unavailable(String::from(
                     "there is no contracts database at the store location yet",
                 )));
             }
@@ -569,7 +579,7 @@ impl SqliteStore {
                 sqlite_file::check_directory(fs, &files)?;
                 sqlite_file::create(fs, &files, &|temp| initialise(temp, options))?;
                 fs.metadata(path).map_err(|e| {
-                    StoreError::Unavailable(format!(
+                    StoreError::unavailable(format!(
                         "the database file cannot be read: {}",
                         shiftwork_seams::os_reason(&e)
                     ))
@@ -578,7 +588,7 @@ impl SqliteStore {
         };
         // Resolved once: SQLite and every check use the file the location leads to.
         let canonical = fs.canonicalize(path).map_err(|e| {
-            StoreError::Unavailable(format!(
+            StoreError::unavailable(format!(
                 "the store location cannot be resolved: {}",
                 shiftwork_seams::os_reason(&e)
             ))
@@ -667,27 +677,33 @@ impl SqliteStore {
         }
     }
 
-    /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held
-    /// (CT-122, CT-140). Any error rolls back. `f` names the agents whose records it returned to the
-    /// queue; their waiting polls are woken after the commit (CT-180).
+    /// Runs `f` in `BEGIN IMMEDIATE … COMMIT` with the clock read once after the lock is held. Any
+    /// error rolls back. `f` names the agents whose records it returned to the queue and the leases
+    /// its sweep ended; after the commit their waiting polls are woken and the observer is told.
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Vec<AgentId>) -> Result<T, StoreError>,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, EpochMs, &mut Committed) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writable()?;
-        let mut woken = Vec::new();
+        let mut after = Committed::default();
         let out = self.transaction(TransactionBehavior::Immediate, |tx| {
-            f(tx, epoch_ms(self.clock.as_ref()), &mut woken)
+            after = Committed::default();
+            f(tx, epoch_ms(self.clock.as_ref()), &mut after)
         })?;
-        for agent in &woken {
+        self.committed(after);
+        Ok(out)
+    }
+
+    fn committed(&self, after: Committed) {
+        for agent in &after.woken {
             self.watch.watchers.notify(agent);
         }
-        Ok(out)
+        self.observer.tell(&after.events);
     }
 
     fn writable(&self) -> Result<(), StoreError> {
         if self.read_only {
-            return Err(StoreError::ReadOnly(String::from(
+            return Err(StoreError::read_only(String::from(
                 "the database file is not writable",
             )));
         }
@@ -695,7 +711,7 @@ impl SqliteStore {
     }
 
     /// A read in one transaction. A read-only store reads through a connection of its own for each
-    /// read ([`SqliteStore::reading_connection`]); a read of the file alone that a writer changed
+    /// read ([`SqliteStore::reading_source`]); a read of the file alone that a writer changed
     /// meanwhile (its log appeared, or a checkpoint rewrote the file) is read again.
     fn read<T>(
         &self,
@@ -730,7 +746,7 @@ impl SqliteStore {
                         *turn = Some((stamp, conn));
                     }
                     let Some((_, conn)) = turn.as_mut() else {
-                        return Err(StoreError::Io(String::from("no connection")));
+                        return Err(StoreError::io(String::from("no connection")));
                     };
                     return in_tx(conn);
                 }
@@ -758,7 +774,7 @@ impl SqliteStore {
         let _turn = matches!(behavior, TransactionBehavior::Immediate).then(|| self.lock_writer());
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::Io(String::from("no connection")));
+            return Err(StoreError::io(String::from("no connection")));
         };
         let tx = conn.transaction_with_behavior(behavior).map_err(io)?;
         let out = f(&tx)?;
@@ -778,7 +794,7 @@ fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The wait for a lock another process holds (CT-137's `busy_timeout`, with a better wait): SQLite's
+/// The wait for a lock another process holds (the `busy_timeout`, with a better wait): SQLite's
 /// own busy handler sleeps 1, 2, 5, 10 … ms between tries, so under contention a writer sleeps long
 /// after the lock came free (a transaction here holds it for a fraction of a millisecond). This one
 /// yields, then sleeps 20 µs doubling to at most 1 ms, and gives up (`SQLITE_BUSY`) after `timeout_ms`
@@ -805,8 +821,8 @@ fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()>
 }
 
 /// Configures a writing connection: the busy wait, stable plans, the header judged before anything is
-/// written (a foreign or newer database is refused untouched, CT-136), WAL mode and the pragmas of
-/// CT-138, `trusted_schema` off.
+/// written (a foreign or newer database is refused untouched), WAL mode, the `synchronous` of the
+/// options, `trusted_schema` off.
 fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Connection, StoreError> {
     set_busy_wait(&mut conn, options.busy_timeout_ms)
         .map_err(unavailable("the busy timeout cannot be set"))?;
@@ -818,7 +834,7 @@ fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .map_err(unavailable("WAL mode cannot be set"))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database refused WAL mode (journal_mode is {mode})"
         )));
     }
@@ -887,14 +903,14 @@ fn create_dirs(fs: &dyn Fs, dir: &Path) -> Result<(), StoreError> {
     match fs.create_dir(dir, 0o700) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(StoreError::Unavailable(format!(
+        Err(e) => Err(StoreError::unavailable(format!(
             "the database directory cannot be created: {}",
             shiftwork_seams::os_reason(&e)
         ))),
     }
 }
 
-/// What the header of a database says (CT-136).
+/// What the header of a database says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Header {
     /// An empty file to initialise.
@@ -903,7 +919,7 @@ enum Header {
     Known(i32),
 }
 
-/// The header, or `Err` for another application's file or an unknown version (CT-136). Reads only.
+/// The header, or `Err` for another application's file or an unknown version. Reads only.
 fn check_header(conn: &Connection) -> Result<Header, StoreError> {
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -918,17 +934,17 @@ fn check_header(conn: &Connection) -> Result<Header, StoreError> {
         return Ok(Header::Fresh);
     }
     if app != APPLICATION_ID {
-        return Err(StoreError::Unavailable(String::from(
+        return Err(StoreError::unavailable(String::from(
             "the file is not a contracts database (another application id)",
         )));
     }
     if version > SCHEMA_VERSION {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database has schema version {version}, newer than this build's {SCHEMA_VERSION}"
         )));
     }
     if version < 1 {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database has unknown schema version {version}"
         )));
     }
@@ -936,8 +952,8 @@ fn check_header(conn: &Connection) -> Result<Header, StoreError> {
 }
 
 /// Creates the schema of a new database (`fresh` allowed only for the one `sqlite_file::create`
-/// makes), or migrates an older version, in one `BEGIN IMMEDIATE` transaction (CT-136, CT-191); an
-/// existing database must hold the contracts schema objects only (issue 27).
+/// makes), or migrates an older version, in one `BEGIN IMMEDIATE` transaction; an
+/// existing database must hold the contracts schema objects only.
 fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -949,7 +965,7 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
             tx.execute_batch(INDEXES).map_err(io)?;
         }
         Header::Fresh => {
-            return Err(StoreError::Unavailable(format!(
+            return Err(StoreError::unavailable(format!(
                 "the file {} is an SQLite database without the contracts application id, not a contracts database; only a path that does not exist yet is created",
                 sqlite_file::shown(file)
             )));
@@ -969,7 +985,7 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
     tx.commit().map_err(io)
 }
 
-/// Schema version 1 → 2 (CT-191): the table is rebuilt (SQLite cannot change a `CHECK`), every row
+/// Schema version 1 → 2: the table is rebuilt (SQLite cannot change a `CHECK`), every row
 /// copied with `max_deliveries = 1`, `available_at = null`, `delivery_count` 1 when it was ever
 /// claimed, else 0; the `seq` counter keeps its value, so no number is ever reused.
 fn migrate_v1(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
@@ -1023,17 +1039,22 @@ fn u32_col(row: &Row<'_>, i: usize) -> rusqlite::Result<u32> {
 
 fn agent_col(row: &Row<'_>, i: usize) -> rusqlite::Result<AgentId> {
     let s: String = row.get(i)?;
-    AgentId::parse(&s).ok_or_else(|| bad(i, "an invalid agent id"))
+    AgentId::parse(&s).map_err(|_| bad(i, "an invalid agent id"))
 }
 
-/// Decodes a row in the column order of CT-139.
+fn id_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ContractId> {
+    let s: String = row.get(i)?;
+    ContractId::parse(&s).map_err(|_| bad(i, "an invalid contract id"))
+}
+
+/// Decodes a row in the column order of the table.
 fn decode(row: &Row<'_>) -> rusqlite::Result<Contract> {
     let status: String = row.get(14)?;
     let end_reason: Option<String> = row.get(27)?;
     let epoch: i64 = row.get(22)?;
     Ok(Contract {
         seq: row.get(0)?,
-        contract_id: row.get(1)?,
+        contract_id: id_col(row, 1)?,
         requester_agent: agent_col(row, 2)?,
         target_agent: agent_col(row, 3)?,
         idempotency_key: row.get(4)?,
@@ -1091,11 +1112,11 @@ fn opt_int(v: Option<i64>) -> Sql {
     v.map_or(Sql::Null, Sql::Integer)
 }
 
-/// The 39 column values of a record, in the column order of CT-139.
+/// The 39 column values of a record, in the column order of the table.
 fn encode(c: &Contract) -> Vec<Sql> {
     vec![
         Sql::Integer(c.seq),
-        Sql::Text(c.contract_id.clone()),
+        Sql::Text(c.contract_id.as_str().to_owned()),
         Sql::Text(c.requester_agent.as_str().to_owned()),
         Sql::Text(c.target_agent.as_str().to_owned()),
         opt_text(&c.idempotency_key),
@@ -1137,13 +1158,23 @@ fn encode(c: &Contract) -> Vec<Sql> {
     ]
 }
 
-/// The sweep of CT-142 and the redelivery of CT-187, in batches of `max` per kind: the report and the
-/// agents whose records went back to the queue (their waiters are woken after the commit).
+/// What a write transaction leaves to do after its commit.
+#[derive(Default)]
+struct Committed {
+    /// The agents whose records went back to the queue: their waiting polls are woken.
+    woken: Vec<AgentId>,
+    /// The leases the sweep ended, for the observer.
+    events: Vec<ContractEvent>,
+}
+
+/// The sweep and the redelivery of lost leases, in batches of `max` per kind: the report, and in
+/// `after` the agents whose records went back to the queue and the leases it ended.
 fn sweep_tx(
     tx: &rusqlite::Transaction<'_>,
     now: EpochMs,
     max: usize,
-) -> Result<(SweepReport, Vec<AgentId>), StoreError> {
+    after: &mut Committed,
+) -> Result<SweepReport, StoreError> {
     // Nearly always nothing is due: one probe of the two deadline indexes decides whether the three
     // sweeping statements run at all.
     let due: bool = tx
@@ -1151,40 +1182,56 @@ fn sweep_tx(
         .and_then(|mut s| s.query_row(rusqlite::named_params! {":now": now}, |r| r.get(0)))
         .map_err(io)?;
     if !due {
-        return Ok((SweepReport::default(), Vec::new()));
+        return Ok(SweepReport::default());
     }
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
     let queued = tx
         .prepare_cached(SWEEP_QUEUED)
         .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
         .map_err(io)?;
-    let mut requeued = Vec::new();
+    let mut redelivered = 0;
     {
         let mut stmt = tx.prepare_cached(&SWEEP_REDELIVER).map_err(io)?;
         let mut rows = stmt
             .query(rusqlite::named_params! {":now": now, ":batch": batch})
             .map_err(io)?;
         while let Some(row) = rows.next().map_err(io)? {
-            requeued.push(agent_col(row, 0).map_err(io)?);
+            let agent = agent_col(row, 1).map_err(io)?;
+            let at: Option<i64> = row.get(2).map_err(io)?;
+            after.events.extend(swept_lease(
+                id_col(row, 0).map_err(io)?,
+                agent.clone(),
+                Some(at.map(instant)),
+            ));
+            after.woken.push(agent);
+            redelivered += 1;
         }
     }
-    let claimed = tx
-        .prepare_cached(&SWEEP_CLAIMED)
-        .and_then(|mut s| s.execute(rusqlite::named_params! {":now": now, ":batch": batch}))
-        .map_err(io)?;
-    Ok((
-        SweepReport {
-            queued_timed_out: queued as u64,
-            claimed_timed_out: claimed as u64,
-            redelivered: requeued.len() as u64,
-        },
-        requeued,
-    ))
+    let mut claimed = 0;
+    {
+        let mut stmt = tx.prepare_cached(&SWEEP_CLAIMED).map_err(io)?;
+        let mut rows = stmt
+            .query(rusqlite::named_params! {":now": now, ":batch": batch})
+            .map_err(io)?;
+        while let Some(row) = rows.next().map_err(io)? {
+            after.events.extend(swept_lease(
+                id_col(row, 0).map_err(io)?,
+                agent_col(row, 1).map_err(io)?,
+                None,
+            ));
+            claimed += 1;
+        }
+    }
+    Ok(SweepReport {
+        queued_timed_out: queued as u64,
+        claimed_timed_out: claimed,
+        redelivered,
+    })
 }
 
-fn by_id(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<Option<Contract>, StoreError> {
+fn by_id(tx: &rusqlite::Transaction<'_>, id: &ContractId) -> Result<Option<Contract>, StoreError> {
     tx.prepare_cached("SELECT * FROM contracts WHERE contract_id = ?1")
-        .and_then(|mut s| s.query_row([id], decode).optional())
+        .and_then(|mut s| s.query_row([id.as_str()], decode).optional())
         .map_err(io)
 }
 
@@ -1198,13 +1245,13 @@ fn by_key(
         .map_err(io)
 }
 
-/// `INSERT` of every column of a record (CT-139 order).
+/// `INSERT` of every column of a record (table order).
 static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("?{i}")).collect();
     format!("INSERT INTO contracts VALUES ({})", placeholders.join(","))
 });
 
-/// `UPDATE` of every column but `seq` of the record `?1` (CT-143).
+/// `UPDATE` of every column but `seq` of the record `?1`.
 static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let sets: Vec<String> = COLUMNS
         .iter()
@@ -1229,7 +1276,7 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
         push("requester_agent = ?", Sql::Text(a.as_str().to_owned()));
     }
     if let Some(id) = &query.contract_id {
-        push("contract_id = ?", Sql::Text(id.clone()));
+        push("contract_id = ?", Sql::Text(id.as_str().to_owned()));
     }
     if with_status {
         if let Some(b) = query.before_seq {
@@ -1249,9 +1296,13 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
 }
 
 impl Store for SqliteStore {
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             let seq: i64 = tx
                 .prepare_cached(
                     "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'contracts'), 0) + 1",
@@ -1270,14 +1321,14 @@ impl Store for SqliteStore {
                 .map_err(io)?;
             #[cfg(feature = "test-failpoints")]
             crate::failpoints::hit("insert-before-commit");
-            woken.push(record.target_agent.clone());
+            after.woken.push(record.target_agent.clone());
             Ok(InsertOutcome::Inserted(record))
         })
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             tx.prepare_cached(CLAIM)
                 .map_err(io)?
                 .query_row(
@@ -1289,16 +1340,16 @@ impl Store for SqliteStore {
         })
     }
 
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
-        self.write(|tx, now, woken| {
-            woken.extend(sweep_tx(tx, now, SWEEP_BATCH_PER_CALL)?.1);
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+        self.write(|tx, now, after| {
+            sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
             let Some(record) = by_id(tx, contract_id)? else {
                 return Ok(None);
             };
             let out = step(&record, now);
             if let Some(next) = &out.next {
                 if next.status == Status::Submitted && record.status != Status::Submitted {
-                    woken.push(next.target_agent.clone());
+                    after.woken.push(next.target_agent.clone());
                 }
                 let mut values = encode(next);
                 values[0] = Sql::Integer(record.seq);
@@ -1310,7 +1361,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError> {
         self.read(|tx| by_id(tx, contract_id))
     }
 
@@ -1341,7 +1392,7 @@ impl Store for SqliteStore {
             for row in rows {
                 let (status, count, expired) = row.map_err(io)?;
                 let status = Status::parse(&status)
-                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status}")))?;
+                    .ok_or_else(|| StoreError::corrupt(format!("unknown status {status}")))?;
                 counts.add_status(status, u64::try_from(count).unwrap_or(0));
                 counts.logically_expired += u64::try_from(expired).unwrap_or(0);
             }
@@ -1367,16 +1418,15 @@ impl Store for SqliteStore {
         let _turn = self.lock_writer();
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::Io(String::from("no connection")));
+            return Err(StoreError::io(String::from("no connection")));
         };
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(io)?;
-        let (report, requeued) = sweep_tx(&tx, now, max_per_kind)?;
+        let mut after = Committed::default();
+        let report = sweep_tx(&tx, now, max_per_kind, &mut after)?;
         tx.commit().map_err(io)?;
-        for agent in &requeued {
-            self.watch.watchers.notify(agent);
-        }
+        self.committed(after);
         Ok(report)
     }
 
@@ -1421,10 +1471,47 @@ impl Store for SqliteStore {
             std::thread::Builder::new()
                 .name(String::from("contracts-watch"))
                 .spawn(move || watching.run())
-                .map_err(|e| StoreError::Io(format!("the watching thread cannot start: {e}")))?;
+                .map_err(|e| StoreError::io(format!("the watching thread cannot start: {e}")))?;
             *running = true;
         }
         Ok(())
+    }
+
+    fn queue_depth(&self) -> Result<QueueDepth, StoreError> {
+        self.read(|tx| {
+            let mut depth = QueueDepth::default();
+            let mut stmt = tx
+                .prepare_cached("SELECT status, count(*) FROM contracts GROUP BY status")
+                .map_err(io)?;
+            let mut rows = stmt.query([]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                let (status, n): (String, i64) = (row.get(0).map_err(io)?, row.get(1).map_err(io)?);
+                let status = Status::parse(&status)
+                    .ok_or_else(|| StoreError::corrupt(format!("unknown status {status}")))?;
+                depth.by_status.add_status(status, u64::try_from(n).unwrap_or(0));
+            }
+            drop(rows);
+            drop(stmt);
+            // The partial index of waiting records by target answers this one.
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT target_agent, count(*) FROM contracts WHERE status = 'SUBMITTED'
+                      GROUP BY target_agent ORDER BY target_agent",
+                )
+                .map_err(io)?;
+            let mut rows = stmt.query([]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                let n: i64 = row.get(1).map_err(io)?;
+                depth
+                    .submitted_by_target
+                    .push((agent_col(row, 0).map_err(io)?, u64::try_from(n).unwrap_or(0)));
+            }
+            Ok(depth)
+        })
+    }
+
+    fn observe(&self, observer: Arc<dyn ContractsObserver>) {
+        self.observer.set(observer);
     }
 
     fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {

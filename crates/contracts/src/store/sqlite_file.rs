@@ -1,5 +1,5 @@
 //! What the SQLite store judges of its file, and of the files SQLite keeps beside it, before SQLite
-//! opens them (issue 27: threat classes "sidecars" and "someone else's file").
+//! opens them (files beside it, and files someone else can write).
 //!
 //! SQLite trusts whatever lies beside a database: it replays a `-wal` of another database into this
 //! one (and folds it into the file when the last connection closes), plays back a `-journal` it finds
@@ -93,7 +93,7 @@ impl Files {
 }
 
 /// The name of `path` as a refusal shows it: its last component, with control and bidi characters
-/// escaped (the directory is the user's own setting, and no answer carries a path, CT-90).
+/// escaped (the directory is the user's own setting, and no answer carries a path).
 pub(crate) fn shown(path: &Path) -> String {
     let name = path
         .file_name()
@@ -102,7 +102,7 @@ pub(crate) fn shown(path: &Path) -> String {
 }
 
 pub(crate) fn unavailable(message: String) -> StoreError {
-    StoreError::Unavailable(message)
+    StoreError::unavailable(message)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -637,7 +637,7 @@ fn judge_left_behind(
         let carried = parse_header(&wal[at..])
             .ok_or_else(|| not_ours(files, "its first page is not an SQLite header"))?;
         judge_header(&carried, &files.db).map_err(|e| match e {
-            StoreError::Unavailable(why) => not_ours(files, &why),
+            StoreError::Unavailable { reason, .. } => not_ours(files, &reason),
             other => other,
         })?;
     }

@@ -1,4 +1,4 @@
-//! The write-ahead log as SQLite writes it, read without SQLite (issue 27): its header and frames
+//! The write-ahead log as SQLite writes it, read without SQLite: its header and frames
 //! checked as SQLite's recovery checks them, the committed frames applied to the database in memory,
 //! and the database that gives judged, or read, without a byte written anywhere. The format is
 //! SQLite's documented WAL file format (a 32-byte header; frames of a 24-byte header and one page;
@@ -127,7 +127,7 @@ pub(crate) fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), Store
     let header = parse_header(&image)
         .ok_or_else(|| not_ours(files, "the database it produces is not an SQLite database"))?;
     judge_header(&header, &files.db).map_err(|e| match e {
-        StoreError::Unavailable(why) => not_ours(files, &why),
+        StoreError::Unavailable { reason, .. } => not_ours(files, &reason),
         other => other,
     })?;
     // In memory there is no log: the copy is read as a rollback-mode database.
@@ -159,7 +159,7 @@ pub(crate) fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), Store
 }
 
 /// A reading connection to the database a log left behind would produce, replayed in memory (the
-/// files are not touched; see [`judge`]).
+/// files are not touched; see [`super::sqlite_file::judge`]).
 pub(crate) fn open_replayed(fs: &dyn Fs, files: &Files) -> Result<Connection, StoreError> {
     let read = |path: &Path| {
         fs.read_limited(path, MAX_REPLAY_BYTES).map_err(|e| {

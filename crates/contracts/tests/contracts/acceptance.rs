@@ -10,7 +10,7 @@ fn ct176_every_scenario_on_every_store() {
         for kind in store_kinds() {
             let fx = scenarios::fixture();
             let store = store(kind, &fx.clock);
-            let mut lib = Library::new(&store.store, &fx.clock, &fx.fs);
+            let mut lib = Library::new(&store.store, &fx.fs);
             let mut ctx = Ctx::new(&mut lib, &fx);
             eprintln!("{name} on {}", store.name);
             scenario(&mut ctx);

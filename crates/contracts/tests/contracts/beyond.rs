@@ -11,20 +11,14 @@ use shiftwork_contracts::{Contracts, SeededIdSource, Status, Store};
 use shiftwork_seams::{Clock, ManualClock, MemFs};
 
 use crate::scenarios::{self, T0};
-use crate::support::{TestStore, store, store_kinds, who};
+use crate::support::{TestStore, instant, store, store_kinds, who};
 
 fn at(clock: &ManualClock, offset: i64) {
     clock.set(chrono::DateTime::from_timestamp_millis(T0 + offset).unwrap());
 }
 
-fn facade(s: &TestStore, clock: Arc<dyn Clock>, fs: &MemFs) -> Contracts {
-    Contracts::new(
-        s.store.clone(),
-        clock,
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(1)),
-        crate::support::config(false),
-    )
+fn facade(s: &TestStore, fs: &MemFs) -> Contracts {
+    crate::support::facade(&s.store, fs, false)
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
@@ -60,7 +54,7 @@ fn ct183_ct184_ct185_cancel_a_contract() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = facade(&s, Arc::new(fx.clock.clone()), &fx.fs);
+        let c = facade(&s, &fx.fs);
         at(&fx.clock, 0);
         let queued = dispatch(&c, json!({}));
         let held = dispatch(&c, json!({"title": "held"}));
@@ -171,7 +165,7 @@ fn ct184_a_lapsed_lease_is_timed_out_not_cancelled() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = facade(&s, Arc::new(fx.clock.clone()), &fx.fs);
+        let c = facade(&s, &fx.fs);
         at(&fx.clock, 0);
         let id = dispatch(&c, json!({"exec_ttl_sec": 60}));
         poll(&c);
@@ -195,7 +189,7 @@ fn ct186_to_ct189_redelivery_with_backoff() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = facade(&s, Arc::new(fx.clock.clone()), &fx.fs);
+        let c = facade(&s, &fx.fs);
         at(&fx.clock, 0);
         let id = dispatch(&c, json!({"exec_ttl_sec": 60, "max_deliveries": 3}));
         at(&fx.clock, 1000);
@@ -234,14 +228,14 @@ fn ct186_to_ct189_redelivery_with_backoff() {
         assert_eq!(second["contract"]["available_at"], T0 + 91_000);
         // The second backoff is 60 s.
         at(&fx.clock, 151_000);
-        let report = c.sweep(T0 + 151_000).unwrap();
+        let report = c.sweep(instant(T0 + 151_000)).unwrap();
         assert_eq!(report.redelivered, 1, "{kind}: {report:?}");
         assert_eq!(detail(&c, &id)["available_at"], T0 + 211_000);
         at(&fx.clock, 211_000);
         assert_eq!(poll(&c)["contract"]["delivery_count"], 3);
         // The third lease lost: no delivery left, timed out with three claims.
         at(&fx.clock, 271_000);
-        c.sweep(T0 + 271_000).unwrap();
+        c.sweep(instant(T0 + 271_000)).unwrap();
         let record = detail(&c, &id);
         assert_eq!(record["status"], "TIMED_OUT", "{kind}: {record}");
         assert_eq!(record["end_reason"], "EXEC_TTL_EXPIRED");
@@ -275,7 +269,7 @@ fn ct186_to_ct189_redelivery_with_backoff() {
         let plain = dispatch(&c, json!({"title": "plain", "exec_ttl_sec": 60}));
         assert_eq!(poll(&c)["contract"]["max_deliveries"], 1);
         at(&fx.clock, 361_000);
-        c.sweep(T0 + 361_000).unwrap();
+        c.sweep(instant(T0 + 361_000)).unwrap();
         assert_eq!(detail(&c, &plain)["status"], "TIMED_OUT");
         assert!(s.store.check_integrity().unwrap().is_clean(), "{kind}");
     }
@@ -287,7 +281,7 @@ fn ct187_no_redelivery_past_the_lifetime_ceiling() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = facade(&s, Arc::new(fx.clock.clone()), &fx.fs);
+        let c = facade(&s, &fx.fs);
         at(&fx.clock, 0);
         // Lifetime 240 s; a claim at 200 s leases until 240 s; 240 s + 30 s passes the ceiling.
         let id = dispatch(
@@ -304,7 +298,7 @@ fn ct187_no_redelivery_past_the_lifetime_ceiling() {
         at(&fx.clock, 100_000);
         poll(&c);
         at(&fx.clock, 160_000);
-        c.sweep(T0 + 160_000).unwrap();
+        c.sweep(instant(T0 + 160_000)).unwrap();
         let r = detail(&c, &id);
         assert_eq!(
             r["status"], "SUBMITTED",
@@ -313,7 +307,7 @@ fn ct187_no_redelivery_past_the_lifetime_ceiling() {
         at(&fx.clock, 220_000);
         poll(&c);
         at(&fx.clock, 240_000);
-        c.sweep(T0 + 240_000).unwrap();
+        c.sweep(instant(T0 + 240_000)).unwrap();
         let r = detail(&c, &id);
         assert_eq!(r["status"], "TIMED_OUT", "{kind}: {r}");
         assert_eq!(r["completed_at"], T0 + 240_000);
@@ -327,7 +321,7 @@ fn ct179_wait_sec_argument_and_waited_ms() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = facade(&s, Arc::new(fx.clock.clone()), &fx.fs);
+        let c = facade(&s, &fx.fs);
         at(&fx.clock, 0);
         for bad in [json!(-1), json!(61), json!(1.5), json!("5")] {
             let answer = call(&c, "poll_next_task", json!({"agent_id": "bob", "wait_sec": bad}));
@@ -357,13 +351,13 @@ fn ct179_wait_sec_argument_and_waited_ms() {
 
 /// A facade with the production clock of `s` over it (real waits; PostgreSQL on the server's clock).
 fn live(s: &TestStore, fs: &MemFs, seed: u64) -> Arc<Contracts> {
-    Arc::new(Contracts::new(
-        s.store.clone(),
-        s.clock.clone(),
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(seed)),
-        crate::support::config(false),
-    ))
+    Arc::new(
+        Contracts::builder(s.store.clone())
+            .fs(Arc::new(fs.clone()))
+            .ids(Arc::new(SeededIdSource::new(seed)))
+            .config(crate::support::config(false))
+            .build(),
+    )
 }
 
 /// A store of `kind` that judges by the production clock (the system's; PostgreSQL's server's).
@@ -373,12 +367,14 @@ fn live_store(kind: &'static str) -> (TestStore, MemFs) {
     (s, fx.fs)
 }
 
-fn dispatch_live(c: &Contracts) -> String {
+fn dispatch_live(c: &Contracts) -> shiftwork_contracts::ContractId {
     let d = c
-        .dispatch(&shiftwork_contracts::DispatchRequest {
-            requester_agent: who("alice"),
-            ..shiftwork_contracts::DispatchRequest::new(crate::support::agent("bob"), "job", "/w")
-        })
+        .dispatch(&shiftwork_contracts::DispatchRequest::new(
+            who("alice"),
+            crate::support::agent("bob"),
+            "job",
+            "/w",
+        ))
         .unwrap();
     d.contract_id
 }
@@ -454,13 +450,11 @@ fn ct181_a_cancelled_wait_claims_nothing() {
             inner: s.store.clone(),
             cancel: Cancel::new(),
         });
-        let c2 = Contracts::new(
-            racing.clone(),
-            s.clock.clone(),
-            Arc::new(fs.clone()),
-            Arc::new(SeededIdSource::new(3)),
-            crate::support::config(false),
-        );
+        let c2 = Contracts::builder(racing.clone())
+            .fs(Arc::new(fs.clone()))
+            .ids(Arc::new(SeededIdSource::new(3)))
+            .config(crate::support::config(false))
+            .build();
         let out = c2
             .poll_next_task_wait(&who("bob"), Duration::from_secs(5), &racing.cancel)
             .unwrap();
@@ -482,6 +476,9 @@ struct CancelOnClaim {
 }
 
 impl Store for CancelOnClaim {
+    fn clock(&self) -> Arc<dyn Clock> {
+        self.inner.clock()
+    }
     fn insert(
         &self,
         build: shiftwork_contracts::store::Build<'_>,
@@ -500,14 +497,14 @@ impl Store for CancelOnClaim {
     }
     fn update(
         &self,
-        contract_id: &str,
+        contract_id: &shiftwork_contracts::ContractId,
         step: shiftwork_contracts::store::Update<'_>,
     ) -> Result<Option<shiftwork_contracts::transition::Reply>, shiftwork_contracts::StoreError> {
         self.inner.update(contract_id, step)
     }
     fn get(
         &self,
-        id: &str,
+        id: &shiftwork_contracts::ContractId,
     ) -> Result<Option<shiftwork_contracts::Contract>, shiftwork_contracts::StoreError> {
         self.inner.get(id)
     }
@@ -558,10 +555,10 @@ fn ct179_the_wait_never_exceeds_wait_sec_by_more_than_100_ms() {
             let took = started.elapsed();
             assert!(out.held().is_none());
             assert!(took >= Duration::from_secs(1), "{kind}: answered early: {took:?}");
-            let PollOutcome::Empty { waited_ms, .. } = out else {
+            let PollOutcome::Empty { waited, .. } = out else {
                 unreachable!()
             };
-            assert!(waited_ms.unwrap() >= 1000, "{kind}: {waited_ms:?}");
+            assert!(waited.unwrap() >= Duration::from_secs(1), "{kind}: {waited:?}");
             overs.push(took - Duration::from_secs(1));
         }
         overs.sort();
@@ -579,12 +576,12 @@ fn ct180_a_redelivery_falling_due_wakes_the_waiter() {
     for kind in store_kinds() {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
-        let c = Arc::new(facade(&s, Arc::new(fx.clock.clone()), &fx.fs));
+        let c = Arc::new(facade(&s, &fx.fs));
         at(&fx.clock, 0);
         let id = dispatch(&c, json!({"exec_ttl_sec": 60, "max_deliveries": 2}));
         poll(&c);
         at(&fx.clock, 61_000);
-        c.sweep(T0 + 61_000).unwrap();
+        c.sweep(instant(T0 + 61_000)).unwrap();
         // Available again at 91 000; the waiter sleeps on the manual clock, which the test moves.
         let waiter = {
             let c = c.clone();
@@ -596,10 +593,14 @@ fn ct180_a_redelivery_falling_due_wakes_the_waiter() {
         std::thread::sleep(Duration::from_millis(300));
         fx.clock.advance(Duration::from_millis(30_000));
         let out = waiter.join().unwrap();
-        assert_eq!(out.held().map(|h| h.contract_id.clone()), Some(id), "{kind}");
-        let PollOutcome::Claimed { waited_ms, .. } = out else {
+        assert_eq!(out.held().map(|h| h.contract_id.to_string()), Some(id), "{kind}");
+        let PollOutcome::Claimed { waited, .. } = out else {
             unreachable!()
         };
-        assert_eq!(waited_ms, Some(30_000), "{kind}: waited on the clock's time");
+        assert_eq!(
+            waited,
+            Some(Duration::from_millis(30_000)),
+            "{kind}: waited on the clock's time"
+        );
     }
 }

@@ -35,22 +35,20 @@ pub fn open(path: &Path, clock: &ManualClock, busy_ms: u32, pool: usize) -> Arc<
     loop {
         match SqliteStore::open(path, options, Arc::new(clock.clone()), &OsFs) {
             Ok(s) => return Arc::new(s),
-            Err(shiftwork_contracts::StoreError::Busy(_)) => std::thread::yield_now(),
+            Err(shiftwork_contracts::StoreError::Busy { .. }) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }
 }
 
-pub fn facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contracts {
+pub fn facade(store: Arc<dyn Store>, seed: u64) -> Contracts {
     let fs = MemFs::new();
     fs.create_dir_all("/w");
-    Contracts::new(
-        store,
-        Arc::new(clock.clone()),
-        Arc::new(fs),
-        Arc::new(SeededIdSource::new(seed)),
-        crate::support::config(false),
-    )
+    Contracts::builder(store)
+        .fs(Arc::new(fs))
+        .ids(Arc::new(SeededIdSource::new(seed)))
+        .config(crate::support::config(false))
+        .build()
 }
 
 pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
@@ -62,7 +60,7 @@ pub fn dispatch(c: &Contracts, target: &str, n: usize) -> String {
         requester_agent: who("boss"),
         ..dreq()
     })
-    .map(|d| d.contract_id)
+    .map(|d| d.contract_id.to_string())
     .unwrap_or_else(|r| panic!("dispatch failed: {r}"))
 }
 
@@ -88,7 +86,7 @@ pub fn check_history(store: &dyn Store, dispatched: &HashSet<String>, claims: &[
         .unwrap();
     let c = page.counts;
     assert_eq!(
-        c.SUBMITTED + c.CLAIMED + c.COMPLETED + c.FAILED + c.TIMED_OUT + c.POINTER_STALE,
+        c.submitted + c.claimed + c.completed + c.failed + c.timed_out + c.pointer_stale,
         records.len() as u64
     );
     // CT-155: distinct (id, epoch) pairs; no more polls than the final epoch; nothing left queued.
@@ -131,7 +129,7 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.db");
     let clock = clock_at(T0);
-    let seed = facade(open(&path, &clock, 5000, 1), &clock, 1);
+    let seed = facade(open(&path, &clock, 5000, 1), 1);
     let mut dispatched = HashSet::new();
     for n in 0..5000 {
         dispatched.insert(dispatch(&seed, AGENTS[n % 3], n));
@@ -141,7 +139,7 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
     let dispatcher = {
         let (path, clock, barrier) = (path.clone(), clock.clone(), barrier.clone());
         std::thread::spawn(move || {
-            let c = facade(open(&path, &clock, 5000, 1), &clock, 2);
+            let c = facade(open(&path, &clock, 5000, 1), 2);
             barrier.wait();
             (0..1000)
                 .map(|n| dispatch(&c, AGENTS[n % 3], 5000 + n))
@@ -153,18 +151,18 @@ fn ct165_eight_threads_and_a_dispatcher_on_one_file() {
         .map(|i| {
             let (path, clock, barrier, done) = (path.clone(), clock.clone(), barrier.clone(), done.clone());
             std::thread::spawn(move || {
-                let c = facade(open(&path, &clock, 5000, 1), &clock, 10 + i as u64);
+                let c = facade(open(&path, &clock, 5000, 1), 10 + i as u64);
                 let agent = who(AGENTS[i % 3]);
                 let mut claims = Vec::new();
                 barrier.wait();
                 loop {
                     match c.poll_next_task(&agent) {
                         Ok(p) => match p.held() {
-                            Some(h) => claims.push((h.contract_id.clone(), h.claim_epoch)),
+                            Some(h) => claims.push((h.contract_id.to_string(), h.claim_epoch)),
                             None if done.load(std::sync::atomic::Ordering::SeqCst) => break,
                             None => std::thread::yield_now(),
                         },
-                        Err(r) if r.code == RefusalCode::StoreBusy => {}
+                        Err(r) if r.code() == RefusalCode::StoreBusy => {}
                         Err(r) => panic!("poll failed: {r}"),
                     }
                 }
@@ -205,7 +203,7 @@ fn child_poller() {
     } else {
         open(Path::new(&db), &clock, busy, 1)
     };
-    let c = facade(store, &clock, 99);
+    let c = facade(store, 99);
     while !Path::new(&go).exists() {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -220,7 +218,7 @@ fn child_poller() {
                 }
                 None => break,
             },
-            Err(r) if r.code == RefusalCode::StoreBusy => {
+            Err(r) if r.code() == RefusalCode::StoreBusy => {
                 use std::io::Write;
                 writeln!(out, "BUSY").unwrap();
             }
@@ -266,8 +264,7 @@ pub fn run_processes_on(
 ) -> (usize, usize, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let go = dir.path().join("go");
-    let clock = clock_at(T0);
-    let seed = facade(store, &clock, 1);
+    let seed = facade(store, 1);
     let dispatched: HashSet<String> = (0..contracts)
         .map(|n| dispatch(&seed, AGENTS[n % 4], n))
         .collect();

@@ -15,7 +15,7 @@ use shiftwork_contracts::store::ListQuery;
 use shiftwork_contracts::{
     Contracts, DispatchRequest, FulfillRequest, HolderRef, SeededIdSource, Status, Store,
 };
-use shiftwork_seams::{ManualClock, OsFs};
+use shiftwork_seams::OsFs;
 
 use crate::concurrency::{AGENTS, clock_at, open, spawn_child};
 use crate::scenarios::T0;
@@ -23,14 +23,12 @@ use crate::support::{agent, dreq, who};
 
 const FILE: &[u8] = b"fn main() {}\n";
 
-fn os_facade(store: Arc<dyn Store>, clock: &ManualClock, seed: u64) -> Contracts {
-    Contracts::new(
-        store,
-        Arc::new(clock.clone()),
-        Arc::new(OsFs),
-        Arc::new(SeededIdSource::new(seed)),
-        crate::support::config(false),
-    )
+fn os_facade(store: Arc<dyn Store>, seed: u64) -> Contracts {
+    Contracts::builder(store)
+        .fs(Arc::new(OsFs))
+        .ids(Arc::new(SeededIdSource::new(seed)))
+        .config(crate::support::config(false))
+        .build()
 }
 
 fn env(key: &str) -> Option<String> {
@@ -49,7 +47,6 @@ fn child_chaos() {
     let clock = clock_at(T0 + 1000);
     let c = os_facade(
         open(Path::new(&db), &clock, 5000, 1),
-        &clock,
         id.parse::<u64>().unwrap() + 1000,
     );
     let mut log = std::fs::OpenOptions::new()
@@ -136,7 +133,7 @@ fn ct162_ct167_killed_at_random_instants() {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("main.rs"), FILE).unwrap();
     let clock = clock_at(T0);
-    let parent = os_facade(open(&db, &clock, 5000, 1), &clock, 1);
+    let parent = os_facade(open(&db, &clock, 5000, 1), 1);
     let mut dispatched: HashSet<String> = HashSet::new();
     for n in 0..200 {
         let d = parent
@@ -149,7 +146,7 @@ fn ct162_ct167_killed_at_random_instants() {
                 ..dreq()
             })
             .unwrap();
-        dispatched.insert(d.contract_id);
+        dispatched.insert(d.contract_id.to_string());
     }
     let started = Instant::now();
     let mut rng = fastrand_like(7);
@@ -224,7 +221,7 @@ fn ct162_ct167_killed_at_random_instants() {
         if let Some(k) = &r.idempotency_key {
             assert!(keys.insert(k.clone()), "CT-156: key {k} names two records");
         }
-        if !dispatched.contains(&r.contract_id) {
+        if !dispatched.contains(r.contract_id.as_str()) {
             let key = r.idempotency_key.as_deref().unwrap_or_default();
             assert!(
                 intents.contains(key),
@@ -254,8 +251,8 @@ fn ct162_ct167_killed_at_random_instants() {
     }
     // A far-future sweep ends everything.
     let far = clock_at(T0 + 40 * 86_400_000);
-    let late = os_facade(open(&db, &far, 5000, 1), &far, 3);
-    late.sweep(T0 + 40 * 86_400_000).unwrap();
+    let late = os_facade(open(&db, &far, 5000, 1), 3);
+    late.sweep(crate::support::instant(T0 + 40 * 86_400_000)).unwrap();
     let after = crate::support::every_record(late.store().as_ref());
     assert!(
         after.iter().all(|c| c.status.is_terminal()),
@@ -278,6 +275,7 @@ fn ct162_ct167_killed_at_random_instants() {
 #[cfg(feature = "test-failpoints")]
 mod failpoints {
     use super::*;
+    use crate::support::{cid, instant};
 
     /// The child of the named-point tests: arms `CT_POINT` and runs `CT_OP`.
     #[test]
@@ -293,7 +291,7 @@ mod failpoints {
             return;
         };
         let clock = clock_at(at.parse().unwrap());
-        let c = os_facade(open(Path::new(&db), &clock, 5000, 1), &clock, 77);
+        let c = os_facade(open(Path::new(&db), &clock, 5000, 1), 77);
         shiftwork_contracts::failpoints::arm(&point);
         match op.as_str() {
             "poll" => {
@@ -304,7 +302,7 @@ mod failpoints {
                 std::fs::write(Path::new(&ws).join("main.rs"), b"changed!!!!!!\n").unwrap();
                 let _ = c.fulfill_contract(
                     &HolderRef {
-                        contract_id: id,
+                        contract_id: cid(&id),
                         agent_id: who("bob"),
                         claim_epoch: Some(1),
                     },
@@ -315,7 +313,7 @@ mod failpoints {
                 );
             }
             "sweep" => {
-                c.sweep(at.parse().unwrap()).unwrap();
+                c.sweep(instant(at.parse().unwrap())).unwrap();
             }
             _ => {
                 c.dispatch(&DispatchRequest {
@@ -367,7 +365,7 @@ mod failpoints {
         let _ = &s.dir;
     }
 
-    fn dispatch(c: &Contracts, ws: &Path) -> String {
+    fn dispatch(c: &Contracts, ws: &Path) -> shiftwork_contracts::ContractId {
         c.dispatch(&DispatchRequest {
             target_agent: agent("bob"),
             title: "Review".into(),
@@ -382,7 +380,7 @@ mod failpoints {
 
     fn reopened(s: &Setup, at: i64) -> Contracts {
         let clock = clock_at(at);
-        let c = os_facade(open(&s.db, &clock, 5000, 1), &clock, 5);
+        let c = os_facade(open(&s.db, &clock, 5000, 1), 5);
         let report = c.check_integrity().unwrap();
         assert!(report.is_clean(), "CT-162: {:?}", report.violations);
         c
@@ -394,7 +392,7 @@ mod failpoints {
         for point in ["after-claim-commit", "mid-hash"] {
             let s = setup();
             let clock = clock_at(T0);
-            let c1 = dispatch(&os_facade(open(&s.db, &clock, 5000, 1), &clock, 1), &s.ws);
+            let c1 = dispatch(&os_facade(open(&s.db, &clock, 5000, 1), 1), &s.ws);
             die_at(&s, point, "poll", T0 + 60_000, &[]);
             let c = reopened(&s, T0 + 61_000);
             let r = c.store().get(&c1).unwrap().unwrap();
@@ -425,7 +423,7 @@ mod failpoints {
     fn ct167_killed_after_the_u2_commit() {
         let s = setup();
         let clock = clock_at(T0);
-        let c = os_facade(open(&s.db, &clock, 5000, 1), &clock, 1);
+        let c = os_facade(open(&s.db, &clock, 5000, 1), 1);
         let id = dispatch(&c, &s.ws);
         clock.set(chrono::DateTime::from_timestamp_millis(T0 + 1000).unwrap());
         c.poll_next_task(&who("bob")).unwrap();
@@ -434,7 +432,7 @@ mod failpoints {
             "after-u2-commit",
             "fulfill",
             T0 + 2000,
-            &[("CT_CONTRACT", id.clone())],
+            &[("CT_CONTRACT", id.to_string())],
         );
         let c = reopened(&s, T0 + 3000);
         let r = c.store().get(&id).unwrap().unwrap();
@@ -466,13 +464,13 @@ mod failpoints {
     fn ct167_killed_between_two_sweep_batches() {
         let s = setup();
         let clock = clock_at(T0);
-        let c = os_facade(open(&s.db, &clock, 5000, 1), &clock, 1);
+        let c = os_facade(open(&s.db, &clock, 5000, 1), 1);
         for n in 0..2500 {
             c.dispatch(&DispatchRequest {
                 target_agent: agent("bob"),
                 title: format!("{n}"),
                 workspace_root: s.ws.display().to_string(),
-                queue_ttl_sec: Some(60),
+                queue_ttl: Some(Duration::from_secs(60)),
                 requester_agent: who("alice"),
                 ..dreq()
             })
@@ -491,9 +489,9 @@ mod failpoints {
             )
             .unwrap()
             .counts;
-        assert_eq!(counts.TIMED_OUT, 1000, "exactly the first batch committed");
-        assert_eq!(counts.SUBMITTED, 1500);
-        let r = c.sweep(T0 + 120_000).unwrap();
+        assert_eq!(counts.timed_out, 1000, "exactly the first batch committed");
+        assert_eq!(counts.submitted, 1500);
+        let r = c.sweep(instant(T0 + 120_000)).unwrap();
         assert_eq!(r.queued_timed_out, 1500);
     }
 }

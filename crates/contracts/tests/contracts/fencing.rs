@@ -6,29 +6,20 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use shiftwork_contracts::Status;
 use shiftwork_contracts::{
-    Contracts, DispatchRequest, FulfillRequest, HolderRef, RefusalCode, SeededIdSource, Status, Store,
+    ContractId, Contracts, DispatchRequest, FulfillRequest, HolderRef, RefusalCode, Store,
 };
-use shiftwork_seams::{ManualClock, MemFs};
+use shiftwork_seams::ManualClock;
 
 use crate::scenarios::{self, T0};
-use crate::support::{agent, dreq, store, store_kinds, who};
+use crate::support::{agent, dreq, facade, instant, store, store_kinds, who};
 
 fn at(clock: &ManualClock, offset: i64) {
     clock.set(chrono::DateTime::from_timestamp_millis(T0 + offset).unwrap());
 }
 
-fn facade(s: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: bool) -> Contracts {
-    Contracts::new(
-        s.clone(),
-        Arc::new(clock.clone()),
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(1)),
-        crate::support::config(strict),
-    )
-}
-
-fn d(c: &Contracts, pointers: &[&str]) -> String {
+fn d(c: &Contracts, pointers: &[&str]) -> ContractId {
     c.dispatch(&DispatchRequest {
         target_agent: agent("bob"),
         title: "Review".into(),
@@ -41,9 +32,9 @@ fn d(c: &Contracts, pointers: &[&str]) -> String {
     .contract_id
 }
 
-fn holder(id: &str, epoch: Option<u64>) -> HolderRef {
+fn holder(id: &ContractId, epoch: Option<u64>) -> HolderRef {
     HolderRef {
-        contract_id: id.into(),
+        contract_id: id.clone(),
         agent_id: who("bob"),
         claim_epoch: epoch,
     }
@@ -52,9 +43,9 @@ fn holder(id: &str, epoch: Option<u64>) -> HolderRef {
 /// Every holder operation with `h`: the refusal codes, in the order extend, release, fail, fulfill.
 fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
     vec![
-        c.extend_ttl(h).err().map(|r| r.code),
-        c.release_contract(h, None).err().map(|r| r.code),
-        c.fail_contract(h, "x").err().map(|r| r.code),
+        c.extend_ttl(h).err().map(|r| r.code()),
+        c.release_contract(h, None).err().map(|r| r.code()),
+        c.fail_contract(h, "x").err().map(|r| r.code()),
         c.fulfill_contract(
             h,
             &FulfillRequest {
@@ -63,7 +54,7 @@ fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
             },
         )
         .err()
-        .map(|r| r.code),
+        .map(|r| r.code()),
     ]
 }
 
@@ -73,7 +64,7 @@ fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
         let fx = scenarios::fixture();
         let ts = store(kind, &fx.clock);
         let s = ts.store.clone();
-        let c = facade(&s, &fx.clock, &fx.fs, false);
+        let c = facade(&s, &fx.fs, false);
         let id = d(&c, &["src/lib.rs"]);
         at(&fx.clock, 1000);
         c.poll_next_task(&who("bob")).unwrap();
@@ -107,7 +98,7 @@ fn ct158_fenced_out_holders_are_refused_and_change_nothing() {
             "{kind}: CT-158 refusals change nothing"
         );
         // Strict mode: no epoch, no operation.
-        let strict = facade(&s, &fx.clock, &fx.fs, true);
+        let strict = facade(&s, &fx.fs, true);
         assert_eq!(
             all_ops(&strict, &holder(&id, None)),
             vec![Some(RefusalCode::EpochRequired); 4],
@@ -146,7 +137,7 @@ fn ct45_deadlines_are_exclusive_to_the_millisecond() {
         let fx = scenarios::fixture();
         let ts = store(kind, &fx.clock);
         let s = ts.store.clone();
-        let c = facade(&s, &fx.clock, &fx.fs, false);
+        let c = facade(&s, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);
         c.poll_next_task(&who("bob")).unwrap();
@@ -157,7 +148,7 @@ fn ct45_deadlines_are_exclusive_to_the_millisecond() {
         );
         at(&fx.clock, 1_799_999 + 1_800_000);
         assert_eq!(
-            c.extend_ttl(&holder(&id, Some(1))).unwrap_err().code,
+            c.extend_ttl(&holder(&id, Some(1))).unwrap_err().code(),
             RefusalCode::LeaseExpired,
             "{kind}"
         );
@@ -172,7 +163,7 @@ fn ct163_no_file_io_under_a_store_lock() {
         let fx = scenarios::fixture();
         let ts = store(kind, &fx.clock);
         let s = ts.store.clone();
-        let c = Arc::new(facade(&s, &fx.clock, &fx.fs, false));
+        let c = Arc::new(facade(&s, &fx.fs, false));
         let c1 = d(&c, &["src/lib.rs"]);
         let hold = fx.fs.hold_reads(Path::new("/w/src/lib.rs"));
         let poller = {
@@ -200,7 +191,7 @@ fn ct163_no_file_io_under_a_store_lock() {
             c2.contract_id,
             "{kind}: a claim completes"
         );
-        c.sweep(T0).unwrap();
+        c.sweep(instant(T0)).unwrap();
         hold.release();
         assert_eq!(poller.join().unwrap().held().unwrap().contract_id, c1, "{kind}");
 
@@ -225,7 +216,7 @@ fn ct163_no_file_io_under_a_store_lock() {
             .unwrap();
         hold.release();
         assert_eq!(
-            fulfiller.join().unwrap().unwrap_err().code,
+            fulfiller.join().unwrap().unwrap_err().code(),
             RefusalCode::NotClaimed,
             "{kind}"
         );
@@ -242,7 +233,7 @@ fn ct168_sweeps_never_act_on_stale_reads() {
         let fx = scenarios::fixture();
         let ts = store(kind, &fx.clock);
         let s = ts.store.clone();
-        let c = facade(&s, &fx.clock, &fx.fs, false);
+        let c = facade(&s, &fx.fs, false);
         let id = d(&c, &[]);
         at(&fx.clock, 0);
         c.poll_next_task(&who("bob")).unwrap(); // lease ends at T0 + 1_800_000
@@ -286,7 +277,7 @@ fn ct168_sqlite_sweep_holding_the_lock_serialises_a_concurrent_extend() {
         )
         .unwrap(),
     );
-    let c = Arc::new(facade(&s, &fx.clock, &fx.fs, false));
+    let c = Arc::new(facade(&s, &fx.fs, false));
     let id = d(&c, &[]);
     at(&fx.clock, 0);
     c.poll_next_task(&who("bob")).unwrap();
@@ -298,7 +289,7 @@ fn ct168_sqlite_sweep_holding_the_lock_serialises_a_concurrent_extend() {
     let expires: i64 = tx
         .query_row(
             "SELECT expires_at FROM contracts WHERE contract_id = ?1",
-            [&id],
+            [id.as_str()],
             |r| r.get(0),
         )
         .unwrap();
@@ -319,6 +310,6 @@ fn ct168_sqlite_sweep_holding_the_lock_serialises_a_concurrent_extend() {
     .unwrap();
     tx.commit().unwrap();
     // B then meets the timed-out contract: the correct serial outcome.
-    assert_eq!(b.join().unwrap().unwrap_err().code, RefusalCode::LeaseExpired);
+    assert_eq!(b.join().unwrap().unwrap_err().code(), RefusalCode::LeaseExpired);
     assert!(s.check_integrity().unwrap().is_clean());
 }

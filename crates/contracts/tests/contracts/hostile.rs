@@ -19,16 +19,16 @@ use shiftwork_seams::{DirEntry, FileWriter, Fs, LockGuard, ManualClock, MemFs, M
 use crate::scenarios::{self, T0};
 
 fn facade_over(fs: Arc<dyn Fs>, clock: &ManualClock, roots: &[&str]) -> Contracts {
-    Contracts::new(
-        Arc::new(MemoryStore::new(Arc::new(clock.clone()))),
-        Arc::new(clock.clone()),
-        fs,
-        Arc::new(SeededIdSource::new(1)),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new(roots.iter().map(PathBuf::from)),
-            ..ContractsConfig::default()
-        },
-    )
+    Contracts::builder(Arc::new(MemoryStore::new(Arc::new(clock.clone()))))
+        .fs(fs)
+        .ids(Arc::new(SeededIdSource::new(1)))
+        .config(
+            ContractsConfig::builder()
+                .allowed_roots(AllowedRoots::new(roots.iter().map(PathBuf::from)))
+                .build()
+                .unwrap(),
+        )
+        .build()
 }
 
 fn call(c: &Contracts, tool: &str, args: Value) -> Value {
@@ -106,16 +106,16 @@ fn issue12_workspace_roots_outside_the_allowed_roots_are_refused() {
     // refused (as one swapped for a link into a system directory would).
     let sent = dispatch(&c, "/home/me/project", &["a.rs"]);
     let id = sent["contract_id"].as_str().unwrap();
-    let narrower = Contracts::new(
-        c.store().clone(),
-        Arc::new(fx.clock.clone()),
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(9)),
-        ContractsConfig {
-            allowed_roots: AllowedRoots::new(["/srv"]),
-            ..ContractsConfig::default()
-        },
-    );
+    let narrower = Contracts::builder(c.store().clone())
+        .fs(Arc::new(fs.clone()))
+        .ids(Arc::new(SeededIdSource::new(9)))
+        .config(
+            ContractsConfig::builder()
+                .allowed_roots(AllowedRoots::new(["/srv"]))
+                .build()
+                .unwrap(),
+        )
+        .build();
     let verified = call(
         &narrower,
         "verify_contract",
@@ -245,13 +245,11 @@ fn issue12_pointer_files_are_read_within_bounds_and_only_when_regular() {
     let honest = facade_over(Arc::new(fx.fs.clone()), &fx.clock, &["/w"]);
     let sent = dispatch(&honest, "/w", &["src/lib.rs"]);
     let id = sent["contract_id"].as_str().unwrap().to_owned();
-    let c = Contracts::new(
-        honest.store().clone(),
-        Arc::new(fx.clock.clone()),
-        lying.clone(),
-        Arc::new(SeededIdSource::new(2)),
-        crate::support::config(false),
-    );
+    let c = Contracts::builder(honest.store().clone())
+        .fs(lying.clone())
+        .ids(Arc::new(SeededIdSource::new(2)))
+        .config(crate::support::config(false))
+        .build();
     let verified = call(
         &c,
         "verify_contract",
@@ -338,7 +336,7 @@ fn issue12_store_locations_that_are_not_regular_files_are_refused() {
     let clock: Arc<dyn shiftwork_seams::Clock> = Arc::new(shiftwork_seams::SystemClock::new());
     for location in [PathBuf::from("/dev/null"), fifo.clone(), folder.clone()] {
         match SqliteStore::open(&location, SqliteOptions::default(), clock.clone(), &OsFs) {
-            Err(StoreError::Unavailable(why)) => {
+            Err(StoreError::Unavailable { reason: why, .. }) => {
                 assert!(
                     why.contains("not a regular file"),
                     "{}: {why}",
@@ -400,13 +398,11 @@ fn issue12_read_only_database_serves_reads_and_refuses_writes() {
     let clock = ManualClock::new(chrono::DateTime::from_timestamp_millis(T0).unwrap());
     let open = || SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs);
     let facade = |store: SqliteStore| {
-        Contracts::new(
-            Arc::new(store),
-            Arc::new(clock.clone()),
-            Arc::new(OsFs),
-            Arc::new(SeededIdSource::new(1)),
-            crate::support::config(false),
-        )
+        Contracts::builder(Arc::new(store))
+            .fs(Arc::new(OsFs))
+            .ids(Arc::new(SeededIdSource::new(1)))
+            .config(crate::support::config(false))
+            .build()
     };
     let c = facade(open().unwrap());
     let root = ws.to_str().unwrap();

@@ -1,6 +1,7 @@
 //! Integration tests of the `contracts` crate, one binary with modules by area:
 //! `acceptance` (the §11 scenarios on every store), `model` (the model-based property test),
-//! `concurrency` (threads and processes claiming from one file), `crash` (kill -9), `fencing`, `waits`
+//! `concurrency` (threads and processes claiming from one file), `crash` (kill -9), `embedding` (the
+//! typed API a runtime uses, the observer, the gauges' query, the spans), `fencing`, `waits`
 //! (waits on the clock they were given, cancelled calls). Every behaviour a store offers runs on every
 //! store kind (`support::store_kinds`: memory, SQLite, and PostgreSQL when `SHIFTWORK_TEST_POSTGRES_URL`
 //! is set; with `SHIFTWORK_REQUIRE_POSTGRES=1` a missing server fails).
@@ -11,6 +12,7 @@ mod acceptance;
 mod beyond;
 mod concurrency;
 mod crash;
+mod embedding;
 mod fencing;
 mod hostile;
 mod migration;

@@ -133,8 +133,8 @@ fn ct191_a_sqlite_database_of_schema_version_1_migrates_and_keeps_every_contract
     drop(SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap());
     check_kept(&before, &sqlite_rows(&path), "SQLite, opened again");
     // It works: the seq counter is kept, and the migrated claim of bob is his.
-    let c = crate::concurrency::facade(store.clone(), &clock, 5);
-    let id = crate::concurrency::dispatch(&c, "zed", 1);
+    let c = crate::concurrency::facade(store.clone(), 5);
+    let id = crate::support::cid(&crate::concurrency::dispatch(&c, "zed", 1));
     assert_eq!(
         store.get(&id).unwrap().unwrap().seq,
         11,
@@ -197,8 +197,8 @@ fn ct191_a_postgres_schema_of_version_1_migrates_and_keeps_every_contract() {
     assert_eq!(version, "2");
     assert!(store.check_integrity().unwrap().is_clean());
     let store: Arc<dyn Store> = Arc::new(store);
-    let c = crate::concurrency::facade(store.clone(), &clock, 5);
-    let id = crate::concurrency::dispatch(&c, "zed", 1);
+    let c = crate::concurrency::facade(store.clone(), 5);
+    let id = crate::support::cid(&crate::concurrency::dispatch(&c, "zed", 1));
     assert_eq!(store.get(&id).unwrap().unwrap().seq, 11);
     raw.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
         .unwrap();

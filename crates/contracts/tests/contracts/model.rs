@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use shiftwork_contracts::integrity::{self, IntegrityReport};
+use shiftwork_contracts::model::EpochMs;
 use shiftwork_contracts::store::{Build, Counts, InsertOutcome, ListPage, ListQuery, SweepReport, Update};
 use shiftwork_contracts::transition::{self, Reply};
-use shiftwork_contracts::{AgentId, Contract, EpochMs, Status, Store, StoreError};
+use shiftwork_contracts::{AgentId, Contract, ContractId, Status, Store, StoreError};
 use shiftwork_seams::{Clock, Fs, ManualClock, MemFs};
 
 use crate::support::{Library, TestStore, store, store_kinds};
@@ -74,6 +75,10 @@ impl Reference {
 }
 
 impl Store for Reference {
+    fn clock(&self) -> Arc<dyn Clock> {
+        Arc::new(self.clock.clone())
+    }
+
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
         let mut g = self.map.lock().unwrap();
         let now = self.now();
@@ -108,11 +113,15 @@ impl Store for Reference {
         Ok(Some(next))
     }
 
-    fn update(&self, contract_id: &str, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
+    fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
         let mut g = self.map.lock().unwrap();
         let now = self.now();
         Self::sweep_map(&mut g.0, now, 1000);
-        let Some(seq) = g.0.values().find(|c| c.contract_id == contract_id).map(|c| c.seq) else {
+        let Some(seq) =
+            g.0.values()
+                .find(|c| &c.contract_id == contract_id)
+                .map(|c| c.seq)
+        else {
             return Ok(None);
         };
         let out = step(&g.0[&seq], now);
@@ -122,14 +131,14 @@ impl Store for Reference {
         Ok(Some(out.reply))
     }
 
-    fn get(&self, contract_id: &str) -> Result<Option<Contract>, StoreError> {
+    fn get(&self, contract_id: &ContractId) -> Result<Option<Contract>, StoreError> {
         Ok(self
             .map
             .lock()
             .unwrap()
             .0
             .values()
-            .find(|c| c.contract_id == contract_id)
+            .find(|c| &c.contract_id == contract_id)
             .cloned())
     }
 
@@ -294,8 +303,8 @@ struct Run {
     subjects: Vec<(TestStore, Library)>,
     reference_lib: Library,
     ids: Vec<String>,
-    first_terminal: HashMap<String, Contract>,
-    last_retry: HashMap<String, u32>,
+    first_terminal: HashMap<ContractId, Contract>,
+    last_retry: HashMap<ContractId, u32>,
 }
 
 impl Run {
@@ -311,12 +320,12 @@ impl Run {
             map: Mutex::new((BTreeMap::new(), 0)),
         });
         let reference_store: Arc<dyn Store> = reference.clone();
-        let reference_lib = Library::new(&reference_store, &clock, &fs);
+        let reference_lib = Library::new(&reference_store, &fs);
         let subjects = store_kinds()
             .iter()
             .map(|kind| {
                 let s = store(kind, &clock);
-                let lib = Library::new(&s.store, &clock, &fs);
+                let lib = Library::new(&s.store, &fs);
                 (s, lib)
             })
             .collect();
@@ -531,9 +540,18 @@ impl Run {
             }
             Cmd::Sweep => {
                 let now = self.clock.now().timestamp_millis();
-                let expected = self.reference_lib.normal.sweep(now).unwrap();
+                let expected = self
+                    .reference_lib
+                    .normal
+                    .sweep(crate::support::instant(now))
+                    .unwrap();
                 for (s, lib) in &self.subjects {
-                    assert_eq!(lib.normal.sweep(now).unwrap(), expected, "sweep on {}", s.name);
+                    assert_eq!(
+                        lib.normal.sweep(crate::support::instant(now)).unwrap(),
+                        expected,
+                        "sweep on {}",
+                        s.name
+                    );
                 }
             }
         }

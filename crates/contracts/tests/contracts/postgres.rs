@@ -88,7 +88,7 @@ mod with_server {
     fn ct154_a_claim_skips_a_locked_row_at_once() {
         let clock = clock_at(T0);
         let Some(p) = pg(&clock) else { return };
-        let c = facade(p.store.clone(), &clock, 1);
+        let c = facade(p.store.clone(), 1);
         let first = dispatch(&c, "bob", 1);
         let second = dispatch(&c, "bob", 2);
         let mut other = raw(&p.schema);
@@ -128,15 +128,15 @@ mod with_server {
     fn ct152_lock_timeout_is_store_busy() {
         let clock = clock_at(T0);
         let Some(p) = pg(&clock) else { return };
-        let c = facade(p.store.clone(), &clock, 1);
-        let id = dispatch(&c, "bob", 1);
+        let c = facade(p.store.clone(), 1);
+        let id = crate::support::cid(&dispatch(&c, "bob", 1));
         c.poll_next_task(&who("bob")).unwrap();
         let before = p.store.get(&id).unwrap();
         let mut other = raw(&p.schema);
         let mut tx = other.transaction().unwrap();
         tx.execute(
             "SELECT 1 FROM contracts WHERE contract_id = $1 FOR UPDATE",
-            &[&id],
+            &[&id.as_str()],
         )
         .unwrap();
         let r = c
@@ -146,8 +146,8 @@ mod with_server {
                 claim_epoch: Some(1),
             })
             .unwrap_err();
-        assert_eq!(r.code, RefusalCode::StoreBusy);
-        assert!(r.details.is_empty());
+        assert_eq!(r.code(), RefusalCode::StoreBusy);
+        assert_eq!(r.details().to_json(), serde_json::json!({}));
         tx.rollback().unwrap();
         assert_eq!(p.store.get(&id).unwrap(), before);
         assert!(
@@ -188,7 +188,7 @@ mod with_server {
             ..PgOptions::default()
         };
         match PgStore::connect(&postgres_url().unwrap(), options) {
-            Err(StoreError::Unavailable(why)) => assert!(why.contains("newer"), "{why}"),
+            Err(StoreError::Unavailable { reason: why, .. }) => assert!(why.contains("newer"), "{why}"),
             other => panic!("expected Unavailable, got {:?}", other.map(|_| ())),
         }
         raw(&p.schema)
@@ -206,7 +206,7 @@ mod with_server {
             "postgresql://nobody:secret@localhost/x?host=/nonexistent-socket-dir",
             bad,
         ) {
-            Err(StoreError::Unavailable(why)) => {
+            Err(StoreError::Unavailable { reason: why, .. }) => {
                 assert!(!why.contains("secret") && !why.contains("nonexistent"), "{why}")
             }
             other => panic!("expected Unavailable, got {:?}", other.map(|_| ())),
@@ -220,7 +220,7 @@ mod with_server {
     fn issue27_a_pg_store_carrying_objects_it_did_not_create_is_refused() {
         let clock = clock_at(T0);
         let Some(p) = pg(&clock) else { return };
-        let c = facade(p.store.clone(), &clock, 1);
+        let c = facade(p.store.clone(), 1);
         dispatch(&c, "bob", 1);
         let rows = |schema: &str| -> i64 {
             raw(schema)
@@ -259,7 +259,7 @@ mod with_server {
                 ..PgOptions::default()
             };
             match PgStore::connect(&postgres_url().unwrap(), options) {
-                Err(StoreError::Unavailable(why)) => {
+                Err(StoreError::Unavailable { reason: why, .. }) => {
                     assert!(why.contains(&format!("'{name}'")), "{name}: {why}");
                     assert!(why.contains("does not define"), "{name}: {why}");
                 }
@@ -293,14 +293,12 @@ mod with_server {
         assert!((seen - local).num_seconds().abs() < 3600, "{seen} vs {local}");
         let fs_root = shiftwork_seams::MemFs::new();
         fs_root.create_dir_all("/w");
-        let c = shiftwork_contracts::Contracts::new(
-            store.clone(),
-            store.server_clock(),
-            Arc::new(fs_root),
-            Arc::new(shiftwork_contracts::OsIdSource),
-            crate::support::config(false),
-        );
-        let id = dispatch(&c, "bob", 1);
+        let c = shiftwork_contracts::Contracts::builder(store.clone())
+            .fs(Arc::new(fs_root))
+            .ids(Arc::new(shiftwork_contracts::OsIdSource))
+            .config(crate::support::config(false))
+            .build();
+        let id = crate::support::cid(&dispatch(&c, "bob", 1));
         let rec = store.get(&id).unwrap().unwrap();
         assert!((rec.created_at - local.timestamp_millis()).abs() < 3_600_000);
     }
@@ -310,14 +308,14 @@ mod with_server {
     fn ct165_threads_on_postgres() {
         let clock = clock_at(T0);
         let Some(p) = pg(&clock) else { return };
-        let seed = facade(p.store.clone(), &clock, 1);
+        let seed = facade(p.store.clone(), 1);
         let mut dispatched: HashSet<String> = (0..1500).map(|n| dispatch(&seed, AGENTS[n % 3], n)).collect();
         let barrier = Arc::new(std::sync::Barrier::new(9));
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let dispatcher = {
             let (clock, barrier, schema) = (clock.clone(), barrier.clone(), p.schema.clone());
             std::thread::spawn(move || {
-                let c = facade(Arc::new(pg_store(Arc::new(clock.clone()), &schema)), &clock, 2);
+                let c = facade(Arc::new(pg_store(Arc::new(clock.clone()), &schema)), 2);
                 barrier.wait();
                 (0..300)
                     .map(|n| dispatch(&c, AGENTS[n % 3], 5000 + n))
@@ -337,7 +335,6 @@ mod with_server {
                     };
                     let c = facade(
                         Arc::new(PgStore::connect(&postgres_url().unwrap(), options).unwrap()),
-                        &clock,
                         10 + i,
                     );
                     let mut claims = Vec::new();
@@ -345,11 +342,11 @@ mod with_server {
                     loop {
                         match c.poll_next_task(&who(AGENTS[i as usize % 3])) {
                             Ok(r) => match r.held() {
-                                Some(h) => claims.push((h.contract_id.clone(), h.claim_epoch)),
+                                Some(h) => claims.push((h.contract_id.to_string(), h.claim_epoch)),
                                 None if done.load(std::sync::atomic::Ordering::SeqCst) => break,
                                 None => std::thread::yield_now(),
                             },
-                            Err(r) if r.code == RefusalCode::StoreBusy => {}
+                            Err(r) if r.code() == RefusalCode::StoreBusy => {}
                             Err(r) => panic!("{r}"),
                         }
                     }
@@ -396,7 +393,7 @@ mod with_server {
             eprintln!("restart test skipped: SHIFTWORK_TEST_POSTGRES_RESTART is not set");
             return;
         };
-        let c = Arc::new(facade(p.store.clone(), &clock, 1));
+        let c = Arc::new(facade(p.store.clone(), 1));
         let dispatched: HashSet<String> = (0..600).map(|n| dispatch(&c, "bob", n)).collect();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let poller = {
@@ -409,17 +406,17 @@ mod with_server {
                         Ok(r) => match r.held() {
                             Some(h) => {
                                 recovered_after_error |= unavailable > 0;
-                                claims.push((h.contract_id.clone(), h.claim_epoch));
+                                claims.push((h.contract_id.to_string(), h.claim_epoch));
                                 std::thread::sleep(Duration::from_millis(2));
                             }
                             None if stop.load(std::sync::atomic::Ordering::SeqCst) => break,
                             None => std::thread::sleep(Duration::from_millis(5)),
                         },
-                        Err(r) if r.code == RefusalCode::StoreUnavailable => {
+                        Err(r) if r.code() == RefusalCode::StoreUnavailable => {
                             unavailable += 1;
                             std::thread::sleep(Duration::from_millis(50));
                         }
-                        Err(r) if r.code == RefusalCode::StoreBusy => busy += 1,
+                        Err(r) if r.code() == RefusalCode::StoreBusy => busy += 1,
                         Err(r) => panic!("unexpected refusal during the restart: {r}"),
                     }
                 }
@@ -458,7 +455,7 @@ mod with_server {
             assert_eq!(*epoch, 1);
         }
         for r in &records {
-            assert!(dispatched.contains(&r.contract_id));
+            assert!(dispatched.contains(r.contract_id.as_str()));
             assert_eq!(r.status, Status::Claimed, "every contract was claimed once");
         }
         let orphaned = records.len() - claims.len();

@@ -22,7 +22,7 @@ use shiftwork_contracts::{
 };
 use shiftwork_seams::{Clock, MemFs, OsFs, SystemClock};
 
-use crate::support::{agent, who};
+use crate::support::{agent, instant, who};
 
 fn wall_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
@@ -60,16 +60,14 @@ impl Clock for FastClock {
     }
 }
 
-fn facade(store: Arc<dyn Store>, clock: Arc<dyn Clock>, seed: u64) -> Contracts {
+fn facade(store: Arc<dyn Store>, seed: u64) -> Contracts {
     let fs = MemFs::new();
     fs.create_dir_all("/w");
-    Contracts::new(
-        store,
-        clock,
-        Arc::new(fs),
-        Arc::new(SeededIdSource::new(seed)),
-        crate::support::config(false),
-    )
+    Contracts::builder(store)
+        .fs(Arc::new(fs))
+        .ids(Arc::new(SeededIdSource::new(seed)))
+        .config(crate::support::config(false))
+        .build()
 }
 
 /// The store at `db` (a file, or a PostgreSQL URL with its `schema`), judging by `clock`.
@@ -84,7 +82,7 @@ fn open(db: &str, schema: Option<&str>, clock: Arc<dyn Clock>) -> Arc<dyn Store>
     loop {
         match SqliteStore::open(Path::new(db), options, clock.clone(), &OsFs) {
             Ok(s) => return Arc::new(s),
-            Err(shiftwork_contracts::StoreError::Busy(_)) => std::thread::yield_now(),
+            Err(shiftwork_contracts::StoreError::Busy { .. }) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }
@@ -120,11 +118,7 @@ fn spawn(test: &str, envs: &[(&str, String)], stdout: Stdio) -> Child {
 #[ignore = "a child process of ct180_a_dispatch_from_another_process_wakes_a_waiter_within_100_ms"]
 fn child_dispatcher() {
     let Some(db) = env("CT_DB") else { return };
-    let c = facade(
-        open(&db, None, Arc::new(SystemClock::new())),
-        Arc::new(SystemClock::new()),
-        77,
-    );
+    let c = facade(open(&db, None, Arc::new(SystemClock::new())), 77);
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
     out.flush().unwrap();
@@ -159,7 +153,7 @@ fn ct180_a_dispatch_from_another_process_wakes_a_waiter_within_100_ms() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db").display().to_string();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-    let waiter = Arc::new(facade(open(&db, None, clock.clone()), clock, 1));
+    let waiter = Arc::new(facade(open(&db, None, clock.clone()), 1));
     let mut child = spawn(
         "redelivery_race::child_dispatcher",
         &[("CT_DB", db.clone())],
@@ -204,8 +198,8 @@ fn ct180_a_dispatch_from_another_connection_wakes_a_waiter_within_100_ms() {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
     let one = Arc::new(crate::support::pg_store(clock.clone(), &schema));
     let other: Arc<dyn Store> = Arc::new(crate::support::pg_store(clock.clone(), &schema));
-    let waiter = Arc::new(facade(one.clone(), clock.clone(), 1));
-    let sender = facade(other, clock, 2);
+    let waiter = Arc::new(facade(one.clone(), 1));
+    let sender = facade(other, 2);
     let mut latencies: Vec<i64> = (0..5)
         .map(|n| {
             wake_latency(waiter.clone(), &mut || {
@@ -249,7 +243,6 @@ fn child_worker() {
     let schema = env("CT_PG_SCHEMA");
     let c = facade(
         open(&db, schema.as_deref(), clock.clone()),
-        clock,
         seed.parse::<u64>().unwrap() + 500,
     );
     let mut log = std::fs::OpenOptions::new()
@@ -270,7 +263,7 @@ fn child_worker() {
         // 60 s on the fast clock: 0.6 s of wall time.
         let polled = match c.poll_next_task_wait(&me, Duration::from_secs(60), &Cancel::new()) {
             Ok(p) => p,
-            Err(r) if r.code == RefusalCode::StoreBusy => continue,
+            Err(r) if r.code() == RefusalCode::StoreBusy => continue,
             Err(r) => panic!("poll failed: {r}"),
         };
         let Some(h) = polled.held() else { continue };
@@ -304,7 +297,7 @@ fn child_worker() {
             },
         ) {
             Ok(_) => line(format!("DONE {} {}", h.contract_id, h.claim_epoch)),
-            Err(r) => line(format!("REFUSED {} {}", h.contract_id, r.code)),
+            Err(r) => line(format!("REFUSED {} {}", h.contract_id, r.code())),
         }
     }
 }
@@ -327,14 +320,18 @@ fn race(db: &str, schema: Option<&str>, label: &str) {
     let start = wall_ms();
     let clock: Arc<dyn Clock> = Arc::new(FastClock { start });
     let store = open(db, schema, clock.clone());
-    let c = facade(store.clone(), clock.clone(), 1);
+    let c = facade(store.clone(), 1);
     for n in 0..CONTRACTS {
-        c.dispatch(&DispatchRequest {
-            exec_ttl_sec: Some(60),
-            max_deliveries: Some(3),
-            requester_agent: who("boss"),
-            ..DispatchRequest::new(agent(AGENTS[n % AGENTS.len()]), format!("job {n}"), "/w")
-        })
+        c.dispatch(
+            &DispatchRequest::new(
+                who("boss"),
+                agent(AGENTS[n % AGENTS.len()]),
+                format!("job {n}"),
+                "/w",
+            )
+            .exec_ttl(Duration::from_secs(60))
+            .max_deliveries(3),
+        )
         .unwrap();
     }
     let mut spawned = 0usize;
@@ -376,9 +373,9 @@ fn race(db: &str, schema: Option<&str>, label: &str) {
             }
         }
         let now = clock.now().timestamp_millis();
-        let _ = c.sweep(now);
+        let _ = c.sweep(instant(now));
         let counts = store.list(&ListQuery::default(), now).unwrap().counts;
-        if counts.SUBMITTED + counts.CLAIMED == 0 {
+        if counts.submitted + counts.claimed == 0 {
             break;
         }
         assert!(
@@ -420,7 +417,7 @@ fn race(db: &str, schema: Option<&str>, label: &str) {
     assert_eq!(records.len(), CONTRACTS);
     let (mut completed, mut timed_out, mut redelivered) = (0, 0, 0);
     for r in &records {
-        let id = &r.contract_id;
+        let id = r.contract_id.as_str();
         let logged = claims.get(id).copied().unwrap_or(0);
         assert_eq!(
             r.delivery_count, logged,

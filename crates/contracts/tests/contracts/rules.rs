@@ -31,13 +31,11 @@ fn worlds() -> impl Iterator<Item = World> {
         let fx = scenarios::fixture();
         let s = store(kind, &fx.clock);
         eprintln!("on {kind}");
-        let c = Contracts::new(
-            s.store.clone(),
-            Arc::new(fx.clock.clone()),
-            Arc::new(fx.fs.clone()),
-            Arc::new(SeededIdSource::new(1)),
-            crate::support::config(false),
-        );
+        let c = Contracts::builder(s.store.clone())
+            .fs(Arc::new(fx.fs.clone()))
+            .ids(Arc::new(SeededIdSource::new(1)))
+            .config(crate::support::config(false))
+            .build();
         World {
             fx,
             c,
@@ -530,13 +528,11 @@ fn ct30_ct33_ct35_roots_and_symlinks_at_verification() {
             fx.fs.remove_file(Path::new(f)).unwrap();
         }
         let moved = MemFs::new();
-        let c2 = Contracts::new(
-            c.store().clone(),
-            Arc::new(fx.clock.clone()),
-            Arc::new(moved),
-            Arc::new(SeededIdSource::new(2)),
-            crate::support::config(false),
-        );
+        let c2 = Contracts::builder(c.store().clone())
+            .fs(Arc::new(moved))
+            .ids(Arc::new(SeededIdSource::new(2)))
+            .config(crate::support::config(false))
+            .build();
         let v = call(
             &c2,
             "verify_contract",
@@ -675,7 +671,7 @@ fn ct75_detail_bounded_to_64_kib() {
         assert_eq!(item["contract_schema"]["type"], "object");
         let full = c
             .inspect(&shiftwork_contracts::InspectRequest {
-                contract_id: Some(id.clone()),
+                contract_id: Some(crate::support::cid(&id)),
                 unbounded: true,
                 ..Default::default()
             })
@@ -825,14 +821,14 @@ fn ct78_purge_deletes_terminal_records_and_frees_keys() {
             json!({"contract_id": id, "agent_id": "bob", "claim_epoch": 1, "reason": "x"}),
         );
         assert_eq!(
-            c.purge_terminal(T0).unwrap(),
+            c.purge_terminal(crate::support::instant(T0)).unwrap(),
             0,
             "completed_at < completed_before is strict"
         );
-        assert_eq!(c.purge_terminal(T0 + 1).unwrap(), 1);
-        assert!(c.store().get(&id).unwrap().is_none());
+        assert_eq!(c.purge_terminal(crate::support::instant(T0 + 1)).unwrap(), 1);
+        assert!(c.store().get(&crate::support::cid(&id)).unwrap().is_none());
         assert!(
-            c.store().get(&live[0]).unwrap().is_some(),
+            c.store().get(&crate::support::cid(&live[0])).unwrap().is_some(),
             "live records are never purged"
         );
         let again = call(
@@ -862,7 +858,13 @@ fn ct26_history_entries_chain_and_are_capped() {
                 json!({"contract_id": id, "agent_id": "bob", "claim_epoch": k, "reason": long}),
             );
         }
-        let e = c.store().get(&id).unwrap().unwrap().error_reason.unwrap();
+        let e = c
+            .store()
+            .get(&crate::support::cid(&id))
+            .unwrap()
+            .unwrap()
+            .error_reason
+            .unwrap();
         assert_eq!(e.chars().count(), 2000);
         assert!(e.ends_with('…'));
         assert!(e.starts_with(&format!(
@@ -952,7 +954,7 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
             clock.clone(),
             &shiftwork_seams::OsFs,
         ) {
-            Err(StoreError::Unavailable(why)) => {
+            Err(StoreError::Unavailable { reason: why, .. }) => {
                 assert!(!why.contains(dir.path().to_str().unwrap()), "no path: {why}")
             }
             other => panic!("{name}: expected Unavailable, got {:?}", other.map(|_| ())),
@@ -1126,7 +1128,7 @@ fn issue27_every_store_keeps_what_it_accepts() {
             json!({"contract_id": id, "agent_id": "alice", "reason": "a\u{0}b"}),
         );
         assert_eq!(a["error"]["details"]["argument"], "reason", "{kind}: {a}");
-        let record = c.store().get(&id).unwrap().unwrap();
+        let record = c.store().get(&crate::support::cid(&id)).unwrap().unwrap();
         assert_eq!(
             record.status,
             shiftwork_contracts::Status::Claimed,
@@ -1138,7 +1140,7 @@ fn issue27_every_store_keeps_what_it_accepts() {
             with_holder(json!({"result_summary": "fine ✓", "structured_output": {"k": "\u{7f}é\u{1F600}"}})),
         );
         assert_eq!(done["ok"], true, "{kind}: {done}");
-        let record = c.store().get(&id).unwrap().unwrap();
+        let record = c.store().get(&crate::support::cid(&id)).unwrap().unwrap();
         assert_eq!(record.context_summary, "é\t\u{1F600}", "{kind}");
         assert_eq!(record.result_summary.as_deref(), Some("fine ✓"), "{kind}");
         assert_eq!(

@@ -69,15 +69,13 @@ fn store_with(dir: &Path, n: usize) -> PathBuf {
 fn facade(store: SqliteStore) -> Contracts {
     // Each facade draws other ids: the clock stands still.
     static SEED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    Contracts::new(
-        Arc::new(store),
-        Arc::new(clock()),
-        Arc::new(OsFs),
-        Arc::new(SeededIdSource::new(
+    Contracts::builder(Arc::new(store))
+        .fs(Arc::new(OsFs))
+        .ids(Arc::new(SeededIdSource::new(
             SEED.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        )),
-        crate::support::config(false),
-    )
+        )))
+        .config(crate::support::config(false))
+        .build()
 }
 
 fn call(c: &Contracts, tool: &str, args: serde_json::Value) -> serde_json::Value {
@@ -86,7 +84,7 @@ fn call(c: &Contracts, tool: &str, args: serde_json::Value) -> serde_json::Value
 
 fn refused(result: Result<SqliteStore, StoreError>) -> String {
     match result {
-        Err(StoreError::Unavailable(why)) => why,
+        Err(StoreError::Unavailable { reason, .. }) => reason,
         Err(other) => panic!("refused as {other:?}"),
         Ok(_) => panic!("opened"),
     }

@@ -182,15 +182,13 @@ pub fn store_with_clock(kind: &'static str, clock: Arc<dyn Clock>) -> TestStore 
     }
 }
 
-/// A facade over `store` with the fixture's clock and workspace.
-pub fn facade(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs, strict: bool) -> Contracts {
-    Contracts::new(
-        store.clone(),
-        Arc::new(clock.clone()),
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(1)),
-        crate::support::config(strict),
-    )
+/// A facade over `store` (which reads the fixture's clock) and the fixture's workspace.
+pub fn facade(store: &Arc<dyn Store>, fs: &MemFs, strict: bool) -> Contracts {
+    Contracts::builder(store.clone())
+        .fs(Arc::new(fs.clone()))
+        .ids(Arc::new(SeededIdSource::new(1)))
+        .config(crate::support::config(strict))
+        .build()
 }
 
 /// The scenarios' library surface: `shiftwork_contracts::args::call` over a facade.
@@ -200,17 +198,15 @@ pub struct Library {
 }
 
 impl Library {
-    pub fn new(store: &Arc<dyn Store>, clock: &ManualClock, fs: &MemFs) -> Self {
+    pub fn new(store: &Arc<dyn Store>, fs: &MemFs) -> Self {
         // One id source for both facades: ids follow the order of dispatches, whichever facade runs them.
         let ids = Arc::new(SeededIdSource::new(1));
         let make = |strict| {
-            Contracts::new(
-                store.clone(),
-                Arc::new(clock.clone()),
-                Arc::new(fs.clone()),
-                ids.clone(),
-                crate::support::config(strict),
-            )
+            Contracts::builder(store.clone())
+                .fs(Arc::new(fs.clone()))
+                .ids(ids.clone())
+                .config(crate::support::config(strict))
+                .build()
         };
         Library {
             normal: make(false),
@@ -231,7 +227,7 @@ impl Surface for Library {
     }
 
     fn sweep(&mut self, now: i64) -> (u64, u64) {
-        let r = self.normal.sweep(now).unwrap();
+        let r = self.normal.sweep(instant(now)).unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
     }
 }
@@ -241,27 +237,38 @@ pub fn agent(name: &str) -> shiftwork_contracts::AgentId {
     shiftwork_contracts::AgentId::parse(name).unwrap()
 }
 
-/// The identity `name`, given as an argument.
-pub fn who(name: &str) -> shiftwork_contracts::Identity {
-    shiftwork_contracts::Identity::Given(agent(name))
+/// The agent `name` (a valid fixture name), as a caller names itself.
+pub fn who(name: &str) -> shiftwork_contracts::AgentId {
+    agent(name)
 }
 
-/// A dispatch with every optional argument absent; literals give their own target, title and root.
+/// The instant `ms` milliseconds after 1970 UTC.
+pub fn instant(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+/// The contract id `text`.
+pub fn cid(text: &str) -> shiftwork_contracts::ContractId {
+    shiftwork_contracts::ContractId::parse(text).unwrap()
+}
+
+/// A dispatch from `alice` with every optional argument absent; literals give their own target,
+/// title and root.
 pub fn dreq() -> shiftwork_contracts::DispatchRequest {
-    shiftwork_contracts::DispatchRequest::new(agent("nobody"), "", "")
+    shiftwork_contracts::DispatchRequest::new(agent("alice"), agent("nobody"), "", "")
 }
 
 /// The facade configuration of the tests: the fixture workspace `/w` (in a `MemFs`) and the system's
 /// temporary directory (the real workspaces of the process tests) are the allowed roots.
 pub fn config(strict: bool) -> ContractsConfig {
-    ContractsConfig {
-        require_claim_epoch: strict,
-        allowed_roots: shiftwork_contracts::roots::AllowedRoots::new([
+    ContractsConfig::builder()
+        .require_claim_epoch(strict)
+        .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new([
             std::path::PathBuf::from("/w"),
             std::env::temp_dir(),
-        ]),
-        ..ContractsConfig::default()
-    }
+        ]))
+        .build()
+        .unwrap()
 }
 
 /// Every record of `store`, newest first, in one page (no sweep; counts at time 0).

@@ -30,13 +30,11 @@ use crate::support::{TestStore, production_store, store, store_kinds, who};
 const HUNG: Duration = Duration::from_secs(60);
 
 fn facade(s: &TestStore, fs: Arc<dyn Fs>) -> Contracts {
-    Contracts::new(
-        s.store.clone(),
-        s.clock.clone(),
-        fs,
-        Arc::new(SeededIdSource::new(7)),
-        crate::support::config(false),
-    )
+    Contracts::builder(s.store.clone())
+        .fs(fs)
+        .ids(Arc::new(SeededIdSource::new(7)))
+        .config(crate::support::config(false))
+        .build()
 }
 
 fn call(c: &Contracts, tool: &str, args: Value, cancel: &Cancel) -> Value {
@@ -93,13 +91,14 @@ fn issue27_waits_end_by_the_clock_they_were_given() {
             .recv_timeout(HUNG)
             .unwrap_or_else(|_| panic!("{kind}: the wait did not end at its deadline on the manual clock"))
             .unwrap();
-        let PollOutcome::Empty {
-            waited_ms, message, ..
-        } = out
-        else {
+        let PollOutcome::Empty { waited, message, .. } = out else {
             panic!("{kind}: {out:?}")
         };
-        assert_eq!(waited_ms, Some(100), "{kind}: measured on the manual clock");
+        assert_eq!(
+            waited,
+            Some(Duration::from_millis(100)),
+            "{kind}: measured on the manual clock"
+        );
         assert_eq!(message, "No pending contracts for agent \"bob\"");
     }
 }
@@ -120,12 +119,12 @@ fn issue27_a_waiting_poll_on_the_production_clock_answers_on_every_store() {
                     .unwrap()
             })
         };
-        let PollOutcome::Empty { waited_ms, .. } = empty else {
+        let PollOutcome::Empty { waited, .. } = empty else {
             panic!("{kind}: {empty:?}")
         };
         assert!(
-            waited_ms.unwrap() >= 1000,
-            "{kind}: the whole wait_sec: {waited_ms:?}"
+            waited.unwrap() >= Duration::from_secs(1),
+            "{kind}: the whole wait_sec: {waited:?}"
         );
         let waiter = {
             let c = c.clone();
@@ -136,22 +135,21 @@ fn issue27_a_waiting_poll_on_the_production_clock_answers_on_every_store() {
         };
         std::thread::sleep(Duration::from_millis(300));
         let sent = c
-            .dispatch(&shiftwork_contracts::DispatchRequest {
-                requester_agent: who("alice"),
-                ..shiftwork_contracts::DispatchRequest::new(crate::support::agent("bob"), "job", "/w")
-            })
+            .dispatch(&shiftwork_contracts::DispatchRequest::new(
+                who("alice"),
+                crate::support::agent("bob"),
+                "job",
+                "/w",
+            ))
             .unwrap();
         let claimed = answered(kind, move || waiter.join().unwrap());
-        let PollOutcome::Claimed {
-            contract, waited_ms, ..
-        } = claimed
-        else {
+        let PollOutcome::Claimed { contract, waited, .. } = claimed else {
             panic!("{kind}: {claimed:?}")
         };
         assert_eq!(contract.contract_id, sent.contract_id, "{kind}");
         assert!(
-            waited_ms.unwrap() > 0,
-            "{kind}: the time it waited: {waited_ms:?}"
+            waited.unwrap() > Duration::ZERO,
+            "{kind}: the time it waited: {waited:?}"
         );
     }
 }
@@ -261,7 +259,7 @@ fn issue27_a_cancelled_call_answers_or_undoes_what_it_did() {
         assert_eq!(listed["total_returned"], 0, "{kind}: {listed}");
 
         let sent = call(&plain, "dispatch_contract", dispatch_args, &Cancel::new());
-        let id = sent["contract_id"].as_str().unwrap().to_owned();
+        let id = crate::support::cid(sent["contract_id"].as_str().unwrap());
 
         // A plain poll cancelled while it verifies the claimed contract: the claim is undone.
         let cancel = Cancel::new();
@@ -358,7 +356,7 @@ fn issue27_a_claim_whose_answer_is_dropped_is_undone() {
             json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
             &Cancel::new(),
         );
-        let id = sent["contract_id"].as_str().unwrap().to_owned();
+        let id = crate::support::cid(sent["contract_id"].as_str().unwrap());
         let empty = call(&c, "poll_next_task", json!({"agent_id": "carol"}), &Cancel::new());
         shiftwork_contracts::args::answer_not_delivered(&c, "poll_next_task", &empty);
         let held = call(&c, "poll_next_task", json!({"agent_id": "bob"}), &Cancel::new());

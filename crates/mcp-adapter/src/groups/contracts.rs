@@ -1,11 +1,12 @@
-//! The `contracts` tool group (contracts.md §7): the tools over `shiftwork_contracts::Contracts`.
+//! The `contracts` tool group: the tools over `shiftwork_contracts::Contracts`.
 //!
-//! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which decodes it
-//! in the tool's argument order, runs the operation and returns the answer object (CT-82, CT-83). The
-//! store location rule and the reopen policy are the crate's (`shiftwork_contracts::location`); the
-//! store is opened on the first contracts call, never at start-up (CT-90). What the adapter adds: the
-//! settings, and the hint naming the flag or variable to check in the refusals where one helps (the
-//! library's messages name none).
+//! The handlers are thin: they hand the argument object to `shiftwork_contracts::args::call`, which
+//! decodes it in the tool's argument order, runs the operation and returns the answer object. The store
+//! location rule and the reopen policy are the crate's (`shiftwork_contracts::location`); the store is
+//! opened on the first contracts call, never at start-up. What the adapter adds: the settings, the hint
+//! naming the flag or variable to check in the refusals where one helps (the library's messages name
+//! none), the authenticated caller as every identity's default, and the metrics: the library's observer
+//! counts the queue's events, and the queue gauges read the open store at most once per interval.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,14 +16,16 @@ use serde_json::{Map, Value, json};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
-use shiftwork_contracts::{Contracts, ContractsConfig, DefaultAgent, StoreError};
+use shiftwork_contracts::{
+    AgentId, ContractEvent, Contracts, ContractsConfig, DefaultAgent, QueueDepth, Status, StoreError,
+};
 
 use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
 mod schema;
 use crate::settings::{Setting, Settings};
 
-/// `--contracts-db` / `SHIFTWORK_CONTRACTS_DB` (CT-91, CT-135).
+/// `--contracts-db` / `SHIFTWORK_CONTRACTS_DB`.
 pub static CONTRACTS_DB: Setting = Setting {
     flag: "--contracts-db",
     env: Some("SHIFTWORK_CONTRACTS_DB"),
@@ -30,7 +33,7 @@ pub static CONTRACTS_DB: Setting = Setting {
     help: "contracts store: a file path or a postgres:// URL (default ~/.shiftwork/contracts.db)",
 };
 
-/// `--contracts-sync` / `SHIFTWORK_CONTRACTS_SYNC` (CT-138).
+/// `--contracts-sync` / `SHIFTWORK_CONTRACTS_SYNC`.
 pub static CONTRACTS_SYNC: Setting = Setting {
     flag: "--contracts-sync",
     env: Some("SHIFTWORK_CONTRACTS_SYNC"),
@@ -38,7 +41,7 @@ pub static CONTRACTS_SYNC: Setting = Setting {
     help: "SQLite synchronous mode of the contracts store: normal or full (default normal)",
 };
 
-/// `--contracts-require-epoch` / `SHIFTWORK_CONTRACTS_REQUIRE_EPOCH` (CT-125).
+/// `--contracts-require-epoch` / `SHIFTWORK_CONTRACTS_REQUIRE_EPOCH`.
 pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     flag: "--contracts-require-epoch",
     env: Some("SHIFTWORK_CONTRACTS_REQUIRE_EPOCH"),
@@ -46,7 +49,7 @@ pub static CONTRACTS_REQUIRE_EPOCH: Setting = Setting {
     help: "refuse contract holder calls without claim_epoch",
 };
 
-/// `--contracts-roots` / `SHIFTWORK_CONTRACTS_ROOTS` (issue 12): where workspace roots may lie.
+/// `--contracts-roots` / `SHIFTWORK_CONTRACTS_ROOTS`: where workspace roots may lie.
 pub static CONTRACTS_ROOTS: Setting = Setting {
     flag: "--contracts-roots",
     env: Some("SHIFTWORK_CONTRACTS_ROOTS"),
@@ -54,7 +57,7 @@ pub static CONTRACTS_ROOTS: Setting = Setting {
     help: "comma list of directories contract workspace roots must lie in (default: the home and temporary directories)",
 };
 
-/// `--agent` / `AGENT_NAME` (CT-88).
+/// `--agent` / `AGENT_NAME`.
 pub static AGENT: Setting = Setting {
     flag: "--agent",
     env: Some("AGENT_NAME"),
@@ -88,17 +91,17 @@ pub static GROUP: Group = Group {
 /// The resolved settings of the group.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The store's location, or why there is none (answered per call, CT-90).
+    /// The store's location, or why there is none (answered per call).
     pub location: Result<Location, LocationError>,
     /// SQLite `synchronous`.
     pub sync: shiftwork_contracts::Synchronous,
     /// The facade's configuration (`require_claim_epoch`, the allowed roots).
     pub contracts: ContractsConfig,
-    /// The default identity, parsed once (an invalid `AGENT_NAME` is answered per call, CT-88).
+    /// The default identity, parsed once (an invalid `AGENT_NAME` is answered per call).
     pub agent: DefaultAgent,
 }
 
-/// Resolves the settings; an invalid value is a start-up error (CT-91).
+/// Resolves the settings; an invalid value is a start-up error.
 pub fn config(settings: &Settings) -> Result<Config, String> {
     let home = settings.env("HOME");
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -138,14 +141,15 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
             shiftwork_seams::echo::clip_echo(a)
         ));
     }
+    let contracts = ContractsConfig::builder()
+        .require_claim_epoch(require_epoch)
+        .allowed_roots(allowed_roots)
+        .build()
+        .map_err(|e| e.to_string())?;
     Ok(Config {
         location,
         sync,
-        contracts: ContractsConfig {
-            require_claim_epoch: require_epoch,
-            allowed_roots,
-            ..ContractsConfig::default()
-        },
+        contracts,
         agent,
     })
 }
@@ -158,10 +162,11 @@ pub struct Lazy {
 }
 
 impl Lazy {
-    /// A facade that opens `config`'s store on first use.
+    /// A facade that opens `config`'s store on first use, its events counted in the server's metrics.
     pub fn new(config: Config) -> Self {
         Lazy {
-            contracts: LazyContracts::new(config.location, config.sync, config.contracts),
+            contracts: LazyContracts::new(config.location, config.sync, config.contracts)
+                .with_observer(Arc::new(count_event)),
             agent: config.agent,
             progress_every: PROGRESS_EVERY,
         }
@@ -188,17 +193,29 @@ impl Lazy {
         self.contracts.get()
     }
 
-    /// Runs `tool` (CT-82): the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
+    /// The queue gauges' rows (status, target agent or "", contracts), read from the store if it is
+    /// open already: a scrape never opens (or creates) a store. Each status once, except `SUBMITTED`,
+    /// given per target agent (one row with no agent when none waits), so that the rows of one status
+    /// add up to its contracts.
+    pub fn queue_gauges(&self) -> Result<Vec<(String, String, u64)>, String> {
+        let Some(contracts) = self.contracts.opened() else {
+            return Ok(Vec::new());
+        };
+        let depth = contracts.queue_depth().map_err(|r| r.message().to_owned())?;
+        Ok(gauge_rows(&depth))
+    }
+
+    /// Runs `tool`: the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
         self.call_in(tool, args, &CallContext::default())
     }
 
-    /// [`Lazy::call`] within the MCP call's `context` (CT-181): every contracts call gets the call's
+    /// [`Lazy::call`] within the MCP call's `context`: every contracts call gets the call's
     /// cancellation — a poll, waiting or not, ends with nothing claimed when the client cancels the
     /// request (`notifications/cancelled`), a call reading files stops there and keeps nothing — and
     /// a waiting poll reports progress every 10 s when the client asked for progress (a
     /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
-    /// (issue 31): it answers as over an empty store, `inspect_mesh_state` with a `note` that names
+    ///: it answers as over an empty store, `inspect_mesh_state` with a `note` that names
     /// the setting.
     pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
         let mut answer = match self.contracts.for_tool(tool) {
@@ -220,8 +237,8 @@ impl Lazy {
                 // to that agent, and one naming another is refused before the store is asked.
                 let authenticated = context
                     .agent()
-                    .and_then(shiftwork_contracts::AgentId::parse)
-                    .map(shiftwork_contracts::DefaultAgent::Authenticated);
+                    .and_then(|a| AgentId::parse(a).ok())
+                    .map(DefaultAgent::Authenticated);
                 let default = authenticated.as_ref().unwrap_or(&self.agent);
                 let answer = target.call(tool, args, default, &cancel);
                 // A claim whose answer the transport drops goes back to the queue.
@@ -241,12 +258,38 @@ impl Lazy {
     }
 }
 
-/// How often a waiting poll reports progress (CT-181).
+/// Counts a queue event in the server's metrics (the claim-to-fulfil time of a delivery too).
+fn count_event(event: &ContractEvent) {
+    crate::telemetry::contracts_event(event.name());
+    if let ContractEvent::Fulfilled { claim_to_fulfil, .. } = event {
+        crate::telemetry::contracts_claim_to_fulfil(*claim_to_fulfil);
+    }
+}
+
+/// The rows of [`Lazy::queue_gauges`].
+fn gauge_rows(depth: &QueueDepth) -> Vec<(String, String, u64)> {
+    let mut rows = Vec::new();
+    for status in Status::ALL {
+        if status != Status::Submitted || depth.submitted_by_target.is_empty() {
+            rows.push((
+                status.as_str().to_owned(),
+                String::new(),
+                depth.by_status.of(status),
+            ));
+        }
+    }
+    for (agent, waiting) in &depth.submitted_by_target {
+        rows.push((Status::Submitted.as_str().to_owned(), agent.to_string(), *waiting));
+    }
+    rows
+}
+
+/// How often a waiting poll reports progress.
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// Progress reports of a waiting call, every `every` until dropped: `progress` is the seconds waited,
 /// `total` the `wait_sec` asked for. The reports are timed on the facade's clock, as the wait itself
-/// is (issue 27: every wait ends by the clock it was given).
+/// is (every wait ends by the clock it was given).
 struct Progress {
     stop: shiftwork_seams::Signal,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -321,10 +364,16 @@ fn add_hint(answer: &mut Value) {
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let config = config(settings)?;
-    Ok(tools(Arc::new(Lazy::new(config))))
+    let lazy = Arc::new(Lazy::new(config));
+    // The queue gauges read this group's store (telemetry reads them at most once per interval).
+    let weak = Arc::downgrade(&lazy);
+    crate::telemetry::set_queue_reader(Box::new(move || {
+        weak.upgrade().map_or(Ok(Vec::new()), |lazy| lazy.queue_gauges())
+    }));
+    Ok(tools(lazy))
 }
 
-/// MC-9 / CT-86: the library's refusal, the one place its sentence is written.
+/// An unknown argument: the library's refusal, the one place its sentence is written.
 fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
     Outcome::Answer(
         shiftwork_contracts::args::unknown_argument(key, known).to_json(),
@@ -332,7 +381,7 @@ fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Ou
     )
 }
 
-/// The descriptor parts the spec fixes per tool (CT-93, CT-94): title, description, hints.
+/// The descriptor parts the spec fixes per tool: title, description, hints.
 fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     match name {
         "dispatch_contract" => ("Dispatch contract", DISPATCH, Hints::local(false, false, false)),
@@ -347,7 +396,7 @@ fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     }
 }
 
-/// The tools over `lazy`, in the order of the crate's argument tables (CT-81).
+/// The tools over `lazy`, in the order of the crate's argument tables.
 pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
     shiftwork_contracts::args::TOOLS
         .iter()
@@ -397,30 +446,27 @@ fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
 /// alice's first dispatch, made from another connection to the demo's database half a second after
 /// bob started waiting (as alice's own server would).
 fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
-    use shiftwork_contracts::{AgentId, DispatchRequest, Identity};
+    use shiftwork_contracts::DispatchRequest;
     let db = root.join("contracts-demo.db");
-    let config = ContractsConfig {
-        allowed_roots: AllowedRoots::new([root]),
-        ..ContractsConfig::default()
-    };
+    let config = ContractsConfig::builder()
+        .allowed_roots(AllowedRoots::new([root]))
+        .build()
+        .map_err(std::io::Error::other)?;
     let lazy = LazyContracts::new(
         Ok(Location::File(db)),
         shiftwork_contracts::Synchronous::Normal,
         config,
     );
     let contracts = lazy.get().map_err(std::io::Error::other)?;
-    let (alice, bob) = (AgentId::parse("alice"), AgentId::parse("bob"));
-    let (Some(alice), Some(bob)) = (alice, bob) else {
-        return Err(std::io::Error::other("the demo's agent names are valid"));
-    };
+    let alice = AgentId::parse("alice").map_err(std::io::Error::other)?;
+    let bob = AgentId::parse("bob").map_err(std::io::Error::other)?;
     let request = DispatchRequest {
-        pointers: Some(vec![String::from("src/lib.rs")]),
         contract_schema: json!({"type": "object", "required": ["verdict"],
                                 "properties": {"verdict": {"enum": ["approve", "reject"]}}})
         .as_object()
         .cloned(),
-        requester_agent: Identity::from(alice),
-        ..DispatchRequest::new(bob, "Review add()", workspace.display().to_string())
+        ..DispatchRequest::new(alice, bob, "Review add()", workspace.display().to_string())
+            .pointers(["src/lib.rs"])
     };
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use shiftwork_contracts::model::EpochMs;
 use shiftwork_contracts::store::{Counts, ListQuery};
-use shiftwork_contracts::{AgentId, Contract, EpochMs, Status, Store, StoreError};
+use shiftwork_contracts::{AgentId, Contract, ContractId, Status, Store, StoreError};
 use shiftwork_seams::{Clock, Fs};
 
 use crate::display_text::clean_text;
@@ -247,7 +248,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
         claimed: claimed
             .iter()
             .map(|c| Claimed {
-                id: clean_text(&c.contract_id),
+                id: clean_text(c.contract_id.as_str()),
                 title: clean_text(&c.title),
                 holder: c.target_agent.as_str().to_owned(),
                 requester: c.requester_agent.as_str().to_owned(),
@@ -258,7 +259,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
         waiting: waiting
             .iter()
             .map(|c| Waiting {
-                id: clean_text(&c.contract_id),
+                id: clean_text(c.contract_id.as_str()),
                 title: clean_text(&c.title),
                 target: c.target_agent.as_str().to_owned(),
                 requester: c.requester_agent.as_str().to_owned(),
@@ -268,7 +269,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
         ended: ended
             .iter()
             .map(|c| Ended {
-                id: clean_text(&c.contract_id),
+                id: clean_text(c.contract_id.as_str()),
                 title: clean_text(&c.title),
                 target: c.target_agent.as_str().to_owned(),
                 requester: c.requester_agent.as_str().to_owned(),
@@ -350,7 +351,7 @@ fn scoped(
         },
         now,
     )?;
-    let mut records: HashMap<String, Contract> = HashMap::new();
+    let mut records: HashMap<ContractId, Contract> = HashMap::new();
     for c in as_target.records.into_iter().chain(as_requester.records) {
         records.entry(c.contract_id.clone()).or_insert(c);
     }

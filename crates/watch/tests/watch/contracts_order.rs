@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use shiftwork_contracts::store::epoch_ms;
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, HolderRef, Identity, MemoryStore, SeededIdSource,
-    SqliteOptions, SqliteStore, Store,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, MemoryStore, SeededIdSource, SqliteOptions,
+    SqliteStore, Store,
 };
 use shiftwork_seams::{ManualClock, MemFs, OsFs};
 use shiftwork_watch::gather::{READ_PAGE, WAITING_SHOWN, read_store};
@@ -19,8 +19,24 @@ use crate::fixture::start;
 /// More waiting contracts than one page holds.
 const WAITING: usize = READ_PAGE + 101;
 
-fn id(agent: &str) -> Identity {
-    Identity::given(agent).unwrap()
+fn id(agent: &str) -> AgentId {
+    AgentId::parse(agent).unwrap()
+}
+
+/// A facade over `store` whose workspace `/repo` exists.
+fn queue(store: &Arc<dyn Store>, seed: u64) -> Contracts {
+    let fs = MemFs::new();
+    fs.create_dir_all("/repo");
+    Contracts::builder(store.clone())
+        .fs(Arc::new(fs))
+        .ids(Arc::new(SeededIdSource::new(seed)))
+        .config(
+            ContractsConfig::builder()
+                .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new(["/repo"]))
+                .build()
+                .unwrap(),
+        )
+        .build()
 }
 
 /// Both stores, each over its own clock at [`start`].
@@ -50,39 +66,21 @@ fn stores(dir: &std::path::Path) -> Vec<(&'static str, Arc<dyn Store>, ManualClo
 fn issue27_item16_waiting_oldest_first_past_one_page() {
     let dir = tempfile::tempdir().unwrap();
     for (name, store, clock) in stores(dir.path()) {
-        let fs = MemFs::new();
-        fs.create_dir_all("/repo");
-        let queue = Contracts::new(
-            store.clone(),
-            Arc::new(clock.clone()),
-            Arc::new(fs),
-            Arc::new(SeededIdSource::new(27)),
-            ContractsConfig {
-                allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
-                ..ContractsConfig::default()
-            },
-        );
+        let queue = queue(&store, 27);
         for i in 1..=WAITING {
             queue
-                .dispatch(&DispatchRequest {
-                    requester_agent: id("alice"),
-                    ..DispatchRequest::new(AgentId::parse("bob").unwrap(), format!("job {i}"), "/repo")
-                })
+                .dispatch(&DispatchRequest::new(
+                    id("alice"),
+                    id("bob"),
+                    format!("job {i}"),
+                    "/repo",
+                ))
                 .unwrap();
             clock.advance(Duration::from_secs(1));
         }
         let held = queue.poll_next_task(&id("bob")).unwrap();
         let held = held.held().unwrap().clone();
-        queue
-            .release_contract(
-                &HolderRef {
-                    contract_id: held.contract_id.clone(),
-                    agent_id: id("bob"),
-                    claim_epoch: Some(held.claim_epoch),
-                },
-                None,
-            )
-            .unwrap();
+        queue.release_contract(&held.holder(), None).unwrap();
         let now = epoch_ms(&clock);
         let expected: Vec<String> = (2..2 + WAITING_SHOWN).map(|i| format!("job {i}")).collect();
         for agent in [None, Some("bob"), Some("alice")] {
@@ -104,27 +102,16 @@ fn issue27_item16_waiting_oldest_first_past_one_page() {
 fn issue27_item16_claimed_soonest_to_expire_past_one_page() {
     let dir = tempfile::tempdir().unwrap();
     for (name, store, clock) in stores(dir.path()) {
-        let fs = MemFs::new();
-        fs.create_dir_all("/repo");
-        let queue = Contracts::new(
-            store.clone(),
-            Arc::new(clock.clone()),
-            Arc::new(fs),
-            Arc::new(SeededIdSource::new(16)),
-            ContractsConfig {
-                allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
-                ..ContractsConfig::default()
-            },
-        );
+        let queue = queue(&store, 16);
         let claimed = READ_PAGE + 1;
         for i in 1..=claimed {
             // The first contract has the shortest lease; every later one a longer lease.
+            let lease = Duration::from_secs(if i == 1 { 60 } else { 3_600 });
             queue
-                .dispatch(&DispatchRequest {
-                    requester_agent: id("alice"),
-                    exec_ttl_sec: Some(if i == 1 { 60 } else { 3_600 }),
-                    ..DispatchRequest::new(AgentId::parse("bob").unwrap(), format!("job {i}"), "/repo")
-                })
+                .dispatch(
+                    &DispatchRequest::new(id("alice"), id("bob"), format!("job {i}"), "/repo")
+                        .exec_ttl(lease),
+                )
                 .unwrap();
         }
         for _ in 1..=claimed {

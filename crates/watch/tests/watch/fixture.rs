@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};
 use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, FulfillRequest, HolderRef, Identity, MemoryStore,
-    SeededIdSource, Store,
+    AgentId, Contracts, ContractsConfig, DispatchRequest, FulfillRequest, MemoryStore, SeededIdSource, Store,
 };
 use shiftwork_seams::{Clock, ManualClock, MemFs};
 use shiftwork_watch::gather::ContractsReader;
@@ -18,8 +17,8 @@ pub const HOURS: &str = "TZ=Europe/London Mon-Fri 09:00-17:30";
 
 /// 2026-09-21 is a Monday; 10:00 UTC is 11:00 in London.
 /// An agent's identity as a caller passes it.
-fn id(agent: &str) -> Identity {
-    Identity::given(agent).unwrap()
+fn id(agent: &str) -> AgentId {
+    AgentId::parse(agent).unwrap()
 }
 
 pub fn start() -> DateTime<Utc> {
@@ -107,47 +106,35 @@ pub fn mid_flight() -> MidFlight {
     fs.write_file("/repo/src/parser.rs", b"pub fn parse() {}\n");
     let clock = ManualClock::new(start() - chrono::Duration::minutes(30));
     let store = Arc::new(MemoryStore::new(Arc::new(clock.clone())));
-    let queue = Contracts::new(
-        store.clone(),
-        Arc::new(clock.clone()),
-        Arc::new(fs.clone()),
-        Arc::new(SeededIdSource::new(15)),
-        ContractsConfig {
-            allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/repo"]),
-            ..ContractsConfig::default()
-        },
-    );
-    let dispatch = |from: &str, to: &str, title: &str, exec: i64| {
+    let queue = Contracts::builder(store.clone())
+        .fs(Arc::new(fs.clone()))
+        .ids(Arc::new(SeededIdSource::new(15)))
+        .config(
+            ContractsConfig::builder()
+                .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new(["/repo"]))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    let dispatch = |from: &str, to: &str, title: &str, exec: u64| {
         queue
-            .dispatch(&DispatchRequest {
-                pointers: Some(vec!["src/parser.rs".into()]),
-                exec_ttl_sec: Some(exec),
-                requester_agent: id(from),
-                ..DispatchRequest::new(AgentId::parse(to).unwrap(), title, "/repo")
-            })
+            .dispatch(
+                &DispatchRequest::new(id(from), id(to), title, "/repo")
+                    .pointers(["src/parser.rs"])
+                    .exec_ttl(std::time::Duration::from_secs(exec)),
+            )
             .unwrap()
     };
     let claim = |agent: &str| {
         let outcome = queue.poll_next_task(&id(agent)).unwrap();
-        let held = outcome.held().unwrap().clone();
-        HolderRef {
-            contract_id: held.contract_id.clone(),
-            agent_id: id(agent),
-            claim_epoch: Some(held.claim_epoch),
-        }
+        outcome.held().unwrap().holder()
     };
     // 09:30: two contracts end, one fulfilled, one failed.
     dispatch("alice", "dave", "Benchmark the lexer", 600);
     let done = claim("dave");
     clock.advance(std::time::Duration::from_secs(300));
     queue
-        .fulfill_contract(
-            &done,
-            &FulfillRequest {
-                result_summary: "lexer is 2x faster".into(),
-                ..Default::default()
-            },
-        )
+        .fulfill_contract(&done, &FulfillRequest::new("lexer is 2x faster"))
         .unwrap();
     dispatch("alice", "erin", "Fuzz the tokenizer", 600);
     let failed = claim("erin");

@@ -8,9 +8,7 @@ use std::sync::Arc;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, SeededIdSource, Store,
-};
+use shiftwork_contracts::{AgentId, Contracts, ContractsConfig, DispatchRequest, SeededIdSource, Store};
 use shiftwork_seams::echo::is_control_or_bidi;
 use shiftwork_seams::{Clock, MemFs};
 use shiftwork_watch::gather::{ContractsReader, StoreLocation};
@@ -77,25 +75,23 @@ fn issue27_item11_no_control_or_bidi_character_reaches_a_terminal() {
     // titles, not those).
     let workspace = MemFs::new();
     workspace.create_dir_all("/w");
-    let queue = Contracts::new(
-        fx.store.clone(),
-        Arc::new(fx.clock.clone()),
-        Arc::new(workspace),
-        Arc::new(SeededIdSource::new(11)),
-        ContractsConfig {
-            allowed_roots: shiftwork_contracts::roots::AllowedRoots::new(["/w"]),
-            ..ContractsConfig::default()
-        },
-    );
+    let queue = Contracts::builder(fx.store.clone())
+        .fs(Arc::new(workspace))
+        .ids(Arc::new(SeededIdSource::new(11)))
+        .config(
+            ContractsConfig::builder()
+                .allowed_roots(shiftwork_contracts::roots::AllowedRoots::new(["/w"]))
+                .build()
+                .unwrap(),
+        )
+        .build();
     queue
-        .dispatch(&DispatchRequest {
-            requester_agent: Identity::given("alice").unwrap(),
-            ..DispatchRequest::new(
-                AgentId::parse("bob").unwrap(),
-                "left \u{202e}thgir \u{2067}x",
-                "/w",
-            )
-        })
+        .dispatch(&DispatchRequest::new(
+            AgentId::parse("alice").unwrap(),
+            AgentId::parse("bob").unwrap(),
+            "left \u{202e}thgir \u{2067}x",
+            "/w",
+        ))
         .unwrap();
     let options = WatchOptions {
         checkpoints: vec![path.clone().into(), format!("{dir}/missing.json").into()],

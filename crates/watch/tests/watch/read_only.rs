@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use shiftwork_contracts::{
-    AgentId, Contracts, ContractsConfig, DispatchRequest, Identity, OsIdSource, SqliteOptions, SqliteStore,
-};
+use shiftwork_contracts::{AgentId, Contracts, DispatchRequest, SqliteOptions, SqliteStore};
 use shiftwork_seams::{OsFs, SystemClock};
 use shiftwork_watch::gather::StoreLocation;
 use shiftwork_watch::{Sources, WatchOptions};
@@ -53,27 +51,21 @@ fn a_view_leaves_every_file_byte_identical() {
     {
         let clock = Arc::new(SystemClock::new());
         let store = SqliteStore::open(&db, SqliteOptions::default(), clock.clone(), &OsFs).unwrap();
-        let queue = Contracts::new(
-            Arc::new(store),
-            clock,
-            Arc::new(OsFs),
-            Arc::new(OsIdSource),
-            ContractsConfig::default(),
-        );
+        let queue = Contracts::builder(Arc::new(store)).build();
         for agent in ["bob", "carol"] {
             queue
-                .dispatch(&DispatchRequest {
-                    pointers: Some(vec!["src/parser.rs".into()]),
-                    requester_agent: Identity::given("alice").unwrap(),
-                    ..DispatchRequest::new(
+                .dispatch(
+                    &DispatchRequest::new(
+                        AgentId::parse("alice").unwrap(),
                         AgentId::parse(agent).unwrap(),
                         "Review the parser diff",
                         root.display().to_string(),
                     )
-                })
+                    .pointers(["src/parser.rs"]),
+                )
                 .unwrap();
         }
-        queue.poll_next_task(&Identity::given("bob").unwrap()).unwrap();
+        queue.poll_next_task(&AgentId::parse("bob").unwrap()).unwrap();
     }
     let before = files(root);
     let options = WatchOptions {

@@ -1,10 +1,10 @@
-//! The `inputSchema` (CT-85) and `outputSchema` (CT-84) of the contracts tools.
+//! The `inputSchema` and `outputSchema` of the contracts tools.
 //!
 //! Input schemas are derived from the crate's argument tables (`shiftwork_contracts::args::TOOLS`,
 //! whose bounds are the constants of `shiftwork_contracts::limits`): no limit is written here a second
 //! time. Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success
 //! shape and one for the refusal shape; nested shapes are given by name only, to keep the group's
-//! `tools/list` under the 10,000 bytes of MC-11.
+//! `tools/list` under 10,000 bytes.
 
 use serde_json::{Map, Value, json};
 use shiftwork_contracts::args::{Arg, Fallback, Kind, Length, Tool};
@@ -14,8 +14,8 @@ use shiftwork_contracts::args::{Arg, Fallback, Kind, Length, Tool};
 const STATED_MAXIMUM: i64 = 1 << 32;
 
 /// The schema of one argument: its JSON type and the bounds of its table row that a client can act
-/// on. The server checks every rule again (CT-87) and names the argument; to keep the group's
-/// `tools/list` within MC-11, lower bounds of one character and the 64 characters of a contract id
+/// on. The server checks every rule again and names the argument; to keep the group's
+/// `tools/list` within its 10,000 bytes, lower bounds of one character and the 64 characters of a contract id
 /// (a value the client copies from an answer) are left to it.
 fn property(arg: &Arg) -> Value {
     let mut p = match arg.kind {
@@ -52,10 +52,10 @@ fn property(arg: &Arg) -> Value {
     p
 }
 
-/// The arguments added by contracts.md §13.
+/// The arguments of waiting, cancelling and redelivery.
 const SECTION_13: [&str; 3] = ["wait_sec", "max_deliveries", "retryable"];
 
-/// The input schema of `tool`: a closed object with the arguments in table order (CT-85).
+/// The input schema of `tool`: a closed object with the arguments in table order.
 pub fn input(tool: &Tool) -> Value {
     let properties: Map<String, Value> = tool
         .args
@@ -80,9 +80,9 @@ fn statuses_or_sets() -> Value {
     ]})
 }
 
-/// A closed branch naming the fields of one success shape (contracts.md §7, §13). Fields are named,
+/// A closed branch naming the fields of one success shape. Fields are named,
 /// not typed — as `properties` or as one anchored pattern, whichever is shorter — which keeps every
-/// branch closed within the 10,000 bytes MC-11 allows the group; `has_task` alone carries a constant,
+/// branch closed within the 10,000 bytes allowed to the group; `has_task` alone carries a constant,
 /// to tell the two poll shapes apart.
 fn branch(fields: &[&str], has_task: Option<bool>) -> Value {
     let mut names = vec!["ok"];

@@ -1,0 +1,178 @@
+//! The facade's configuration: the default windows, whether holder calls must carry their claim
+//! epoch, and where workspace roots may lie. Built once and checked: [`ContractsConfig::builder`].
+
+use std::time::Duration;
+
+use crate::limits::{
+    DEFAULT_EXEC_TTL_SEC, DEFAULT_QUEUE_TTL_SEC, MAX_EXEC_TTL_SEC, MAX_QUEUE_TTL_SEC, MIN_EXEC_TTL_SEC,
+    MIN_QUEUE_TTL_SEC,
+};
+use crate::roots::AllowedRoots;
+
+/// How a [`crate::Contracts`] facade judges: checked when it is built, so a facade never runs with a
+/// lease of one second or a queue window of a year.
+///
+/// ```
+/// use shiftwork_contracts::{ConfigError, ContractsConfig};
+/// use shiftwork_contracts::roots::AllowedRoots;
+/// use std::time::Duration;
+/// let config = ContractsConfig::builder()
+///     .default_exec_ttl(Duration::from_secs(600))
+///     .require_claim_epoch(true)
+///     .allowed_roots(AllowedRoots::new(["/work"]))
+///     .build()
+///     .unwrap();
+/// assert_eq!(config.default_exec_ttl(), Duration::from_secs(600));
+/// assert_eq!(config.default_queue_ttl(), Duration::from_secs(4 * 3600));
+/// let refused = ContractsConfig::builder().default_exec_ttl(Duration::from_secs(1)).build();
+/// assert!(matches!(refused, Err(ConfigError::DefaultExecTtl { .. })));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractsConfig {
+    default_exec_ttl_sec: u32,
+    default_queue_ttl_sec: u32,
+    require_claim_epoch: bool,
+    allowed_roots: AllowedRoots,
+}
+
+impl Default for ContractsConfig {
+    /// A 30-minute lease, a 4-hour queue window, the epoch optional, and workspace roots in the
+    /// user's home directory or the system's temporary directory.
+    fn default() -> Self {
+        ContractsConfig {
+            default_exec_ttl_sec: DEFAULT_EXEC_TTL_SEC,
+            default_queue_ttl_sec: DEFAULT_QUEUE_TTL_SEC,
+            require_claim_epoch: false,
+            allowed_roots: AllowedRoots::default(),
+        }
+    }
+}
+
+impl ContractsConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> ContractsConfigBuilder {
+        ContractsConfigBuilder {
+            config: ContractsConfig::default(),
+            exec_ttl: None,
+            queue_ttl: None,
+        }
+    }
+
+    /// A builder starting from this configuration.
+    pub fn to_builder(&self) -> ContractsConfigBuilder {
+        ContractsConfigBuilder {
+            config: self.clone(),
+            exec_ttl: None,
+            queue_ttl: None,
+        }
+    }
+
+    /// The lease a claim gets when its dispatch gave none.
+    pub fn default_exec_ttl(&self) -> Duration {
+        Duration::from_secs(u64::from(self.default_exec_ttl_sec))
+    }
+
+    /// The queue window of a dispatch that gave none.
+    pub fn default_queue_ttl(&self) -> Duration {
+        Duration::from_secs(u64::from(self.default_queue_ttl_sec))
+    }
+
+    /// Whether holder calls without a claim epoch are refused `EPOCH_REQUIRED`.
+    pub fn require_claim_epoch(&self) -> bool {
+        self.require_claim_epoch
+    }
+
+    /// The directories a workspace root must lie in.
+    pub fn allowed_roots(&self) -> &AllowedRoots {
+        &self.allowed_roots
+    }
+
+    pub(crate) fn default_exec_ttl_sec(&self) -> u32 {
+        self.default_exec_ttl_sec
+    }
+
+    pub(crate) fn default_queue_ttl_sec(&self) -> u32 {
+        self.default_queue_ttl_sec
+    }
+}
+
+/// Builds a [`ContractsConfig`]; [`ContractsConfigBuilder::build`] checks it.
+#[derive(Debug, Clone)]
+pub struct ContractsConfigBuilder {
+    config: ContractsConfig,
+    exec_ttl: Option<Duration>,
+    queue_ttl: Option<Duration>,
+}
+
+impl ContractsConfigBuilder {
+    /// The lease of a dispatch that gives none: whole seconds from 1 minute to 24 hours (default 30
+    /// minutes).
+    pub fn default_exec_ttl(mut self, ttl: Duration) -> Self {
+        self.exec_ttl = Some(ttl);
+        self
+    }
+
+    /// The queue window of a dispatch that gives none: whole seconds from 1 minute to 7 days (default
+    /// 4 hours).
+    pub fn default_queue_ttl(mut self, ttl: Duration) -> Self {
+        self.queue_ttl = Some(ttl);
+        self
+    }
+
+    /// Refuse holder calls without a claim epoch (`EPOCH_REQUIRED`); default off (such a call is
+    /// checked by identity and warned).
+    pub fn require_claim_epoch(mut self, required: bool) -> Self {
+        self.config.require_claim_epoch = required;
+        self
+    }
+
+    /// The directories workspace roots must lie in (default: the user's home directory and the
+    /// system's temporary directory).
+    pub fn allowed_roots(mut self, roots: AllowedRoots) -> Self {
+        self.config.allowed_roots = roots;
+        self
+    }
+
+    /// The configuration, or which window is out of its bounds.
+    pub fn build(self) -> Result<ContractsConfig, ConfigError> {
+        let mut config = self.config;
+        if let Some(ttl) = self.exec_ttl {
+            config.default_exec_ttl_sec = whole_seconds(ttl, MIN_EXEC_TTL_SEC, MAX_EXEC_TTL_SEC)
+                .ok_or(ConfigError::DefaultExecTtl { given: ttl })?;
+        }
+        if let Some(ttl) = self.queue_ttl {
+            config.default_queue_ttl_sec = whole_seconds(ttl, MIN_QUEUE_TTL_SEC, MAX_QUEUE_TTL_SEC)
+                .ok_or(ConfigError::DefaultQueueTtl { given: ttl })?;
+        }
+        Ok(config)
+    }
+}
+
+fn whole_seconds(d: Duration, min: u32, max: u32) -> Option<u32> {
+    if d.subsec_nanos() != 0 {
+        return None;
+    }
+    u32::try_from(d.as_secs())
+        .ok()
+        .filter(|s| (min..=max).contains(s))
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The default lease is not whole seconds from 1 minute to 24 hours.
+    #[error("the default lease (exec TTL) must be a whole number of seconds from 60 to 86400, not {given:?}")]
+    DefaultExecTtl {
+        /// The duration given.
+        given: Duration,
+    },
+    /// The default queue window is not whole seconds from 1 minute to 7 days.
+    #[error(
+        "the default queue window (queue TTL) must be a whole number of seconds from 60 to 604800, not {given:?}"
+    )]
+    DefaultQueueTtl {
+        /// The duration given.
+        given: Duration,
+    },
+}
