@@ -671,14 +671,31 @@ fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Body> {
+    let (mut response, body_read) = post_mcp_inner(state, request).await;
+    if !body_read {
+        // A request refused before its body was read leaves that body on the connection: the
+        // connection closes after the answer, and says so, so a client never sends its next request
+        // on a connection the server is about to close.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// `POST /mcp`: the answer, and whether the request's body was read.
+async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Response<Body>, bool) {
     let headers = request.headers();
     if let Some(origin) = headers.get(header::ORIGIN)
         && !state.origins.iter().any(|o| o.as_bytes() == origin.as_bytes())
     {
-        return http_error(
-            StatusCode::FORBIDDEN,
-            wire::INVALID_REQUEST,
-            "Forbidden: the request's Origin is not one of the server's --allowed-origins",
+        return (
+            http_error(
+                StatusCode::FORBIDDEN,
+                wire::INVALID_REQUEST,
+                "Forbidden: the request's Origin is not one of the server's --allowed-origins",
+            ),
+            false,
         );
     }
     let agent = match state
@@ -686,13 +703,16 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
         .authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
     {
         Ok(agent) => agent,
-        Err(e) => return unauthorized(state, &e),
+        Err(e) => return (unauthorized(state, &e), false),
     };
     if state.stopping.load(Ordering::SeqCst) {
-        return http_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            wire::INTERNAL_ERROR,
-            "the server is shutting down (it received SIGTERM or SIGINT)",
+        return (
+            http_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                wire::INTERNAL_ERROR,
+                "the server is shutting down (it received SIGTERM or SIGINT)",
+            ),
+            false,
         );
     }
     let json_body = header_text(headers, "content-type").is_some_and(|t| {
@@ -701,10 +721,13 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
             .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
     });
     if !json_body {
-        return http_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            wire::INVALID_REQUEST,
-            "the request body must be one JSON-RPC message (Content-Type: application/json)",
+        return (
+            http_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                wire::INVALID_REQUEST,
+                "the request body must be one JSON-RPC message (Content-Type: application/json)",
+            ),
+            false,
         );
     }
     let accepts = header_text(headers, "accept")
@@ -723,22 +746,28 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
     {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(_)) => {
-            return http_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                wire::INVALID_REQUEST,
-                &format!(
-                    "Invalid request: the body is over the limit of {MAX_BODY} bytes (16 MiB), or it broke off"
+            return (
+                http_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    wire::INVALID_REQUEST,
+                    &format!(
+                        "Invalid request: the body is over the limit of {MAX_BODY} bytes (16 MiB), or it broke off"
+                    ),
                 ),
+                false,
             );
         }
         Err(_) => {
-            return http_error(
-                StatusCode::REQUEST_TIMEOUT,
-                wire::INVALID_REQUEST,
-                &format!(
-                    "Invalid request: the body did not arrive within {} s",
-                    BODY_TIMEOUT.as_secs()
+            return (
+                http_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    wire::INVALID_REQUEST,
+                    &format!(
+                        "Invalid request: the body did not arrive within {} s",
+                        BODY_TIMEOUT.as_secs()
+                    ),
                 ),
+                false,
             );
         }
     };
@@ -747,7 +776,7 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
         method: header_method,
         name: header_name,
     };
-    match classify(state, &agent, &body, &headers) {
+    let response = match classify(state, &agent, &body, &headers) {
         Classified::Answer(status, line) => json_response(status, line),
         Classified::Accepted => {
             let mut response = Response::new(Body::Full(None));
@@ -757,7 +786,8 @@ async fn post_mcp(state: &Arc<State>, request: Request<Incoming>) -> Response<Bo
         Classified::Call { id, progress } => {
             call(state, agent, id, body, progress.filter(|_| accepts_events), link).await
         }
-    }
+    };
+    (response, true)
 }
 
 /// A 401 (RFC 6750), pointing a JWT client to the server's resource metadata (RFC 9728).
