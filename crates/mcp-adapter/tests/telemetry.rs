@@ -367,3 +367,114 @@ fn a_metrics_scrape_passes_promtool_check_metrics() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 30 item 4: a short run of a real Prometheus scraping `serve --http` every second (with its
+/// bearer token) sees the queue gauge move: contracts dispatched show as waiting for their agent,
+/// and once fulfilled as completed.
+#[test]
+fn a_real_prometheus_sees_the_queue_gauges_move() {
+    let Some(prometheus) = tool_from("SHIFTWORK_TEST_PROMETHEUS") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    let alice = support::add_token(&tokens, "alice");
+    let bob = support::add_token(&tokens, "bob");
+    let scraper = support::add_token(&tokens, "prometheus");
+    let db = dir.path().join("contracts.db");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let server = support::HttpServer::start(
+        dir.path(),
+        &[
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+            "--contracts-db",
+            db.to_str().unwrap(),
+        ],
+        &[("HOME", dir.path().to_str().unwrap())],
+    );
+    // Open the store before the scrapes begin.
+    server.call(&alice, "inspect_mesh_state", json!({"limit": 1}));
+    let token_file = dir.path().join("scrape-token");
+    std::fs::write(&token_file, &scraper).unwrap();
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let target = server.base.trim_start_matches("http://");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: shiftwork\n    \
+             authorization:\n      credentials_file: {}\n    static_configs:\n      - targets: [\"{target}\"]\n",
+            token_file.display()
+        ),
+    )
+    .unwrap();
+    let mut prometheus = std::process::Command::new(prometheus)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("tsdb").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let query = |expr: &str| -> Option<f64> {
+        let mut response = agent
+            .get(format!("http://127.0.0.1:{port}/api/v1/query"))
+            .query("query", expr)
+            .call()
+            .ok()?;
+        let body: Value = serde_json::from_str(&response.body_mut().read_to_string().ok()?).ok()?;
+        body["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    };
+    let wait_for = |expr: &str, want: f64| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got = query(expr);
+            if got == Some(want) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{expr} stayed {got:?}, not {want}");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    };
+    for n in 0..3 {
+        let sent = server.call(
+            &alice,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": format!("job {n}"), "context_summary": "c", "workspace_root": workspace.to_str().unwrap()}),
+        );
+        assert_eq!(sent["result"]["structuredContent"]["ok"], true, "{sent}");
+    }
+    wait_for(
+        r#"sum(shiftwork_contracts_queue{status="SUBMITTED",target_agent="bob"})"#,
+        3.0,
+    );
+    for _ in 0..3 {
+        let polled = server.call(&bob, "poll_next_task", json!({}));
+        let held = &polled["result"]["structuredContent"]["contract"];
+        let done = server.call(
+            &bob,
+            "fulfill_contract",
+            json!({"contract_id": held["contract_id"], "claim_epoch": held["claim_epoch"], "result_summary": "done"}),
+        );
+        assert_eq!(done["result"]["structuredContent"]["ok"], true, "{done}");
+    }
+    wait_for(r#"sum(shiftwork_contracts_queue{status="COMPLETED"})"#, 3.0);
+    wait_for(
+        r#"sum(shiftwork_contracts_queue{status="SUBMITTED"}) or vector(0)"#,
+        0.0,
+    );
+    let _ = prometheus.kill();
+    let _ = prometheus.wait();
+}
