@@ -27,6 +27,8 @@
 //!   no value is built ([`Builder`] builds one from the same tokens); any [`Style`] can be written
 //!   escaped, as the contents of a JSON string ([`Style::escaped`]); [`plain_run`] finds where a
 //!   string's plain bytes end, for the scanners that read strings;
+//! * `Serialize` and `Deserialize` for [`Json`] and [`Number`]: key order and number kinds kept through
+//!   any serde format, up to what the format holds (see [`Json`]'s `Serialize`);
 //! * Python rendering of values, as in an error message: [`python_repr`] (`repr`), [`python_str`]
 //!   (`str`) and [`python_string_literal`].
 //!
@@ -57,6 +59,7 @@
 mod node;
 mod python;
 mod read;
+mod serde_impl;
 mod tape;
 mod value;
 mod write;
