@@ -105,7 +105,7 @@ fn issue28_item3_wide_integers_are_exact_or_refused() {
     let refused = serde_json::to_string(&huge).unwrap_err().to_string();
     assert!(refused.contains("wider than 128 bits"), "{refused}");
     assert!(
-        serde_json::to_value(&parse("[-10000000000000000000]").unwrap()).is_err(),
+        serde_json::to_value(parse("[-10000000000000000000]").unwrap()).is_err(),
         "a serde_json::Value holds 64 bits"
     );
 }

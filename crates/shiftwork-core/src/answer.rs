@@ -2,9 +2,9 @@
 //! `result`, keys in the spec's order (SW-44, SW-45). This is the one place that knows the shapes of
 //! the answers; the adapter and the tests render through it.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, BudgetDimension};
 use crate::json::{Builder, Emit, Json, Object};
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::results::{Brief, ClockIn, ClockedOut, Escalation, HeldUnit, Plan, Status, WorkPlan};
 use crate::search::SearchResult;
 
@@ -38,7 +38,7 @@ pub trait Answer {
     }
 }
 
-impl<T: Answer> Answer for Result<T, Refusal> {
+impl<T: Answer> Answer for Result<T, ShiftworkRefusal> {
     fn to_answer(&self) -> Json {
         match self {
             Ok(value) => value.to_answer(),
@@ -68,7 +68,7 @@ fn built(emit: impl FnOnce(&mut Builder)) -> Json {
     builder.finish()
 }
 
-impl Answer for Refusal {
+impl Answer for ShiftworkRefusal {
     fn to_answer(&self) -> Json {
         refusal(&self.to_string())
     }
@@ -220,11 +220,11 @@ impl Answer for Plan {
 impl Answer for Budget {
     /// The plan's `budget` object (SW-131).
     fn to_answer(&self) -> Json {
-        let dims = |f: &dyn Fn(&str, i128) -> i128| {
+        let dims = |f: &dyn Fn(BudgetDimension, i128) -> i128| {
             Json::Object(
                 self.limits
                     .iter()
-                    .map(|(dim, limit)| ((*dim).to_owned(), crate::budget::int(f(dim, *limit))))
+                    .map(|&(dim, limit)| (dim.as_str().to_owned(), crate::budget::int(f(dim, limit))))
                     .collect::<Object>(),
             )
         };
@@ -243,22 +243,22 @@ impl Answer for Status {
     /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search` (§8).
     fn to_answer(&self) -> Json {
         let mut out = start("status");
-        out.insert(String::from("cursor"), Json::str(self.cursor.as_str()));
+        out.insert(String::from("cursor"), Json::str(self.cursor()));
         out.insert(
             String::from("units"),
             Json::Object(
-                self.units
+                self.units()
                     .iter()
-                    .map(|(status, n)| (status.clone(), int(*n)))
+                    .map(|(status, n)| (status.as_str().to_owned(), int(*n)))
                     .collect(),
             ),
         );
-        out.insert(String::from("open_questions"), int(self.open_questions));
+        out.insert(String::from("open_questions"), int(self.open_questions()));
         out.insert(
             String::from("last_history"),
-            self.last_history.clone().unwrap_or(Json::Null),
+            self.last_history_json.clone().unwrap_or(Json::Null),
         );
-        if let Some(search) = &self.search {
+        if let Some(search) = self.search() {
             out.insert(String::from("search"), search.to_answer());
         }
         Json::Object(out)
@@ -304,32 +304,9 @@ impl Answer for ClockIn {
 
 impl Answer for Brief {
     /// `{"result": "brief", "unit", "role", "invariants", "handoff", "do_not", "files"}` plus
-    /// `agreements` and `upstream` (SW-74).
+    /// `agreements` and `upstream`, the unit, the handoff and the files as the checkpoint holds them.
     fn to_answer(&self) -> Json {
-        let mut out = start("brief");
-        out.insert(String::from("unit"), self.unit.clone());
-        out.insert(String::from("role"), Json::str(self.role.as_str()));
-        out.insert(String::from("invariants"), self.invariants.clone());
-        out.insert(String::from("handoff"), self.handoff.clone());
-        out.insert(String::from("do_not"), self.do_not.clone());
-        out.insert(String::from("files"), self.files.clone());
-        if let Some(agreements) = &self.agreements {
-            out.insert(String::from("agreements"), agreements.clone());
-        }
-        if !self.upstream.is_empty() {
-            let upstream = self
-                .upstream
-                .iter()
-                .map(|u| {
-                    Json::Object(crate::json::object([
-                        ("unit", Json::str(u.unit.as_str())),
-                        ("last", Json::Array(u.last.clone())),
-                    ]))
-                })
-                .collect();
-            out.insert(String::from("upstream"), Json::Array(upstream));
-        }
-        Json::Object(out)
+        self.answer.clone()
     }
 }
 
@@ -346,7 +323,7 @@ impl Answer for Escalation {
         {
             out.insert(
                 String::from("open_questions"),
-                Json::Array(open_questions.clone()),
+                Json::Array(open_questions.json.clone()),
             );
             if let Some(p) = probe {
                 out.insert(

@@ -21,7 +21,7 @@ use shiftwork_seams::Fs;
 
 use crate::json::{Json, Node, ParseError, Tape, TapeNode};
 use crate::paths::CheckpointPaths;
-use crate::refusal::{FileError, Refusal, TextPosition};
+use crate::refusal::{FileError, ShiftworkRefusal, TextPosition};
 use crate::schema;
 use crate::view::Checkpoint;
 
@@ -100,18 +100,18 @@ pub const MAX_CHECKPOINT_BYTES: u64 = 256 * 1024 * 1024;
 /// The file is read through [`Fs::read_limited`]: it is opened without blocking and must be a regular
 /// file of at most [`MAX_CHECKPOINT_BYTES`], so a FIFO, `/dev/zero` or `/dev/stdin` is refused at
 /// once (`checkpoint unreadable: Not a regular file: '<path>'`) and never holds a lock.
-pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Document, Refusal> {
+pub fn read<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Document, ShiftworkRefusal> {
     read_in_place(fs, paths).map(|placed| placed.build())
 }
 
 /// Reads and validates the checkpoint of `paths` (§4.1 steps 1–6) in place, as [`read`] reads it.
-pub fn read_in_place<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Placed, Refusal> {
-    let bytes = fs
-        .read_limited(&paths.given, MAX_CHECKPOINT_BYTES)
-        .map_err(|e| Refusal::Unreadable {
-            path: paths.shown.clone(),
-            error: FileError::of(&e),
-        })?;
+pub fn read_in_place<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<Placed, ShiftworkRefusal> {
+    let bytes =
+        fs.read_limited(&paths.given, MAX_CHECKPOINT_BYTES)
+            .map_err(|e| ShiftworkRefusal::Unreadable {
+                path: paths.shown.clone(),
+                error: FileError::of(&e),
+            })?;
     parse_in_place(bytes)
 }
 
@@ -121,23 +121,23 @@ pub fn read_in_place<F: Fs + ?Sized>(fs: &F, paths: &CheckpointPaths) -> Result<
 /// let e = shiftwork_core::checkpoint::parse_bytes(b"{\"version\": 1, \"x\": \"\xff\"}").unwrap_err();
 /// assert_eq!(e.to_string(), "checkpoint unreadable: 'utf-8' codec can't decode a byte in position 21: invalid start byte");
 /// ```
-pub fn parse_bytes(bytes: &[u8]) -> Result<Document, Refusal> {
+pub fn parse_bytes(bytes: &[u8]) -> Result<Document, ShiftworkRefusal> {
     parse_in_place(bytes.to_vec()).map(|placed| placed.build())
 }
 
 /// Steps 2–6 of §4.1 on a file's bytes: strict UTF-8, line ends translated, read in place, validated,
 /// unit ids unique.
-pub fn parse_in_place(bytes: Vec<u8>) -> Result<Placed, Refusal> {
-    let text = String::from_utf8(bytes).map_err(|e| Refusal::NotUtf8 {
+pub fn parse_in_place(bytes: Vec<u8>) -> Result<Placed, ShiftworkRefusal> {
+    let text = String::from_utf8(bytes).map_err(|e| ShiftworkRefusal::NotUtf8 {
         message: utf8_error_tail(e.as_bytes(), &e.utf8_error()),
     })?;
     let text = translate_newlines(text);
     let (object, first) = begins_as_object(text.as_bytes());
     let tape = Tape::parse(text).map_err(|e| not_json(&e, object || e.char_offset == first))?;
-    schema::validate_checkpoint(tape.root()).map_err(Refusal::Invalid)?;
+    schema::validate_checkpoint(tape.root()).map_err(ShiftworkRefusal::Invalid)?;
     let ids = Checkpoint::new(tape.root()).ids();
     if let Some(i) = crate::planner::first_repeat(&ids) {
-        return Err(Refusal::DuplicateId {
+        return Err(ShiftworkRefusal::DuplicateId {
             id: ids[i].to_owned(),
         });
     }
@@ -157,8 +157,8 @@ fn begins_as_object(bytes: &[u8]) -> (bool, usize) {
 /// Step 4's refusal: Python's decoder message, its position given only when `shown` (see the
 /// module's docs). (Whitespace is ASCII, so the offset of the first other character is the same in
 /// bytes and in the message's code points.)
-fn not_json(e: &ParseError, shown: bool) -> Refusal {
-    Refusal::NotJson {
+fn not_json(e: &ParseError, shown: bool) -> ShiftworkRefusal {
+    ShiftworkRefusal::NotJson {
         what: e.what,
         at: shown.then_some(TextPosition {
             line: e.line,

@@ -12,7 +12,7 @@ use crate::env::Env;
 use crate::lock::CheckpointLock;
 use crate::paths::CheckpointPaths;
 use crate::records;
-use crate::refusal::{FileError, Refusal, Written};
+use crate::refusal::{FileError, ShiftworkRefusal, Written};
 
 /// The temp-file naming of W2: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
 pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
@@ -33,16 +33,16 @@ pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
 }
 
 /// Gate 15's refusal: the error at the ledger path (SW-32).
-fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
-    Refusal::LedgerUnwritable {
+fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
+    ShiftworkRefusal::LedgerUnwritable {
         path: paths.ledger_shown.clone(),
         error: FileError::of(e),
     }
 }
 
 /// Gate 16's refusal: the error at the checkpoint path as given, whatever file failed (SW-32).
-fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
-    Refusal::CheckpointUnwritable {
+fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
+    ShiftworkRefusal::CheckpointUnwritable {
         path: paths.shown.clone(),
         error: FileError::of(e),
     }
@@ -57,7 +57,7 @@ pub(crate) fn run(
     target: &Path,
     commit: &Commit,
     last_byte: Option<u8>,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
@@ -149,7 +149,7 @@ fn check_lock_records(
     options: &ReplaceOptions,
     ledger: &str,
     line_len: usize,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let temp = "0".repeat(options.temp.prefix.len() + options.temp.random_len + options.temp.suffix.len());
     let appended = vec![b'\n'; line_len + 2];
     let created = records::ledger_created_intent(ledger).len() + 1;
@@ -159,7 +159,7 @@ fn check_lock_records(
     if total <= limit {
         return Ok(());
     }
-    Err(Refusal::TooLargeToWrite {
+    Err(ShiftworkRefusal::TooLargeToWrite {
         what: Written::LockRecords,
         size: Some(total as u64),
         limit: limit as u64,
@@ -172,7 +172,7 @@ pub(crate) fn without_lock(
     paths: &CheckpointPaths,
     target: &Path,
     lock_error: &io::Error,
-) -> Refusal {
+) -> ShiftworkRefusal {
     let fs = env.fs.as_ref();
     let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);

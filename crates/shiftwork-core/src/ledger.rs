@@ -15,7 +15,7 @@ use crate::line_split::LineBuffer;
 /// The longest ledger line read, in bytes without its line feed: a longer line is skipped whole, as a
 /// line that is not a JSON object is (SW-94), and a line never holds more memory than this while it is
 /// read (issue 27 item 6). No line this crate writes is longer: a clock-in or clock-out whose line would
-/// be is refused before it writes anything ([`crate::Refusal::TooLargeToWrite`]). (`shiftwork-watch`
+/// be is refused before it writes anything ([`crate::ShiftworkRefusal::TooLargeToWrite`]). (`shiftwork-watch`
 /// reads the same lines within the same bound.)
 pub const MAX_LEDGER_LINE_BYTES: usize = 64 * 1024;
 

@@ -5,7 +5,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::json::{Json, Kind, Node, Number};
-use crate::refusal::{NodeField, Refusal};
+use crate::refusal::{NodeField, ShiftworkRefusal};
 use crate::results::{HeldUnit, WorkPlan};
 
 mod graph;
@@ -232,7 +232,7 @@ pub fn touches_of<'a, N: Node<'a>>(value: Option<N>) -> Result<Option<Vec<String
 /// ];
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
-pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
+pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, ShiftworkRefusal> {
     let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
     let mut builder = Builder::with_capacity(nodes.len(), edges);
     for node in nodes {
@@ -277,14 +277,14 @@ impl<'a> Feed<'a> {
     }
 
     /// The batches and holds, or the first refusal (duplicate id, unknown dependency, cycle).
-    pub(crate) fn plan(self) -> Result<Schedule, Refusal> {
+    pub(crate) fn plan(self) -> Result<Schedule, ShiftworkRefusal> {
         self.builder.finish()?.schedule()
     }
 }
 
 impl Nodes<'_> {
     /// The batches and holds of these nodes, or the cycle.
-    fn schedule(&self) -> Result<Schedule, Refusal> {
+    fn schedule(&self) -> Result<Schedule, ShiftworkRefusal> {
         match &self.touches {
             Some(touches) => batch_with_holds(self, touches),
             None => batch_by_level(self),
@@ -294,7 +294,7 @@ impl Nodes<'_> {
 
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
 /// its deepest dependency's — and filling the batches in rank order needs no sort (SW-55).
-fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, Refusal> {
+fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, ShiftworkRefusal> {
     let kahn;
     let level = match &nodes.levels {
         Some(level) => level,
@@ -320,7 +320,7 @@ fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, Refusal> {
 }
 
 /// The levels by one Kahn pass in any order over the reversed graph, or the cycle (SW-53).
-fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
+fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, ShiftworkRefusal> {
     let n = graph.len();
     let dependents = graph.reversed();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
@@ -342,7 +342,7 @@ fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
         for &i in &order {
             emitted[i] = true;
         }
-        return Err(Refusal::Cycle {
+        return Err(ShiftworkRefusal::Cycle {
             walk: cycle(ids, graph, &emitted),
         });
     }
@@ -361,7 +361,7 @@ fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
 /// before everything left on the queue, those nodes are held again without being looked at. So each
 /// batch costs its admissions and moves, not its held nodes, and the batches, their order and the
 /// first hold of each node are exactly those of the naive rule.
-fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, Refusal> {
+fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, ShiftworkRefusal> {
     let graph = &nodes.graph;
     let dependents = graph.reversed();
     let n = graph.len();
@@ -456,7 +456,7 @@ fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, Re
         plan.batches.push(batch);
     }
     if done < n {
-        return Err(Refusal::Cycle {
+        return Err(ShiftworkRefusal::Cycle {
             walk: cycle(&nodes.ids, graph, &emitted),
         });
     }
@@ -559,14 +559,14 @@ fn cycle(ids: &[&str], graph: &Graph, emitted: &[bool]) -> Vec<String> {
 ///     r#"{"result": "plan", "batches": [["b", "a"], ["c"]], "sequence": ["b", "a", "c"], "width": 2}"#
 /// );
 /// ```
-pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
+pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, ShiftworkRefusal> {
     decode_nodes(nodes)?.finish()?.work_plan()
 }
 
 impl<'a> Nodes<'a> {
     /// [`work_plan`]'s answer on these nodes: the batches as ids, and `held` when some node has a
     /// non-null `touches`.
-    fn work_plan(&self) -> Result<WorkPlan<'a>, Refusal> {
+    fn work_plan(&self) -> Result<WorkPlan<'a>, ShiftworkRefusal> {
         let schedule = self.schedule()?;
         Ok(WorkPlan {
             batches: schedule
@@ -583,7 +583,7 @@ impl<'a> Nodes<'a> {
 }
 
 /// The nodes of `work_plan`'s value, shapes checked in input order (SW-49).
-fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, Refusal> {
+fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, ShiftworkRefusal> {
     let items: &[Json] = match nodes {
         Json::Array(items) => items,
         _ => &[],
@@ -592,12 +592,12 @@ fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, Refusal> {
     let mut depends_on = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Json::Object(obj) = item else {
-            return Err(Refusal::NodeShape {
+            return Err(ShiftworkRefusal::NodeShape {
                 index: i,
                 field: None,
             });
         };
-        let shape = |field| Refusal::NodeShape {
+        let shape = |field| ShiftworkRefusal::NodeShape {
             index: i,
             field: Some(field),
         };
@@ -632,7 +632,7 @@ mod tests {
     /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
     /// its candidates — the held ones again — and admits them one by one. The reference for the
     /// parked queues.
-    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
+    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, ShiftworkRefusal> {
         let n = nodes.len();
         let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, x)| (x.id, i)).collect();
         let mut indegree: Vec<usize> = nodes.iter().map(|x| x.depends_on.len()).collect();
@@ -688,7 +688,7 @@ mod tests {
             candidates = next;
         }
         if done < n {
-            return Err(Refusal::Cycle { walk: Vec::new() });
+            return Err(ShiftworkRefusal::Cycle { walk: Vec::new() });
         }
         Ok(plan)
     }
@@ -765,7 +765,7 @@ mod tests {
                 let naive = naive_holds(input);
                 match (&ours, &naive) {
                     (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
-                    (Err(Refusal::Cycle { .. }), Err(Refusal::Cycle { .. })) => {}
+                    (Err(ShiftworkRefusal::Cycle { .. }), Err(ShiftworkRefusal::Cycle { .. })) => {}
                     _ => proptest::prop_assert!(false, "{ours:?} vs {naive:?}"),
                 }
             }

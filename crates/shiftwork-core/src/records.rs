@@ -114,12 +114,12 @@ pub fn commit_intent(temp: &str, ledger: &str, pre: u64, appended: &[u8]) -> Str
 ///     "refused to write: the ledger line would be 65537 bytes, more than 65536 bytes (64 KiB), the most a ledger's reader reads of one line; nothing written"
 /// );
 /// ```
-pub fn check_line(line: &str) -> Result<(), crate::Refusal> {
+pub fn check_line(line: &str) -> Result<(), crate::ShiftworkRefusal> {
     let limit = crate::ledger::MAX_LEDGER_LINE_BYTES;
     if line.len() <= limit {
         return Ok(());
     }
-    Err(crate::Refusal::TooLargeToWrite {
+    Err(crate::ShiftworkRefusal::TooLargeToWrite {
         what: crate::Written::LedgerLine,
         size: Some(line.len() as u64),
         limit: limit as u64,

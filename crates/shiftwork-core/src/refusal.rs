@@ -1,4 +1,4 @@
-//! Every refusal of shift work as a value: [`Refusal`], one variant per sentence of spec Appendix A,
+//! Every refusal of shift work as a value: [`ShiftworkRefusal`], one variant per sentence of spec Appendix A,
 //! carrying the values its sentence names. Its `Display` is the sentence, byte for byte; the answer
 //! `{"result": "error", "reason": …}` is its rendering ([`crate::Answer`]), clipped there (SW-46).
 
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use crate::json::{Json, python_str, python_string_literal};
+pub use crate::roots::Confined;
 use crate::schema::SchemaViolation;
 
 /// Why a file could not be read or written, as the sentences' tails render it (SW-32).
@@ -81,7 +82,7 @@ fn decoder_message(what: &str, at: Option<&TextPosition>) -> String {
     }
 }
 
-/// What a refused write would have written ([`Refusal::TooLargeToWrite`]).
+/// What a refused write would have written ([`ShiftworkRefusal::TooLargeToWrite`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Written {
@@ -140,14 +141,14 @@ pub enum NodeField {
 /// is the sentence of spec Appendix A, unclipped (the answer clips it to 2,000 code points, SW-46).
 ///
 /// ```
-/// use shiftwork_core::Refusal;
-/// let refusal = Refusal::NotCursor { unit: "U4".into(), cursor: "U3".into() };
+/// use shiftwork_core::ShiftworkRefusal;
+/// let refusal = ShiftworkRefusal::NotCursor { unit: "U4".into(), cursor: "U3".into() };
 /// assert_eq!(refusal.to_string(), "unit U4 is not the cursor unit U3");
-/// assert!(matches!(refusal, Refusal::NotCursor { ref cursor, .. } if cursor == "U3"));
+/// assert!(matches!(refusal, ShiftworkRefusal::NotCursor { ref cursor, .. } if cursor == "U3"));
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Refusal {
+pub enum ShiftworkRefusal {
     /// §4.1 step 1: the checkpoint file could not be read (SW-32).
     #[error("checkpoint unreadable: {}", .error.tail(path))]
     Unreadable {
@@ -238,6 +239,15 @@ pub enum Refusal {
         /// The ready units.
         ready: Vec<String>,
     },
+    /// Clock-in of a `unit_id` that names no unit of the plan. The sentence is the one of
+    /// [`ShiftworkRefusal::NotReady`] (bantamkit 0.36.2 words both alike); the variant tells them apart.
+    #[error("unit {unit} is not ready; ready is {}", .ready.join(", "))]
+    UnknownUnit {
+        /// The `unit_id` asked for.
+        unit: String,
+        /// The ready units.
+        ready: Vec<String>,
+    },
     /// Clock-in step 8 (SW-114).
     #[error("unit {unit} touches {path}, which {holder} holds until its clock-out")]
     TouchesHeld {
@@ -251,8 +261,8 @@ pub enum Refusal {
     /// Clock-in step 9 (SW-132).
     #[error("budget {dimension} spent: {used} of {limit}; raise job.budget or stop the job")]
     BudgetSpent {
-        /// `tokens` or `units`.
-        dimension: &'static str,
+        /// The dimension that is spent.
+        dimension: crate::budget::BudgetDimension,
         /// Spent plus reserved.
         used: i128,
         /// The declared limit.
@@ -282,6 +292,18 @@ pub enum Refusal {
     NotCursor {
         /// The `unit_id` argument.
         unit: String,
+        /// `plan.cursor`.
+        cursor: String,
+    },
+    /// Clock-out gate 3 for a unit that is already finished (`done` or `dropped`), is not the cursor
+    /// and was not briefed since: it was clocked out before. The sentence is the one of
+    /// [`ShiftworkRefusal::NotCursor`] (bantamkit 0.36.2 words both alike); the variant tells them apart.
+    #[error("unit {unit} is not the cursor unit {cursor}")]
+    AlreadyFinished {
+        /// The `unit_id` argument.
+        unit: String,
+        /// Its status, `done` or `dropped`.
+        status: String,
         /// `plan.cursor`.
         cursor: String,
     },
@@ -362,6 +384,18 @@ pub enum Refusal {
         argument: &'static str,
         /// The violation, at `<argument>…`.
         violation: SchemaViolation,
+    },
+    /// Clock-out gate 8: an `agent_id` string outside the family's agent-id grammar
+    /// ([`shiftwork_seams::agent`]). Beyond bantamkit 0.36.2, whose pattern refuses `bob.smith` and
+    /// accepts `-x` (a deliberate difference: one grammar for every agent id of the family).
+    #[error("unit {unit} in role {role} sent an agent_id that is not an agent id: {error}")]
+    AgentIdRefused {
+        /// The unit.
+        unit: String,
+        /// Its role.
+        role: String,
+        /// What is wrong with it.
+        error: shiftwork_seams::agent::AgentIdError,
     },
     /// Clock-out gate 9 (SW-125).
     #[error("unit {unit} cannot send a conclusion: only a unit with concludes: true may")]
@@ -456,7 +490,7 @@ pub enum Refusal {
     /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs about `needed` bytes for a
     /// checkpoint of `size` bytes, and the [`crate::MemoryBudget`] stayed taken by other calls for the
     /// whole wait. Nothing was read or written; the same call may succeed later. Not an answer about
-    /// the checkpoint: an MCP server reports it as a tool error ([`Refusal::is_answer`]).
+    /// the checkpoint: an MCP server reports it as a tool error ([`ShiftworkRefusal::is_answer`]).
     #[error(
         "busy: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, and the memory budget of {budget} bytes stayed taken by other calls for {} ms; nothing was done, try again",
         .waited.as_millis()
@@ -473,7 +507,7 @@ pub enum Refusal {
     },
     /// Memory admission (beyond 0.36.2; issue 27 item 7): the call needs more than the whole
     /// [`crate::MemoryBudget`], so it is refused at once rather than run alone. Not an answer about
-    /// the checkpoint ([`Refusal::is_answer`]).
+    /// the checkpoint ([`ShiftworkRefusal::is_answer`]).
     #[error(
         "too large: a call on a checkpoint of {size} bytes needs about {needed} bytes of memory, more than the whole memory budget of {budget} bytes; nothing was done"
     )]
@@ -484,6 +518,50 @@ pub enum Refusal {
         needed: u64,
         /// The budget in bytes.
         budget: u64,
+    },
+    /// A caller whose identity a server established (an authenticated request) named another agent
+    /// in `agent_id`: an agent acts only as itself. Refused before the checkpoint is opened.
+    #[error(
+        "agent_id names {given}, but this caller authenticated as {authenticated}: an agent acts only as itself."
+    )]
+    IdentityMismatch {
+        /// The agent the argument named (a value that is not a string, as its JSON text).
+        given: String,
+        /// The agent the caller is.
+        authenticated: String,
+    },
+    /// A path the call would open resolves, symbolic links followed, outside every root of an
+    /// [`crate::Env`] confined to roots ([`crate::Env::with_roots`]). Refused before any file is
+    /// opened; the sentence names the path as given and the rule, never where it leads.
+    #[error(
+        "refused: {} resolves outside the directories this server may open; every path it opens must resolve, links followed, inside one of its roots",
+        .what.describe(path)
+    )]
+    OutsideRoots {
+        /// Which path.
+        what: Confined,
+        /// The path as given (for a derived path, the checkpoint's).
+        path: String,
+    },
+    /// A new checkpoint was to be created where a file (or a link) already is: nothing is written.
+    #[error(
+        "refused: a checkpoint already exists at {}; nothing written",
+        python_string_literal(path)
+    )]
+    CheckpointExists {
+        /// The path as given.
+        path: String,
+    },
+    /// A new checkpoint has no unit: there would be nothing to plan.
+    #[error("refused: a new checkpoint needs at least one unit")]
+    NoUnits,
+    /// A new checkpoint could not be created (its directory, its file): nothing is left at its path.
+    #[error("checkpoint not created: {}", .error.tail(path))]
+    NotCreated {
+        /// The path as given.
+        path: String,
+        /// Why.
+        error: FileError,
     },
     /// Clock-out gate 15 (W1, W4).
     #[error("accounting log unwritable, checkpoint untouched: {}", .error.tail(path))]
@@ -503,20 +581,86 @@ pub enum Refusal {
     },
 }
 
-impl Refusal {
+impl ShiftworkRefusal {
+    /// A stable machine name of the refusal, for logs and metrics that must not quote the sentence
+    /// (which can hold a client's values): `NOT_READY`, `NOT_CURSOR`, `CYCLE`, … One code per variant;
+    /// a code never changes meaning.
+    ///
+    /// ```
+    /// use shiftwork_core::ShiftworkRefusal;
+    /// assert_eq!(ShiftworkRefusal::NotInPlan { unit: "U9".into() }.code(), "NOT_IN_PLAN");
+    /// assert_eq!(ShiftworkRefusal::Cycle { walk: vec![] }.code(), "CYCLE");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        use ShiftworkRefusal as R;
+        match self {
+            R::Unreadable { .. } => "CHECKPOINT_UNREADABLE",
+            R::NotUtf8 { .. } => "CHECKPOINT_NOT_UTF8",
+            R::NotJson { .. } => "CHECKPOINT_NOT_JSON",
+            R::Invalid(_) => "CHECKPOINT_INVALID",
+            R::DuplicateId { .. } => "DUPLICATE_ID",
+            R::NodeShape { .. } => "NODE_SHAPE",
+            R::UnknownDependency { .. } => "UNKNOWN_DEPENDENCY",
+            R::Cycle { .. } => "CYCLE",
+            R::ReviewsUnknownUnit { .. } => "REVIEWS_UNKNOWN_UNIT",
+            R::ReviewsNonDependency { .. } => "REVIEWS_NON_DEPENDENCY",
+            R::ReviewsOwnRole { .. } => "REVIEWS_OWN_ROLE",
+            R::NotReady { .. } => "NOT_READY",
+            R::UnknownUnit { .. } => "UNKNOWN_UNIT",
+            R::TouchesHeld { .. } => "TOUCHES_HELD",
+            R::BudgetSpent { .. } => "BUDGET_SPENT",
+            R::Locked { .. } => "LOCKED",
+            R::NotInPlan { .. } => "NOT_IN_PLAN",
+            R::NotCursor { .. } => "NOT_CURSOR",
+            R::AlreadyFinished { .. } => "ALREADY_FINISHED",
+            R::RolesNotAList { .. } => "ROLES_NOT_A_LIST",
+            R::NoModel { .. } => "NO_MODEL",
+            R::ModelNotAllowed { .. } => "MODEL_NOT_ALLOWED",
+            R::AccountingShape { .. } => "ACCOUNTING_SHAPE",
+            R::ReservedKeys { .. } => "RESERVED_KEYS",
+            R::ZeroTokens { .. } => "ZERO_TOKENS",
+            R::ArgumentShape { .. } => "ARGUMENT_SHAPE",
+            R::AgentIdRefused { .. } => "AGENT_ID_INVALID",
+            R::NotConcluder { .. } => "NOT_CONCLUDER",
+            R::ResolvedWithoutSupported => "RESOLVED_WITHOUT_SUPPORTED",
+            R::NoDoneRun { .. } => "NO_DONE_RUN",
+            R::NoReplay { .. } => "NO_REPLAY",
+            R::NoReview { .. } => "NO_REVIEW",
+            R::NoRunOutput { .. } => "NO_RUN_OUTPUT",
+            R::RetireUnknown { .. } => "RETIRE_UNKNOWN",
+            R::TooManyAgreements { .. } => "TOO_MANY_AGREEMENTS",
+            R::FollowUpBriefNotAFile { .. } => "FOLLOW_UP_BRIEF_NOT_A_FILE",
+            R::FollowUpRoleUndeclared { .. } => "FOLLOW_UP_ROLE_UNDECLARED",
+            R::RefusedToWrite(_) => "REFUSED_TO_WRITE",
+            R::TooLargeToWrite { .. } => "TOO_LARGE_TO_WRITE",
+            R::MemoryBusy { .. } => "MEMORY_BUSY",
+            R::MemoryTooLarge { .. } => "MEMORY_TOO_LARGE",
+            R::IdentityMismatch { .. } => "IDENTITY_MISMATCH",
+            R::OutsideRoots { .. } => "OUTSIDE_ROOTS",
+            R::CheckpointExists { .. } => "CHECKPOINT_EXISTS",
+            R::NoUnits => "NO_UNITS",
+            R::NotCreated { .. } => "CHECKPOINT_NOT_CREATED",
+            R::LedgerUnwritable { .. } => "LEDGER_UNWRITABLE",
+            R::CheckpointUnwritable { .. } => "CHECKPOINT_UNWRITABLE",
+        }
+    }
+
     /// Whether this refusal is an answer about the call's own inputs — every refusal of the spec
     /// (`{"result": "error", "reason": …}`, SW-44) — rather than the server's state: memory admission
-    /// ([`Refusal::MemoryBusy`], [`Refusal::MemoryTooLarge`]), which an MCP server reports as a tool
+    /// ([`ShiftworkRefusal::MemoryBusy`], [`ShiftworkRefusal::MemoryTooLarge`]), which an MCP server reports as a tool
     /// error (`isError: true`, `Error executing tool <tool>: <sentence>`, the frame of SW-40), so that a
     /// client retries rather than reads it as the checkpoint's answer.
     ///
     /// ```
-    /// use shiftwork_core::Refusal;
-    /// assert!(Refusal::NotInPlan { unit: "U9".into() }.is_answer());
-    /// assert!(!Refusal::MemoryTooLarge { size: 1, needed: 6, budget: 5 }.is_answer());
+    /// use shiftwork_core::ShiftworkRefusal;
+    /// assert!(ShiftworkRefusal::NotInPlan { unit: "U9".into() }.is_answer());
+    /// assert!(!ShiftworkRefusal::MemoryTooLarge { size: 1, needed: 6, budget: 5 }.is_answer());
     /// ```
     pub fn is_answer(&self) -> bool {
-        !matches!(self, Refusal::MemoryBusy { .. } | Refusal::MemoryTooLarge { .. })
+        !matches!(
+            self,
+            ShiftworkRefusal::MemoryBusy { .. } | ShiftworkRefusal::MemoryTooLarge { .. }
+        )
     }
 }
 

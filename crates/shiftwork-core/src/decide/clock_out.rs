@@ -1,16 +1,18 @@
 //! Judging a clock-out (§10) on what was gathered: gates 2–14 in their contractual order (SW-77), the
 //! mutation (SW-83), the cursor rule (§11) and the accounting line (SW-85). The result is a
-//! [`Commit`] — the bytes the shell writes in W1–W6 — or the first gate's [`Refusal`].
+//! [`Commit`] — the bytes the shell writes in W1–W6 — or the first gate's [`ShiftworkRefusal`].
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
 use crate::json::{self, Json, Object};
 use crate::ledger::LedgerSummary;
+use crate::model::{UnitId, UnitStatus};
 use crate::planner::{self, PlanNode, Priority};
 use crate::records;
-use crate::refusal::{Refusal, Written};
+use crate::refusal::{ShiftworkRefusal, Written};
 use crate::results::ClockedOut;
 use crate::schema::{self, ArgumentShape};
 use crate::view::{Checkpoint, Unit, is_zero};
@@ -24,11 +26,28 @@ pub const HISTORY_RING: usize = 5;
 /// Attempts kept per unit (SW-115).
 pub const ATTEMPTS_KEPT: usize = 3;
 
-/// The arguments of `shiftwork_clock_out` (SW-76), decoded by the caller.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClockOut {
+/// The arguments of the clock-out as an MCP client sends them: JSON values, each judged by the gate
+/// that judges it, in the tool's order, so that a server answers any of them — a status outside the
+/// five, an accounting line of the wrong shape — with bantamkit 0.36.2's sentence. A program builds a
+/// typed [`crate::ClockOut`] instead, which converts into this ([`crate::ClockOut::to_arguments`]).
+///
+/// ```
+/// use shiftwork_core::ClockOutArguments;
+/// use shiftwork_core::json::{self, Json};
+/// let mut args = ClockOutArguments::new(
+///     ".shiftwork/checkpoint.json",
+///     "lexer",
+///     "done",
+///     json::Object::default(),
+///     json::object([("unit", Json::str("lexer")), ("outcome", Json::str("done"))]),
+/// );
+/// args.accounting = Some(json::parse(r#"{"tokens": 41250, "duration_ms": 95000}"#).unwrap());
+/// assert_eq!(args.unit_id, "lexer");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockOutArguments {
     /// The checkpoint path.
-    pub checkpoint: String,
+    pub checkpoint: PathBuf,
     /// The unit being clocked out.
     pub unit_id: String,
     /// Its new status (any string; the whole-document validation judges it).
@@ -47,6 +66,30 @@ pub struct ClockOut {
     pub conclusion: Option<Json>,
     /// New units, or `None`.
     pub follow_ups: Option<Json>,
+}
+
+impl ClockOutArguments {
+    /// The five required arguments; the optional ones are `None`.
+    pub fn new(
+        checkpoint: impl AsRef<Path>,
+        unit_id: impl Into<String>,
+        status: impl Into<String>,
+        handoff_patch: Object,
+        history_entry: Object,
+    ) -> ClockOutArguments {
+        ClockOutArguments {
+            checkpoint: checkpoint.as_ref().to_path_buf(),
+            unit_id: unit_id.into(),
+            status: status.into(),
+            handoff_patch,
+            history_entry,
+            accounting: None,
+            agent_id: None,
+            agreements: None,
+            conclusion: None,
+            follow_ups: None,
+        }
+    }
 }
 
 /// What the shell gathered for the gates besides the checkpoint and the ledger.
@@ -81,7 +124,7 @@ pub fn brief_path_is_inside(path: &str) -> bool {
 
 /// The follow-up `brief_path`s the shell stats for gate 12: those of `follow_ups` items that may be
 /// looked at ([`brief_path_is_inside`]).
-pub fn brief_paths(args: &ClockOut) -> Vec<&str> {
+pub fn brief_paths(args: &ClockOutArguments) -> Vec<&str> {
     args.follow_ups
         .as_ref()
         .and_then(Json::as_array)
@@ -102,25 +145,31 @@ pub fn clock_out(
     mut doc: Json,
     ledger: &LedgerSummary,
     gathered: &Gathered,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     now: DateTime<Utc>,
-) -> Result<Commit, Refusal> {
+) -> Result<Commit, ShiftworkRefusal> {
     let id = args.unit_id.as_str();
     let cp = Checkpoint::new(&doc);
     // Gate 2.
     let Some(unit) = cp.unit(id) else {
-        return Err(Refusal::NotInPlan { unit: id.to_owned() });
+        return Err(ShiftworkRefusal::NotInPlan { unit: id.to_owned() });
     };
     let index = unit.index();
     // Gate 3.
     let briefed = ledger.briefed.get(index).copied().unwrap_or(false);
     if id != cp.cursor() && !briefed {
-        return Err(Refusal::NotCursor {
-            unit: id.to_owned(),
-            cursor: cp.cursor().to_owned(),
+        let (unit, cursor) = (id.to_owned(), cp.cursor().to_owned());
+        return Err(if unit_is_terminal(&cp, index) {
+            ShiftworkRefusal::AlreadyFinished {
+                unit,
+                status: unit_status(&cp, index),
+                cursor,
+            }
+        } else {
+            ShiftworkRefusal::NotCursor { unit, cursor }
         });
     }
-    let role = unit.role().to_owned();
+    let role = unit.role_str().to_owned();
     let accounting = args.accounting.as_ref().filter(|a| !a.is_null());
     // Gate 4.
     model_gate(&cp, id, &role, accounting)?;
@@ -136,12 +185,29 @@ pub fn clock_out(
     ];
     for (shape, value) in shapes {
         if let Some(v) = value.as_ref().filter(|v| !v.is_null()) {
-            schema::validate_argument(shape, v).map_err(|violation| Refusal::ArgumentShape {
+            let refused = |violation| ShiftworkRefusal::ArgumentShape {
                 unit: id.to_owned(),
                 role: role.clone(),
                 argument: shape.argument(),
                 violation,
-            })?;
+            };
+            // An agent id is judged by the family's one grammar (beyond 0.36.2, whose pattern refuses
+            // `bob.smith`): an id both refuse keeps 0.36.2's sentence, one only the grammar refuses
+            // (`-x`) gets the grammar's.
+            if shape == ArgumentShape::AgentId
+                && let Some(text) = v.as_str()
+            {
+                if let Err(error) = crate::request::check_agent_id(text) {
+                    schema::validate_argument(shape, v).map_err(refused)?;
+                    return Err(ShiftworkRefusal::AgentIdRefused {
+                        unit: id.to_owned(),
+                        role: role.clone(),
+                        error,
+                    });
+                }
+                continue;
+            }
+            schema::validate_argument(shape, v).map_err(refused)?;
         }
     }
     let conclusion = args.conclusion.as_ref().filter(|v| !v.is_null());
@@ -153,7 +219,7 @@ pub fn clock_out(
     }
     // Gate 10.
     if unit.is_run() && args.status == "done" && !has_run_output(&args.history_entry) {
-        return Err(Refusal::NoRunOutput { unit: id.to_owned() });
+        return Err(ShiftworkRefusal::NoRunOutput { unit: id.to_owned() });
     }
     // Gate 11.
     let agreement_changes = match agreements {
@@ -169,7 +235,7 @@ pub fn clock_out(
     let conclusion = conclusion.cloned();
     mutate(&mut doc, index, args, agreement_changes, conclusion, new_units);
     // Gate 14.
-    schema::validate_to_write(&doc).map_err(Refusal::RefusedToWrite)?;
+    schema::validate_to_write(&doc).map_err(ShiftworkRefusal::RefusedToWrite)?;
     // The bytes of gates 15–16 and the answer of gate 17, each within what its reader reads (issue 27
     // item 6): a checkpoint no reader takes would leave every later call refused.
     let ts = records::timestamp(now);
@@ -188,27 +254,48 @@ pub fn clock_out(
     }
     let limit = crate::checkpoint::MAX_CHECKPOINT_BYTES;
     let document = json::to_checkpoint_text_within(&doc, limit as usize, gathered.size_hint).ok_or(
-        Refusal::TooLargeToWrite {
+        ShiftworkRefusal::TooLargeToWrite {
             what: Written::Checkpoint,
             size: None,
             limit,
         },
     )?;
+    // Gate 14 validated the unit's new status against the schema's five statuses.
+    #[allow(clippy::expect_used)]
+    let status = UnitStatus::parse(&args.status)
+        .expect("gate 14 validated the unit's new status against the schema's five statuses");
     Ok(Commit {
         document,
         line,
         marker,
         answer: ClockedOut {
-            unit: id.to_owned(),
-            status: args.status.clone(),
+            unit: UnitId::read(id),
+            status,
             cursor: Checkpoint::new(&doc).cursor().to_owned(),
             log: gathered.log.clone(),
         },
     })
 }
 
+/// Whether the unit at `index` is terminal, as read (before this clock-out changes it).
+fn unit_is_terminal(cp: &Checkpoint<'_>, index: usize) -> bool {
+    cp.unit_at(index).is_some_and(|u| u.is_terminal())
+}
+
+/// The status of the unit at `index`, as written.
+fn unit_status(cp: &Checkpoint<'_>, index: usize) -> String {
+    cp.unit_at(index)
+        .map(|u| u.status_str().to_owned())
+        .unwrap_or_default()
+}
+
 /// Gate 4, the model gate (SW-79).
-fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Json>) -> Result<(), Refusal> {
+fn model_gate(
+    cp: &Checkpoint<'_>,
+    id: &str,
+    role: &str,
+    accounting: Option<&Json>,
+) -> Result<(), ShiftworkRefusal> {
     let Some(allowed) = cp.role_models(role) else {
         return Ok(());
     };
@@ -216,7 +303,7 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
         .as_array()
         .and_then(|a| a.iter().map(Json::as_str).collect::<Option<Vec<&str>>>())
     else {
-        return Err(Refusal::RolesNotAList {
+        return Err(ShiftworkRefusal::RolesNotAList {
             unit: id.to_owned(),
             role: role.to_owned(),
         });
@@ -224,13 +311,13 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
     let model = accounting.and_then(|a| a.get("model")).filter(|m| !m.is_null());
     let allowed = || names.iter().map(|n| (*n).to_owned()).collect();
     match model {
-        None => Err(Refusal::NoModel {
+        None => Err(ShiftworkRefusal::NoModel {
             unit: id.to_owned(),
             role: role.to_owned(),
             allowed: allowed(),
         }),
         Some(Json::String(m)) if names.contains(&m.as_str()) => Ok(()),
-        Some(m) => Err(Refusal::ModelNotAllowed {
+        Some(m) => Err(ShiftworkRefusal::ModelNotAllowed {
             unit: id.to_owned(),
             role: role.to_owned(),
             model: Box::new(m.clone()),
@@ -241,9 +328,9 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
 
 /// Gates 5–7 on a non-null accounting line: its shape (SW-80), the runtime's own keys (SW-81), zero
 /// tokens under a budget (SW-133).
-fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), Refusal> {
+fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), ShiftworkRefusal> {
     schema::validate_argument(ArgumentShape::Accounting, line).map_err(|violation| {
-        Refusal::AccountingShape {
+        ShiftworkRefusal::AccountingShape {
             unit: id.to_owned(),
             role: role.to_owned(),
             violation,
@@ -255,7 +342,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
         .filter(|k| line.get(k).is_some())
         .collect();
     if !keys.is_empty() {
-        return Err(Refusal::ReservedKeys {
+        return Err(ShiftworkRefusal::ReservedKeys {
             unit: id.to_owned(),
             role: role.to_owned(),
             keys,
@@ -263,7 +350,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
     }
     let zero = matches!(line.get("tokens"), Some(Json::Number(n)) if is_zero(n));
     if cp.budget().is_some() && zero && line.get("estimate") != Some(&Json::Bool(true)) {
-        return Err(Refusal::ZeroTokens {
+        return Err(ShiftworkRefusal::ZeroTokens {
             unit: id.to_owned(),
             role: role.to_owned(),
         });
@@ -288,9 +375,9 @@ fn conclusion_gate(
     unit: &Unit<'_>,
     status: &str,
     conclusion: &Json,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     if !unit.concludes() {
-        return Err(Refusal::NotConcluder {
+        return Err(ShiftworkRefusal::NotConcluder {
             unit: unit.id().to_owned(),
         });
     }
@@ -298,31 +385,31 @@ fn conclusion_gate(
         return Ok(());
     }
     let Some(h) = conclusion.get("supported").and_then(Json::as_str) else {
-        return Err(Refusal::ResolvedWithoutSupported);
+        return Err(ShiftworkRefusal::ResolvedWithoutSupported);
     };
     let done = |u: &Unit<'_>| {
         if u.index() == unit.index() {
             status == "done"
         } else {
-            u.status() == "done"
+            u.status_str() == "done"
         }
     };
     let runs: Vec<Unit<'_>> = cp.units().filter(|u| done(u) && u.tests() == Some(h)).collect();
     let Some(first_run) = runs.first() else {
-        return Err(Refusal::NoDoneRun {
+        return Err(ShiftworkRefusal::NoDoneRun {
             hypothesis: h.to_owned(),
         });
     };
     let mut pairs = Vec::new();
     for run in &runs {
         for replay in cp.units() {
-            if done(&replay) && replay.replay_of() == Some(run.id()) && replay.role() != run.role() {
+            if done(&replay) && replay.replay_of() == Some(run.id()) && replay.role_str() != run.role_str() {
                 pairs.push((run.id(), replay.id()));
             }
         }
     }
     let Some(first_pair) = pairs.first() else {
-        return Err(Refusal::NoReplay {
+        return Err(ShiftworkRefusal::NoReplay {
             hypothesis: h.to_owned(),
             run: first_run.id().to_owned(),
         });
@@ -332,7 +419,7 @@ fn conclusion_gate(
             .any(|reviewer| done(&reviewer) && reviewer.reviews().any(|r| r == *run || r == *replay))
     });
     if !reviewed {
-        return Err(Refusal::NoReview {
+        return Err(ShiftworkRefusal::NoReview {
             hypothesis: h.to_owned(),
             run: first_pair.0.to_owned(),
             replay: first_pair.1.to_owned(),
@@ -359,7 +446,7 @@ fn texts<'a>(patch: &'a Json, key: &str) -> impl Iterator<Item = &'a str> + use<
 }
 
 /// Gate 11: applies `retire` then `adopt` to a copy of `job.agreements`.
-fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, Refusal> {
+fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, ShiftworkRefusal> {
     let mut list: Vec<String> = cp.agreement_texts().into_iter().map(str::to_owned).collect();
     let mut changes = AgreementChanges::default();
     for text in texts(patch, "retire") {
@@ -369,7 +456,7 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
                 changes.retired.push(text.to_owned());
             }
             None => {
-                return Err(Refusal::RetireUnknown {
+                return Err(ShiftworkRefusal::RetireUnknown {
                     agreement: text.to_owned(),
                 });
             }
@@ -382,7 +469,7 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
         }
     }
     if list.len() > MAX_AGREEMENTS {
-        return Err(Refusal::TooManyAgreements { count: list.len() });
+        return Err(ShiftworkRefusal::TooManyAgreements { count: list.len() });
     }
     if changes.retired.is_empty() && changes.adopted.is_empty() {
         return Ok(None);
@@ -397,7 +484,7 @@ fn follow_ups_gate(
     unit: &Unit<'_>,
     items: &Json,
     brief_files: &HashMap<String, bool>,
-) -> Result<Vec<Json>, Refusal> {
+) -> Result<Vec<Json>, ShiftworkRefusal> {
     let items: &[Json] = items.as_array().map(Vec::as_slice).unwrap_or(&[]);
     let field = |item: &Json, key: &str| item.get(key).and_then(Json::as_str).unwrap_or("").to_owned();
     let existing: HashSet<&str> = cp.units().map(|u| u.id()).collect();
@@ -406,7 +493,7 @@ fn follow_ups_gate(
     for item in items {
         let fid = item.get("id").and_then(Json::as_str).unwrap_or("");
         if existing.contains(fid) || !seen.insert(fid) {
-            return Err(Refusal::DuplicateId { id: fid.to_owned() });
+            return Err(ShiftworkRefusal::DuplicateId { id: fid.to_owned() });
         }
     }
     // 2. Brief files under the repo root.
@@ -414,7 +501,7 @@ fn follow_ups_gate(
         let brief = item.get("brief_path").and_then(Json::as_str).unwrap_or("");
         let is_file = brief_path_is_inside(brief) && brief_files.get(brief).copied().unwrap_or(false);
         if !is_file {
-            return Err(Refusal::FollowUpBriefNotAFile {
+            return Err(ShiftworkRefusal::FollowUpBriefNotAFile {
                 id: field(item, "id"),
                 path: brief.to_owned(),
             });
@@ -431,7 +518,7 @@ fn follow_ups_gate(
     for (item, deps) in items.iter().zip(&all_deps) {
         for dep in deps {
             if !existing.contains(dep.as_str()) && !seen.contains(dep.as_str()) {
-                return Err(Refusal::UnknownDependency {
+                return Err(ShiftworkRefusal::UnknownDependency {
                     node: field(item, "id"),
                     dependency: dep.clone(),
                 });
@@ -458,7 +545,7 @@ fn follow_ups_gate(
     for item in items {
         let r = item.get("role").and_then(Json::as_str).unwrap_or("");
         if cp.declares_role(r) == Some(false) {
-            return Err(Refusal::FollowUpRoleUndeclared {
+            return Err(ShiftworkRefusal::FollowUpRoleUndeclared {
                 id: field(item, "id"),
                 role: r.to_owned(),
             });
@@ -495,7 +582,7 @@ fn follow_ups_gate(
 fn mutate(
     doc: &mut Json,
     index: usize,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     agreements: Option<AgreementChanges>,
     conclusion: Option<Json>,
     new_units: Vec<Json>,
@@ -530,7 +617,7 @@ fn mutate(
 fn apply_unit_and_job(
     root: &mut Object,
     index: usize,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     agreements: Option<AgreementChanges>,
     conclusion: Option<Json>,
     new_units: Vec<Json>,

@@ -8,8 +8,9 @@ use crate::json::Node;
 use crate::ledger::LedgerSummary;
 use foldhash::fast::RandomState;
 
+use crate::model::UnitStatus;
 use crate::planner::{self, Feed, Schedule};
-use crate::refusal::{NodeField, Refusal};
+use crate::refusal::{NodeField, ShiftworkRefusal};
 use crate::results::HeldUnit;
 use crate::results::{Plan, Status};
 use crate::search::SearchResult;
@@ -80,7 +81,7 @@ impl BatchView<'_> {
 /// let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
-pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let terminal: Terminal<'d> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
     batch_view_without(cp, &terminal)
 }
@@ -92,7 +93,7 @@ type Terminal<'d> = HashSet<&'d str, RandomState>;
 fn batch_view_without<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     terminal: &Terminal<'d>,
-) -> Result<BatchView<'d>, Refusal> {
+) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let units = cp.len();
     let mut feed = Feed::with_capacity(units, 2 * units);
     let mut nodes = Vec::with_capacity(units);
@@ -102,10 +103,12 @@ fn batch_view_without<'d, N: Node<'d>>(
         if unit.is_terminal() {
             continue;
         }
-        let touches = unit.touches().map_err(|planner::BadTouches| Refusal::NodeShape {
-            index: unit.index(),
-            field: Some(NodeField::Touches),
-        })?;
+        let touches = unit
+            .touches()
+            .map_err(|planner::BadTouches| ShiftworkRefusal::NodeShape {
+                index: unit.index(),
+                field: Some(NodeField::Touches),
+            })?;
         has_touches |= unit.has_touches();
         let depends_on = unit.depends_on();
         if terminal.is_empty() {
@@ -133,12 +136,12 @@ fn batch_view_without<'d, N: Node<'d>>(
 /// review independence (SW-61). Returns the batch view when all pass. One pass over the units finds
 /// the first bad `touches`, the terminal units and whether any unit reviews; a second feeds the
 /// planner; a third, only when some unit reviews, checks the reviews.
-pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let mut terminal = Terminal::default();
     let mut reviews = false;
     for unit in cp.units() {
         if unit.touches().is_err() {
-            return Err(Refusal::NodeShape {
+            return Err(ShiftworkRefusal::NodeShape {
                 index: unit.index(),
                 field: Some(NodeField::Touches),
             });
@@ -156,27 +159,27 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
     // The reviewed units by id (the first unit with an id, as ids are unique): role only.
     let mut roles: HashMap<&str, &str, RandomState> = HashMap::default();
     for unit in cp.units() {
-        roles.entry(unit.id()).or_insert(unit.role());
+        roles.entry(unit.id()).or_insert(unit.role_str());
     }
     for unit in cp.units() {
         for r in unit.reviews() {
             let Some(reviewed_role) = roles.get(r) else {
-                return Err(Refusal::ReviewsUnknownUnit {
+                return Err(ShiftworkRefusal::ReviewsUnknownUnit {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
                 });
             };
             if !unit.depends_on().any(|d| d == r) {
-                return Err(Refusal::ReviewsNonDependency {
+                return Err(ShiftworkRefusal::ReviewsNonDependency {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
                 });
             }
-            if *reviewed_role == unit.role() {
-                return Err(Refusal::ReviewsOwnRole {
+            if *reviewed_role == unit.role_str() {
+                return Err(ShiftworkRefusal::ReviewsOwnRole {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
-                    role: unit.role().to_owned(),
+                    role: unit.role_str().to_owned(),
                 });
             }
         }
@@ -203,18 +206,19 @@ pub fn plan<'d, N: Node<'d>>(
 /// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
 /// open questions, the last history entry, and the archive search when one was made.
 pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResult>) -> Status {
-    let mut units: Vec<(String, usize)> = Vec::new();
+    let mut units: Vec<(UnitStatus, usize)> = Vec::new();
     for unit in cp.units() {
-        match units.iter_mut().find(|(k, _)| k == unit.status()) {
+        let status = unit.status();
+        match units.iter_mut().find(|(k, _)| *k == status) {
             Some((_, n)) => *n += 1,
-            None => units.push((unit.status().to_owned(), 1)),
+            None => units.push((status, 1)),
         }
     }
-    Status {
-        cursor: cp.cursor().to_owned(),
+    Status::new(
+        cp.cursor().to_owned(),
         units,
-        open_questions: cp.open_questions().len(),
-        last_history: cp.last_history().map(N::to_json),
+        cp.open_question_count(),
+        cp.last_history_node().map(N::to_json),
         search,
-    }
+    )
 }
