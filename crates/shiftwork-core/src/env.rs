@@ -134,18 +134,21 @@ impl Env {
     }
 
     /// Refuses the call when the environment is confined and one of the files every call on `paths`
-    /// opens (the checkpoint, its ledger, its lock files) or one of `more` resolves outside the roots.
+    /// opens (the checkpoint, its ledger, its lock files) or one of `more` (with the name the refusal
+    /// gives it) resolves outside the roots.
     pub(crate) fn confine(
         &self,
         paths: &crate::paths::CheckpointPaths,
-        more: &[(crate::roots::Confined, &Path)],
+        more: &[(crate::roots::Confined, &Path, &str)],
     ) -> Result<(), crate::ShiftworkRefusal> {
         let Some(roots) = &self.roots else {
             return Ok(());
         };
         let files = crate::roots::checkpoint_files(self.fs.as_ref(), paths);
-        let mut checks: Vec<(crate::roots::Confined, &Path)> =
-            files.iter().map(|(what, path)| (*what, path.as_path())).collect();
+        let mut checks: Vec<(crate::roots::Confined, &Path, &str)> = files
+            .iter()
+            .map(|(what, path)| (*what, path.as_path(), paths.shown.as_str()))
+            .collect();
         checks.extend_from_slice(more);
         roots.check(self.fs.as_ref(), paths, &checks)
     }

@@ -79,22 +79,20 @@ impl Roots {
         }
     }
 
-    /// Checks each `(what, path)`; the first outside the roots is refused, naming `shown`.
+    /// Checks each `(what, path, shown)`: the first outside the roots is refused, naming `shown` (the
+    /// path as the caller gave it).
     pub(crate) fn check(
         &self,
         fs: &dyn Fs,
         paths: &CheckpointPaths,
-        checks: &[(Confined, &Path)],
+        checks: &[(Confined, &Path, &str)],
     ) -> Result<(), ShiftworkRefusal> {
         let cwd = paths.absolute(fs, Path::new("."));
-        for (what, path) in checks {
+        for (what, path, shown) in checks {
             if !self.holds(fs, path, &cwd) {
                 return Err(ShiftworkRefusal::OutsideRoots {
                     what: *what,
-                    path: match what {
-                        Confined::Brief => path.to_string_lossy().into_owned(),
-                        _ => paths.shown.clone(),
-                    },
+                    path: (*shown).to_owned(),
                 });
             }
         }

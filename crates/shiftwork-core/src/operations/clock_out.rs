@@ -31,12 +31,14 @@ pub fn clock_out_arguments(env: &Env, args: &ClockOutArguments) -> Result<Clocke
     let paths = CheckpointPaths::new(&args.checkpoint);
     if env.roots.is_some() {
         let root = paths.repo_root(fs);
-        let briefs: Vec<std::path::PathBuf> = decide::brief_paths(args)
+        let briefs: Vec<(std::path::PathBuf, &str)> = decide::brief_paths(args)
             .into_iter()
-            .map(|b| root.join(b))
+            .map(|b| (root.join(b), b))
             .collect();
-        let checks: Vec<(Confined, &std::path::Path)> =
-            briefs.iter().map(|b| (Confined::Brief, b.as_path())).collect();
+        let checks: Vec<(Confined, &std::path::Path, &str)> = briefs
+            .iter()
+            .map(|(path, shown)| (Confined::Brief, path.as_path(), *shown))
+            .collect();
         env.confine(&paths, &checks)?;
     }
     let target = paths.lock_target(fs);

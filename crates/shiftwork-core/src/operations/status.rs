@@ -16,7 +16,7 @@ pub fn status(env: &Env, checkpoint: &Path, search: Option<&str>) -> Result<Stat
     let paths = CheckpointPaths::new(checkpoint);
     let archive = search.map(|_| paths.shiftwork_dir(fs).join("archive"));
     match &archive {
-        Some(archive) => env.confine(&paths, &[(Confined::Archive, archive)])?,
+        Some(archive) => env.confine(&paths, &[(Confined::Archive, archive, &paths.shown)])?,
         None => env.confine(&paths, &[])?,
     }
     let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::STATUS)?;
