@@ -105,10 +105,10 @@
 //!   ([`ShiftworkRefusal::is_answer`]): the MCP server reports them as tool errors. [`Env::new`] has
 //!   no budget.
 //! - **One agent-id grammar.** A clock-out's `agent_id` follows the family's grammar
-//!   ([`shiftwork_seams::agent`]: `bob.smith` and `svc:deploy@eu` are agent ids). bantamkit's pattern
-//!   (`^[A-Za-z0-9_-]{1,64}$`) refuses `bob.smith`, which this crate accepts; an id both refuse keeps
-//!   bantamkit's sentence, and one only the grammar refuses (`-x`) gets
-//!   [`ShiftworkRefusal::AgentIdRefused`].
+//!   ([`shiftwork_seams::agent`]: `bob.smith` and `svc:deploy@eu` are agent ids). bantamkit 0.36.2
+//!   takes no `agent_id`; the pattern of its later descriptions (`^[A-Za-z0-9_-]{1,64}$`) refuses
+//!   `bob.smith`, which this crate accepts. An id both refuse keeps the pattern's sentence, and one
+//!   only the grammar refuses (`-x`) gets [`ShiftworkRefusal::AgentIdRefused`].
 //! - **Truthful variants where bantamkit words two cases alike.** A clock-in of a unit that does not
 //!   exist is [`ShiftworkRefusal::UnknownUnit`] (not `NotReady`), a clock-out of a unit already done
 //!   or dropped is [`ShiftworkRefusal::AlreadyFinished`] (not `NotCursor`); their sentences are

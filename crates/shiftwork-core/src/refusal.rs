@@ -386,8 +386,9 @@ pub enum ShiftworkRefusal {
         violation: SchemaViolation,
     },
     /// Clock-out gate 8: an `agent_id` string outside the family's agent-id grammar
-    /// ([`shiftwork_seams::agent`]). Beyond bantamkit 0.36.2, whose pattern refuses `bob.smith` and
-    /// accepts `-x` (a deliberate difference: one grammar for every agent id of the family).
+    /// ([`shiftwork_seams::agent`]) that the schema's pattern accepts (`-x`, `_x`). Our decision: the
+    /// family has one agent-id grammar; bantamkit 0.36.2 takes no `agent_id` at all, and the pattern of
+    /// the later descriptions (`^[A-Za-z0-9_-]{1,64}$`) refuses `bob.smith`, which this grammar accepts.
     #[error("unit {unit} in role {role} sent an agent_id that is not an agent id: {error}")]
     AgentIdRefused {
         /// The unit.

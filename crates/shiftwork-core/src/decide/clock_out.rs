@@ -191,9 +191,9 @@ pub fn clock_out(
                 argument: shape.argument(),
                 violation,
             };
-            // An agent id is judged by the family's one grammar (beyond 0.36.2, whose pattern refuses
-            // `bob.smith`): an id both refuse keeps 0.36.2's sentence, one only the grammar refuses
-            // (`-x`) gets the grammar's.
+            // An agent id is judged by the family's one grammar (not the 0.38 descriptions' pattern,
+            // which refuses `bob.smith`): an id both refuse keeps the pattern's sentence, one only the
+            // grammar refuses (`-x`) gets the grammar's.
             if shape == ArgumentShape::AgentId
                 && let Some(text) = v.as_str()
             {

@@ -249,9 +249,9 @@ fn issue28_item5_refusal_codes_are_distinct_and_machine_shaped() {
 }
 
 /// Issue 28 item 4 (last bullet): the clock-out's `agent_id` follows the family's grammar. A
-/// deliberate difference from bantamkit 0.36.2, whose pattern refuses `bob.smith`: ours accepts it;
-/// an id only the grammar refuses (`-x`) is `AgentIdRefused`; one both refuse keeps bantamkit's
-/// sentence (`a b`, tested with gate 8).
+/// deliberate difference from the pattern of bantamkit's 0.38 descriptions (SW-129; 0.36.2 takes no
+/// `agent_id`), which refuses `bob.smith`: ours accepts it; an id only the grammar refuses (`-x`) is
+/// `AgentIdRefused`; one both refuse keeps the pattern's sentence (`a b`, as H6 and gate 8 say).
 #[test]
 fn issue28_item4_agent_ids_follow_the_family_grammar() {
     let check = |agent: &str, expected: Result<(), &str>| {
