@@ -53,7 +53,7 @@
 //! (`Unpaired surrogate escape`) and nesting deeper than [`MAX_DEPTH`] (Python raises `RecursionError`).
 //! It accepts integers of any length, where Python 3.11 refuses more than 4,300 digits.
 //!
-//! The behaviour was specified against bantamkit 0.36.2's shift-work files (spec/shiftwork.md §3–§4);
+//! The behaviour was specified against bantamkit 0.36.2's shift-work files (checkpoints and ledgers);
 //! `shiftwork-core` reads and writes its checkpoints and ledgers with this crate.
 
 mod node;

@@ -1,4 +1,4 @@
-//! Memory admission (issue 27 item 7; beyond 0.36.2): a call that reads a checkpoint first reserves
+//! Memory admission (beyond 0.36.2): a call that reads a checkpoint first reserves
 //! the memory it will hold at its peak — a multiple of the checkpoint's size, measured — out of one
 //! budget shared by the calls of an [`crate::Env`], and gives it back when done. When the budget cannot
 //! take it, the call waits on the [`Clock`] (never longer than the budget's wait) and is then refused

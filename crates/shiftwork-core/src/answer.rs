@@ -1,5 +1,5 @@
 //! The answers: every typed result rendered as the JSON answer object of its tool, first key
-//! `result`, keys in the spec's order (SW-44, SW-45). This is the one place that knows the shapes of
+//! `result`, keys in bantamkit's order. This is the one place that knows the shapes of
 //! the answers; the adapter and the tests render through it.
 
 use crate::budget::{Budget, BudgetDimension};
@@ -8,7 +8,7 @@ use crate::refusal::ShiftworkRefusal;
 use crate::results::{Brief, ClockIn, ClockedOut, Escalation, HeldUnit, Plan, Status, WorkPlan};
 use crate::search::SearchResult;
 
-/// The most code points of a `reason` (SW-46).
+/// The most code points of a `reason`.
 pub const MAX_REASON: usize = shiftwork_seams::echo::ECHO_LIMIT;
 
 /// A value with a JSON answer object: the result of an operation, or its refusal.
@@ -74,7 +74,7 @@ impl Answer for ShiftworkRefusal {
     }
 }
 
-/// A refusal `{"result": "error", "reason": <sentence>}`, the sentence clipped per SW-46.
+/// A refusal `{"result": "error", "reason": <sentence>}`, the sentence clipped to 2,000 code points.
 ///
 /// ```
 /// let r = shiftwork_core::answer::refusal("unit U9 is not in the plan");
@@ -153,7 +153,7 @@ fn held<E: Emit>(out: &mut E, records: &[HeldUnit]) {
 }
 
 impl Answer for WorkPlan<'_> {
-    /// `{"result": "plan", "batches", "sequence", "width"}` plus `held` (§6.4).
+    /// `{"result": "plan", "batches", "sequence", "width"}` plus `held`.
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))
     }
@@ -173,7 +173,7 @@ impl Answer for WorkPlan<'_> {
 
 impl Answer for Plan {
     /// `{"result": "plan", "batches", "ready", "sequence", "width", "cursor"}` plus `held`, `budget`,
-    /// `ranking` and `winner` (§7.3).
+    /// `ranking` and `winner`.
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))
     }
@@ -218,7 +218,7 @@ impl Answer for Plan {
 }
 
 impl Answer for Budget {
-    /// The plan's `budget` object (SW-131).
+    /// The plan's `budget` object.
     fn to_answer(&self) -> Json {
         let dims = |f: &dyn Fn(BudgetDimension, i128) -> i128| {
             Json::Object(
@@ -240,7 +240,7 @@ impl Answer for Budget {
 }
 
 impl Answer for Status {
-    /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search` (§8).
+    /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search`.
     fn to_answer(&self) -> Json {
         let mut out = start("status");
         out.insert(String::from("cursor"), Json::str(self.cursor()));
@@ -266,7 +266,7 @@ impl Answer for Status {
 }
 
 impl Answer for SearchResult {
-    /// `{"query", "matches": [{"file", "line", "text"}], "truncated"}` (SW-139); the query echoed up to
+    /// `{"query", "matches": [{"file", "line", "text"}], "truncated"}`; the query echoed up to
     /// 2,000 code points.
     fn to_answer(&self) -> Json {
         let matches = self
@@ -292,7 +292,7 @@ impl Answer for SearchResult {
 }
 
 impl Answer for ClockIn {
-    /// `brief`, `escalate` or `success` (§9).
+    /// `brief`, `escalate` or `success`.
     fn to_answer(&self) -> Json {
         match self {
             ClockIn::Brief(brief) => brief.to_answer(),
@@ -340,7 +340,7 @@ impl Answer for Escalation {
 }
 
 impl Answer for ClockedOut {
-    /// `{"result": "ok", "unit", "status", "cursor", "log"}` (gate 17).
+    /// `{"result": "ok", "unit", "status", "cursor", "log"}`.
     fn to_answer(&self) -> Json {
         Json::Object(crate::json::object([
             ("result", Json::str("ok")),

@@ -1,4 +1,4 @@
-//! `job.budget` (§14.7): spent, reserved and remaining figures from one ledger pass, the plan's
+//! `job.budget`: spent, reserved and remaining figures from one ledger pass, the plan's
 //! `budget` report and the clock-in gate.
 
 use crate::json::{Json, Node};
@@ -6,7 +6,7 @@ use crate::ledger::LedgerSummary;
 use crate::refusal::ShiftworkRefusal;
 use crate::view::Checkpoint;
 
-/// The tokens a unit is assumed to cost when no accounting line reports any (SW-130).
+/// The tokens a unit is assumed to cost when no accounting line reports any.
 pub const DEFAULT_PER_UNIT: i128 = 60_000;
 
 /// A dimension a job's budget limits.
@@ -19,7 +19,7 @@ pub enum BudgetDimension {
 }
 
 impl BudgetDimension {
-    /// Both dimensions, in the order `tokens`, `units` (SW-131).
+    /// Both dimensions, in the order `tokens`, `units`.
     pub const ALL: [BudgetDimension; 2] = [BudgetDimension::Tokens, BudgetDimension::Units];
 
     /// The key in `job.budget`: `tokens` or `units`.
@@ -37,7 +37,7 @@ impl std::fmt::Display for BudgetDimension {
     }
 }
 
-/// The budget figures of a checkpoint with `job.budget` (SW-130).
+/// The budget figures of a checkpoint with `job.budget`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Budget {
     /// Declared limits, in the order of [`BudgetDimension::ALL`].
@@ -66,7 +66,7 @@ pub fn limits<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Option<Vec<(BudgetDime
     )
 }
 
-/// The in-flight units (§1.3): non-terminal and briefed, in plan order.
+/// The in-flight units: non-terminal and briefed, in plan order.
 pub fn in_flight<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, ledger: &LedgerSummary) -> Vec<&'d str> {
     cp.units()
         .zip(ledger.briefed.iter())
@@ -134,7 +134,7 @@ impl Budget {
             .max(0)
     }
 
-    /// The clock-in gate (SW-132): the refusal when a new brief does not fit. `relaunch` is true
+    /// The clock-in gate: the refusal when a new brief does not fit. `relaunch` is true
     /// when the selected unit is already in flight (it costs nothing new).
     pub fn admit(&self, relaunch: bool) -> Result<(), ShiftworkRefusal> {
         for &(dim, limit) in &self.limits {

@@ -1,4 +1,4 @@
-//! The clock-out's write sequence (§13.2, W1–W6): log-then-commit with an intent record in the lock
+//! The clock-out's write sequence: log-then-commit with an intent record in the lock
 //! file, so every clock-out either fully happens or leaves checkpoint and ledger as they were.
 
 use std::io;
@@ -14,7 +14,7 @@ use crate::paths::CheckpointPaths;
 use crate::records;
 use crate::refusal::{FileError, ShiftworkRefusal, Written};
 
-/// The temp-file naming of W2: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
+/// The temp-file naming of the new checkpoint: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
 pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     let name = target
         .file_name()
@@ -32,7 +32,7 @@ pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     }
 }
 
-/// Gate 15's refusal: the error at the ledger path (SW-32).
+/// The refusal of a ledger that cannot be written: the error at the ledger path.
 fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
     ShiftworkRefusal::LedgerUnwritable {
         path: paths.ledger_shown.clone(),
@@ -40,7 +40,8 @@ fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal
     }
 }
 
-/// Gate 16's refusal: the error at the checkpoint path as given, whatever file failed (SW-32).
+/// The refusal of a checkpoint that cannot be replaced: the error at the checkpoint path as given,
+/// whatever file failed.
 fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
     ShiftworkRefusal::CheckpointUnwritable {
         path: paths.shown.clone(),
@@ -48,8 +49,10 @@ fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRef
     }
 }
 
-/// Runs W1–W6 under `lock` for the decided `commit` of checkpoint `paths` (lock target `target`),
-/// `last_byte` being the ledger's last byte as the gates read it (SW-16).
+/// Runs the write steps under `lock` — open or create the ledger (its creation recorded first), write
+/// and flush the temporary checkpoint, record the commit's intent, append the ledger line, rename the
+/// checkpoint into place, flush the directory — for the decided `commit` of checkpoint `paths` (lock target `target`),
+/// `last_byte` being the ledger's last byte as the gates read it.
 pub(crate) fn run(
     env: &Env,
     lock: &mut CheckpointLock<'_>,
@@ -142,7 +145,7 @@ pub(crate) fn run(
 
 /// Refuses, before the first write, intent records that would take the lock file past what a reader
 /// of the lock reads (its first [`shiftwork_seams::lock_file::MAX_LOCK_READ`] bytes): recovery would
-/// not see them (issue 27 item 6). The bound counts both records at their longest: the ledger's
+/// not see them. The bound counts both records at their longest: the ledger's
 /// creation and the commit (a temp name of its fixed length, the longest offsets).
 fn check_lock_records(
     lock: &CheckpointLock<'_>,
@@ -166,7 +169,7 @@ fn check_lock_records(
     })
 }
 
-/// SW-105: without the lock, go only as far as 0.36.2's sentence requires, and never commit.
+/// Without the lock, go only as far as 0.36.2's sentence requires, and never commit.
 pub(crate) fn without_lock(
     env: &Env,
     paths: &CheckpointPaths,

@@ -9,8 +9,8 @@ use shiftwork_seams::{Clock, Fs, Host};
 
 use crate::admission::{MemoryBudget, Reservation};
 
-/// The probe timeout of SW-135, which is also the budget of one clock-in: all its relay probes
-/// together get this long (issue 12 item 4). A probe is given what is left of it, and a relay reached
+/// The relay probes' timeout, which is also the budget of one clock-in: all its relay probes
+/// together get this long. A probe is given what is left of it, and a relay reached
 /// when nothing is left counts as timed out without running. (A probe killed at its deadline may take
 /// [`shiftwork_seams::PROBE_KILL_GRACE`] more to end.)
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -20,10 +20,10 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Relay probes are off unless switched on with [`Env::with_probes`]: a probe is a shell command
 /// taken from the checkpoint, which any client that can clock out can write, and it runs with this
-/// process's environment and rights. Off, relay questions escalate like decision questions (SW-72).
+/// process's environment and rights. Off, relay questions escalate like decision questions.
 ///
 /// Share one `Env` between the calls of a process (an `Arc<Env>`), so calls on the same checkpoint
-/// are serialized in process as well as between processes (SW-102).
+/// are serialized in process as well as between processes.
 ///
 /// ```
 /// use shiftwork_seams::{MemFs, ManualClock, MemHost};
@@ -40,11 +40,11 @@ pub struct Env {
     pub clock: Arc<dyn Clock>,
     /// Process identity, liveness and probes.
     pub host: Arc<dyn Host>,
-    /// Whether relay probes run (SW-137); when false (the default), relays count as decision questions.
+    /// Whether relay probes run; when false (the default), relays count as decision questions.
     pub probes: bool,
-    /// How long the relay probes of one clock-in may run together (SW-135).
+    /// How long the relay probes of one clock-in may run together.
     pub probe_timeout: Duration,
-    /// The memory the calls over this environment may hold at once (issue 27 item 7): unlimited unless
+    /// The memory the calls over this environment may hold at once: unlimited unless
     /// set with [`Env::with_memory_budget`].
     pub memory: MemoryBudget,
     /// The directories the calls may open files in, when confined ([`Env::with_roots`]).

@@ -1,4 +1,4 @@
-//! Experimentation ranking (SW-138): validated candidates ordered by their reported score.
+//! Experimentation ranking: validated candidates ordered by their reported score.
 
 use std::cmp::Ordering;
 

@@ -8,16 +8,16 @@ use crate::model::{
 };
 use crate::search::SearchResult;
 
-/// `work_plan`'s answer (§6.4): the waves of a graph given inline, its ids borrowed from the input.
+/// `work_plan`'s answer: the waves of a graph given inline, its ids borrowed from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkPlan<'a> {
     /// The batches: node ids, each batch in run order (higher priority first).
     pub batches: Vec<Vec<&'a str>>,
-    /// The holds (SW-52), present when some node has a non-null `touches`.
+    /// The holds, present when some node has a non-null `touches`.
     pub held: Option<Vec<HeldUnit>>,
 }
 
-/// A node held out of a batch because another node of that batch claimed a path it touches (SW-52).
+/// A node held out of a batch because another node of that batch claimed a path it touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldUnit {
     /// The held node.
@@ -30,7 +30,7 @@ pub struct HeldUnit {
     pub path: String,
 }
 
-/// `shiftwork_plan`'s answer (§7.3): the batch view of a checkpoint.
+/// `shiftwork_plan`'s answer: the batch view of a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The batches of the non-terminal units.
@@ -39,13 +39,13 @@ pub struct Plan {
     pub cursor: String,
     /// The holds, present when some non-terminal unit has a `touches` key.
     pub held: Option<Vec<HeldUnit>>,
-    /// The budget figures, present when the checkpoint declares `job.budget` (SW-131).
+    /// The budget figures, present when the checkpoint declares `job.budget`.
     pub budget: Option<Budget>,
-    /// The experimentation ranking, present when `job.kind` is `experimentation` (SW-138).
+    /// The experimentation ranking, present when `job.kind` is `experimentation`.
     pub ranking: Option<Vec<Ranked>>,
 }
 
-/// A validated candidate of an experimentation job (SW-138).
+/// A validated candidate of an experimentation job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ranked {
     /// The candidate unit.
@@ -78,7 +78,7 @@ impl WorkPlan<'_> {
 }
 
 impl Plan {
-    /// `ready` (SW-59): the first batch, or none.
+    /// `ready`: the first batch, or none.
     pub fn ready(&self) -> &[String] {
         self.batches.first().map_or(&[], Vec::as_slice)
     }

@@ -3,7 +3,7 @@
 //!
 //! The view reads any [`Node`]: a built [`Json`] (`Checkpoint<'_>`, what a clock-out changes) or a
 //! document read in place ([`crate::json::TapeNode`], what the plan, the status and the clock-in read —
-//! a fraction of the memory, issue 27 item 7). It is meant for a document that passed the checkpoint
+//! a fraction of the memory). It is meant for a document that passed the checkpoint
 //! schema (every reader of this crate validates first): a member the schema makes required is read as
 //! present, and an accessor of a member that is absent anyway answers the empty value (`""`, no items)
 //! rather than failing.
@@ -144,12 +144,12 @@ impl<'d, N: Node<'d>> Checkpoint<'d, N> {
         Some(strs(self.role_models(role.as_str())).collect())
     }
 
-    /// `job.roles.<role>`, when `job.roles` has the role as a key (SW-79: key presence).
+    /// `job.roles.<role>`, when `job.roles` has the role as a key (key presence).
     pub(crate) fn role_models(&self, role: &str) -> Option<N> {
         self.job()?.get("roles")?.get(role)
     }
 
-    /// Whether `job.roles` exists, and if so whether it declares `role` (SW-121).
+    /// Whether `job.roles` exists, and if so whether it declares `role`.
     pub fn declares_role(&self, role: &str) -> Option<bool> {
         let roles = self.job()?.get("roles")?;
         (roles.kind() == Kind::Object).then(|| roles.get(role).is_some())
@@ -352,7 +352,7 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         self.touches.is_some()
     }
 
-    /// `touches`, normalized (SW-50): `None` when absent or null.
+    /// `touches`, normalized: `None` when absent or null.
     pub fn touches(&self) -> Result<Option<Vec<String>>, BadTouches> {
         planner::touches_of(self.touches)
     }
@@ -367,7 +367,7 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         self.json.get("replay_of")?.as_str()
     }
 
-    /// Whether it is a run unit: it has a `tests` or a `replay_of` key (SW-128).
+    /// Whether it is a run unit: it has a `tests` or a `replay_of` key.
     pub fn is_run(&self) -> bool {
         self.json.get("tests").is_some() || self.json.get("replay_of").is_some()
     }

@@ -1,5 +1,18 @@
-//! Judging a clock-in (§9.1) on what was read: the open questions (step 2), the selection (steps
-//! 3–6), the touches and budget gates (steps 8–9) and the brief (step 11). The shell between them runs
+//! Judging a clock-in on what was read. A clock-in's steps, in order:
+//!
+//! 1. read the checkpoint;
+//! 2. the open questions: a decision question (or a relay whose probe does not answer it) escalates;
+//! 3. every unit done or dropped: success;
+//! 4. without a `unit_id`, a cursor that names no unit escalates;
+//! 5. the plan checks;
+//! 6. the selected unit (`unit_id`, else the cursor) must be ready;
+//! 7. take the lock and read the ledger;
+//! 8. no path the unit touches is held by a unit in flight;
+//! 9. the budget has room for one more unit;
+//! 10. append the brief line;
+//! 11. answer the brief.
+//!
+//! This module judges steps 2–6, 8–9 and 11. The shell between them runs
 //! the probes, takes the lock, reads the ledger and appends the brief line.
 
 use std::collections::{HashMap, HashSet};
@@ -13,7 +26,7 @@ use crate::refusal::ShiftworkRefusal;
 use crate::results::{Brief, Escalation, FailedProbe, OpenQuestions, Upstream};
 use crate::view::{Checkpoint, Unit};
 
-/// Step 2 before any probe runs (SW-72).
+/// Step 2 before any probe runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Questions<'d> {
     /// No open question: go on.
@@ -61,7 +74,7 @@ fn str_of<'d, N: Node<'d>>(item: N, key: &str) -> &'d str {
     item.get(key).and_then(N::as_str).unwrap_or("")
 }
 
-/// Step 2 (SW-72): with `probes` off, relays count as decision questions.
+/// Step 2: with `probes` off, relays count as decision questions.
 pub fn questions<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, probes: bool) -> Questions<'d> {
     let items = cp.question_nodes();
     if items.is_empty() {
@@ -130,7 +143,7 @@ pub fn select<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit_id: Option<&str>) ->
 }
 
 /// Steps 8–9, on the ledger read under the lock: a path of the unit held by another in-flight unit
-/// (SW-114), then the budget (SW-132). `ledger` kept the counted tokens when a budget is declared.
+///, then the budget. `ledger` kept the counted tokens when a budget is declared.
 pub fn admit<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     unit: &Unit<'d, N>,
@@ -144,9 +157,8 @@ pub fn admit<'d, N: Node<'d>>(
     Ok(())
 }
 
-/// Step 8 (SW-114): one pass over the in-flight units' paths (a map from path to its first holder in
-/// plan order), so the gate is linear in units × touches however many units are in flight (issue 12
-/// item 10).
+/// Step 8: one pass over the in-flight units' paths (a map from path to its first holder in
+/// plan order), so the check is linear in units × touches however many units are in flight.
 fn touches_hold<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     unit: &Unit<'d, N>,
@@ -179,8 +191,8 @@ fn touches_hold<'d, N: Node<'d>>(
     }
 }
 
-/// Step 11, the brief (SW-74): the unit verbatim, its role, the job's constraints, the handoff, what
-/// its dependencies produced last (SW-119).
+/// Step 11, the brief: the unit verbatim, its role, the job's constraints, the handoff, what
+/// its dependencies produced last.
 pub fn brief<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit: &Unit<'d, N>) -> Brief {
     let handoff = cp.handoff_node().map(N::to_json).unwrap_or_default();
     let mut upstream = Vec::new();

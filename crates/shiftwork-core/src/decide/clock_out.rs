@@ -1,6 +1,22 @@
-//! Judging a clock-out (§10) on what was gathered: gates 2–14 in their contractual order (SW-77), the
-//! mutation (SW-83), the cursor rule (§11) and the accounting line (SW-85). The result is a
-//! [`Commit`] — the bytes the shell writes in W1–W6 — or the first gate's [`ShiftworkRefusal`].
+//! Judging a clock-out on what was gathered: its checks in bantamkit's order, the change of the
+//! document, the cursor rule and the accounting line. The result is a [`Commit`] — the bytes the
+//! shell writes — or the first check's [`ShiftworkRefusal`].
+//!
+//! The checks, in order (before them the lock is taken and the checkpoint read; after them the
+//! ledger line and the checkpoint are written and the answer given):
+//!
+//! 1. the unit is in the plan;
+//! 2. it is the cursor, or was briefed since its last clock-out;
+//! 3. the model: a role that `job.roles` names allows only its models;
+//! 4. the accounting line's shape, 5. its keys (none of the runtime's own), 6. zero tokens under a
+//!    budget only as an estimate;
+//! 7. the shapes of `agent_id` (the family's agent-id grammar), `agreements`, `conclusion` and
+//!    `follow_ups`;
+//! 8. a conclusion only from a concluding unit, and a resolved one with its evidence;
+//! 9. a run unit clocked out done with its run output;
+//! 10. the agreements to retire are on the list, and at most 20 remain;
+//! 11. the follow-ups: new ids, briefs that are files, known dependencies, no cycle, declared roles;
+//! 12. the change of the document, then its validation against the schema.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -17,13 +33,13 @@ use crate::results::ClockedOut;
 use crate::schema::{self, ArgumentShape};
 use crate::view::{Checkpoint, Unit, is_zero};
 
-/// The keys an accounting line may not set (SW-81), in the order the sentence names them.
+/// The keys an accounting line may not set, in the order the sentence names them.
 pub const RESERVED_KEYS: [&str; 6] = ["unit", "role", "status", "ts", "event", "agent_id"];
-/// The most agreements `job.agreements` keeps (SW-122).
+/// The most agreements `job.agreements` keeps.
 pub const MAX_AGREEMENTS: usize = 20;
-/// The ring's size (SW-83 step 8).
+/// The history ring's size.
 pub const HISTORY_RING: usize = 5;
-/// Attempts kept per unit (SW-115).
+/// Attempts kept per unit.
 pub const ATTEMPTS_KEPT: usize = 3;
 
 /// The arguments of the clock-out as an MCP client sends them: JSON values, each judged by the gate
@@ -95,21 +111,21 @@ impl ClockOutArguments {
 /// What the shell gathered for the gates besides the checkpoint and the ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Gathered {
-    /// The ledger path as printed, for the answer's `log` (SW-18).
+    /// The ledger path as printed, for the answer's `log`.
     pub log: String,
     /// For each follow-up `brief_path` of [`brief_paths`]: whether it names a regular file below the
-    /// repo root (gate 12).
+    /// repo root (the follow-ups check).
     pub brief_files: HashMap<String, bool>,
     /// About how long the new checkpoint will be, in bytes (the file read): where its text starts.
     pub size_hint: usize,
 }
 
-/// What a clock-out that passed every gate writes (W1–W6) and answers.
+/// What a clock-out that passed every check writes and answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
-    /// The new checkpoint's bytes (§3.1).
+    /// The new checkpoint's bytes.
     pub document: String,
-    /// The accounting line, without its LF (SW-85).
+    /// The accounting line, without its LF.
     pub line: String,
     /// The uncommitted marker written if the commit fails after the line could not be withdrawn.
     pub marker: String,
@@ -117,12 +133,12 @@ pub struct Commit {
     pub answer: ClockedOut,
 }
 
-/// A follow-up's `brief_path` that may be looked at: relative and without `..` (SW-121).
+/// A follow-up's `brief_path` that may be looked at: relative and without `..`.
 pub fn brief_path_is_inside(path: &str) -> bool {
     !path.starts_with('/') && !path.split('/').any(|s| s == "..")
 }
 
-/// The follow-up `brief_path`s the shell stats for gate 12: those of `follow_ups` items that may be
+/// The follow-up `brief_path`s the shell stats for the follow-ups check: those of `follow_ups` items that may be
 /// looked at ([`brief_path_is_inside`]).
 pub fn brief_paths(args: &ClockOutArguments) -> Vec<&str> {
     args.follow_ups
@@ -138,7 +154,7 @@ pub fn brief_paths(args: &ClockOutArguments) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// Gates 2–14 of §10.2 on the checkpoint `doc` (read and validated at gate 1, under the lock), the
+/// The checks of a clock-out (see the module's list) on the checkpoint `doc` (read and validated under the lock), the
 /// ledger pass of its units, what was gathered, the arguments and the time: the commit, or the first
 /// refusal. Nothing here touches a file.
 pub fn clock_out(
@@ -289,7 +305,7 @@ fn unit_status(cp: &Checkpoint<'_>, index: usize) -> String {
         .unwrap_or_default()
 }
 
-/// Gate 4, the model gate (SW-79).
+/// The model check: a role `job.roles` names allows only its models.
 fn model_gate(
     cp: &Checkpoint<'_>,
     id: &str,
@@ -326,8 +342,8 @@ fn model_gate(
     }
 }
 
-/// Gates 5–7 on a non-null accounting line: its shape (SW-80), the runtime's own keys (SW-81), zero
-/// tokens under a budget (SW-133).
+/// The checks of a non-null accounting line: its shape, the runtime's own keys, zero
+/// tokens under a budget.
 fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), ShiftworkRefusal> {
     schema::validate_argument(ArgumentShape::Accounting, line).map_err(|violation| {
         ShiftworkRefusal::AccountingShape {
@@ -358,7 +374,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
     Ok(())
 }
 
-/// Whether `history_entry.produced` has an entry of kind `run-output` (SW-128).
+/// Whether `history_entry.produced` has an entry of kind `run-output`.
 fn has_run_output(history_entry: &Object) -> bool {
     history_entry
         .get("produced")
@@ -369,7 +385,7 @@ fn has_run_output(history_entry: &Object) -> bool {
         })
 }
 
-/// Gate 9 (SW-125, SW-126), judged on the document with this clock-out's status change applied.
+/// The conclusion check, judged on the document with this clock-out's status change applied.
 fn conclusion_gate(
     cp: &Checkpoint<'_>,
     unit: &Unit<'_>,
@@ -428,7 +444,7 @@ fn conclusion_gate(
     Ok(())
 }
 
-/// The changes an `agreements` argument makes (SW-122): the new list, the retired and the adopted texts.
+/// The changes an `agreements` argument makes: the new list, the retired and the adopted texts.
 #[derive(Debug, Clone, Default)]
 struct AgreementChanges {
     list: Vec<String>,
@@ -445,7 +461,7 @@ fn texts<'a>(patch: &'a Json, key: &str) -> impl Iterator<Item = &'a str> + use<
         .filter_map(Json::as_str)
 }
 
-/// Gate 11: applies `retire` then `adopt` to a copy of `job.agreements`.
+/// The agreements check: applies `retire` then `adopt` to a copy of `job.agreements`.
 fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, ShiftworkRefusal> {
     let mut list: Vec<String> = cp.agreement_texts().into_iter().map(str::to_owned).collect();
     let mut changes = AgreementChanges::default();
@@ -478,7 +494,7 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
     Ok(Some(changes))
 }
 
-/// Gate 12 (SW-121): the follow-up units to append, or the first refusal.
+/// The follow-ups check: the follow-up units to append, or the first refusal.
 fn follow_ups_gate(
     cp: &Checkpoint<'_>,
     unit: &Unit<'_>,
@@ -578,7 +594,8 @@ fn follow_ups_gate(
         .collect())
 }
 
-/// Gate 13, the mutation (SW-83), in its contractual order.
+/// The change of the document, in bantamkit's order: the unit's status and attempts, the
+/// agreements, the conclusion, the follow-ups, the cursor, the handoff, the history ring.
 fn mutate(
     doc: &mut Json,
     index: usize,
@@ -613,7 +630,7 @@ fn mutate(
     }
 }
 
-/// Steps 1–5 of SW-83: status, attempts, agreements, conclusion, follow-ups.
+/// The first steps of the change: status, attempts, agreements, conclusion, follow-ups.
 fn apply_unit_and_job(
     root: &mut Object,
     index: usize,
@@ -678,7 +695,7 @@ fn units_mut(root: &mut Object) -> Option<&mut Vec<Json>> {
         .as_array_mut()
 }
 
-/// The cursor rule (SW-87): `ready[0]`, else the first non-terminal unit, else the unit itself.
+/// The cursor rule: `ready[0]`, else the first non-terminal unit, else the unit itself.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "A", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["C"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();

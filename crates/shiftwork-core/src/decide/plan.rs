@@ -1,4 +1,4 @@
-//! Judging a checkpoint's plan (§7): the batch view (§7.1) and the plan checks (§7.2), and the
+//! Judging a checkpoint's plan: the batch view and the plan checks, and the
 //! answers of `shiftwork_plan` and `shiftwork_status` built from what was read.
 
 use std::collections::{HashMap, HashSet};
@@ -16,7 +16,7 @@ use crate::results::{Plan, Status};
 use crate::search::SearchResult;
 use crate::view::Checkpoint;
 
-/// The batch view (§7.1): the planner over the non-terminal units.
+/// The batch view: the planner over the non-terminal units.
 #[derive(Debug, Clone)]
 pub struct BatchView<'d> {
     /// The planner's nodes: the non-terminal units in plan order (their ids; the planner's input is
@@ -38,7 +38,7 @@ pub struct BatchNode<'d> {
 }
 
 impl BatchView<'_> {
-    /// `ready` (SW-59): the first batch's unit ids, or none.
+    /// `ready`: the first batch's unit ids, or none.
     pub fn ready(&self) -> Vec<&str> {
         self.schedule
             .batches
@@ -56,7 +56,7 @@ impl BatchView<'_> {
             .collect()
     }
 
-    /// The holds (SW-52), units named by id.
+    /// The holds, units named by id.
     pub fn held_units(&self) -> Vec<HeldUnit> {
         self.schedule
             .held
@@ -71,10 +71,10 @@ impl BatchView<'_> {
     }
 }
 
-/// The batch view of a validated checkpoint (SW-57, SW-58): one node per non-terminal unit,
+/// The batch view of a validated checkpoint: one node per non-terminal unit,
 /// dependencies on terminal units removed, priority 0, `touches` when present. The one
 /// implementation used by plan, clock-in and the cursor move. The units feed the planner directly:
-/// what it keeps per unit is its id and position (issue 27 item 7).
+/// what it keeps per unit is its id and position.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "B", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["A"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
@@ -132,8 +132,8 @@ fn batch_view_without<'d, N: Node<'d>>(
     })
 }
 
-/// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
-/// review independence (SW-61). Returns the batch view when all pass. One pass over the units finds
+/// The plan checks, in order: `touches` of every unit, the batch view's refusals,
+/// review independence. Returns the batch view when all pass. One pass over the units finds
 /// the first bad `touches`, the terminal units and whether any unit reviews; a second feeds the
 /// planner; a third, only when some unit reviews, checks the reviews.
 pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, ShiftworkRefusal> {
@@ -187,7 +187,7 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
     Ok(view)
 }
 
-/// `shiftwork_plan`'s answer (SW-62) from a checkpoint that passed the plan checks, its batch view,
+/// `shiftwork_plan`'s answer from a checkpoint that passed the plan checks, its batch view,
 /// and — when it declares `job.budget` — the ledger pass that kept the counted tokens.
 pub fn plan<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
@@ -203,7 +203,7 @@ pub fn plan<'d, N: Node<'d>>(
     }
 }
 
-/// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
+/// `shiftwork_status`'s answer: counts per status in order of first appearance, the number of
 /// open questions, the last history entry, and the archive search when one was made.
 pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResult>) -> Status {
     let mut units: Vec<(UnitStatus, usize)> = Vec::new();

@@ -1,4 +1,4 @@
-//! `shiftwork_clock_in(checkpoint, unit_id?)` (§9).
+//! `shiftwork_clock_in(checkpoint, unit_id?)`.
 
 use std::path::Path;
 
@@ -15,7 +15,7 @@ use crate::refusal::ShiftworkRefusal;
 use crate::results::{ClockIn, Escalation};
 use crate::view::Checkpoint;
 
-/// `shiftwork_clock_in(checkpoint, unit_id?)` (§9): the brief of a ready unit, recorded in the ledger;
+/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit, recorded in the ledger;
 /// an escalation for an open question; success when every unit is done.
 pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<ClockIn, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
@@ -66,7 +66,7 @@ pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<C
 }
 
 /// Runs the relays' probes in order from the repo root, all of them within one budget of
-/// `env.probe_timeout` (issue 12 item 4): each gets what is left of it, and a relay reached with
+/// `env.probe_timeout`: each gets what is left of it, and a relay reached with
 /// nothing left counts as timed out without running. The escalation of the first that does not
 /// answer its relay, if any.
 fn run_probes<'d, N: Node<'d>>(

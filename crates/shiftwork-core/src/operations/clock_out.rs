@@ -1,4 +1,4 @@
-//! `shiftwork_clock_out(…)` (§10): under the lock, gather, let the gates judge, commit.
+//! `shiftwork_clock_out(…)`: under the lock, gather, let the gates judge, commit.
 
 use std::collections::HashMap;
 
@@ -17,15 +17,15 @@ use crate::request::ClockOut;
 use crate::results::ClockedOut;
 use crate::roots::Confined;
 
-/// `shiftwork_clock_out` (§10) of a typed request: its arguments judged as the tool's are
+/// `shiftwork_clock_out` of a typed request: its arguments judged as the tool's are
 /// ([`clock_out_arguments`]).
 pub fn clock_out(env: &Env, request: &ClockOut) -> Result<ClockedOut, ShiftworkRefusal> {
     clock_out_arguments(env, &request.to_arguments())
 }
 
-/// `shiftwork_clock_out` (§10) of the arguments as a client sent them: gates 0–17 in order. Every
+/// `shiftwork_clock_out` of the arguments as a client sent them, judged in bantamkit's order. Every
 /// refusal writes nothing; a success has appended the accounting line and replaced the checkpoint
-/// durably (W1–W6).
+/// durably.
 pub fn clock_out_arguments(env: &Env, args: &ClockOutArguments) -> Result<ClockedOut, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(&args.checkpoint);
@@ -122,7 +122,7 @@ fn judge_and_commit(
     Ok(decided.answer)
 }
 
-/// For gate 12: whether each follow-up brief that may be looked at is a regular file below the repo root.
+/// For the follow-ups check: whether each follow-up brief that may be looked at is a regular file below the repo root.
 fn brief_files(env: &Env, paths: &CheckpointPaths, args: &ClockOutArguments) -> HashMap<String, bool> {
     let briefs = decide::brief_paths(args);
     if briefs.is_empty() {

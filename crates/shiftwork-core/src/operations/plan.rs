@@ -1,4 +1,4 @@
-//! `shiftwork_plan(checkpoint)` (§7).
+//! `shiftwork_plan(checkpoint)`.
 
 use std::path::Path;
 
@@ -9,8 +9,8 @@ use crate::paths::CheckpointPaths;
 use crate::refusal::ShiftworkRefusal;
 use crate::results::Plan;
 
-/// `shiftwork_plan(checkpoint)` (SW-62): the batch view of the checkpoint, never writing. The ledger is
-/// read only when the checkpoint declares `job.budget` (SW-63).
+/// `shiftwork_plan(checkpoint)`: the batch view of the checkpoint, never writing. The ledger is
+/// read only when the checkpoint declares `job.budget`.
 ///
 /// ```
 /// use shiftwork_core::Answer;

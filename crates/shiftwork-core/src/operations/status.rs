@@ -1,4 +1,4 @@
-//! `shiftwork_status(checkpoint, search?)` (§8).
+//! `shiftwork_status(checkpoint, search?)`.
 
 use std::path::Path;
 
@@ -9,8 +9,8 @@ use crate::refusal::ShiftworkRefusal;
 use crate::results::Status;
 use crate::roots::Confined;
 
-/// `shiftwork_status(checkpoint, search?)` (SW-65): counts, never writing, never reading the ledger;
-/// with `search`, the matching lines of the archive (SW-139).
+/// `shiftwork_status(checkpoint, search?)`: counts, never writing, never reading the ledger;
+/// with `search`, the matching lines of the archive.
 pub fn status(env: &Env, checkpoint: &Path, search: Option<&str>) -> Result<Status, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);

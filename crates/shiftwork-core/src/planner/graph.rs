@@ -4,7 +4,7 @@
 //! kept in 64 bits while they fit, touched paths interned), then resolved in two passes — the ids into
 //! an index ([`IdIndex`]), each dependency into an input position — the second of which also finds
 //! the levels when every dependency precedes its node. So the refusals duplicate id and unknown
-//! dependency (SW-53) have one home.
+//! dependency have one home.
 
 use std::collections::HashMap;
 
@@ -201,7 +201,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The nodes with every dependency resolved, or the first refusal in SW-53's order: the first
+    /// The nodes with every dependency resolved, or the first refusal in the planner's order: the first
     /// duplicate id, else the first unknown dependency (nodes in input order, dependencies in
     /// declared order).
     pub(super) fn finish(self) -> Result<Nodes<'a>, ShiftworkRefusal> {

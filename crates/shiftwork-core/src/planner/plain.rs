@@ -1,5 +1,5 @@
 //! `work_plan`'s arguments read straight from their text when it is in the plain form most clients
-//! send (issue 16 item 1): no value tree, ids borrowed from the text, each node handed to the graph
+//! send: no value tree, ids borrowed from the text, each node handed to the graph
 //! [`Builder`] as soon as its object closes.
 
 use super::graph::{Builder, Nodes};
