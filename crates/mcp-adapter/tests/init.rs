@@ -245,3 +245,37 @@ fn issue31_item2_init_reads_only_a_bounded_regular_plan_file() {
     }
     assert!(!dir.path().join(".shiftwork").exists());
 }
+
+/// Threat class "text that reaches a person": a plan's ids and titles may hold control and
+/// bidirectional characters; the waves and refusals printed escape them, and the checkpoint keeps them
+/// as JSON escapes.
+#[test]
+fn issue31_item2_init_prints_no_control_character() {
+    let plan = format!(
+        "{JOB}\n[[unit]]\nid = \"a\\u001b]52;c;eA==\\u0007\"\ntitle = \"left \\u202e right\"\nrole = \"implementer\"\nverify = \"v\"\n"
+    );
+    let dir = repo(&plan);
+    let out = run_in(dir.path(), &["init", "plan.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(
+        !printed.contains('\u{1b}') && !printed.contains('\u{7}'),
+        "{printed:?}"
+    );
+    assert!(printed.contains("\\u{1b}]52;c;eA==\\u{7}"), "{printed:?}");
+    let doc = std::fs::read_to_string(dir.path().join(".shiftwork/checkpoint.json")).unwrap();
+    assert!(doc.contains(r#""id": "a\u001b]52;c;eA==\u0007""#), "{doc}");
+    // A refusal quoting the same id is escaped on stderr too.
+    let twice = format!(
+        "{JOB}\n[[unit]]\nid = \"\\u001b[2J\"\ntitle = \"t\"\nrole = \"implementer\"\nverify = \"v\"\n\n[[unit]]\nid = \"\\u001b[2J\"\ntitle = \"t\"\nrole = \"implementer\"\nverify = \"v\"\n"
+    );
+    let dir = repo(&twice);
+    let out = run_in(dir.path(), &["init", "plan.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
+    assert!(
+        stderr(&out).contains("duplicate node id \\u{1b}[2J"),
+        "{:?}",
+        stderr(&out)
+    );
+}
