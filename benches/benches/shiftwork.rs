@@ -60,20 +60,20 @@ fn p2_planner_cycle_20k(bencher: Bencher<'_, '_>) {
     bencher.bench(|| plan(divan::black_box(&input)).unwrap_err());
 }
 
-fn os_fixture(n: usize) -> (tempfile::TempDir, String, Env) {
+fn os_fixture(n: usize) -> (tempfile::TempDir, std::path::PathBuf, Env) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".git")).unwrap();
     std::fs::create_dir_all(dir.path().join(".shiftwork")).unwrap();
     let cp = dir.path().join(".shiftwork/cp.json");
     std::fs::write(&cp, json::to_checkpoint_text(&checkpoint(n))).unwrap();
-    (dir, cp.to_string_lossy().into_owned(), Env::os())
+    (dir, cp, Env::os())
 }
 
 /// P3: `shiftwork_plan` on a 1,000-unit checkpoint: read + parse + validate + batch view (target < 10 ms).
 #[divan::bench]
 fn p3_plan_checkpoint_1000_units(bencher: Bencher<'_, '_>) {
     let (_dir, cp, env) = os_fixture(1000);
-    bencher.bench(|| shiftwork_core::plan_checkpoint(&env, divan::black_box(&cp)).to_answer());
+    bencher.bench(|| shiftwork_core::plan_checkpoint(&env, divan::black_box(cp.as_path())).to_answer());
 }
 
 /// P4: `shiftwork_clock_out` on a 1,000-unit checkpoint on the real filesystem, all fsyncs included
@@ -177,7 +177,9 @@ fn plan_checkpoint_1000_units_memfs(bencher: Bencher<'_, '_>) {
         Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
         Arc::new(shiftwork_seams::MemHost::new(1, "h")),
     );
-    bencher.bench(|| shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json").to_answer());
+    bencher.bench(|| {
+        shiftwork_core::plan_checkpoint(&env, std::path::Path::new("/r/.shiftwork/cp.json")).to_answer()
+    });
 }
 
 /// Issue 12 item 10: 100,000 nodes with `touches` — every node writes two of 1,000 files and every
@@ -222,7 +224,8 @@ fn plan_checkpoint_100k_units_touching_one_file_memfs(bencher: Bencher<'_, '_>) 
         Arc::new(shiftwork_seams::MemHost::new(1, "h")),
     );
     bencher.bench(|| {
-        let answer = shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json").to_answer();
+        let answer =
+            shiftwork_core::plan_checkpoint(&env, std::path::Path::new("/r/.shiftwork/cp.json")).to_answer();
         assert_eq!(answer.get("result").and_then(Json::as_str), Some("plan"));
     });
 }

@@ -103,7 +103,7 @@ fn ms(d: Duration) -> f64 {
 fn p4_clock_out_1000_units() {
     let (_dir, cp) = repo();
     let env = Env::os();
-    let args = p4_clock_out(cp.to_string_lossy().into_owned());
+    let args = p4_clock_out(&cp);
     let mut wall = Vec::with_capacity(p4_samples());
     let mut cpu = Vec::with_capacity(p4_samples());
     for i in 0..warm_up() + p4_samples() {

@@ -122,7 +122,6 @@ fn main() {
         std::fs::write(&cp, &text).unwrap();
         let size = text.len();
         drop(text);
-        let cp = cp.to_string_lossy().into_owned();
         let env = Env::os();
         let report = |what: &str, peak: usize, outcome: &str| {
             println!(
@@ -146,10 +145,7 @@ fn main() {
         report("shiftwork_status", peak, &format!("{status} answer bytes"));
         let (brief, peak) = peak_of(|| render(&shiftwork_core::clock_in(&env, &cp, None)));
         report("shiftwork_clock_in", peak, &format!("{brief} answer bytes"));
-        let args = ClockOut {
-            checkpoint: cp.clone(),
-            ..common::p4_clock_out(cp.clone())
-        };
+        let args: ClockOut = common::p4_clock_out(&cp);
         let (out, peak) = peak_of(|| {
             let out = shiftwork_core::clock_out(&env, &args);
             match &out {

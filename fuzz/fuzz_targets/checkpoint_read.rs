@@ -15,7 +15,8 @@ use std::sync::Arc;
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use shiftwork_core::json::{self, Json, Object};
-use shiftwork_core::{ClockOut, Env};
+use shiftwork_core::{ClockOutArguments, Env};
+use std::path::Path;
 
 const CP: &str = "/r/.shiftwork/cp.json";
 const LEDGER: &str = "/r/.shiftwork/cp.json.log.jsonl";
@@ -46,7 +47,7 @@ fn split(data: &[u8]) -> (&[u8], &[u8]) {
 /// The reader and the writer alone.
 fn raw(data: &[u8]) {
     if let Ok(doc) = shiftwork_core::checkpoint::parse_bytes(data) {
-        let text = json::to_checkpoint_text(doc.as_json());
+        let text = doc.to_text();
         let again = json::to_checkpoint_text(&json::parse(&text).expect("written text parses"));
         assert_eq!(again, text);
     }
@@ -85,17 +86,17 @@ fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
 
     ledger_pass_is_chunk_independent(ledger, u);
 
-    check_answer(&shiftwork_core::plan_checkpoint(&env, CP));
-    check_answer(&shiftwork_core::status(&env, CP, Some("lock U1")));
+    check_answer(&shiftwork_core::plan_checkpoint(&env, Path::new(CP)));
+    check_answer(&shiftwork_core::status(&env, Path::new(CP), Some("lock U1")));
     let unit = pick_unit(u);
-    check_answer(&shiftwork_core::clock_in(&env, CP, unit.as_deref()));
-    check_answer(&shiftwork_core::clock_in(&env, CP, None));
+    check_answer(&shiftwork_core::clock_in(&env, Path::new(CP), unit.as_deref()));
+    check_answer(&shiftwork_core::clock_in(&env, Path::new(CP), None));
 
     let Ok(args) = clock_out_args(u) else {
         return;
     };
     let before: Vec<_> = fs.paths().into_iter().map(|p| (p.clone(), fs.file(&p))).collect();
-    let result = shiftwork_core::clock_out(&env, &args);
+    let result = shiftwork_core::clock_out_arguments(&env, &args);
     check_answer(&result);
     let answer = shiftwork_core::Answer::to_answer(&result);
     if answer.get("result").and_then(Json::as_str) == Some("ok") {
@@ -107,7 +108,7 @@ fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
         let after: Vec<_> = fs.paths().into_iter().map(|p| (p.clone(), fs.file(&p))).collect();
         assert_eq!(before, after, "a refused clock-out wrote something: {answer:?}");
     }
-    check_answer(&shiftwork_core::plan_checkpoint(&env, CP));
+    check_answer(&shiftwork_core::plan_checkpoint(&env, Path::new(CP)));
 }
 
 fn ledger_pass_is_chunk_independent(ledger: &[u8], u: &mut Unstructured<'_>) {
@@ -277,7 +278,7 @@ fn generate(u: &mut Unstructured<'_>) -> Result<(String, String)> {
 }
 
 /// A clock-out request of a unit of the generated plan, with every optional argument at times.
-fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOut> {
+fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOutArguments> {
     let unit = pick_unit(u).unwrap_or_else(|| String::from("U0"));
     let status = pick(u, &STATUSES)?.to_owned();
     let produced = if u.ratio(1, 2)? {
@@ -288,8 +289,8 @@ fn clock_out_args(u: &mut Unstructured<'_>) -> Result<ClockOut> {
     let history = json::parse(&format!(r#"{{"unit": "{unit}", "outcome": "o"{produced}}}"#))
         .map_err(|_| libfuzzer_sys::arbitrary::Error::IncorrectFormat)?;
     let parse = |text: &str| json::parse(text).ok();
-    Ok(ClockOut {
-        checkpoint: CP.to_owned(),
+    Ok(ClockOutArguments {
+        checkpoint: CP.into(),
         unit_id: unit,
         status,
         handoff_patch: match u.int_in_range(0..=2u8)? {

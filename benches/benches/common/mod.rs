@@ -8,8 +8,9 @@ pub mod stdio;
 use std::path::PathBuf;
 use std::process::Command;
 
-use shiftwork_core::ClockOut;
 use shiftwork_core::json::{self, Json};
+use shiftwork_core::model::{HistoryEntry, Text, UnitId, UnitStatus};
+use shiftwork_core::{Accounting, ClockOut};
 
 /// A checkpoint of `n` units: waves of ten, each unit after two of the previous wave; `U0` the cursor.
 pub fn checkpoint(n: usize) -> Json {
@@ -34,21 +35,16 @@ pub fn checkpoint(n: usize) -> Json {
 
 /// P4's call: the cursor unit `U0` clocked out `blocked` with its accounting, so it stays the cursor and
 /// the call can repeat on one checkpoint.
-pub fn p4_clock_out(checkpoint: String) -> ClockOut {
-    ClockOut {
+pub fn p4_clock_out(checkpoint: impl Into<PathBuf>) -> ClockOut {
+    let unit = UnitId::new("U0").expect("U0 is an id");
+    let outcome = Text::new("blocked").expect("the outcome is a text");
+    ClockOut::new(
         checkpoint,
-        unit_id: String::from("U0"),
-        status: String::from("blocked"),
-        history_entry: json::parse(r#"{"unit": "U0", "outcome": "blocked"}"#)
-            .expect("the history entry parses")
-            .as_object()
-            .expect("the history entry is an object")
-            .clone(),
-        accounting: Some(
-            json::parse(r#"{"tokens": 1234, "duration_ms": 5}"#).expect("the accounting parses"),
-        ),
-        ..ClockOut::default()
-    }
+        unit.clone(),
+        UnitStatus::Blocked,
+        HistoryEntry::new(unit, outcome),
+    )
+    .with_accounting(Accounting::new(1234, 5))
 }
 
 /// Whether this is a measuring run: `cargo bench` passes `--bench`; `cargo test --all-targets` runs

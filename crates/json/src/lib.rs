@@ -27,6 +27,8 @@
 //!   no value is built ([`Builder`] builds one from the same tokens); any [`Style`] can be written
 //!   escaped, as the contents of a JSON string ([`Style::escaped`]); [`plain_run`] finds where a
 //!   string's plain bytes end, for the scanners that read strings;
+//! * `Serialize` and `Deserialize` for [`Json`] and [`Number`]: key order and number kinds kept through
+//!   any serde format, up to what the format holds (see [`Json`]'s `Serialize`);
 //! * Python rendering of values, as in an error message: [`python_repr`] (`repr`), [`python_str`]
 //!   (`str`) and [`python_string_literal`].
 //!
@@ -51,12 +53,13 @@
 //! (`Unpaired surrogate escape`) and nesting deeper than [`MAX_DEPTH`] (Python raises `RecursionError`).
 //! It accepts integers of any length, where Python 3.11 refuses more than 4,300 digits.
 //!
-//! The behaviour was specified against bantamkit 0.36.2's shift-work files (spec/shiftwork.md §3–§4);
+//! The behaviour was specified against bantamkit 0.36.2's shift-work files (checkpoints and ledgers);
 //! `shiftwork-core` reads and writes its checkpoints and ledgers with this crate.
 
 mod node;
 mod python;
 mod read;
+mod serde_impl;
 mod tape;
 mod value;
 mod write;

@@ -1,11 +1,11 @@
-//! Python rendering of values (SW-34, SW-35), used by schema details and the model gate.
+//! Python rendering of values, used by schema details and the model gate.
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
 use crate::value::{Json, Number};
 use crate::write::python_float_repr;
 
-/// A value "in Python rendering" (SW-34): `None`, `True`, `'text'`, `[1, 'a']`, `{'k': 2.5}`.
+/// A value "in Python rendering": `None`, `True`, `'text'`, `[1, 'a']`, `{'k': 2.5}`.
 ///
 /// ```
 /// let v = shiftwork_json::parse(r#"[null, true, 1, 1e16, "it's", {"k": "a\nb"}]"#).unwrap();
@@ -17,7 +17,7 @@ pub fn python_repr(value: &Json) -> String {
     out
 }
 
-/// A value in Python `str` rendering (SW-35): a string is its raw text, anything else as
+/// A value in Python `str` rendering: a string is its raw text, anything else as
 /// [`python_repr`].
 ///
 /// ```
@@ -32,7 +32,7 @@ pub fn python_str(value: &Json) -> String {
     }
 }
 
-/// A Python string literal of `s` (SW-34).
+/// A Python string literal of `s`.
 ///
 /// ```
 /// assert_eq!(shiftwork_json::python_string_literal("a'b"), "\"a'b\"");

@@ -1,10 +1,10 @@
 //! The JSON value of checkpoints, ledger lines and tool arguments: key order as read, number tokens
-//! as written (SW-10, SW-12, SW-13, SW-43).
+//! as written.
 
 use indexmap::IndexMap;
 
 /// An object: keys in the order of their first occurrence; inserting an existing key replaces its
-/// value at its first position (SW-10, SW-25). Keys are hashed with `foldhash`, seeded at random per
+/// value at its first position. Keys are hashed with `foldhash`, seeded at random per
 /// process: several times faster than the standard SipHash on the short keys of checkpoints and
 /// arguments, and still not predictable by a client that sends crafted keys.
 pub type Object = IndexMap<String, Json, Hasher>;
@@ -53,7 +53,7 @@ pub enum Number {
 }
 
 impl Number {
-    /// The integer of an integer token, or of a float with a zero fraction (SW-7), as an `i128`
+    /// The integer of an integer token, or of a float with a zero fraction, as an `i128`
     /// saturated at its bounds; `None` for other floats.
     ///
     /// ```
@@ -82,7 +82,7 @@ impl Number {
         }
     }
 
-    /// Whether this is a whole number (SW-7): an integer token, or a finite float with a zero fraction.
+    /// Whether this is a whole number: an integer token, or a finite float with a zero fraction.
     pub fn is_whole(&self) -> bool {
         self.as_whole().is_some()
     }

@@ -1,11 +1,11 @@
-//! The byte forms of §3: the checkpoint file (SW-8..SW-14), ledger lines (SW-15) and answer texts
-//! (SW-44), all from one writer.
+//! The byte forms of bantamkit's files and answers: the checkpoint file, ledger lines and answer texts
+//!, all from one writer.
 
 use std::fmt::Write as _;
 
 use crate::value::{Json, Number, Object};
 
-/// The checkpoint file's bytes (§3.1): two-space indentation, ASCII only, keys in document order,
+/// The checkpoint file's bytes: two-space indentation, ASCII only, keys in document order,
 /// one final LF.
 ///
 /// ```
@@ -96,7 +96,7 @@ impl Bounded<'_> {
     }
 }
 
-/// The length of `s` written as a JSON string (without quotes): SW-11's escapes when `ascii`.
+/// The length of `s` written as a JSON string (without quotes): `\uXXXX` escapes of non-ASCII when `ascii`.
 fn escaped_len(s: &str, ascii: bool) -> usize {
     s.chars()
         .map(|c| match c {
@@ -173,7 +173,7 @@ impl Emit for Bounded<'_> {
     }
 }
 
-/// One ledger line without its LF (SW-15): keys sorted by code point at every level, `, ` and `: `
+/// One ledger line without its LF: keys sorted by code point at every level, `, ` and `: `
 /// separators, ASCII only.
 ///
 /// ```
@@ -187,7 +187,7 @@ pub fn to_ledger_text(value: &Json) -> String {
     render(value, Style::COMPACT, true, 256)
 }
 
-/// The text block of an answer (SW-44): two-space indentation, non-ASCII characters as themselves,
+/// The text block of an answer: two-space indentation, non-ASCII characters as themselves,
 /// keys in the answer's order, no final newline.
 ///
 /// ```
@@ -201,7 +201,7 @@ pub fn to_answer_text(value: &Json) -> String {
     render(value, Style::ANSWER, false, 256)
 }
 
-/// One-line JSON as the spec shows answers: keys in order, `, ` and `: ` separators, ASCII only.
+/// One-line JSON as Python's `json.dumps` writes it: keys in order, `, ` and `: ` separators, ASCII only.
 ///
 /// ```
 /// let v = shiftwork_json::parse(r#"{"a":[1,{"b":null}]}"#).unwrap();
@@ -225,7 +225,7 @@ pub fn to_structured_text(value: &Json) -> String {
     render(value, Style::STRUCTURED, false, 4096)
 }
 
-/// A float as the reference renders it in an answer's text block (SW-44): the shortest round-trip
+/// A float as the reference renders it in an answer's text block: the shortest round-trip
 /// digits, positional for decimal exponents in `-5..16`, else `d.ddde+X` / `d.ddde-X` without
 /// padding (`0.00001`, `1e-7`, `1e+16`).
 ///
@@ -300,7 +300,7 @@ fn positional(out: &mut String, digits: &str, exp: i32) {
     }
 }
 
-/// A float as 0.36.2 writes it (SW-13): the shortest round-trip digits, positional for exponents
+/// A float as 0.36.2 writes it: the shortest round-trip digits, positional for exponents
 /// in `-4..16`, else `d.ddde±XX`; `NaN`, `Infinity`, `-Infinity`.
 ///
 /// ```
@@ -334,7 +334,7 @@ pub fn python_float_repr(f: f64) -> String {
     shortest_float(f, -4, 2)
 }
 
-/// Writes a number token as §3 does (SW-12, SW-13).
+/// Writes a number token as Python's `json` writes it.
 pub fn format_number(n: &Number) -> String {
     match n {
         Number::Int(i) => i.to_string(),
@@ -798,7 +798,7 @@ fn render(v: &Json, style: Style, sort: bool, capacity: usize) -> String {
     out
 }
 
-/// Writes `s` as a JSON string: SW-11's escapes when `ascii`, else only `"`, `\` and controls.
+/// Writes `s` as a JSON string: `\uXXXX` escapes of non-ASCII when `ascii`, else only `"`, `\` and controls.
 fn write_string(out: &mut String, s: &str, ascii: bool) {
     write_string_in::<false>(out, s, ascii);
 }
@@ -888,7 +888,7 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     }
 }
 
-/// For each byte, whether it stands for itself in a JSON string: bit 0 with ASCII escapes (SW-11),
+/// For each byte, whether it stands for itself in a JSON string: bit 0 with ASCII escapes,
 /// bit 1 without (then every byte of a multi-byte character does).
 static PLAIN: [u8; 256] = {
     let mut table = [0u8; 256];

@@ -71,6 +71,12 @@ pub enum Command {
         /// The arguments after `token`.
         args: Vec<String>,
     },
+    /// `init PLAN.toml [--checkpoint PATH]`: a job's checkpoint from a TOML plan (issue 31); the
+    /// options are parsed by its command.
+    Init {
+        /// The arguments after `init`.
+        args: Vec<String>,
+    },
     /// `plan [OPTIONS]`: a checkpoint's plan as a picture (issue 15).
     Plan {
         /// The arguments after `plan`.
@@ -284,6 +290,10 @@ pub fn parse(args: &[String], groups: &[&Group]) -> Result<Invocation, UsageErro
         }),
         "plan" => Ok(Invocation {
             command: Command::Plan { args: rest.to_vec() },
+            flags: Vec::new(),
+        }),
+        "init" => Ok(Invocation {
+            command: Command::Init { args: rest.to_vec() },
             flags: Vec::new(),
         }),
         "token" => Ok(Invocation {

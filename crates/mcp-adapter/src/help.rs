@@ -32,6 +32,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "a scripted tour in a temporary directory",
     ),
     (
+        "init",
+        crate::init::SYNOPSIS,
+        "write a job's checkpoint from a TOML plan (init --example prints one)",
+    ),
+    (
         "watch",
         "watch [--checkpoint PATH]… [--hours EXPR] [--once] [OPTIONS]",
         "live view of jobs, contracts and hours",

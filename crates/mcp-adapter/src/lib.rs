@@ -23,6 +23,7 @@ pub mod demo;
 pub mod groups;
 pub mod help;
 pub mod http;
+pub mod init;
 pub mod log;
 pub mod registry;
 pub mod schema_lint;

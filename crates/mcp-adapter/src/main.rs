@@ -188,6 +188,7 @@ fn main() -> ExitCode {
         }
         Command::Watch { args } => view_command::watch(&args),
         Command::Plan { args } => view_command::plan(&args),
+        Command::Init { args } => ExitCode::from(shiftwork_mcp::init::command(&args)),
         Command::Group { group, args } => {
             let code = groups
                 .iter()

@@ -270,7 +270,11 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
         let mut env = Env::os().with_probes(true);
         env.probe_timeout = Duration::from_millis(500);
         let start = Instant::now();
-        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in(&env, &cp, None));
+        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in(
+            &env,
+            std::path::Path::new(&cp),
+            None,
+        ));
         let elapsed = start.elapsed();
         assert_eq!(
             sjson::to_compact_text(&answer),
@@ -432,11 +436,11 @@ fn eight_processes_clock_out_one_checkpoint_concurrently_sw143() {
         assert!(a.contains("\"result\":\"ok\""), "{a}");
     }
     let doc = sjson::parse(&std::fs::read_to_string(&cp).unwrap()).unwrap();
-    let statuses: Vec<&str> = shiftwork_core::Checkpoint::new(&doc)
+    let statuses: Vec<shiftwork_core::model::UnitStatus> = shiftwork_core::Checkpoint::new(&doc)
         .units()
         .map(|u| u.status())
         .collect();
-    assert_eq!(statuses, ["done"; 8]);
+    assert_eq!(statuses, [shiftwork_core::model::UnitStatus::Done; 8]);
     assert_eq!(doc.get("history").unwrap().as_array().unwrap().len(), 5);
     let ledger = std::fs::read_to_string(format!("{cp}.log.jsonl")).unwrap();
     assert_eq!(ledger.lines().filter(|l| !l.contains("\"event\"")).count(), 8);

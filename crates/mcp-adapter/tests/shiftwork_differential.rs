@@ -10,6 +10,13 @@
 //!   values (`the value is not one of […]` where 0.36.2 writes `'in-progress' is not one of […]`), so
 //!   those reasons are compared up to the path. The tails of the clock-out's own validation
 //!   (`refused to write: …`, values from the arguments) still agree in full.
+//! - `agent_id` is not an argument of 0.36.2's clock-out (its server answers any call naming it
+//!   with the tool error `unknown argument 'agent_id'`): it comes from the 0.38 descriptions, whose
+//!   pattern `^[A-Za-z0-9_-]{1,64}$` we followed until issue 28. A deliberate difference from that
+//!   pattern now: the family's one agent-id grammar (`shiftwork_seams::agent`) accepts `bob.smith`
+//!   and refuses `-x` and `_x` with its own sentence; an id both refuse keeps the pattern's sentence.
+//!   The generator sends no `agent_id`; a test of its own below records what the reference answers
+//!   and what we answer.
 //!
 //! The reference is located by `BANTAMKIT_MCP` (set by `scripts/setup.d/10-bantamkit.sh`); without it
 //! the test prints a notice and passes. `SHIFTWORK_DIFF_SCENARIOS` sets the scenario count.
@@ -540,4 +547,89 @@ fn differential_against_bantamkit_0_36_2_sw140() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// Issue 28, a deliberate difference: the clock-out's `agent_id` follows the family's grammar. The
+/// reference knows no `agent_id` (a tool error for any value, and nothing written); ours accepts
+/// `bob.smith`, which the 0.38 pattern refused, refuses `-x`, which it accepted, with the grammar's
+/// sentence, and keeps the pattern's sentence for an id both refuse (`a b`).
+#[test]
+fn deliberate_difference_agent_ids_follow_the_family_grammar_issue28() {
+    let Some(reference) = std::env::var_os("BANTAMKIT_MCP") else {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but BANTAMKIT_MCP is not set"
+        );
+        println!(
+            "NOTICE: BANTAMKIT_MCP is not set; the agent-id difference was not run against bantamkit 0.36.2."
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours_dir, theirs_dir, home) = (
+        tmp.path().join("ours"),
+        tmp.path().join("theirs"),
+        tmp.path().join("home"),
+    );
+    for d in [&ours_dir, &theirs_dir, &home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut theirs_cmd = Command::new(PathBuf::from(&reference));
+    theirs_cmd
+        .arg("--store")
+        .arg(home.join("store"))
+        .current_dir(&theirs_dir)
+        .env("HOME", &home);
+    let mut theirs = Server::start(theirs_cmd);
+    let mut ours_cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+    ours_cmd
+        .args(["serve", "--tools", "shiftwork"])
+        .current_dir(&ours_dir);
+    let mut ours = Server::start(ours_cmd);
+    let doc = sjson::parse(
+        r#"{"version": 1, "job": {"id": "job", "goal": "Ship.", "done_definition": "make test", "constraints": []}, "plan": {"cursor": "U1", "units": [{"id": "U1", "title": "t", "brief_path": "b/U1.md", "status": "todo", "role": "implementer", "depends_on": [], "verify": "v"}]}, "state": {"repo": {"branch": "main", "head_sha": "abc1234", "dirty": false}, "artifacts": [], "external": []}, "history": [], "retro": [], "handoff": {"next_action": "Go.", "open_questions": [], "do_not": []}}"#,
+    )
+    .unwrap();
+    let schema_refusal = |id: &str| {
+        format!(
+            "unit U1 in role implementer sent agent_id the schema refuses: JSON does not match schema at 'agent_id': '{id}' does not match '^[A-Za-z0-9_-]{{1,64}}$'"
+        )
+    };
+    let grammar_refusal = "unit U1 in role implementer sent an agent_id that is not an agent id: an agent id starts with a letter or a digit, not '-'";
+    // (agent_id, ours): the reason of our refusal, or None for an "ok".
+    let cases: [(&str, Option<String>); 5] = [
+        ("alice", None),
+        ("ci-runner_7", None),
+        ("a b", Some(schema_refusal("a b"))),
+        ("bob.smith", None),
+        ("-x", Some(grammar_refusal.to_owned())),
+    ];
+    for (i, (agent, want)) in cases.iter().enumerate() {
+        let name = format!("a{i}");
+        write_scenario(&ours_dir, &name, &doc, None);
+        write_scenario(&theirs_dir, &name, &doc, None);
+        let args = json!({"checkpoint": format!("{name}/.shiftwork/cp.json"), "unit_id": "U1", "status": "done", "handoff_patch": {}, "history_entry": {"unit": "U1", "outcome": "done"}, "agent_id": agent});
+        let (their_error, their_text) = theirs.call("shiftwork_clock_out", &args);
+        assert!(
+            their_error && their_text.contains("unknown argument 'agent_id'"),
+            "{agent}: 0.36.2 knows no agent_id: {their_text}"
+        );
+        let (our_error, our_text) = ours.call("shiftwork_clock_out", &args);
+        assert!(!our_error, "{agent}: {our_text}");
+        let v = sjson::parse(&our_text).unwrap();
+        let reason = (v.get("result").and_then(Json::as_str) == Some("error")).then(|| {
+            v.get("reason")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        });
+        assert_eq!(&reason, want, "{agent}");
+        let ledger = std::fs::read_to_string(ours_dir.join(&name).join(".shiftwork/cp.json.log.jsonl"))
+            .unwrap_or_default();
+        assert_eq!(
+            ledger.contains(&format!(r#""agent_id": "{agent}""#)),
+            want.is_none(),
+            "{agent}: {ledger}"
+        );
+    }
 }

@@ -1,9 +1,9 @@
-//! Memory admission (issue 27 item 7; beyond 0.36.2): a call that reads a checkpoint first reserves
+//! Memory admission (beyond 0.36.2): a call that reads a checkpoint first reserves
 //! the memory it will hold at its peak — a multiple of the checkpoint's size, measured — out of one
 //! budget shared by the calls of an [`crate::Env`], and gives it back when done. When the budget cannot
 //! take it, the call waits on the [`Clock`] (never longer than the budget's wait) and is then refused
-//! ([`Refusal::MemoryBusy`]); a call that needs more than the whole budget is refused at once
-//! ([`Refusal::MemoryTooLarge`]) rather than run alone, since running it could exhaust the machine.
+//! ([`ShiftworkRefusal::MemoryBusy`]); a call that needs more than the whole budget is refused at once
+//! ([`ShiftworkRefusal::MemoryTooLarge`]) rather than run alone, since running it could exhaust the machine.
 //! So N concurrent calls never hold more than the budget, and a process that serves them never dies
 //! of a failed allocation.
 
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use shiftwork_seams::Clock;
 
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 
 /// How long a call waits for the budget to have room, by default.
 pub const ADMISSION_WAIT: Duration = Duration::from_secs(30);
@@ -101,23 +101,23 @@ impl MemoryBudget {
     /// room, or at once when `bytes` is more than the whole budget.
     ///
     /// ```
-    /// use shiftwork_core::{MemoryBudget, Refusal};
+    /// use shiftwork_core::{MemoryBudget, ShiftworkRefusal};
     /// use shiftwork_seams::ManualClock;
     /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
     /// let budget = MemoryBudget::new(1000);
     /// let held = budget.reserve(&clock, 600, 100).unwrap();
     /// // The budget stays taken for the whole wait (30 s on the manual clock, which sleeping moves).
-    /// assert!(matches!(budget.reserve(&clock, 600, 100), Err(Refusal::MemoryBusy { .. })));
+    /// assert!(matches!(budget.reserve(&clock, 600, 100), Err(ShiftworkRefusal::MemoryBusy { .. })));
     /// drop(held);
     /// assert!(budget.reserve(&clock, 600, 100).is_ok());
-    /// assert!(matches!(budget.reserve(&clock, 1001, 100), Err(Refusal::MemoryTooLarge { .. })));
+    /// assert!(matches!(budget.reserve(&clock, 1001, 100), Err(ShiftworkRefusal::MemoryTooLarge { .. })));
     /// ```
     pub fn reserve<'b>(
         &'b self,
         clock: &dyn Clock,
         bytes: u64,
         size: u64,
-    ) -> Result<Reservation<'b>, Refusal> {
+    ) -> Result<Reservation<'b>, ShiftworkRefusal> {
         let mut reservation = Reservation {
             budget: self,
             bytes: 0,
@@ -159,13 +159,13 @@ impl Reservation<'_> {
 
     /// Grows the reservation to at least `bytes` (for a call on a checkpoint of `size` bytes), waiting
     /// as [`MemoryBudget::reserve`] does. On a refusal the reservation is as it was.
-    pub fn ensure(&mut self, clock: &dyn Clock, bytes: u64, size: u64) -> Result<(), Refusal> {
+    pub fn ensure(&mut self, clock: &dyn Clock, bytes: u64, size: u64) -> Result<(), ShiftworkRefusal> {
         let budget = self.budget;
         let Some(extra) = bytes.checked_sub(self.bytes).filter(|e| *e > 0) else {
             return Ok(());
         };
         if bytes > budget.limit {
-            return Err(Refusal::MemoryTooLarge {
+            return Err(ShiftworkRefusal::MemoryTooLarge {
                 size,
                 needed: bytes,
                 budget: budget.limit,
@@ -179,7 +179,7 @@ impl Reservation<'_> {
             }
             let waited = clock.monotonic().saturating_sub(start);
             if waited >= budget.wait {
-                return Err(Refusal::MemoryBusy {
+                return Err(ShiftworkRefusal::MemoryBusy {
                     size,
                     needed: bytes,
                     budget: budget.limit,

@@ -1,14 +1,14 @@
 //! The answers: every typed result rendered as the JSON answer object of its tool, first key
-//! `result`, keys in the spec's order (SW-44, SW-45). This is the one place that knows the shapes of
+//! `result`, keys in bantamkit's order. This is the one place that knows the shapes of
 //! the answers; the adapter and the tests render through it.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, BudgetDimension};
 use crate::json::{Builder, Emit, Json, Object};
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::results::{Brief, ClockIn, ClockedOut, Escalation, HeldUnit, Plan, Status, WorkPlan};
 use crate::search::SearchResult;
 
-/// The most code points of a `reason` (SW-46).
+/// The most code points of a `reason`.
 pub const MAX_REASON: usize = shiftwork_seams::echo::ECHO_LIMIT;
 
 /// A value with a JSON answer object: the result of an operation, or its refusal.
@@ -38,7 +38,7 @@ pub trait Answer {
     }
 }
 
-impl<T: Answer> Answer for Result<T, Refusal> {
+impl<T: Answer> Answer for Result<T, ShiftworkRefusal> {
     fn to_answer(&self) -> Json {
         match self {
             Ok(value) => value.to_answer(),
@@ -68,13 +68,13 @@ fn built(emit: impl FnOnce(&mut Builder)) -> Json {
     builder.finish()
 }
 
-impl Answer for Refusal {
+impl Answer for ShiftworkRefusal {
     fn to_answer(&self) -> Json {
         refusal(&self.to_string())
     }
 }
 
-/// A refusal `{"result": "error", "reason": <sentence>}`, the sentence clipped per SW-46.
+/// A refusal `{"result": "error", "reason": <sentence>}`, the sentence clipped to 2,000 code points.
 ///
 /// ```
 /// let r = shiftwork_core::answer::refusal("unit U9 is not in the plan");
@@ -153,7 +153,7 @@ fn held<E: Emit>(out: &mut E, records: &[HeldUnit]) {
 }
 
 impl Answer for WorkPlan<'_> {
-    /// `{"result": "plan", "batches", "sequence", "width"}` plus `held` (§6.4).
+    /// `{"result": "plan", "batches", "sequence", "width"}` plus `held`.
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))
     }
@@ -173,7 +173,7 @@ impl Answer for WorkPlan<'_> {
 
 impl Answer for Plan {
     /// `{"result": "plan", "batches", "ready", "sequence", "width", "cursor"}` plus `held`, `budget`,
-    /// `ranking` and `winner` (§7.3).
+    /// `ranking` and `winner`.
     fn to_answer(&self) -> Json {
         built(|b| self.emit(b))
     }
@@ -218,13 +218,13 @@ impl Answer for Plan {
 }
 
 impl Answer for Budget {
-    /// The plan's `budget` object (SW-131).
+    /// The plan's `budget` object.
     fn to_answer(&self) -> Json {
-        let dims = |f: &dyn Fn(&str, i128) -> i128| {
+        let dims = |f: &dyn Fn(BudgetDimension, i128) -> i128| {
             Json::Object(
                 self.limits
                     .iter()
-                    .map(|(dim, limit)| ((*dim).to_owned(), crate::budget::int(f(dim, *limit))))
+                    .map(|&(dim, limit)| (dim.as_str().to_owned(), crate::budget::int(f(dim, limit))))
                     .collect::<Object>(),
             )
         };
@@ -240,25 +240,25 @@ impl Answer for Budget {
 }
 
 impl Answer for Status {
-    /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search` (§8).
+    /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search`.
     fn to_answer(&self) -> Json {
         let mut out = start("status");
-        out.insert(String::from("cursor"), Json::str(self.cursor.as_str()));
+        out.insert(String::from("cursor"), Json::str(self.cursor()));
         out.insert(
             String::from("units"),
             Json::Object(
-                self.units
+                self.units()
                     .iter()
-                    .map(|(status, n)| (status.clone(), int(*n)))
+                    .map(|(status, n)| (status.as_str().to_owned(), int(*n)))
                     .collect(),
             ),
         );
-        out.insert(String::from("open_questions"), int(self.open_questions));
+        out.insert(String::from("open_questions"), int(self.open_questions()));
         out.insert(
             String::from("last_history"),
-            self.last_history.clone().unwrap_or(Json::Null),
+            self.last_history_json.clone().unwrap_or(Json::Null),
         );
-        if let Some(search) = &self.search {
+        if let Some(search) = self.search() {
             out.insert(String::from("search"), search.to_answer());
         }
         Json::Object(out)
@@ -266,7 +266,7 @@ impl Answer for Status {
 }
 
 impl Answer for SearchResult {
-    /// `{"query", "matches": [{"file", "line", "text"}], "truncated"}` (SW-139); the query echoed up to
+    /// `{"query", "matches": [{"file", "line", "text"}], "truncated"}`; the query echoed up to
     /// 2,000 code points.
     fn to_answer(&self) -> Json {
         let matches = self
@@ -292,7 +292,7 @@ impl Answer for SearchResult {
 }
 
 impl Answer for ClockIn {
-    /// `brief`, `escalate` or `success` (§9).
+    /// `brief`, `escalate` or `success`.
     fn to_answer(&self) -> Json {
         match self {
             ClockIn::Brief(brief) => brief.to_answer(),
@@ -304,32 +304,9 @@ impl Answer for ClockIn {
 
 impl Answer for Brief {
     /// `{"result": "brief", "unit", "role", "invariants", "handoff", "do_not", "files"}` plus
-    /// `agreements` and `upstream` (SW-74).
+    /// `agreements` and `upstream`, the unit, the handoff and the files as the checkpoint holds them.
     fn to_answer(&self) -> Json {
-        let mut out = start("brief");
-        out.insert(String::from("unit"), self.unit.clone());
-        out.insert(String::from("role"), Json::str(self.role.as_str()));
-        out.insert(String::from("invariants"), self.invariants.clone());
-        out.insert(String::from("handoff"), self.handoff.clone());
-        out.insert(String::from("do_not"), self.do_not.clone());
-        out.insert(String::from("files"), self.files.clone());
-        if let Some(agreements) = &self.agreements {
-            out.insert(String::from("agreements"), agreements.clone());
-        }
-        if !self.upstream.is_empty() {
-            let upstream = self
-                .upstream
-                .iter()
-                .map(|u| {
-                    Json::Object(crate::json::object([
-                        ("unit", Json::str(u.unit.as_str())),
-                        ("last", Json::Array(u.last.clone())),
-                    ]))
-                })
-                .collect();
-            out.insert(String::from("upstream"), Json::Array(upstream));
-        }
-        Json::Object(out)
+        self.answer.clone()
     }
 }
 
@@ -346,7 +323,7 @@ impl Answer for Escalation {
         {
             out.insert(
                 String::from("open_questions"),
-                Json::Array(open_questions.clone()),
+                Json::Array(open_questions.json.clone()),
             );
             if let Some(p) = probe {
                 out.insert(
@@ -363,7 +340,7 @@ impl Answer for Escalation {
 }
 
 impl Answer for ClockedOut {
-    /// `{"result": "ok", "unit", "status", "cursor", "log"}` (gate 17).
+    /// `{"result": "ok", "unit", "status", "cursor", "log"}`.
     fn to_answer(&self) -> Json {
         Json::Object(crate::json::object([
             ("result", Json::str("ok")),

@@ -1,22 +1,47 @@
-//! `job.budget` (§14.7): spent, reserved and remaining figures from one ledger pass, the plan's
+//! `job.budget`: spent, reserved and remaining figures from one ledger pass, the plan's
 //! `budget` report and the clock-in gate.
 
 use crate::json::{Json, Node};
 use crate::ledger::LedgerSummary;
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::view::Checkpoint;
 
-/// The tokens a unit is assumed to cost when no accounting line reports any (SW-130).
+/// The tokens a unit is assumed to cost when no accounting line reports any.
 pub const DEFAULT_PER_UNIT: i128 = 60_000;
 
-/// The declared dimensions, in the order `tokens`, `units` (SW-131).
-pub const DIMENSIONS: [&str; 2] = ["tokens", "units"];
+/// A dimension a job's budget limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BudgetDimension {
+    /// Tokens spent (the accounting lines' `tokens`).
+    Tokens,
+    /// Units clocked out (one per counted accounting line).
+    Units,
+}
 
-/// The budget figures of a checkpoint with `job.budget` (SW-130).
+impl BudgetDimension {
+    /// Both dimensions, in the order `tokens`, `units`.
+    pub const ALL: [BudgetDimension; 2] = [BudgetDimension::Tokens, BudgetDimension::Units];
+
+    /// The key in `job.budget`: `tokens` or `units`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetDimension::Tokens => "tokens",
+            BudgetDimension::Units => "units",
+        }
+    }
+}
+
+impl std::fmt::Display for BudgetDimension {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The budget figures of a checkpoint with `job.budget`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Budget {
-    /// Declared limits, in [`DIMENSIONS`] order.
-    pub limits: Vec<(&'static str, i128)>,
+    /// Declared limits, in the order of [`BudgetDimension::ALL`].
+    pub limits: Vec<(BudgetDimension, i128)>,
     /// Spent tokens (counted lines' whole-number `tokens`).
     pub spent_tokens: i128,
     /// Spent units (counted accounting lines).
@@ -28,20 +53,20 @@ pub struct Budget {
 }
 
 /// `job.budget`'s declared limits, or `None` when the checkpoint declares no budget.
-pub fn limits<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Option<Vec<(&'static str, i128)>> {
+pub fn limits<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Option<Vec<(BudgetDimension, i128)>> {
     let budget = cp.budget()?;
     Some(
-        DIMENSIONS
+        BudgetDimension::ALL
             .iter()
             .filter_map(|dim| {
-                let n = budget.get(dim)?.number()?.as_whole()?;
+                let n = budget.get(dim.as_str())?.number()?.as_whole()?;
                 Some((*dim, n))
             })
             .collect(),
     )
 }
 
-/// The in-flight units (§1.3): non-terminal and briefed, in plan order.
+/// The in-flight units: non-terminal and briefed, in plan order.
 pub fn in_flight<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, ledger: &LedgerSummary) -> Vec<&'d str> {
     cp.units()
         .zip(ledger.briefed.iter())
@@ -72,26 +97,28 @@ impl Budget {
     }
 
     /// The cost of one unit in `dim`: 1 for units, `max(per_unit, 1)` for tokens.
-    pub fn cost(&self, dim: &str) -> i128 {
-        if dim == "tokens" { self.per_unit.max(1) } else { 1 }
+    pub fn cost(&self, dim: BudgetDimension) -> i128 {
+        match dim {
+            BudgetDimension::Tokens => self.per_unit.max(1),
+            BudgetDimension::Units => 1,
+        }
     }
 
     /// Spent in `dim`.
-    pub fn spent(&self, dim: &str) -> i128 {
-        if dim == "tokens" {
-            self.spent_tokens
-        } else {
-            self.spent_units
+    pub fn spent(&self, dim: BudgetDimension) -> i128 {
+        match dim {
+            BudgetDimension::Tokens => self.spent_tokens,
+            BudgetDimension::Units => self.spent_units,
         }
     }
 
     /// Reserved by the in-flight units in `dim`.
-    pub fn reserved(&self, dim: &str) -> i128 {
+    pub fn reserved(&self, dim: BudgetDimension) -> i128 {
         (self.in_flight.len() as i128).saturating_mul(self.cost(dim))
     }
 
     /// `limit − spent − reserved` (may be negative).
-    pub fn remaining(&self, dim: &str, limit: i128) -> i128 {
+    pub fn remaining(&self, dim: BudgetDimension, limit: i128) -> i128 {
         limit
             .saturating_sub(self.spent(dim))
             .saturating_sub(self.reserved(dim))
@@ -101,23 +128,23 @@ impl Budget {
     pub fn affordable(&self) -> i128 {
         self.limits
             .iter()
-            .map(|(dim, limit)| self.remaining(dim, *limit).div_euclid(self.cost(dim)))
+            .map(|&(dim, limit)| self.remaining(dim, limit).div_euclid(self.cost(dim)))
             .min()
             .unwrap_or(0)
             .max(0)
     }
 
-    /// The clock-in gate (SW-132): the refusal when a new brief does not fit. `relaunch` is true
+    /// The clock-in gate: the refusal when a new brief does not fit. `relaunch` is true
     /// when the selected unit is already in flight (it costs nothing new).
-    pub fn admit(&self, relaunch: bool) -> Result<(), Refusal> {
-        for (dim, limit) in &self.limits {
+    pub fn admit(&self, relaunch: bool) -> Result<(), ShiftworkRefusal> {
+        for &(dim, limit) in &self.limits {
             let used = self.spent(dim).saturating_add(self.reserved(dim));
             let cost = if relaunch { 0 } else { self.cost(dim) };
-            if used.saturating_add(cost) > *limit {
-                return Err(Refusal::BudgetSpent {
+            if used.saturating_add(cost) > limit {
+                return Err(ShiftworkRefusal::BudgetSpent {
                     dimension: dim,
                     used,
-                    limit: *limit,
+                    limit,
                 });
             }
         }

@@ -1,4 +1,4 @@
-//! The clock-out's write sequence (§13.2, W1–W6): log-then-commit with an intent record in the lock
+//! The clock-out's write sequence: log-then-commit with an intent record in the lock
 //! file, so every clock-out either fully happens or leaves checkpoint and ledger as they were.
 
 use std::io;
@@ -12,9 +12,9 @@ use crate::env::Env;
 use crate::lock::CheckpointLock;
 use crate::paths::CheckpointPaths;
 use crate::records;
-use crate::refusal::{FileError, Refusal, Written};
+use crate::refusal::{FileError, ShiftworkRefusal, Written};
 
-/// The temp-file naming of W2: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
+/// The temp-file naming of the new checkpoint: `<T's name>.<pid>.<8 lowercase hex>.tmp`.
 pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     let name = target
         .file_name()
@@ -32,24 +32,27 @@ pub(crate) fn temp_options(target: &Path, pid: u32) -> ReplaceOptions {
     }
 }
 
-/// Gate 15's refusal: the error at the ledger path (SW-32).
-fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
-    Refusal::LedgerUnwritable {
+/// The refusal of a ledger that cannot be written: the error at the ledger path.
+fn ledger_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
+    ShiftworkRefusal::LedgerUnwritable {
         path: paths.ledger_shown.clone(),
         error: FileError::of(e),
     }
 }
 
-/// Gate 16's refusal: the error at the checkpoint path as given, whatever file failed (SW-32).
-fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> Refusal {
-    Refusal::CheckpointUnwritable {
+/// The refusal of a checkpoint that cannot be replaced: the error at the checkpoint path as given,
+/// whatever file failed.
+fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRefusal {
+    ShiftworkRefusal::CheckpointUnwritable {
         path: paths.shown.clone(),
         error: FileError::of(e),
     }
 }
 
-/// Runs W1–W6 under `lock` for the decided `commit` of checkpoint `paths` (lock target `target`),
-/// `last_byte` being the ledger's last byte as the gates read it (SW-16).
+/// Runs the write steps under `lock` — open or create the ledger (its creation recorded first), write
+/// and flush the temporary checkpoint, record the commit's intent, append the ledger line, rename the
+/// checkpoint into place, flush the directory — for the decided `commit` of checkpoint `paths` (lock target `target`),
+/// `last_byte` being the ledger's last byte as the gates read it.
 pub(crate) fn run(
     env: &Env,
     lock: &mut CheckpointLock<'_>,
@@ -57,7 +60,7 @@ pub(crate) fn run(
     target: &Path,
     commit: &Commit,
     last_byte: Option<u8>,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
@@ -142,14 +145,14 @@ pub(crate) fn run(
 
 /// Refuses, before the first write, intent records that would take the lock file past what a reader
 /// of the lock reads (its first [`shiftwork_seams::lock_file::MAX_LOCK_READ`] bytes): recovery would
-/// not see them (issue 27 item 6). The bound counts both records at their longest: the ledger's
+/// not see them. The bound counts both records at their longest: the ledger's
 /// creation and the commit (a temp name of its fixed length, the longest offsets).
 fn check_lock_records(
     lock: &CheckpointLock<'_>,
     options: &ReplaceOptions,
     ledger: &str,
     line_len: usize,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let temp = "0".repeat(options.temp.prefix.len() + options.temp.random_len + options.temp.suffix.len());
     let appended = vec![b'\n'; line_len + 2];
     let created = records::ledger_created_intent(ledger).len() + 1;
@@ -159,20 +162,20 @@ fn check_lock_records(
     if total <= limit {
         return Ok(());
     }
-    Err(Refusal::TooLargeToWrite {
+    Err(ShiftworkRefusal::TooLargeToWrite {
         what: Written::LockRecords,
         size: Some(total as u64),
         limit: limit as u64,
     })
 }
 
-/// SW-105: without the lock, go only as far as 0.36.2's sentence requires, and never commit.
+/// Without the lock, go only as far as 0.36.2's sentence requires, and never commit.
 pub(crate) fn without_lock(
     env: &Env,
     paths: &CheckpointPaths,
     target: &Path,
     lock_error: &io::Error,
-) -> Refusal {
+) -> ShiftworkRefusal {
     let fs = env.fs.as_ref();
     let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);

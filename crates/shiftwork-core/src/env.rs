@@ -9,8 +9,8 @@ use shiftwork_seams::{Clock, Fs, Host};
 
 use crate::admission::{MemoryBudget, Reservation};
 
-/// The probe timeout of SW-135, which is also the budget of one clock-in: all its relay probes
-/// together get this long (issue 12 item 4). A probe is given what is left of it, and a relay reached
+/// The relay probes' timeout, which is also the budget of one clock-in: all its relay probes
+/// together get this long. A probe is given what is left of it, and a relay reached
 /// when nothing is left counts as timed out without running. (A probe killed at its deadline may take
 /// [`shiftwork_seams::PROBE_KILL_GRACE`] more to end.)
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -20,10 +20,10 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Relay probes are off unless switched on with [`Env::with_probes`]: a probe is a shell command
 /// taken from the checkpoint, which any client that can clock out can write, and it runs with this
-/// process's environment and rights. Off, relay questions escalate like decision questions (SW-72).
+/// process's environment and rights. Off, relay questions escalate like decision questions.
 ///
 /// Share one `Env` between the calls of a process (an `Arc<Env>`), so calls on the same checkpoint
-/// are serialized in process as well as between processes (SW-102).
+/// are serialized in process as well as between processes.
 ///
 /// ```
 /// use shiftwork_seams::{MemFs, ManualClock, MemHost};
@@ -40,13 +40,15 @@ pub struct Env {
     pub clock: Arc<dyn Clock>,
     /// Process identity, liveness and probes.
     pub host: Arc<dyn Host>,
-    /// Whether relay probes run (SW-137); when false (the default), relays count as decision questions.
+    /// Whether relay probes run; when false (the default), relays count as decision questions.
     pub probes: bool,
-    /// How long the relay probes of one clock-in may run together (SW-135).
+    /// How long the relay probes of one clock-in may run together.
     pub probe_timeout: Duration,
-    /// The memory the calls over this environment may hold at once (issue 27 item 7): unlimited unless
+    /// The memory the calls over this environment may hold at once: unlimited unless
     /// set with [`Env::with_memory_budget`].
     pub memory: MemoryBudget,
+    /// The directories the calls may open files in, when confined ([`Env::with_roots`]).
+    pub(crate) roots: Option<crate::roots::Roots>,
     pub(crate) locks: LockTable,
 }
 
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Env {
         f.debug_struct("Env")
             .field("probes", &self.probes)
             .field("memory", &self.memory)
+            .field("roots", &self.roots.as_ref().map(crate::roots::Roots::resolved))
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +72,7 @@ impl Env {
             probes: false,
             probe_timeout: PROBE_TIMEOUT,
             memory: MemoryBudget::unlimited(),
+            roots: None,
             locks: LockTable::default(),
         }
     }
@@ -96,6 +100,59 @@ impl Env {
         self
     }
 
+    /// This environment confined to `roots`: every path a call opens — the checkpoint, its ledger and
+    /// lock file, the archive a status searches, a clock-out's follow-up briefs, a new checkpoint —
+    /// must resolve, symbolic links followed, inside one of them, or the call is refused
+    /// ([`crate::ShiftworkRefusal::OutsideRoots`]) before it opens any file. Each root is resolved
+    /// through its links once, now. A server whose callers are not the machine's own user (a remote
+    /// agent) sets them; without roots a call opens the paths it is given.
+    ///
+    /// ```
+    /// use std::path::{Path, PathBuf};
+    /// use std::sync::Arc;
+    /// use shiftwork_core::{Confined, Env, ShiftworkRefusal};
+    /// use shiftwork_seams::{ManualClock, MemFs, MemHost};
+    ///
+    /// let fs = MemFs::new();
+    /// fs.write_file("/srv/jobs/a/.shiftwork/cp.json", b"{}");
+    /// fs.write_file("/etc/cp.json", b"{}");
+    /// fs.symlink("/etc/cp.json", "/srv/jobs/a/.shiftwork/link.json");
+    /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
+    /// let env = Env::new(Arc::new(fs), Arc::new(clock), Arc::new(MemHost::new(1, "h")))
+    ///     .with_roots([PathBuf::from("/srv/jobs")]);
+    /// for outside in ["/etc/cp.json", "/srv/jobs/a/.shiftwork/link.json", "/srv/jobs/../../etc/cp.json"] {
+    ///     let refused = shiftwork_core::status(&env, Path::new(outside), None).unwrap_err();
+    ///     assert!(matches!(refused, ShiftworkRefusal::OutsideRoots { what: Confined::Checkpoint, .. }), "{refused}");
+    /// }
+    /// // Inside the roots the call goes on (and refuses this file for what it is).
+    /// let inside = shiftwork_core::status(&env, Path::new("/srv/jobs/a/.shiftwork/cp.json"), None).unwrap_err();
+    /// assert_eq!(inside.code(), "CHECKPOINT_INVALID");
+    /// ```
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.roots = Some(crate::roots::Roots::new(self.fs.as_ref(), roots));
+        self
+    }
+
+    /// Refuses the call when the environment is confined and one of the files every call on `paths`
+    /// opens (the checkpoint, its ledger, its lock files) or one of `more` (with the name the refusal
+    /// gives it) resolves outside the roots.
+    pub(crate) fn confine(
+        &self,
+        paths: &crate::paths::CheckpointPaths,
+        more: &[(crate::roots::Confined, &Path, &str)],
+    ) -> Result<(), crate::ShiftworkRefusal> {
+        let Some(roots) = &self.roots else {
+            return Ok(());
+        };
+        let files = crate::roots::checkpoint_files(self.fs.as_ref(), paths);
+        let mut checks: Vec<(crate::roots::Confined, &Path, &str)> = files
+            .iter()
+            .map(|(what, path)| (*what, path.as_path(), paths.shown.as_str()))
+            .collect();
+        checks.extend_from_slice(more);
+        roots.check(self.fs.as_ref(), paths, &checks)
+    }
+
     /// Reads the checkpoint at `paths` in place, having reserved `factor` times its size out of the
     /// memory budget first (and again for the size read, should the file have grown). A file that
     /// cannot be looked at, or that is past what the reader reads, reserves nothing: the read refuses
@@ -104,7 +161,7 @@ impl Env {
         &self,
         paths: &crate::paths::CheckpointPaths,
         factor: u64,
-    ) -> Result<(crate::checkpoint::Placed, Reservation<'_>), crate::Refusal> {
+    ) -> Result<(crate::checkpoint::Placed, Reservation<'_>), crate::ShiftworkRefusal> {
         let max = crate::checkpoint::MAX_CHECKPOINT_BYTES;
         let size = self.fs.metadata(&paths.given).map_or(0, |m| m.len);
         let bytes = if size > max {
@@ -113,7 +170,10 @@ impl Env {
             size.saturating_mul(factor)
         };
         let mut held = self.memory.reserve(self.clock.as_ref(), bytes, size)?;
-        let placed = crate::checkpoint::read_in_place(self.fs.as_ref(), paths)?;
+        let placed = {
+            let _read = tracing::info_span!("shiftwork.checkpoint_read").entered();
+            crate::checkpoint::read_in_place(self.fs.as_ref(), paths)?
+        };
         let read = placed.tape().text().len() as u64;
         held.ensure(self.clock.as_ref(), read.saturating_mul(factor), read)?;
         Ok((placed, held))

@@ -1,5 +1,5 @@
-//! Reading the ledger (§12.2): the one streaming pass that yields `briefed` for every unit (SW-95),
-//! the in-flight set and the budget figures (SW-97, SW-98). The lines written to it are built in
+//! Reading the ledger: the one streaming pass that yields `briefed` for every unit,
+//! the in-flight set and the budget figures. The lines written to it are built in
 //! [`crate::records`].
 
 use std::collections::HashMap;
@@ -13,39 +13,39 @@ use crate::ledger_line::{self, Event, LineView};
 use crate::line_split::LineBuffer;
 
 /// The longest ledger line read, in bytes without its line feed: a longer line is skipped whole, as a
-/// line that is not a JSON object is (SW-94), and a line never holds more memory than this while it is
-/// read (issue 27 item 6). No line this crate writes is longer: a clock-in or clock-out whose line would
-/// be is refused before it writes anything ([`crate::Refusal::TooLargeToWrite`]). (`shiftwork-watch`
+/// line that is not a JSON object is, and a line never holds more memory than this while it is
+/// read. No line this crate writes is longer: a clock-in or clock-out whose line would
+/// be is refused before it writes anything ([`crate::ShiftworkRefusal::TooLargeToWrite`]). (`shiftwork-watch`
 /// reads the same lines within the same bound.)
 pub const MAX_LEDGER_LINE_BYTES: usize = 64 * 1024;
 
 /// What one pass over the ledger found for the units of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerSummary {
-    /// briefed(u) for each unit of the plan, in plan order (SW-95).
+    /// briefed(u) for each unit of the plan, in plan order.
     pub briefed: Vec<bool>,
-    /// Counted accounting lines (SW-97).
+    /// Counted accounting lines.
     pub spent_units: u64,
     /// Sum of the whole-number, non-negative `tokens` of the counted lines (saturating).
     pub spent_tokens: i128,
     /// Those `tokens` values, when asked for (the budget's median needs them).
     pub counted_tokens: Vec<i128>,
-    /// The ledger's last byte, `None` when it is empty or absent (SW-16).
+    /// The ledger's last byte, `None` when it is empty or absent.
     pub last_byte: Option<u8>,
 }
 
 /// The per-unit state of the pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct UnitState {
-    /// SW-95's two flags.
+    /// Whether the unit was briefed since its last accounting line, and whether a line was seen before.
     briefed: bool,
     before: bool,
-    /// The unit's last accounting line while it is not yet known to count (SW-97): `Some(tokens)`.
+    /// The unit's last accounting line while it is not yet known to count: `Some(tokens)`.
     pending: Option<Option<i128>>,
 }
 
 /// A streaming reader of the ledger: feed bytes, then finish. One pass yields `briefed` for every
-/// unit, the in-flight set and the budget figures (SW-98): O(ledger size) time, O(units) memory
+/// unit, the in-flight set and the budget figures: O(ledger size) time, O(units) memory
 /// (plus the counted `tokens` values when the budget's median needs them, and one line of at most
 /// [`MAX_LEDGER_LINE_BYTES`]).
 ///
@@ -110,7 +110,7 @@ impl<'u> LedgerPass<'u> {
         self.summary
     }
 
-    /// One `\n`-delimited piece: one line, or several when it holds another of SW-94's breaks.
+    /// One `\n`-delimited piece: one line, or several when it holds another line break Python recognises.
     fn piece(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
@@ -169,7 +169,7 @@ impl<'u> LedgerPass<'u> {
 }
 
 /// Reads the ledger at `path` in one streaming pass for the units `unit_ids`. A missing or
-/// unreadable ledger reads as empty (SW-94).
+/// unreadable ledger reads as empty.
 pub fn scan<F: Fs + ?Sized>(fs: &F, path: &Path, unit_ids: &[&str], keep_tokens: bool) -> LedgerSummary {
     let mut pass = LedgerPass::new(unit_ids, keep_tokens);
     let read = fs.read_chunks(path, shiftwork_seams::hash::CHUNK_SIZE, &mut |chunk| {

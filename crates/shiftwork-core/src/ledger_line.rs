@@ -1,14 +1,14 @@
-//! What the ledger pass reads from one line (SW-94, SW-95, SW-97): whether it is a JSON object, and
+//! What the ledger pass reads from one line: whether it is a JSON object, and
 //! its top-level `unit`, `event` and `tokens`.
 //!
 //! Two readers give the same answer. A *plain* line — printable ASCII, no `\` escape, nesting of at
-//! most [`PLAIN_DEPTH`] levels, which is every line this crate and 0.36.2 write (SW-15 escapes all
+//! most [`PLAIN_DEPTH`] levels, which is every line this crate and 0.36.2 write (both escape all
 //! non-ASCII) — is read by a byte scanner that builds no value and allocates nothing. Every other
-//! line, and every line the scanner does not fully accept (junk, a line break of SW-94 inside the
+//! line, and every line the scanner does not fully accept (junk, another line break Python recognises inside the
 //! piece, invalid UTF-8, trailing data), goes through the full reader ([`ledger_facts`]
 //! over the lossily decoded, split text), which stays the reference. The scanner accepts only what
 //! it can prove the full reader reads the same way: on success it has checked every byte, so the
-//! piece holds none of SW-94's other line breaks and is one line.
+//! piece holds none of the other line breaks Python recognises and is one line.
 
 use crate::json::{Json, Number, pick_members};
 
@@ -24,7 +24,7 @@ pub(crate) struct LineFacts {
     pub tokens: Option<Json>,
 }
 
-/// Reads one ledger line (§12.2): `None` when it is not a JSON object in §4.2's dialect (junk, blank,
+/// Reads one ledger line: `None` when it is not a JSON object in the ledger's JSON dialect (junk, blank,
 /// an array, a BOM-prefixed line), else its facts.
 pub(crate) fn ledger_facts(line: &str) -> Option<LineFacts> {
     let [unit, event, tokens] = pick_members(line, ["unit", "event", "tokens"])?;
@@ -34,7 +34,7 @@ pub(crate) fn ledger_facts(line: &str) -> Option<LineFacts> {
 /// The deepest nesting the plain scanner follows before leaving the line to the full reader.
 pub(crate) const PLAIN_DEPTH: usize = 32;
 
-/// The `event` of a line, as `briefed` and the budget read it (SW-95, SW-97).
+/// The `event` of a line, as `briefed` and the budget read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
     /// No `event` key: an accounting line.
@@ -55,7 +55,7 @@ pub(crate) struct LineView<'l> {
     pub unit: Option<&'l [u8]>,
     /// `event`.
     pub event: Event,
-    /// `tokens` when it is a whole number (SW-7), of any sign, saturated to 128 bits.
+    /// `tokens` when it is a whole number, of any sign, saturated to 128 bits.
     pub tokens: Option<i128>,
 }
 
@@ -553,8 +553,8 @@ mod tests {
         })
     }
 
-    /// A line: members with the keys the pass reads (repeated at times), as written (SW-15), then
-    /// possibly damaged by a byte put in, cut, or a line break of SW-94.
+    /// A line: members with the keys the pass reads (repeated at times), as written, then
+    /// possibly damaged by a byte put in, cut, or a line break Python recognises.
     fn line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         use proptest::prelude::*;
         let member = (
@@ -603,7 +603,7 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
 
-        /// The plain scanner and the full reader agree on every line (SW-94, SW-95, SW-97).
+        /// The plain scanner and the full reader agree on every line.
         #[test]
         fn plain_scanner_agrees_with_the_full_reader(bytes in line()) {
             let mut got = Vec::new();

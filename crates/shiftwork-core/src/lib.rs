@@ -3,24 +3,30 @@
 //! accounting ledger.
 //!
 //! ```
+//! use std::path::Path;
 //! use std::sync::Arc;
-//! use shiftwork_core::json::{self, Json};
-//! use shiftwork_core::{Answer, ClockIn, ClockOut, Env, Refusal};
+//! use shiftwork_core::authoring::{create, CheckpointBuilder, Job};
+//! use shiftwork_core::model::{HistoryEntry, PlannedUnit, Role, Text, UnitId, UnitStatus};
+//! use shiftwork_core::{Accounting, ClockIn, ClockOut, Env, ShiftworkRefusal};
 //! use shiftwork_seams::{ManualClock, MemFs, MemHost};
 //!
-//! // A repository (here in memory) with a job of two units: the lexer, then the parser.
+//! let text = |t: &str| Text::new(t).unwrap();
+//! let id = |t: &str| UnitId::new(t).unwrap();
+//!
+//! // A repository (here in memory), and a job of two units: the lexer, then the parser.
 //! let fs = MemFs::new();
 //! fs.create_dir_all("/repo/.git");
-//! fs.write_file("/repo/.shiftwork/checkpoint.json", br#"{"version": 1,
-//!   "job": {"id": "compiler", "goal": "Parse the language.", "done_definition": "make test", "constraints": ["no new dependencies"]},
-//!   "plan": {"cursor": "lexer", "units": [
-//!     {"id": "lexer", "title": "Lexer", "brief_path": "briefs/lexer.md", "status": "todo", "role": "implementer", "depends_on": [], "verify": "make lexer"},
-//!     {"id": "parser", "title": "Parser", "brief_path": "briefs/parser.md", "status": "todo", "role": "implementer", "depends_on": ["lexer"], "verify": "make parser"}]},
-//!   "state": {"repo": {"branch": "main", "head_sha": "abc1234", "dirty": false}, "artifacts": [], "external": []},
-//!   "history": [], "retro": [], "handoff": {"next_action": "Write the lexer.", "open_questions": [], "do_not": []}}"#);
 //! let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
 //! let env = Env::new(Arc::new(fs), Arc::new(clock), Arc::new(MemHost::new(7, "build-1")));
-//! let cp = "/repo/.shiftwork/checkpoint.json";
+//! let cp = Path::new("/repo/.shiftwork/checkpoint.json");
+//! let job = Job::new(text("compiler"), text("Parse the language."), text("make test"))
+//!     .with_constraints(vec![text("no new dependencies")]);
+//! let new = CheckpointBuilder::new(job)
+//!     .unit(PlannedUnit::new(id("lexer"), text("Lexer"), Role::Implementer, text("make lexer")))
+//!     .unit(PlannedUnit::new(id("parser"), text("Parser"), Role::Implementer, text("make parser")).depends_on([id("lexer")]))
+//!     .build()
+//!     .unwrap();
+//! create(&env, cp, &new).unwrap();
 //!
 //! // Plan: which units may run now.
 //! let plan = shiftwork_core::plan_checkpoint(&env, cp).unwrap();
@@ -30,62 +36,54 @@
 //! let ClockIn::Brief(brief) = shiftwork_core::clock_in(&env, cp, None).unwrap() else {
 //!     panic!("the lexer is ready");
 //! };
-//! assert_eq!(brief.role, "implementer");
+//! assert_eq!((brief.unit().id.as_str(), brief.role()), ("lexer", Role::Implementer));
 //!
 //! // A clock-out of the parser now is refused; the refusal is matched by variant, not by its text.
-//! let history = |unit: &str| json::object([("unit", Json::str(unit)), ("outcome", Json::str("done"))]);
-//! let early = ClockOut {
-//!     checkpoint: cp.into(),
-//!     unit_id: "parser".into(),
-//!     status: "done".into(),
-//!     history_entry: history("parser"),
-//!     ..ClockOut::default()
-//! };
-//! match shiftwork_core::clock_out(&env, &early) {
-//!     Err(Refusal::NotCursor { unit, cursor }) => assert_eq!((unit.as_str(), cursor.as_str()), ("parser", "lexer")),
+//! let out = |unit: &str| ClockOut::new(cp, id(unit), UnitStatus::Done, HistoryEntry::new(id(unit), text("done")));
+//! match shiftwork_core::clock_out(&env, &out("parser")) {
+//!     Err(ShiftworkRefusal::NotCursor { unit, cursor }) => assert_eq!((unit.as_str(), cursor.as_str()), ("parser", "lexer")),
 //!     other => panic!("{other:?}"),
 //! }
 //!
-//! // Clock out the lexer with its cost: the cursor moves on, and the answer renders as the MCP tool's.
-//! let done = ClockOut {
-//!     unit_id: "lexer".into(),
-//!     history_entry: history("lexer"),
-//!     accounting: Some(json::parse(r#"{"tokens": 41250, "duration_ms": 95000}"#).unwrap()),
-//!     ..early
-//! };
-//! let out = shiftwork_core::clock_out(&env, &done).unwrap();
-//! assert_eq!(out.cursor, "parser");
-//! assert_eq!(
-//!     json::to_compact_text(&out.to_answer()),
-//!     r#"{"result": "ok", "unit": "lexer", "status": "done", "cursor": "parser", "log": "/repo/.shiftwork/checkpoint.json.log.jsonl"}"#
-//! );
+//! // Clock out the lexer with its cost: the cursor moves on.
+//! let done = shiftwork_core::clock_out(&env, &out("lexer").with_accounting(Accounting::new(41_250, 95_000))).unwrap();
+//! assert_eq!((done.status, done.cursor.as_str()), (UnitStatus::Done, "parser"));
+//! assert_eq!(done.log, "/repo/.shiftwork/checkpoint.json.log.jsonl");
 //! ```
 //!
-//! The behaviour is the contract of `spec/shiftwork.md` (requirement ids `SW-n`), compatible byte for
-//! byte with the checkpoints and ledgers of bantamkit 0.36.2's shift-work tools.
+//! The files and the answers are those of bantamkit 0.36.2's shift-work tools, byte for byte: a
+//! checkpoint or a ledger either program wrote, the other reads and continues.
 //!
 //! # Layout
 //!
 //! One operation per tool — [`work_plan`], [`plan_checkpoint`], [`status`], [`clock_in`],
 //! [`clock_out`] — each answering a typed result ([`WorkPlan`], [`Plan`], [`Status`], [`ClockIn`],
-//! [`ClockedOut`]) or a [`Refusal`], whose `Display` is the spec's sentence. The JSON answer of the MCP
-//! tool is one rendering of either ([`Answer::to_answer`]). Each operation gathers through the seams
-//! of an [`Env`], lets the pure [`decide`] layer judge — no filesystem, host or clock in any of its
-//! signatures — and applies what was decided. [`Checkpoint`] is the typed read view of a validated
-//! document, over a built [`json::Json`] or over the document read in place ([`json::Tape`]); [`json`]
-//! is the JSON codec ([`shiftwork_json`]).
+//! [`ClockedOut`]) or a [`ShiftworkRefusal`], whose `Display` is the refusal's sentence and whose
+//! [`ShiftworkRefusal::code`] names it for logs. The values of a checkpoint are typed in [`model`]
+//! (ids, statuses, roles, history entries, planned units); a clock-out is a [`ClockOut`], and a new
+//! checkpoint is built and written by [`authoring`]. An MCP server passes a client's arguments as
+//! they came ([`ClockOutArguments`], [`clock_out_arguments`]) and renders every result and refusal as
+//! the tool's JSON answer ([`Answer::to_answer`]), which is the one place results become JSON. Each
+//! operation gathers through the seams of an [`Env`], lets the pure [`decide`] layer judge — no
+//! filesystem, host or clock in any of its signatures — and applies what was decided.
+//! [`Checkpoint`] is the typed read view of a validated document; [`json`] is the JSON codec
+//! ([`shiftwork_json`]).
 //!
 //! # Design notes
 //!
 //! - **A checkpoint is read in place.** Its text is kept and a [`json::Tape`] says where each value is
 //!   (about two thirds of the text beside it); the plan, the status and the clock-in read that, and
 //!   only the clock-out, which changes the document, builds it. A plan of a checkpoint peaks at about
-//!   2.4 times the file (13 times when every checkpoint was built; `benches/shiftwork_memory`).
+//!   2.4 times the file (13 times when every checkpoint was built).
 //! - **The schema is code.** [`schema::validate_checkpoint`] walks the document once and keeps only
-//!   the path of the violation it will report (SW-29), where a generic validator collects every
-//!   violation; a property test holds it to the `jsonschema` crate on [`CHECKPOINT_SCHEMA`] (SW-151).
+//!   the path of the violation it will report, where a generic validator collects every violation; a
+//!   property test holds it to the `jsonschema` crate on [`CHECKPOINT_SCHEMA`].
+//! - **Two forms of a clock-out.** A program builds a [`ClockOut`], which cannot miss a required part
+//!   or hold a status outside the five; a server passes the tool's arguments as a client sent them
+//!   ([`ClockOutArguments`]), so that every value, however wrong, is refused by the same gate and
+//!   sentence as bantamkit refuses it. The first converts into the second.
 //!
-//! # Beyond bantamkit 0.36.2 (issue 27; our decisions)
+//! # Beyond bantamkit 0.36.2 (our decisions)
 //!
 //! - **A refusal about a file quotes none of it.** A `checkpoint` argument can name any file the
 //!   process can read, so a checkpoint refused on read names the path in the document and the rule,
@@ -97,22 +95,39 @@
 //! - **Nothing is written that its reader would refuse.** A clock-out whose checkpoint would pass
 //!   [`checkpoint::MAX_CHECKPOINT_BYTES`] once written (a compact file grows when indented), a ledger
 //!   line past [`ledger::MAX_LEDGER_LINE_BYTES`], lock records past what a lock's reader reads: each is
-//!   refused before the first write ([`Refusal::TooLargeToWrite`], the sentence naming the bound). The
-//!   ledger reader skips a longer line whole.
+//!   refused before the first write ([`ShiftworkRefusal::TooLargeToWrite`], the sentence naming the
+//!   bound). The ledger reader skips a longer line whole.
 //! - **Memory admission.** An [`Env`] may hold a [`MemoryBudget`]: a call reserves its peak, a
 //!   multiple of its checkpoint's size, before it reads; without room it waits on the `Clock` (at most
-//!   the budget's wait, 30 s by default) and is refused [`Refusal::MemoryBusy`]; a call that needs more
-//!   than the whole budget is refused at once ([`Refusal::MemoryTooLarge`]) rather than run alone,
-//!   which could exhaust the machine. These two are not answers about the checkpoint
-//!   ([`Refusal::is_answer`]): the MCP server reports them as tool errors. [`Env::new`] has no budget.
+//!   the budget's wait, 30 s by default) and is refused [`ShiftworkRefusal::MemoryBusy`]; a call that
+//!   needs more than the whole budget is refused at once ([`ShiftworkRefusal::MemoryTooLarge`]) rather
+//!   than run alone, which could exhaust the machine. These two are not answers about the checkpoint
+//!   ([`ShiftworkRefusal::is_answer`]): the MCP server reports them as tool errors. [`Env::new`] has
+//!   no budget.
+//! - **One agent-id grammar.** A clock-out's `agent_id` follows the family's grammar
+//!   ([`shiftwork_seams::agent`]: `bob.smith` and `svc:deploy@eu` are agent ids). bantamkit 0.36.2
+//!   takes no `agent_id`; the pattern of its later descriptions (`^[A-Za-z0-9_-]{1,64}$`) refuses
+//!   `bob.smith`, which this crate accepts. An id both refuse keeps the pattern's sentence, and one
+//!   only the grammar refuses (`-x`) gets [`ShiftworkRefusal::AgentIdRefused`].
+//! - **Truthful variants where bantamkit words two cases alike.** A clock-in of a unit that does not
+//!   exist is [`ShiftworkRefusal::UnknownUnit`] (not `NotReady`), a clock-out of a unit already done
+//!   or dropped is [`ShiftworkRefusal::AlreadyFinished`] (not `NotCursor`); their sentences are
+//!   bantamkit's.
+//! - **Confinement and identity for servers.** An [`Env`] built [`Env::with_roots`] opens no file
+//!   outside its roots; [`ClockOutArguments::acting_as`] makes an authenticated caller's own id the
+//!   clock-out's `agent_id` and refuses another.
 //!
 //! # What this crate never does
 //!
 //! It calls no `std::fs`, reads no clock, spawns no process and reads no environment: files go through
 //! [`shiftwork_seams::Fs`], time through [`shiftwork_seams::Clock`], process identity and probes
-//! through [`shiftwork_seams::Host`]. It names no MCP type and no async runtime. No public operation
-//! panics on any input: every refusal is a value (SW-47, SW-150). Relay probes — shell commands taken
-//! from the checkpoint — run only in an [`Env`] built [`Env::with_probes`].
+//! through [`shiftwork_seams::Host`]. It names no MCP type and no async runtime. It logs nothing: it
+//! opens `tracing` spans around the checkpoint read (`shiftwork.checkpoint_read`), the lock wait
+//! (`shiftwork.lock_wait`) and the durable write (`shiftwork.durable_write`), which cost nothing
+//! when no subscriber listens and let a server's traces say where a slow call spent its time; no
+//! event, no log line. No public operation panics on any input: every refusal is a value. Relay
+//! probes — shell commands taken from the checkpoint — run only in an [`Env`] built
+//! [`Env::with_probes`].
 
 /// The JSON of checkpoints, ledger lines and arguments: [`shiftwork_json`], JSON as Python's `json`
 /// module reads and writes it.
@@ -120,6 +135,7 @@ pub use shiftwork_json as json;
 
 pub mod admission;
 pub mod answer;
+pub mod authoring;
 pub mod budget;
 pub mod checkpoint;
 mod commit;
@@ -129,6 +145,7 @@ pub mod ledger;
 mod ledger_line;
 mod line_split;
 pub mod lock;
+pub mod model;
 mod operations;
 pub mod paths;
 pub mod planner;
@@ -136,7 +153,9 @@ pub mod ranking;
 pub mod records;
 mod recovery;
 mod refusal;
+mod request;
 mod results;
+mod roots;
 pub mod schema;
 mod schema_instance;
 pub mod search;
@@ -144,16 +163,22 @@ mod view;
 
 pub use admission::{MemoryBudget, Reservation};
 pub use answer::Answer;
-pub use decide::clock_out::{ClockOut, next_cursor};
+pub use budget::BudgetDimension;
+pub use decide::clock_out::{ClockOutArguments, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};
-pub use operations::{clock_in, clock_out, plan_checkpoint, status};
+pub use operations::{clock_in, clock_out, clock_out_arguments, plan_checkpoint, status};
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;
-pub use refusal::{FileError, NodeField, Refusal, TextPosition, Written};
-pub use results::{
-    Brief, ClockIn, ClockedOut, Escalation, FailedProbe, HeldUnit, Plan, Ranked, Status, Upstream, WorkPlan,
+pub use refusal::{FileError, NodeField, ShiftworkRefusal, TextPosition, Written};
+pub use request::{
+    Accounting, AgentId, AgreementsPatch, ClockOut, Conclusion, ConclusionOutcome, FollowUp, HandoffPatch,
 };
+pub use results::{
+    Brief, ClockIn, ClockedOut, Escalation, FailedProbe, HeldUnit, OpenQuestions, Plan, Ranked, Status,
+    Upstream, WorkPlan,
+};
+pub use roots::Confined;
 pub use schema::CHECKPOINT_SCHEMA;
 pub use view::{Checkpoint, Unit};
 

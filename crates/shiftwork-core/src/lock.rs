@@ -1,6 +1,6 @@
-//! The checkpoint lock (§13.1): `<T>.lock`, a [`shiftwork_seams::lock_file`] holding the holder's pid,
+//! The checkpoint lock: `<T>.lock`, a [`shiftwork_seams::lock_file`] holding the holder's pid,
 //! host and (where the host can tell) process start time, polled every 5 ms for up to 5 s, broken only
-//! when its holder is provably gone (SW-101), released only by its own creator (SW-102), and serialized
+//! when its holder is provably gone, released only by its own creator, and serialized
 //! in process too. Compatible with 0.36.2's protocol: its first line is the holder's pid.
 //!
 //! The protocol — exclusive create, polling, the `.lock.break` file, release only of our own file —
@@ -51,11 +51,11 @@ pub enum Acquired<'e> {
     Held(CheckpointLock<'e>),
     /// Another holder kept it for the whole wait.
     TimedOut(LockHolder),
-    /// The lock file could not be created for a reason other than "exists" (SW-100 last rule).
+    /// The lock file could not be created for a reason other than "exists" (the clock-out then goes only as far as 0.36.2 goes without a lock).
     Unavailable(io::Error),
 }
 
-/// Who kept a checkpoint lock for a whole wait, as far as its file tells (issue 12 item 13).
+/// Who kept a checkpoint lock for a whole wait, as far as its file tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockHolder {
     /// The lock file's path (`<T>.lock`, absolute).
@@ -131,7 +131,7 @@ fn head(env: &Env) -> String {
     head
 }
 
-/// Takes the lock of target `T` (SW-100), waiting up to [`WAIT`] on the clock's monotonic time.
+/// Takes the lock of target `T`, waiting up to [`WAIT`] on the clock's monotonic time.
 pub fn acquire<'e>(env: &'e Env, target: &Path) -> Acquired<'e> {
     let start = env.clock.monotonic();
     let deadline = start + WAIT;
@@ -181,9 +181,9 @@ fn options() -> LockFileOptions {
     }
 }
 
-/// SW-101: a lock is stale only when it is older than [`STALE_AFTER`], its host line is absent or
+/// A lock is stale only when it is older than [`STALE_AFTER`], its host line is absent or
 /// names this host, and its holder is gone: its first line is not a pid, no process has that pid, or
-/// (issue 12 item 13) the lock records its holder's start time and the live process with that pid
+/// the lock records its holder's start time and the live process with that pid
 /// started at another time — the pid was reused. A lock whose live holder's start time is unknown is
 /// never stale.
 struct CheckpointStaleness<'a> {
@@ -232,7 +232,7 @@ impl CheckpointLock<'_> {
         self.file.as_ref().map_or(Path::new(""), HeldLock::path)
     }
 
-    /// Appends one intent line (§13.3) to the lock file and flushes it.
+    /// Appends one intent line to the lock file and flushes it.
     pub fn add_intent(&mut self, line: &str) -> io::Result<()> {
         match self.file.as_mut() {
             Some(file) => {
@@ -250,7 +250,7 @@ impl CheckpointLock<'_> {
         self.written
     }
 
-    /// Removes the lock file if it is still the one this holder created (SW-102).
+    /// Removes the lock file if it is still the one this holder created.
     pub fn release(mut self) {
         self.release_inner();
     }

@@ -1,6 +1,6 @@
 //! Path strings and the files around a checkpoint: the normalized path of answers and error tails
-//! (SW-18), the ledger path (SW-91), the lock target (SW-99), the repo root and the shiftwork
-//! directory (§1.3), and OS error tails (SW-32).
+//!, the ledger path, the lock target, the repo root and the shiftwork
+//! directory, and OS error tails.
 //!
 //! An operation resolves its checkpoint's paths once, into one [`CheckpointPaths`]: the strings are
 //! computed when it is made, and what needs the filesystem (the working directory, the lock target,
@@ -21,9 +21,9 @@ use crate::refusal::FileError;
 pub struct CheckpointPaths {
     /// The argument as given (used for I/O, relative to the working directory).
     pub given: PathBuf,
-    /// The argument normalized as 0.36.2 prints it (SW-18).
+    /// The argument normalized as 0.36.2 prints it.
     pub shown: String,
-    /// The ledger, `<shown>.log.jsonl`, beside the path as given (SW-91).
+    /// The ledger, `<shown>.log.jsonl`, beside the path as given.
     pub ledger: PathBuf,
     /// The ledger path as printed.
     pub ledger_shown: String,
@@ -80,7 +80,7 @@ impl CheckpointPaths {
             .unwrap_or_else(|| path.to_path_buf())
     }
 
-    /// The lock target `T` (SW-99): the checkpoint made absolute against the working directory, every
+    /// The lock target `T`: the checkpoint made absolute against the working directory, every
     /// symbolic link resolved (a dangling final link resolves to its target's path), missing
     /// components appended lexically ([`shiftwork_seams::path::realpath`]). When resolution fails (a
     /// link loop, no working directory), the path as given.
@@ -126,7 +126,7 @@ impl CheckpointPaths {
         dir
     }
 
-    /// The shiftwork directory (§1.3): the checkpoint's directory when it is named `.shiftwork`, else
+    /// The shiftwork directory: the checkpoint's directory when it is named `.shiftwork`, else
     /// `<checkpoint's directory>/.shiftwork`.
     ///
     /// ```
@@ -143,7 +143,7 @@ impl CheckpointPaths {
         }
     }
 
-    /// The repo root (§1.3): the nearest directory from the checkpoint's own directory upwards holding
+    /// The repo root: the nearest directory from the checkpoint's own directory upwards holding
     /// an entry `.git`; without one, the parent of the shiftwork directory.
     ///
     /// ```
@@ -168,7 +168,7 @@ impl CheckpointPaths {
     }
 }
 
-/// Normalizes a path string as 0.36.2 prints it (SW-18): empty and `.` components dropped, `..`
+/// Normalizes a path string as 0.36.2 prints it: empty and `.` components dropped, `..`
 /// kept, no trailing `/`, exactly two leading slashes kept, three or more become one, `.` when empty.
 ///
 /// ```
@@ -220,7 +220,7 @@ fn normalize_os(path: &Path) -> OsString {
     OsString::from_vec(out)
 }
 
-/// An OS error tail as 0.36.2 renders it on POSIX (SW-32): `[Errno 2] No such file or directory:
+/// An OS error tail as 0.36.2 renders it on POSIX: `[Errno 2] No such file or directory:
 /// 'nope/cp.json'` ([`FileError::tail`] of the error).
 ///
 /// ```

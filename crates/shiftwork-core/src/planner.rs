@@ -1,11 +1,11 @@
-//! The wave planner (§6): level-synchronous Kahn batches with priorities and `touches` holds, in
-//! O(nodes + edges + touched paths) when priorities are equal (SW-55), and `work_plan`.
+//! The wave planner: level-synchronous Kahn batches with priorities and `touches` holds, in
+//! O(nodes + edges + touched paths) when priorities are equal, and `work_plan`.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::json::{Json, Kind, Node, Number};
-use crate::refusal::{NodeField, Refusal};
+use crate::refusal::{NodeField, ShiftworkRefusal};
 use crate::results::{HeldUnit, WorkPlan};
 
 mod graph;
@@ -15,7 +15,7 @@ mod plain;
 use graph::{Builder, Graph, Nodes, Priorities, Touches};
 pub use plain::{PlainNodes, work_plan_text};
 
-/// A node's priority, compared as an exact integer of any magnitude (SW-55).
+/// A node's priority, compared as an exact integer of any magnitude.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Priority {
     /// A priority within 128 bits.
@@ -97,7 +97,7 @@ impl Ord for Priority {
     }
 }
 
-/// One node of the planner's input (§6.1).
+/// One node of the planner's input.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanNode<'a> {
     /// The node's id.
@@ -106,11 +106,11 @@ pub struct PlanNode<'a> {
     pub depends_on: Vec<&'a str>,
     /// Its priority (higher runs first inside a batch).
     pub priority: Priority,
-    /// The normalized repo-relative paths it writes, when it declares `touches` (SW-50).
+    /// The normalized repo-relative paths it writes, when it declares `touches`.
     pub touches: Option<Vec<String>>,
 }
 
-/// A node held out of a batch by a path another node of that batch claimed (SW-52).
+/// A node held out of a batch by a path another node of that batch claimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Held {
     /// The held node (index into the input).
@@ -165,7 +165,7 @@ impl Schedule {
     }
 }
 
-/// Normalizes a `touches` entry (SW-50), or `None` when it is not a repo-relative path.
+/// Normalizes a `touches` entry, or `None` when it is not a repo-relative path.
 ///
 /// ```
 /// use shiftwork_core::planner::normalize_touch;
@@ -200,7 +200,7 @@ pub fn normalize_touch(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// A `touches` value that is not a list of repo-relative paths (SW-50).
+/// A `touches` value that is not a list of repo-relative paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BadTouches;
 
@@ -221,7 +221,7 @@ pub fn touches_of<'a, N: Node<'a>>(value: Option<N>) -> Result<Option<Vec<String
     }
 }
 
-/// Batches `nodes` (SW-49..SW-55): refusals in the fixed order duplicate id, unknown dependency,
+/// Batches `nodes`: refusals in the fixed order duplicate id, unknown dependency,
 /// cycle. (Shape refusals belong to the callers that decode JSON: [`work_plan`] and the batch view.)
 ///
 /// ```
@@ -232,7 +232,7 @@ pub fn touches_of<'a, N: Node<'a>>(value: Option<N>) -> Result<Option<Vec<String
 /// ];
 /// assert_eq!(plan(&nodes).unwrap().batches, vec![vec![0], vec![1]]);
 /// ```
-pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
+pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, ShiftworkRefusal> {
     let edges = nodes.iter().map(|node| node.depends_on.len()).sum();
     let mut builder = Builder::with_capacity(nodes.len(), edges);
     for node in nodes {
@@ -241,7 +241,7 @@ pub fn plan(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
     builder.finish()?.schedule()
 }
 
-/// The position of the first id of `ids` that an earlier one already has (SW-20 step 6, the planner's
+/// The position of the first id of `ids` that an earlier one already has (reading a checkpoint, the planner's
 /// duplicate id): the planner's own index, built at its size.
 pub(crate) fn first_repeat(ids: &[&str]) -> Option<usize> {
     match index::IdIndex::<u32>::build(ids) {
@@ -250,7 +250,7 @@ pub(crate) fn first_repeat(ids: &[&str]) -> Option<usize> {
     }
 }
 
-/// The planner fed one node at a time, all priorities 0: the batch view of a checkpoint (§7.1) builds
+/// The planner fed one node at a time, all priorities 0: the batch view of a checkpoint builds
 /// its graph so, without a [`PlanNode`] per unit.
 #[derive(Debug)]
 pub(crate) struct Feed<'a> {
@@ -277,14 +277,14 @@ impl<'a> Feed<'a> {
     }
 
     /// The batches and holds, or the first refusal (duplicate id, unknown dependency, cycle).
-    pub(crate) fn plan(self) -> Result<Schedule, Refusal> {
+    pub(crate) fn plan(self) -> Result<Schedule, ShiftworkRefusal> {
         self.builder.finish()?.schedule()
     }
 }
 
 impl Nodes<'_> {
     /// The batches and holds of these nodes, or the cycle.
-    fn schedule(&self) -> Result<Schedule, Refusal> {
+    fn schedule(&self) -> Result<Schedule, ShiftworkRefusal> {
         match &self.touches {
             Some(touches) => batch_with_holds(self, touches),
             None => batch_by_level(self),
@@ -293,8 +293,8 @@ impl Nodes<'_> {
 }
 
 /// Without `touches`, the batch of a node is its level — 0 without dependencies, else one more than
-/// its deepest dependency's — and filling the batches in rank order needs no sort (SW-55).
-fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, Refusal> {
+/// its deepest dependency's — and filling the batches in rank order needs no sort.
+fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, ShiftworkRefusal> {
     let kahn;
     let level = match &nodes.levels {
         Some(level) => level,
@@ -319,8 +319,8 @@ fn batch_by_level(nodes: &Nodes<'_>) -> Result<Schedule, Refusal> {
     })
 }
 
-/// The levels by one Kahn pass in any order over the reversed graph, or the cycle (SW-53).
-fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
+/// The levels by one Kahn pass in any order over the reversed graph, or the cycle.
+fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, ShiftworkRefusal> {
     let n = graph.len();
     let dependents = graph.reversed();
     let mut indegree: Vec<usize> = (0..n).map(|i| graph.edges(i).len()).collect();
@@ -342,18 +342,18 @@ fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
         for &i in &order {
             emitted[i] = true;
         }
-        return Err(Refusal::Cycle {
+        return Err(ShiftworkRefusal::Cycle {
             walk: cycle(ids, graph, &emitted),
         });
     }
     Ok(level)
 }
 
-/// With `touches`, batch by batch (SW-52): the candidates of a batch, in priority then input order,
+/// With `touches`, batch by batch: the candidates of a batch, in priority then input order,
 /// are admitted one by one unless a path of theirs is already claimed in this batch.
 ///
 /// Done naively, a node held out of batch after batch is looked at again in every one of them, which
-/// is quadratic when many units touch one path (issue 12 item 10). Here a held node is *parked* on the
+/// is quadratic when many units touch one path. Here a held node is *parked* on the
 /// queue of a path that held it, ordered by rank (the processing order: priority, then input order).
 /// A batch looks only at its new candidates and at the head of each parked queue: while a queue's path
 /// is unclaimed in this batch, its head is processed in rank order (admitted, or parked again on the
@@ -361,7 +361,7 @@ fn kahn_levels(ids: &[&str], graph: &Graph) -> Result<Vec<usize>, Refusal> {
 /// before everything left on the queue, those nodes are held again without being looked at. So each
 /// batch costs its admissions and moves, not its held nodes, and the batches, their order and the
 /// first hold of each node are exactly those of the naive rule.
-fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, Refusal> {
+fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, ShiftworkRefusal> {
     let graph = &nodes.graph;
     let dependents = graph.reversed();
     let n = graph.len();
@@ -456,7 +456,7 @@ fn batch_with_holds(nodes: &Nodes<'_>, touches: &Touches) -> Result<Schedule, Re
         plan.batches.push(batch);
     }
     if done < n {
-        return Err(Refusal::Cycle {
+        return Err(ShiftworkRefusal::Cycle {
             walk: cycle(&nodes.ids, graph, &emitted),
         });
     }
@@ -518,7 +518,7 @@ fn rank_narrow(p: &[i64]) -> Vec<usize> {
     order
 }
 
-/// The cycle sentence's walk (SW-53): from the first pending node in input order, follow the first
+/// The cycle sentence's walk: from the first pending node in input order, follow the first
 /// declared dependency still pending until an id repeats; the walk from its first occurrence.
 fn cycle(ids: &[&str], graph: &Graph, emitted: &[bool]) -> Vec<String> {
     let Some(start) = emitted.iter().position(|e| !e) else {
@@ -546,7 +546,7 @@ fn cycle(ids: &[&str], graph: &Graph, emitted: &[bool]) -> Vec<String> {
     }
 }
 
-/// `work_plan(nodes)` (§6.4): decodes `nodes`, refusing shapes first (SW-49), and runs the planner.
+/// `work_plan(nodes)`: decodes `nodes`, refusing shapes first, and runs the planner.
 /// Its answer has `held` when a node has a non-null `touches` key. Usable without any seam.
 ///
 /// ```
@@ -559,14 +559,14 @@ fn cycle(ids: &[&str], graph: &Graph, emitted: &[bool]) -> Vec<String> {
 ///     r#"{"result": "plan", "batches": [["b", "a"], ["c"]], "sequence": ["b", "a", "c"], "width": 2}"#
 /// );
 /// ```
-pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, Refusal> {
+pub fn work_plan(nodes: &Json) -> Result<WorkPlan<'_>, ShiftworkRefusal> {
     decode_nodes(nodes)?.finish()?.work_plan()
 }
 
 impl<'a> Nodes<'a> {
     /// [`work_plan`]'s answer on these nodes: the batches as ids, and `held` when some node has a
     /// non-null `touches`.
-    fn work_plan(&self) -> Result<WorkPlan<'a>, Refusal> {
+    fn work_plan(&self) -> Result<WorkPlan<'a>, ShiftworkRefusal> {
         let schedule = self.schedule()?;
         Ok(WorkPlan {
             batches: schedule
@@ -582,8 +582,8 @@ impl<'a> Nodes<'a> {
     }
 }
 
-/// The nodes of `work_plan`'s value, shapes checked in input order (SW-49).
-fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, Refusal> {
+/// The nodes of `work_plan`'s value, shapes checked in input order.
+fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, ShiftworkRefusal> {
     let items: &[Json] = match nodes {
         Json::Array(items) => items,
         _ => &[],
@@ -592,12 +592,12 @@ fn decode_nodes(nodes: &Json) -> Result<Builder<'_>, Refusal> {
     let mut depends_on = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Json::Object(obj) = item else {
-            return Err(Refusal::NodeShape {
+            return Err(ShiftworkRefusal::NodeShape {
                 index: i,
                 field: None,
             });
         };
-        let shape = |field| Refusal::NodeShape {
+        let shape = |field| ShiftworkRefusal::NodeShape {
             index: i,
             field: Some(field),
         };
@@ -632,7 +632,7 @@ mod tests {
     /// The naive rule of SW-52, as the planner had it before issue 12 item 10: every batch sorts all
     /// its candidates — the held ones again — and admits them one by one. The reference for the
     /// parked queues.
-    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, Refusal> {
+    fn naive_holds(nodes: &[PlanNode<'_>]) -> Result<Schedule, ShiftworkRefusal> {
         let n = nodes.len();
         let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, x)| (x.id, i)).collect();
         let mut indegree: Vec<usize> = nodes.iter().map(|x| x.depends_on.len()).collect();
@@ -688,7 +688,7 @@ mod tests {
             candidates = next;
         }
         if done < n {
-            return Err(Refusal::Cycle { walk: Vec::new() });
+            return Err(ShiftworkRefusal::Cycle { walk: Vec::new() });
         }
         Ok(plan)
     }
@@ -765,7 +765,7 @@ mod tests {
                 let naive = naive_holds(input);
                 match (&ours, &naive) {
                     (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
-                    (Err(Refusal::Cycle { .. }), Err(Refusal::Cycle { .. })) => {}
+                    (Err(ShiftworkRefusal::Cycle { .. }), Err(ShiftworkRefusal::Cycle { .. })) => {}
                     _ => proptest::prop_assert!(false, "{ours:?} vs {naive:?}"),
                 }
             }

@@ -1,4 +1,4 @@
-//! Experimentation ranking (SW-138): validated candidates ordered by their reported score.
+//! Experimentation ranking: validated candidates ordered by their reported score.
 
 use std::cmp::Ordering;
 
@@ -10,19 +10,19 @@ use crate::view::{Checkpoint, Unit, first_ref};
 /// first (the winner is the first).
 pub fn ranking<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Vec<Ranked> {
     let descending = cp.ranks_descending();
-    let done: Vec<Unit<'d, N>> = cp.units().filter(|u| u.status() == "done").collect();
+    let done: Vec<Unit<'d, N>> = cp.units().filter(|u| u.status_str() == "done").collect();
     let mut ranked: Vec<(&str, &str, &str, f64)> = Vec::new();
     for unit in &done {
         let (Some(sha), Some(score)) = (
-            first_ref(unit.last_produced(), "commit"),
-            first_ref(unit.last_produced(), "score"),
+            first_ref(unit.last_produced_nodes(), "commit"),
+            first_ref(unit.last_produced_nodes(), "score"),
         ) else {
             continue;
         };
         let id = unit.id();
         let validated = done.iter().any(|reviewer| {
             reviewer.reviews().any(|r| r == id)
-                && reviewer.last_produced().any(|p| {
+                && reviewer.last_produced_nodes().any(|p| {
                     p.get("kind").and_then(N::as_str) == Some("validated-sha")
                         && p.get("ref").and_then(N::as_str) == Some(sha)
                 })

@@ -1,11 +1,11 @@
 //! Every line shift work writes, built here and nowhere else: the ledger's brief lines, accounting
-//! lines and uncommitted markers (§12.1, SW-85, SW-92), the intent records of the lock file (§13.2),
-//! their `ts` values (SW-17), and the rule that a line appended to a ledger whose last byte is not a
-//! line feed starts with one (SW-16).
+//! lines and uncommitted markers, the intent records of the lock file,
+//! their `ts` values, and the rule that a line appended to a ledger whose last byte is not a
+//! line feed starts with one.
 
 use crate::json::{self, Json, Object};
 
-/// A `ts` value (SW-17): UTC, whole seconds, the fraction floored.
+/// A `ts` value: UTC, whole seconds, the fraction floored.
 ///
 /// ```
 /// use chrono::TimeZone;
@@ -16,7 +16,7 @@ pub fn timestamp(now: chrono::DateTime<chrono::Utc>) -> String {
     now.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// The brief line of a clock-in (SW-92), without its LF.
+/// The brief line of a clock-in, without its LF.
 ///
 /// ```
 /// assert_eq!(
@@ -28,7 +28,7 @@ pub fn brief_line(role: &str, ts: &str, unit: &str) -> String {
     event_line("brief", role, ts, unit)
 }
 
-/// The uncommitted marker (SW-92), without its LF.
+/// The uncommitted marker, without its LF.
 pub fn uncommitted_line(role: &str, ts: &str, unit: &str) -> String {
     event_line("uncommitted", role, ts, unit)
 }
@@ -42,7 +42,7 @@ fn event_line(event: &str, role: &str, ts: &str, unit: &str) -> String {
     ])))
 }
 
-/// The accounting line of a clock-out (SW-85), without its LF: `ts`, `unit`, `role`, `status`, every
+/// The accounting line of a clock-out, without its LF: `ts`, `unit`, `role`, `status`, every
 /// key of a non-null `accounting`, `agent_id` when given, then the measured `briefed`.
 ///
 /// ```
@@ -75,7 +75,7 @@ pub fn accounting_line(
     json::to_ledger_text(&Json::Object(line))
 }
 
-/// The intent record of W1: the ledger at `ledger` (absolute) is about to be created.
+/// The intent record written before the ledger is created: the ledger at `ledger` (absolute) is about to be created.
 pub fn ledger_created_intent(ledger: &str) -> String {
     json::to_ledger_text(&Json::Object(json::object([(
         "ledger_created",
@@ -83,7 +83,7 @@ pub fn ledger_created_intent(ledger: &str) -> String {
     )])))
 }
 
-/// The intent record of W3: the commit about to happen — the temp file's name, the ledger, its length
+/// The intent record written before the ledger line is appended: the commit about to happen — the temp file's name, the ledger, its length
 /// before the append, and the length and SHA-256 of the bytes appended.
 pub fn commit_intent(temp: &str, ledger: &str, pre: u64, appended: &[u8]) -> String {
     json::to_ledger_text(&Json::Object(json::object([(
@@ -104,7 +104,7 @@ pub fn commit_intent(temp: &str, ledger: &str, pre: u64, appended: &[u8]) -> Str
 }
 
 /// Refuses a ledger line longer than a ledger's reader reads ([`crate::ledger::MAX_LEDGER_LINE_BYTES`]):
-/// checked before the first write of the call that would write it (issue 27 item 6).
+/// checked before the first write of the call that would write it.
 ///
 /// ```
 /// assert!(shiftwork_core::records::check_line("{}").is_ok());
@@ -114,12 +114,12 @@ pub fn commit_intent(temp: &str, ledger: &str, pre: u64, appended: &[u8]) -> Str
 ///     "refused to write: the ledger line would be 65537 bytes, more than 65536 bytes (64 KiB), the most a ledger's reader reads of one line; nothing written"
 /// );
 /// ```
-pub fn check_line(line: &str) -> Result<(), crate::Refusal> {
+pub fn check_line(line: &str) -> Result<(), crate::ShiftworkRefusal> {
     let limit = crate::ledger::MAX_LEDGER_LINE_BYTES;
     if line.len() <= limit {
         return Ok(());
     }
-    Err(crate::Refusal::TooLargeToWrite {
+    Err(crate::ShiftworkRefusal::TooLargeToWrite {
         what: crate::Written::LedgerLine,
         size: Some(line.len() as u64),
         limit: limit as u64,
@@ -127,7 +127,7 @@ pub fn check_line(line: &str) -> Result<(), crate::Refusal> {
 }
 
 /// The bytes that append `line` to a ledger whose last byte is `last_byte` (`None`: empty or absent):
-/// the line and its LF, after an LF of its own when the ledger does not end with one (SW-16), so a
+/// the line and its LF, after an LF of its own when the ledger does not end with one, so a
 /// line is never fused with a partial one before it.
 ///
 /// ```

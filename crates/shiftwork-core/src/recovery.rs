@@ -1,4 +1,4 @@
-//! Crash recovery (SW-110): replays the intent lines of a dead holder's lock file, rolling a commit
+//! Crash recovery: replays the intent lines of a dead holder's lock file, rolling a commit
 //! forward or back, removing a ledger it created empty and its temp files. Idempotent.
 
 use std::path::{Path, PathBuf};
@@ -95,7 +95,7 @@ fn replay_commit(fs: &dyn Fs, target: &Path, dir: &Path, commit: &Json) -> bool 
     false
 }
 
-/// Removes `<T's name>.<holder>.<8 hex>.tmp` files beside the target (step 3).
+/// Removes `<T's name>.<holder>.<8 hex>.tmp` files beside the target, the dead holder's temporary checkpoints.
 fn remove_temps(fs: &dyn Fs, target: &Path, dir: &Path, holder: &str) {
     if holder.is_empty() || !holder.bytes().all(|b| b.is_ascii_digit()) {
         return;

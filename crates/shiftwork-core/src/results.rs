@@ -1,20 +1,23 @@
 //! What the operations answer when they do not refuse: typed values. Their JSON answer objects are
-//! one rendering of them ([`crate::Answer`]); [`crate::Refusal`] is the other side of each result.
+//! one rendering of them ([`crate::Answer`]); [`crate::ShiftworkRefusal`] is the other side of each result.
 
 use crate::budget::Budget;
 use crate::json::Json;
+use crate::model::{
+    Artifact, Handoff, HistoryEntry, PlannedUnit, Produced, Question, Role, Text, UnitId, UnitStatus,
+};
 use crate::search::SearchResult;
 
-/// `work_plan`'s answer (§6.4): the waves of a graph given inline, its ids borrowed from the input.
+/// `work_plan`'s answer: the waves of a graph given inline, its ids borrowed from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkPlan<'a> {
     /// The batches: node ids, each batch in run order (higher priority first).
     pub batches: Vec<Vec<&'a str>>,
-    /// The holds (SW-52), present when some node has a non-null `touches`.
+    /// The holds, present when some node has a non-null `touches`.
     pub held: Option<Vec<HeldUnit>>,
 }
 
-/// A node held out of a batch because another node of that batch claimed a path it touches (SW-52).
+/// A node held out of a batch because another node of that batch claimed a path it touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldUnit {
     /// The held node.
@@ -27,7 +30,7 @@ pub struct HeldUnit {
     pub path: String,
 }
 
-/// `shiftwork_plan`'s answer (§7.3): the batch view of a checkpoint.
+/// `shiftwork_plan`'s answer: the batch view of a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The batches of the non-terminal units.
@@ -36,13 +39,13 @@ pub struct Plan {
     pub cursor: String,
     /// The holds, present when some non-terminal unit has a `touches` key.
     pub held: Option<Vec<HeldUnit>>,
-    /// The budget figures, present when the checkpoint declares `job.budget` (SW-131).
+    /// The budget figures, present when the checkpoint declares `job.budget`.
     pub budget: Option<Budget>,
-    /// The experimentation ranking, present when `job.kind` is `experimentation` (SW-138).
+    /// The experimentation ranking, present when `job.kind` is `experimentation`.
     pub ranking: Option<Vec<Ranked>>,
 }
 
-/// A validated candidate of an experimentation job (SW-138).
+/// A validated candidate of an experimentation job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ranked {
     /// The candidate unit.
@@ -75,7 +78,7 @@ impl WorkPlan<'_> {
 }
 
 impl Plan {
-    /// `ready` (SW-59): the first batch, or none.
+    /// `ready`: the first batch, or none.
     pub fn ready(&self) -> &[String] {
         self.batches.first().map_or(&[], Vec::as_slice)
     }
@@ -96,22 +99,72 @@ impl Plan {
     }
 }
 
-/// `shiftwork_status`'s answer (§8).
+/// `shiftwork_status`'s answer: the cursor, the units per status, the open questions, the last
+/// history entry and, when asked for, the archive's matching lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
-    /// `plan.cursor`.
-    pub cursor: String,
-    /// How many units hold each status, in order of first appearance.
-    pub units: Vec<(String, usize)>,
-    /// The number of open questions.
-    pub open_questions: usize,
-    /// The last history entry, verbatim.
-    pub last_history: Option<Json>,
-    /// The archive search, when one was asked for (SW-139).
-    pub search: Option<SearchResult>,
+    cursor: String,
+    units: Vec<(UnitStatus, usize)>,
+    open_questions: usize,
+    last_history: Option<HistoryEntry>,
+    search: Option<SearchResult>,
+    /// The last history entry as the checkpoint holds it, for the answer (which repeats it verbatim).
+    pub(crate) last_history_json: Option<Json>,
 }
 
-/// What a clock-in answers when it does not refuse (§9).
+impl Status {
+    pub(crate) fn new(
+        cursor: String,
+        units: Vec<(UnitStatus, usize)>,
+        open_questions: usize,
+        last_history_json: Option<Json>,
+        search: Option<SearchResult>,
+    ) -> Status {
+        Status {
+            cursor,
+            units,
+            open_questions,
+            last_history: last_history_json.as_ref().map(HistoryEntry::read),
+            search,
+            last_history_json,
+        }
+    }
+
+    /// `plan.cursor`: the unit a clock-in briefs by default.
+    pub fn cursor(&self) -> &str {
+        &self.cursor
+    }
+
+    /// How many units hold each status, in the order each status first appears in the plan.
+    pub fn units(&self) -> &[(UnitStatus, usize)] {
+        &self.units
+    }
+
+    /// How many units hold `status`.
+    pub fn count(&self, status: UnitStatus) -> usize {
+        self.units
+            .iter()
+            .find(|(s, _)| *s == status)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// The number of open questions in the handoff.
+    pub fn open_questions(&self) -> usize {
+        self.open_questions
+    }
+
+    /// The newest entry of the history ring.
+    pub fn last_history(&self) -> Option<&HistoryEntry> {
+        self.last_history.as_ref()
+    }
+
+    /// The archive search, when one was asked for.
+    pub fn search(&self) -> Option<&SearchResult> {
+        self.search.as_ref()
+    }
+}
+
+/// What a clock-in answers when it does not refuse.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClockIn {
     /// The brief of the selected unit, recorded in the ledger.
@@ -122,37 +175,123 @@ pub enum ClockIn {
     AllDone,
 }
 
-/// The brief of one unit (SW-74): what the agent that does it needs.
+/// The brief of one unit: what the agent that does it needs — the unit, its role, the job's
+/// constraints, the handoff, the job's files and agreements, and what its dependencies produced last.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Brief {
-    /// The unit, verbatim.
-    pub unit: Json,
-    /// Its role.
-    pub role: String,
-    /// `job.constraints`.
-    pub invariants: Json,
-    /// `handoff`.
-    pub handoff: Json,
-    /// `handoff.do_not`.
-    pub do_not: Json,
-    /// `state.artifacts`.
-    pub files: Json,
-    /// `job.agreements`, when the checkpoint has the key.
-    pub agreements: Option<Json>,
-    /// What each dependency with attempts produced last (SW-119); none: no `upstream` key.
-    pub upstream: Vec<Upstream>,
+    unit: PlannedUnit,
+    invariants: Vec<Text>,
+    handoff: Handoff,
+    files: Vec<Artifact>,
+    agreements: Option<Vec<Text>>,
+    upstream: Vec<Upstream>,
+    /// The answer object, its parts as the checkpoint holds them (verbatim: key order kept).
+    pub(crate) answer: Json,
 }
 
-/// What one dependency of a briefed unit produced in its newest attempt (SW-119).
-#[derive(Debug, Clone, PartialEq)]
+impl Brief {
+    pub(crate) fn new(
+        unit: PlannedUnit,
+        invariants: Vec<Text>,
+        handoff: Handoff,
+        files: Vec<Artifact>,
+        agreements: Option<Vec<Text>>,
+        upstream: Vec<Upstream>,
+        answer: Json,
+    ) -> Brief {
+        Brief {
+            unit,
+            invariants,
+            handoff,
+            files,
+            agreements,
+            upstream,
+            answer,
+        }
+    }
+
+    /// The unit.
+    pub fn unit(&self) -> &PlannedUnit {
+        &self.unit
+    }
+
+    /// Its role.
+    pub fn role(&self) -> Role {
+        self.unit.role
+    }
+
+    /// The job's constraints: what every unit must keep true.
+    pub fn invariants(&self) -> &[Text] {
+        &self.invariants
+    }
+
+    /// The handoff from the agent before.
+    pub fn handoff(&self) -> &Handoff {
+        &self.handoff
+    }
+
+    /// What not to do (the handoff's).
+    pub fn do_not(&self) -> &[Text] {
+        &self.handoff.do_not
+    }
+
+    /// The job's files.
+    pub fn files(&self) -> &[Artifact] {
+        &self.files
+    }
+
+    /// The job's working agreements, when the job has the list.
+    pub fn agreements(&self) -> Option<&[Text]> {
+        self.agreements.as_deref()
+    }
+
+    /// What each dependency with attempts produced in its newest one (none: no dependency has an
+    /// attempt yet).
+    pub fn upstream(&self) -> &[Upstream] {
+        &self.upstream
+    }
+}
+
+/// What one dependency of a briefed unit produced in its newest attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
     /// The dependency.
-    pub unit: String,
-    /// Its newest attempt's `produced`.
-    pub last: Vec<Json>,
+    pub unit: UnitId,
+    /// What its newest attempt produced.
+    pub last: Vec<Produced>,
 }
 
-/// A clock-in that needs a human (SW-67 steps 2 and 4). `Display` is its `reason`.
+/// The open questions an escalation repeats: typed, and as the checkpoint holds them (the answer
+/// repeats them verbatim).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenQuestions {
+    questions: Vec<Question>,
+    pub(crate) json: Vec<Json>,
+}
+
+impl OpenQuestions {
+    pub(crate) fn new(json: Vec<Json>) -> OpenQuestions {
+        OpenQuestions {
+            questions: json.iter().map(Question::read).collect(),
+            json,
+        }
+    }
+
+    /// The questions, in order.
+    pub fn as_slice(&self) -> &[Question] {
+        &self.questions
+    }
+}
+
+impl std::ops::Deref for OpenQuestions {
+    type Target = [Question];
+
+    fn deref(&self) -> &[Question] {
+        &self.questions
+    }
+}
+
+/// A clock-in that needs a human. `Display` is its `reason`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Escalation {
     /// An open question: a decision question, or a relay whose probe did not answer it.
@@ -160,8 +299,8 @@ pub enum Escalation {
     OpenQuestion {
         /// The question named: the first decision question, or the failed relay's `q`.
         question: String,
-        /// `handoff.open_questions`, verbatim.
-        open_questions: Vec<Json>,
+        /// The handoff's open questions.
+        open_questions: OpenQuestions,
         /// The relay's probe that did not answer it.
         probe: Option<FailedProbe>,
     },
@@ -173,7 +312,7 @@ pub enum Escalation {
     },
 }
 
-/// A relay probe that did not answer its relay (SW-72).
+/// A relay probe that did not answer its relay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedProbe {
     /// The relay's `q`.
@@ -182,15 +321,15 @@ pub struct FailedProbe {
     pub exit: Option<i32>,
 }
 
-/// `shiftwork_clock_out`'s answer (gate 17): the unit recorded.
+/// `shiftwork_clock_out`'s answer: the unit recorded, its new status, the new cursor and the ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClockedOut {
     /// The unit.
-    pub unit: String,
+    pub unit: UnitId,
     /// Its new status.
-    pub status: String,
+    pub status: UnitStatus,
     /// The new `plan.cursor`.
     pub cursor: String,
-    /// The ledger path as printed (SW-18).
+    /// The ledger's path as printed, `<checkpoint>.log.jsonl`.
     pub log: String,
 }

@@ -1,5 +1,5 @@
-//! The embedded checkpoint schema (SW-1) and the choice and wording of the one violation a refusal
-//! reports (SW-28..SW-31). A checkpoint is validated by the schema as code (`schema/rules.rs`, held to the
+//! The embedded checkpoint schema and the choice and wording of the one violation a refusal
+//! reports. A checkpoint is validated by the schema as code (`schema/rules.rs`, held to the
 //! generic validator by a property test); the clock-out's argument shapes by the `jsonschema` crate on
 //! the schema's `$defs`, compiled once.
 
@@ -29,11 +29,11 @@ mod rules_tests;
 /// ```
 pub const CHECKPOINT_SCHEMA: &str = include_str!("../schema/checkpoint.schema.json");
 
-/// The most code points of `<where>` and of a rendered value in a schema message (SW-30).
+/// The most code points of `<where>` and of a rendered value in a schema message.
 const CLIP_WHERE: usize = 200;
-/// The most code points of a schema message's detail (SW-30).
+/// The most code points of a schema message's detail.
 const CLIP_DETAIL: usize = 1000;
-/// The most code points of a value rendered in a detail (SW-30).
+/// The most code points of a value rendered in a detail.
 const CLIP_VALUE: usize = CLIP_WHERE;
 
 /// Whether a violation's detail renders the values it is about.
@@ -42,7 +42,7 @@ pub(crate) enum Quote {
     /// As 0.36.2 does (`'in-progress' is not one of […]`): for what the caller sent.
     Values,
     /// Never (`the value is not one of […]`): for a document read from a file, whatever file a caller
-    /// names (issue 27 item 13).
+    /// names.
     Nothing,
 }
 
@@ -72,7 +72,7 @@ impl Ord for PathSegment {
     }
 }
 
-/// The one schema violation a refusal reports (SW-28).
+/// The one schema violation a refusal reports.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse("[]").unwrap();
@@ -109,18 +109,19 @@ impl SchemaViolation {
     }
 }
 
-/// The clock-out argument shapes validated on their own (gates 5 and 8).
+/// The clock-out argument shapes validated on their own (the accounting line, `agent_id`,
+/// `agreements`, `conclusion`, `follow_ups`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgumentShape {
-    /// The accounting line (SW-80).
+    /// The accounting line.
     Accounting,
-    /// `agent_id` (SW-129).
+    /// `agent_id`.
     AgentId,
-    /// `agreements` (SW-122).
+    /// `agreements`.
     Agreements,
-    /// `conclusion` (SW-125).
+    /// `conclusion`.
     Conclusion,
-    /// `follow_ups` (SW-120).
+    /// `follow_ups`.
     FollowUps,
 }
 
@@ -195,9 +196,9 @@ fn compile() -> Compiled {
     }
 }
 
-/// Validates a checkpoint read from a file against the embedded schema (§4.1 step 5): the violation
-/// to report (SW-29), its detail naming the rule and the schema's values but none of the document's
-/// (issue 27 item 13, a deliberate difference from 0.36.2's tails: a checkpoint path can name any
+/// Validates a checkpoint read from a file against the embedded schema: the violation
+/// to report, its detail naming the rule and the schema's values but none of the document's
+/// (a deliberate difference from 0.36.2's tails: a checkpoint path can name any
 /// file, and its values are not the caller's). `doc` is a built [`Json`] or a [`crate::json::Tape`]'s
 /// node; the walk is linear and keeps only the path of the violation it will report.
 ///
@@ -215,7 +216,7 @@ pub fn validate_checkpoint<'d, N: Node<'d>>(doc: N) -> Result<(), SchemaViolatio
     rules::checkpoint(doc, Quote::Nothing)
 }
 
-/// Validates the document a clock-out is about to write (gate 14): the violation as 0.36.2 reports
+/// Validates the document a clock-out is about to write: the violation as 0.36.2 reports
 /// it, values in Python rendering — they are the caller's own, from its arguments.
 ///
 /// ```
@@ -239,7 +240,7 @@ fn validate_generic(doc: &Json) -> Result<(), SchemaViolation> {
 }
 
 /// Validates one clock-out argument as the value of a key named after it, so paths read
-/// `accounting/tokens` (SW-80, SW-82).
+/// `accounting/tokens`.
 ///
 /// ```
 /// use shiftwork_core::schema::{validate_argument, ArgumentShape};
@@ -261,9 +262,9 @@ pub fn validate_argument(shape: ArgumentShape, value: &Json) -> Result<(), Schem
     Err(choose(&doc, validator.iter_errors(&doc)))
 }
 
-/// Picks the violation 0.36.2 reports (SW-29) and words it. The errors are looked at one by one and
-/// only the one to report so far is kept: steps 2–4, the shallowest, then the greatest path, then the
-/// first in evaluation order.
+/// Picks the violation 0.36.2 reports and words it. The errors are looked at one by one and
+/// only the one to report so far is kept: the shallowest, then the greatest path, then the first in
+/// evaluation order.
 fn choose<'i>(doc: &Json, errors: impl Iterator<Item = ValidationError<'i>>) -> SchemaViolation {
     let mut best: Option<(ValidationError<'i>, Vec<PathSegment>)> = None;
     for error in errors {
@@ -286,7 +287,7 @@ fn choose<'i>(doc: &Json, errors: impl Iterator<Item = ValidationError<'i>>) -> 
     SchemaViolation { path, detail }
 }
 
-/// Step 5: inside an `anyOf` failure, report the deepest branch failure unless two branches tie;
+/// Inside an `anyOf` failure, report the deepest branch failure unless two branches tie;
 /// returns the reported path and its detail.
 fn report(doc: &Json, error: &ValidationError<'_>, path: Vec<PathSegment>) -> (Vec<PathSegment>, String) {
     let ValidationErrorKind::AnyOf { context } = error.kind() else {
@@ -393,7 +394,7 @@ fn type_name(kind: &TypeKind) -> String {
     }
 }
 
-/// The detail of SW-31, values in Python rendering, clipped per SW-30.
+/// The detail of a violation, values in Python rendering, each clipped.
 fn detail(doc: &Json, error: &ValidationError<'_>, path: &[PathSegment]) -> String {
     let value = || {
         let rendered = match node_at(doc, path) {

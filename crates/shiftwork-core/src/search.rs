@@ -1,10 +1,10 @@
-//! `shiftwork_status` search over the archive (SW-139): bounded, never a refusal.
+//! `shiftwork_status` search over the archive: bounded, never a refusal.
 //!
-//! The answer is bounded by [`MAX_MATCHES`] × [`MAX_TEXT`] (SW-147); files are read in chunks and the
+//! The answer is bounded by [`MAX_MATCHES`] × [`MAX_TEXT`]; files are read in chunks and the
 //! scan stops at the first match past the bound, so neither the answer nor the memory of a search
 //! grows with the archive.
 //!
-//! What one search reads is bounded too (issue 12 item 1): the archive must be a real directory inside
+//! What one search reads is bounded too: the archive must be a real directory inside
 //! the repository — every component from the repo root down to it a directory, none a symbolic link —
 //! or the search finds nothing; below it links are never followed and only regular files are read
 //! (a file swapped for a FIFO is refused by the seam without blocking); at most [`MAX_ENTRIES`]
@@ -20,7 +20,7 @@ use shiftwork_seams::{FileKind, Fs};
 
 use crate::line_split::LineBuffer;
 
-/// What a search of the archive found (SW-139).
+/// What a search of the archive found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchResult {
     /// The search as given (the answer echoes at most 2,000 code points of it).

@@ -3,12 +3,17 @@
 //!
 //! The view reads any [`Node`]: a built [`Json`] (`Checkpoint<'_>`, what a clock-out changes) or a
 //! document read in place ([`crate::json::TapeNode`], what the plan, the status and the clock-in read —
-//! a fraction of the memory, issue 27 item 7). It is meant for a document that passed the checkpoint
+//! a fraction of the memory). It is meant for a document that passed the checkpoint
 //! schema (every reader of this crate validates first): a member the schema makes required is read as
 //! present, and an accessor of a member that is absent anyway answers the empty value (`""`, no items)
 //! rather than failing.
 
+use crate::budget::BudgetDimension;
 use crate::json::{Json, Kind, Node, Number};
+use crate::model::{
+    Artifact, Handoff, HistoryEntry, PlannedUnit, Produced, Question, Role, UnitStatus, read_role,
+    read_status,
+};
 use crate::planner::{self, BadTouches};
 
 /// A validated checkpoint, read in place.
@@ -18,7 +23,7 @@ use crate::planner::{self, BadTouches};
 /// let cp = shiftwork_core::Checkpoint::new(&doc);
 /// assert_eq!(cp.cursor(), "U3");
 /// let u3 = cp.unit("U3").unwrap();
-/// assert_eq!((u3.role(), u3.depends_on().collect::<Vec<_>>()), ("reviewer", vec!["U1"]));
+/// assert_eq!((u3.role(), u3.depends_on().collect::<Vec<_>>()), (shiftwork_core::model::Role::Reviewer, vec!["U1"]));
 /// assert!(cp.units().next().unwrap().is_terminal());
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -65,11 +70,6 @@ impl<'d, N: Node<'d>> Checkpoint<'d, N> {
         }
     }
 
-    /// The whole document.
-    pub fn document(&self) -> N {
-        self.doc
-    }
-
     /// `plan.units`, in plan order.
     pub fn units(&self) -> impl Iterator<Item = Unit<'d, N>> + use<'d, N> {
         self.units
@@ -114,24 +114,56 @@ impl<'d, N: Node<'d>> Checkpoint<'d, N> {
     }
 
     /// `job`.
-    pub fn job(&self) -> Option<N> {
+    pub(crate) fn job(&self) -> Option<N> {
         self.doc.get("job")
     }
 
-    /// `job.roles.<role>`, when `job.roles` has the role as a key (SW-79: key presence).
-    pub fn role_models(&self, role: &str) -> Option<N> {
+    /// A text member of `job` (`""` when absent).
+    fn job_text(&self, key: &str) -> &'d str {
+        self.job().map_or("", |j| str_of(j, key))
+    }
+
+    /// The job's id.
+    pub fn job_id(&self) -> &'d str {
+        self.job_text("id")
+    }
+
+    /// The job's goal.
+    pub fn goal(&self) -> &'d str {
+        self.job_text("goal")
+    }
+
+    /// What "done" means for the job.
+    pub fn done_definition(&self) -> &'d str {
+        self.job_text("done_definition")
+    }
+
+    /// The models `job.roles` allows for `role`: `None` when `job.roles` does not name the role (any
+    /// model then); the list in the checkpoint's order otherwise.
+    pub fn models_for(&self, role: Role) -> Option<Vec<&'d str>> {
+        Some(strs(self.role_models(role.as_str())).collect())
+    }
+
+    /// `job.roles.<role>`, when `job.roles` has the role as a key (key presence).
+    pub(crate) fn role_models(&self, role: &str) -> Option<N> {
         self.job()?.get("roles")?.get(role)
     }
 
-    /// Whether `job.roles` exists, and if so whether it declares `role` (SW-121).
+    /// Whether `job.roles` exists, and if so whether it declares `role`.
     pub fn declares_role(&self, role: &str) -> Option<bool> {
         let roles = self.job()?.get("roles")?;
         (roles.kind() == Kind::Object).then(|| roles.get(role).is_some())
     }
 
     /// `job.budget`, when declared.
-    pub fn budget(&self) -> Option<N> {
+    pub(crate) fn budget(&self) -> Option<N> {
         self.job()?.get("budget")
+    }
+
+    /// The limits `job.budget` declares, in the order tokens, units; `None` when the job declares no
+    /// budget.
+    pub fn budget_limits(&self) -> Option<Vec<(BudgetDimension, i128)>> {
+        crate::budget::limits(self)
     }
 
     /// `job.kind`.
@@ -147,7 +179,7 @@ impl<'d, N: Node<'d>> Checkpoint<'d, N> {
     }
 
     /// `job.agreements`, when the key exists.
-    pub fn agreements(&self) -> Option<N> {
+    pub(crate) fn agreements(&self) -> Option<N> {
         self.job()?.get("agreements")
     }
 
@@ -157,32 +189,73 @@ impl<'d, N: Node<'d>> Checkpoint<'d, N> {
     }
 
     /// `job.constraints`.
-    pub fn constraints(&self) -> Option<N> {
+    pub(crate) fn constraints_node(&self) -> Option<N> {
         self.job()?.get("constraints")
     }
 
+    /// The job's constraints, in order.
+    pub fn constraints(&self) -> Vec<&'d str> {
+        strs(self.constraints_node()).collect()
+    }
+
     /// `handoff`.
-    pub fn handoff(&self) -> Option<N> {
+    pub(crate) fn handoff_node(&self) -> Option<N> {
         self.doc.get("handoff")
     }
 
+    /// The handoff to the next agent.
+    pub fn handoff(&self) -> Handoff {
+        Handoff::read(self.handoff_node())
+    }
+
     /// `handoff.open_questions`, in order.
-    pub fn open_questions(&self) -> Vec<N> {
-        self.handoff()
+    pub(crate) fn question_nodes(&self) -> Vec<N> {
+        self.handoff_node()
             .and_then(|h| h.get("open_questions"))
             .into_iter()
             .flat_map(N::items)
             .collect()
     }
 
+    /// The open questions of the handoff, in order.
+    pub fn open_questions(&self) -> Vec<Question> {
+        self.question_nodes().into_iter().map(Question::read).collect()
+    }
+
+    /// The number of open questions.
+    pub fn open_question_count(&self) -> usize {
+        self.handoff_node()
+            .and_then(|h| h.get("open_questions"))
+            .map_or(0, |q| q.items().count())
+    }
+
     /// The last entry of `history`.
-    pub fn last_history(&self) -> Option<N> {
+    pub(crate) fn last_history_node(&self) -> Option<N> {
         self.doc.get("history")?.items().last()
     }
 
+    /// The history ring (at most the last five outcomes), oldest first.
+    pub fn history(&self) -> Vec<HistoryEntry> {
+        self.doc
+            .get("history")
+            .into_iter()
+            .flat_map(N::items)
+            .map(HistoryEntry::read)
+            .collect()
+    }
+
     /// `state.artifacts`.
-    pub fn artifacts(&self) -> Option<N> {
+    pub(crate) fn artifacts_node(&self) -> Option<N> {
         self.doc.get("state")?.get("artifacts")
+    }
+
+    /// The job's files (`state.artifacts`), in order.
+    pub fn artifacts(&self) -> Vec<Artifact> {
+        self.artifacts_node()
+            .into_iter()
+            .flat_map(N::items)
+            .map(Artifact::read)
+            .collect()
     }
 }
 
@@ -214,7 +287,7 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
     }
 
     /// The unit's JSON object, verbatim.
-    pub fn json(&self) -> N {
+    pub(crate) fn json(&self) -> N {
         self.json
     }
 
@@ -233,8 +306,13 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         str_of(self.json, "title")
     }
 
-    /// `status`.
-    pub fn status(&self) -> &'d str {
+    /// Its status (in a document that passed the checkpoint's schema, one of the five).
+    pub fn status(&self) -> UnitStatus {
+        read_status(self.status)
+    }
+
+    /// `status`, as written.
+    pub(crate) fn status_str(&self) -> &'d str {
         self.status
     }
 
@@ -243,9 +321,20 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         matches!(self.status, "done" | "dropped")
     }
 
-    /// `role`.
-    pub fn role(&self) -> &'d str {
+    /// The role of the agent that does it (in a document that passed the checkpoint's schema, one
+    /// of the three).
+    pub fn role(&self) -> Role {
+        read_role(self.role)
+    }
+
+    /// `role`, as written.
+    pub(crate) fn role_str(&self) -> &'d str {
         self.role
+    }
+
+    /// The unit, typed.
+    pub fn to_planned(&self) -> PlannedUnit {
+        PlannedUnit::read(self.json)
     }
 
     /// `depends_on`, in declared order.
@@ -263,7 +352,7 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         self.touches.is_some()
     }
 
-    /// `touches`, normalized (SW-50): `None` when absent or null.
+    /// `touches`, normalized: `None` when absent or null.
     pub fn touches(&self) -> Result<Option<Vec<String>>, BadTouches> {
         planner::touches_of(self.touches)
     }
@@ -278,7 +367,7 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         self.json.get("replay_of")?.as_str()
     }
 
-    /// Whether it is a run unit: it has a `tests` or a `replay_of` key (SW-128).
+    /// Whether it is a run unit: it has a `tests` or a `replay_of` key.
     pub fn is_run(&self) -> bool {
         self.json.get("tests").is_some() || self.json.get("replay_of").is_some()
     }
@@ -298,8 +387,13 @@ impl<'d, N: Node<'d>> Unit<'d, N> {
         self.json.get("attempts").is_some_and(|a| a.kind() == Kind::Array)
     }
 
+    /// What the newest attempt produced, in order (none when it has no attempt).
+    pub fn last_produced(&self) -> Vec<Produced> {
+        self.last_produced_nodes().map(Produced::read).collect()
+    }
+
     /// The newest attempt's `produced` list, in order (none when there is none).
-    pub fn last_produced(&self) -> impl Iterator<Item = N> + use<'d, N> {
+    pub(crate) fn last_produced_nodes(&self) -> impl Iterator<Item = N> + use<'d, N> {
         self.json
             .get("attempts")
             .and_then(|a| a.items().last())

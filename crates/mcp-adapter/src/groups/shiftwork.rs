@@ -5,12 +5,14 @@
 //! (SW-44); every rule lives in `shiftwork-core`.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
-use shiftwork_core::{Answer, ClockOut, Env, MemoryBudget, Refusal};
+use shiftwork_core::{Answer, ClockOutArguments, Env, MemoryBudget, ShiftworkRefusal};
+
+use crate::registry::CallContext;
 
 use crate::registry::{
     DemoStep, Group, Handler, Hints, Outcome, Prefetched, ToolDef, unknown_argument_sentence,
@@ -47,11 +49,22 @@ pub const MEMORY_BUDGET: Setting = Setting {
     help: "shiftwork: memory the calls in flight may hold, in bytes or with K, M, G (KiB, MiB, GiB); default half the machine's memory",
 };
 
+/// `--roots DIR,…` (issue 29 item 4): over HTTP, the directories the shift-work tools may open files
+/// in — every checkpoint path, and the ledger, lock, archive and briefs beside it, must resolve (links
+/// followed) inside one of them, else the call is refused naming the rule. Default: the directory
+/// `serve` started in. Over stdio the local user is trusted and no root applies.
+pub const ROOTS: Setting = Setting {
+    flag: "--roots",
+    env: Some("SHIFTWORK_ROOTS"),
+    takes_value: true,
+    help: "shiftwork, HTTP: comma list of directories the checkpoint paths must resolve inside (default: the directory serve started in)",
+};
+
 /// The group.
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[PROBES, NO_PROBES, MEMORY_BUDGET],
+    settings: &[PROBES, NO_PROBES, MEMORY_BUDGET, ROOTS],
     build,
     demo_settings,
     demo,
@@ -74,11 +87,39 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
         })?,
         None => physical_memory() / 2,
     };
-    Ok(tools(Arc::new(
-        Env::os()
-            .with_probes(probes)
-            .with_memory_budget(MemoryBudget::new(budget)),
-    )))
+    let env = Env::os()
+        .with_probes(probes)
+        .with_memory_budget(MemoryBudget::new(budget));
+    let env = match roots(settings)? {
+        Some(roots) => env.with_roots(roots),
+        None => env,
+    };
+    Ok(tools(Arc::new(env)))
+}
+
+/// The roots of a server over HTTP (`--roots`, else the working directory); none over stdio.
+fn roots(settings: &Settings) -> Result<Option<Vec<PathBuf>>, String> {
+    if settings.value(&crate::http::HTTP).is_none() {
+        return Ok(None);
+    }
+    let roots: Vec<PathBuf> = match settings.value(&ROOTS) {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        None => vec![std::env::current_dir().map_err(|e| {
+            format!(
+                "{} defaults to the working directory, which cannot be read: {e}",
+                ROOTS.flag
+            )
+        })?],
+    };
+    if roots.is_empty() {
+        return Err(format!("{} takes a comma list of directories", ROOTS.flag));
+    }
+    Ok(Some(roots))
 }
 
 /// A size in bytes: digits, optionally followed by `K`, `M`, `G` or `KiB`, `MiB`, `GiB` (any case,
@@ -146,8 +187,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     Ok(answered(
+                        args.context(),
                         "shiftwork_plan",
-                        &shiftwork_core::plan_checkpoint(&plan_env, &checkpoint),
+                        &shiftwork_core::plan_checkpoint(&plan_env, Path::new(&checkpoint)),
                     ))
                 })
             }),
@@ -181,8 +223,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
                     Ok(answered(
+                        args.context(),
                         "shiftwork_clock_in",
-                        &shiftwork_core::clock_in(&in_env, &checkpoint, unit.as_deref()),
+                        &shiftwork_core::clock_in(&in_env, Path::new(&checkpoint), unit.as_deref()),
                     ))
                 })
             }),
@@ -214,22 +257,25 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             Hints::local(false, true, false),
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_out", |a| {
-                    let request = ClockOut {
-                        checkpoint: a.string("checkpoint")?,
-                        unit_id: a.string("unit_id")?,
-                        status: a.string("status")?,
-                        handoff_patch: a.object("handoff_patch")?,
-                        history_entry: a.object("history_entry")?,
-                        accounting: a.optional("accounting", Kind::Object)?,
-                        agent_id: a.optional("agent_id", Kind::String)?,
-                        agreements: a.optional("agreements", Kind::Object)?,
-                        conclusion: a.optional("conclusion", Kind::Object)?,
-                        follow_ups: a.optional("follow_ups", Kind::Array)?,
+                    let mut request = ClockOutArguments::new(
+                        a.string("checkpoint")?,
+                        a.string("unit_id")?,
+                        a.string("status")?,
+                        a.object("handoff_patch")?,
+                        a.object("history_entry")?,
+                    );
+                    request.accounting = a.optional("accounting", Kind::Object)?;
+                    request.agent_id = a.optional("agent_id", Kind::String)?;
+                    request.agreements = a.optional("agreements", Kind::Object)?;
+                    request.conclusion = a.optional("conclusion", Kind::Object)?;
+                    request.follow_ups = a.optional("follow_ups", Kind::Array)?;
+                    // Over HTTP the caller is who its credentials say (issue 29 item 3).
+                    let request = match args.context().agent() {
+                        Some(agent) => request.acting_as(agent),
+                        None => Ok(request),
                     };
-                    Ok(answered(
-                        "shiftwork_clock_out",
-                        &shiftwork_core::clock_out(&out_env, &request),
-                    ))
+                    let result = request.and_then(|r| shiftwork_core::clock_out_arguments(&out_env, &r));
+                    Ok(answered(args.context(), "shiftwork_clock_out", &result))
                 })
             }),
         ),
@@ -257,8 +303,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
                     Ok(answered(
+                        args.context(),
                         "shiftwork_status",
-                        &shiftwork_core::status(&status_env, &checkpoint, search.as_deref()),
+                        &shiftwork_core::status(&status_env, Path::new(&checkpoint), search.as_deref()),
                     ))
                 })
             }),
@@ -297,11 +344,15 @@ fn work_plan_tool() -> ToolDef {
             // The plain form of the arguments is read without building a value tree; any other
             // text takes the general path, which answers the same for the texts both read.
             if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
-                return rendered(&planned);
+                return answered(args.context(), "work_plan", &planned);
             }
             decode(args, "work_plan", |a| {
                 let nodes = a.required("nodes", Kind::Array)?;
-                Ok(rendered(&shiftwork_core::work_plan(&nodes)))
+                Ok(answered(
+                    args.context(),
+                    "work_plan",
+                    &shiftwork_core::work_plan(&nodes),
+                ))
             })
         }),
     )
@@ -396,10 +447,14 @@ fn decode(
 }
 
 /// A checkpoint tool's result: its answer (SW-44), or — for a refusal that is not about the call's
-/// inputs, memory admission (`Refusal::is_answer`) — a tool error in SW-40's frame, `Error executing
-/// tool <tool>: <sentence>` (our decision, issue 27 item 7), so that a client retries it rather than
-/// reads it as the checkpoint's answer.
-fn answered<T: Answer>(tool: &str, result: &Result<T, Refusal>) -> Outcome {
+/// inputs, memory admission (`ShiftworkRefusal::is_answer`) — a tool error in SW-40's frame, `Error
+/// executing tool <tool>: <sentence>` (our decision, issue 27 item 7), so that a client retries it
+/// rather than reads it as the checkpoint's answer. A refusal's code is told to the call's context,
+/// so the server's log line and metrics name it without quoting the sentence (issue 30 item 1).
+fn answered<T: Answer>(context: &CallContext, tool: &str, result: &Result<T, ShiftworkRefusal>) -> Outcome {
+    if let Err(refusal) = result {
+        context.refused(refusal.code());
+    }
     match result {
         Err(refusal) if !refusal.is_answer() => {
             Outcome::ToolError(format!("Error executing tool {tool}: {refusal}"))

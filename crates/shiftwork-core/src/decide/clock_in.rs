@@ -1,17 +1,32 @@
-//! Judging a clock-in (§9.1) on what was read: the open questions (step 2), the selection (steps
-//! 3–6), the touches and budget gates (steps 8–9) and the brief (step 11). The shell between them runs
+//! Judging a clock-in on what was read. A clock-in's steps, in order:
+//!
+//! 1. read the checkpoint;
+//! 2. the open questions: a decision question (or a relay whose probe does not answer it) escalates;
+//! 3. every unit done or dropped: success;
+//! 4. without a `unit_id`, a cursor that names no unit escalates;
+//! 5. the plan checks;
+//! 6. the selected unit (`unit_id`, else the cursor) must be ready;
+//! 7. take the lock and read the ledger;
+//! 8. no path the unit touches is held by a unit in flight;
+//! 9. the budget has room for one more unit;
+//! 10. append the brief line;
+//! 11. answer the brief.
+//!
+//! This module judges steps 2–6, 8–9 and 11. The shell between them runs
 //! the probes, takes the lock, reads the ledger and appends the brief line.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::budget::{self, Budget};
+use crate::json::Json;
 use crate::json::Node;
 use crate::ledger::LedgerSummary;
-use crate::refusal::Refusal;
-use crate::results::{Brief, Escalation, FailedProbe, Upstream};
+use crate::model::{Text, UnitId, texts};
+use crate::refusal::ShiftworkRefusal;
+use crate::results::{Brief, Escalation, FailedProbe, OpenQuestions, Upstream};
 use crate::view::{Checkpoint, Unit};
 
-/// Step 2 before any probe runs (SW-72).
+/// Step 2 before any probe runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Questions<'d> {
     /// No open question: go on.
@@ -40,7 +55,7 @@ pub enum Stop {
     /// The cursor names no unit (step 4).
     Escalate(Escalation),
     /// A refusal (steps 5–6).
-    Refused(Refusal),
+    Refused(ShiftworkRefusal),
 }
 
 fn escalate<'d, N: Node<'d>>(
@@ -50,7 +65,7 @@ fn escalate<'d, N: Node<'d>>(
 ) -> Escalation {
     Escalation::OpenQuestion {
         question: question.to_owned(),
-        open_questions: cp.open_questions().into_iter().map(N::to_json).collect(),
+        open_questions: OpenQuestions::new(cp.question_nodes().into_iter().map(N::to_json).collect()),
         probe,
     }
 }
@@ -59,9 +74,9 @@ fn str_of<'d, N: Node<'d>>(item: N, key: &str) -> &'d str {
     item.get(key).and_then(N::as_str).unwrap_or("")
 }
 
-/// Step 2 (SW-72): with `probes` off, relays count as decision questions.
+/// Step 2: with `probes` off, relays count as decision questions.
 pub fn questions<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, probes: bool) -> Questions<'d> {
-    let items = cp.open_questions();
+    let items = cp.question_nodes();
     if items.is_empty() {
         return Questions::None;
     }
@@ -113,22 +128,27 @@ pub fn select<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit_id: Option<&str>) ->
     let view = super::plan::plan_checks(cp).map_err(Stop::Refused)?;
     let selected = unit_id.unwrap_or(cursor);
     let ready = view.ready();
-    match cp.unit(selected).filter(|_| ready.contains(&selected)) {
-        Some(unit) => Ok(unit),
-        None => Err(Stop::Refused(Refusal::NotReady {
+    let ready_ids = || ready.iter().map(|r| (*r).to_owned()).collect();
+    match cp.unit(selected) {
+        Some(unit) if ready.contains(&selected) => Ok(unit),
+        Some(_) => Err(Stop::Refused(ShiftworkRefusal::NotReady {
             unit: selected.to_owned(),
-            ready: ready.into_iter().map(str::to_owned).collect(),
+            ready: ready_ids(),
+        })),
+        None => Err(Stop::Refused(ShiftworkRefusal::UnknownUnit {
+            unit: selected.to_owned(),
+            ready: ready_ids(),
         })),
     }
 }
 
 /// Steps 8–9, on the ledger read under the lock: a path of the unit held by another in-flight unit
-/// (SW-114), then the budget (SW-132). `ledger` kept the counted tokens when a budget is declared.
+///, then the budget. `ledger` kept the counted tokens when a budget is declared.
 pub fn admit<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     unit: &Unit<'d, N>,
     ledger: &LedgerSummary,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let flight = budget::in_flight(cp, ledger);
     touches_hold(cp, unit, &flight)?;
     if let Some(b) = Budget::compute(cp, ledger) {
@@ -137,14 +157,13 @@ pub fn admit<'d, N: Node<'d>>(
     Ok(())
 }
 
-/// Step 8 (SW-114): one pass over the in-flight units' paths (a map from path to its first holder in
-/// plan order), so the gate is linear in units × touches however many units are in flight (issue 12
-/// item 10).
+/// Step 8: one pass over the in-flight units' paths (a map from path to its first holder in
+/// plan order), so the check is linear in units × touches however many units are in flight.
 fn touches_hold<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     unit: &Unit<'d, N>,
     flight: &[&str],
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     let id = unit.id();
     let Some(mine) = unit.touches().ok().flatten() else {
         return Ok(());
@@ -163,7 +182,7 @@ fn touches_hold<'d, N: Node<'d>>(
         .iter()
         .find_map(|path| holders.get(path).map(|other| (path, other)))
     {
-        Some((path, other)) => Err(Refusal::TouchesHeld {
+        Some((path, other)) => Err(ShiftworkRefusal::TouchesHeld {
             unit: id.to_owned(),
             path: path.clone(),
             holder: (*other).to_owned(),
@@ -172,11 +191,12 @@ fn touches_hold<'d, N: Node<'d>>(
     }
 }
 
-/// Step 11, the brief (SW-74): the unit verbatim, its role, the job's constraints, the handoff, what
-/// its dependencies produced last (SW-119).
+/// Step 11, the brief: the unit verbatim, its role, the job's constraints, the handoff, what
+/// its dependencies produced last.
 pub fn brief<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit: &Unit<'d, N>) -> Brief {
-    let handoff = cp.handoff().map(N::to_json).unwrap_or_default();
+    let handoff = cp.handoff_node().map(N::to_json).unwrap_or_default();
     let mut upstream = Vec::new();
+    let mut upstream_json = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for dep in unit.depends_on() {
         if seen.contains(&dep) {
@@ -185,19 +205,45 @@ pub fn brief<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit: &Unit<'d, N>) -> Bri
         seen.push(dep);
         if let Some(d) = cp.unit(dep).filter(|d| d.has_attempts()) {
             upstream.push(Upstream {
-                unit: dep.to_owned(),
-                last: d.last_produced().map(N::to_json).collect(),
+                unit: UnitId::read(dep),
+                last: d.last_produced(),
             });
+            upstream_json.push(Json::Object(crate::json::object([
+                ("unit", Json::str(dep)),
+                (
+                    "last",
+                    Json::Array(d.last_produced_nodes().map(N::to_json).collect()),
+                ),
+            ])));
         }
     }
-    Brief {
-        unit: unit.json().to_json(),
-        role: unit.role().to_owned(),
-        invariants: cp.constraints().map(N::to_json).unwrap_or_default(),
-        do_not: handoff.get("do_not").cloned().unwrap_or_default(),
-        handoff,
-        files: cp.artifacts().map(N::to_json).unwrap_or_default(),
-        agreements: cp.agreements().map(N::to_json),
-        upstream,
+    let do_not = handoff.get("do_not").cloned().unwrap_or_default();
+    let mut answer = crate::json::object([
+        ("result", Json::str("brief")),
+        ("unit", unit.json().to_json()),
+        ("role", Json::str(unit.role_str())),
+        (
+            "invariants",
+            cp.constraints_node().map(N::to_json).unwrap_or_default(),
+        ),
+        ("handoff", handoff),
+        ("do_not", do_not),
+        ("files", cp.artifacts_node().map(N::to_json).unwrap_or_default()),
+    ]);
+    let agreements = cp.agreements();
+    if let Some(a) = agreements {
+        answer.insert(String::from("agreements"), a.to_json());
     }
+    if !upstream_json.is_empty() {
+        answer.insert(String::from("upstream"), Json::Array(upstream_json));
+    }
+    Brief::new(
+        unit.to_planned(),
+        cp.constraints().into_iter().map(Text::read).collect(),
+        cp.handoff(),
+        cp.artifacts(),
+        agreements.map(|a| texts(Some(a))),
+        upstream,
+        Json::Object(answer),
+    )
 }

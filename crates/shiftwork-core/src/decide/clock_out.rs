@@ -1,34 +1,69 @@
-//! Judging a clock-out (§10) on what was gathered: gates 2–14 in their contractual order (SW-77), the
-//! mutation (SW-83), the cursor rule (§11) and the accounting line (SW-85). The result is a
-//! [`Commit`] — the bytes the shell writes in W1–W6 — or the first gate's [`Refusal`].
+//! Judging a clock-out on what was gathered: its checks in bantamkit's order, the change of the
+//! document, the cursor rule and the accounting line. The result is a [`Commit`] — the bytes the
+//! shell writes — or the first check's [`ShiftworkRefusal`].
+//!
+//! The checks, in order (before them the lock is taken and the checkpoint read; after them the
+//! ledger line and the checkpoint are written and the answer given):
+//!
+//! 1. the unit is in the plan;
+//! 2. it is the cursor, or was briefed since its last clock-out;
+//! 3. the model: a role that `job.roles` names allows only its models;
+//! 4. the accounting line's shape, 5. its keys (none of the runtime's own), 6. zero tokens under a
+//!    budget only as an estimate;
+//! 7. the shapes of `agent_id` (the family's agent-id grammar), `agreements`, `conclusion` and
+//!    `follow_ups`;
+//! 8. a conclusion only from a concluding unit, and a resolved one with its evidence;
+//! 9. a run unit clocked out done with its run output;
+//! 10. the agreements to retire are on the list, and at most 20 remain;
+//! 11. the follow-ups: new ids, briefs that are files, known dependencies, no cycle, declared roles;
+//! 12. the change of the document, then its validation against the schema.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
 use crate::json::{self, Json, Object};
 use crate::ledger::LedgerSummary;
+use crate::model::{UnitId, UnitStatus};
 use crate::planner::{self, PlanNode, Priority};
 use crate::records;
-use crate::refusal::{Refusal, Written};
+use crate::refusal::{ShiftworkRefusal, Written};
 use crate::results::ClockedOut;
 use crate::schema::{self, ArgumentShape};
 use crate::view::{Checkpoint, Unit, is_zero};
 
-/// The keys an accounting line may not set (SW-81), in the order the sentence names them.
+/// The keys an accounting line may not set, in the order the sentence names them.
 pub const RESERVED_KEYS: [&str; 6] = ["unit", "role", "status", "ts", "event", "agent_id"];
-/// The most agreements `job.agreements` keeps (SW-122).
+/// The most agreements `job.agreements` keeps.
 pub const MAX_AGREEMENTS: usize = 20;
-/// The ring's size (SW-83 step 8).
+/// The history ring's size.
 pub const HISTORY_RING: usize = 5;
-/// Attempts kept per unit (SW-115).
+/// Attempts kept per unit.
 pub const ATTEMPTS_KEPT: usize = 3;
 
-/// The arguments of `shiftwork_clock_out` (SW-76), decoded by the caller.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClockOut {
+/// The arguments of the clock-out as an MCP client sends them: JSON values, each judged by the gate
+/// that judges it, in the tool's order, so that a server answers any of them — a status outside the
+/// five, an accounting line of the wrong shape — with bantamkit 0.36.2's sentence. A program builds a
+/// typed [`crate::ClockOut`] instead, which converts into this ([`crate::ClockOut::to_arguments`]).
+///
+/// ```
+/// use shiftwork_core::ClockOutArguments;
+/// use shiftwork_core::json::{self, Json};
+/// let mut args = ClockOutArguments::new(
+///     ".shiftwork/checkpoint.json",
+///     "lexer",
+///     "done",
+///     json::Object::default(),
+///     json::object([("unit", Json::str("lexer")), ("outcome", Json::str("done"))]),
+/// );
+/// args.accounting = Some(json::parse(r#"{"tokens": 41250, "duration_ms": 95000}"#).unwrap());
+/// assert_eq!(args.unit_id, "lexer");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockOutArguments {
     /// The checkpoint path.
-    pub checkpoint: String,
+    pub checkpoint: PathBuf,
     /// The unit being clocked out.
     pub unit_id: String,
     /// Its new status (any string; the whole-document validation judges it).
@@ -49,24 +84,48 @@ pub struct ClockOut {
     pub follow_ups: Option<Json>,
 }
 
+impl ClockOutArguments {
+    /// The five required arguments; the optional ones are `None`.
+    pub fn new(
+        checkpoint: impl AsRef<Path>,
+        unit_id: impl Into<String>,
+        status: impl Into<String>,
+        handoff_patch: Object,
+        history_entry: Object,
+    ) -> ClockOutArguments {
+        ClockOutArguments {
+            checkpoint: checkpoint.as_ref().to_path_buf(),
+            unit_id: unit_id.into(),
+            status: status.into(),
+            handoff_patch,
+            history_entry,
+            accounting: None,
+            agent_id: None,
+            agreements: None,
+            conclusion: None,
+            follow_ups: None,
+        }
+    }
+}
+
 /// What the shell gathered for the gates besides the checkpoint and the ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Gathered {
-    /// The ledger path as printed, for the answer's `log` (SW-18).
+    /// The ledger path as printed, for the answer's `log`.
     pub log: String,
     /// For each follow-up `brief_path` of [`brief_paths`]: whether it names a regular file below the
-    /// repo root (gate 12).
+    /// repo root (the follow-ups check).
     pub brief_files: HashMap<String, bool>,
     /// About how long the new checkpoint will be, in bytes (the file read): where its text starts.
     pub size_hint: usize,
 }
 
-/// What a clock-out that passed every gate writes (W1–W6) and answers.
+/// What a clock-out that passed every check writes and answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
-    /// The new checkpoint's bytes (§3.1).
+    /// The new checkpoint's bytes.
     pub document: String,
-    /// The accounting line, without its LF (SW-85).
+    /// The accounting line, without its LF.
     pub line: String,
     /// The uncommitted marker written if the commit fails after the line could not be withdrawn.
     pub marker: String,
@@ -74,14 +133,14 @@ pub struct Commit {
     pub answer: ClockedOut,
 }
 
-/// A follow-up's `brief_path` that may be looked at: relative and without `..` (SW-121).
+/// A follow-up's `brief_path` that may be looked at: relative and without `..`.
 pub fn brief_path_is_inside(path: &str) -> bool {
     !path.starts_with('/') && !path.split('/').any(|s| s == "..")
 }
 
-/// The follow-up `brief_path`s the shell stats for gate 12: those of `follow_ups` items that may be
+/// The follow-up `brief_path`s the shell stats for the follow-ups check: those of `follow_ups` items that may be
 /// looked at ([`brief_path_is_inside`]).
-pub fn brief_paths(args: &ClockOut) -> Vec<&str> {
+pub fn brief_paths(args: &ClockOutArguments) -> Vec<&str> {
     args.follow_ups
         .as_ref()
         .and_then(Json::as_array)
@@ -95,32 +154,38 @@ pub fn brief_paths(args: &ClockOut) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// Gates 2–14 of §10.2 on the checkpoint `doc` (read and validated at gate 1, under the lock), the
+/// The checks of a clock-out (see the module's list) on the checkpoint `doc` (read and validated under the lock), the
 /// ledger pass of its units, what was gathered, the arguments and the time: the commit, or the first
 /// refusal. Nothing here touches a file.
 pub fn clock_out(
     mut doc: Json,
     ledger: &LedgerSummary,
     gathered: &Gathered,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     now: DateTime<Utc>,
-) -> Result<Commit, Refusal> {
+) -> Result<Commit, ShiftworkRefusal> {
     let id = args.unit_id.as_str();
     let cp = Checkpoint::new(&doc);
     // Gate 2.
     let Some(unit) = cp.unit(id) else {
-        return Err(Refusal::NotInPlan { unit: id.to_owned() });
+        return Err(ShiftworkRefusal::NotInPlan { unit: id.to_owned() });
     };
     let index = unit.index();
     // Gate 3.
     let briefed = ledger.briefed.get(index).copied().unwrap_or(false);
     if id != cp.cursor() && !briefed {
-        return Err(Refusal::NotCursor {
-            unit: id.to_owned(),
-            cursor: cp.cursor().to_owned(),
+        let (unit, cursor) = (id.to_owned(), cp.cursor().to_owned());
+        return Err(if unit_is_terminal(&cp, index) {
+            ShiftworkRefusal::AlreadyFinished {
+                unit,
+                status: unit_status(&cp, index),
+                cursor,
+            }
+        } else {
+            ShiftworkRefusal::NotCursor { unit, cursor }
         });
     }
-    let role = unit.role().to_owned();
+    let role = unit.role_str().to_owned();
     let accounting = args.accounting.as_ref().filter(|a| !a.is_null());
     // Gate 4.
     model_gate(&cp, id, &role, accounting)?;
@@ -136,12 +201,29 @@ pub fn clock_out(
     ];
     for (shape, value) in shapes {
         if let Some(v) = value.as_ref().filter(|v| !v.is_null()) {
-            schema::validate_argument(shape, v).map_err(|violation| Refusal::ArgumentShape {
+            let refused = |violation| ShiftworkRefusal::ArgumentShape {
                 unit: id.to_owned(),
                 role: role.clone(),
                 argument: shape.argument(),
                 violation,
-            })?;
+            };
+            // An agent id is judged by the family's one grammar (not the 0.38 descriptions' pattern,
+            // which refuses `bob.smith`): an id both refuse keeps the pattern's sentence, one only the
+            // grammar refuses (`-x`) gets the grammar's.
+            if shape == ArgumentShape::AgentId
+                && let Some(text) = v.as_str()
+            {
+                if let Err(error) = crate::request::check_agent_id(text) {
+                    schema::validate_argument(shape, v).map_err(refused)?;
+                    return Err(ShiftworkRefusal::AgentIdRefused {
+                        unit: id.to_owned(),
+                        role: role.clone(),
+                        error,
+                    });
+                }
+                continue;
+            }
+            schema::validate_argument(shape, v).map_err(refused)?;
         }
     }
     let conclusion = args.conclusion.as_ref().filter(|v| !v.is_null());
@@ -153,7 +235,7 @@ pub fn clock_out(
     }
     // Gate 10.
     if unit.is_run() && args.status == "done" && !has_run_output(&args.history_entry) {
-        return Err(Refusal::NoRunOutput { unit: id.to_owned() });
+        return Err(ShiftworkRefusal::NoRunOutput { unit: id.to_owned() });
     }
     // Gate 11.
     let agreement_changes = match agreements {
@@ -169,7 +251,7 @@ pub fn clock_out(
     let conclusion = conclusion.cloned();
     mutate(&mut doc, index, args, agreement_changes, conclusion, new_units);
     // Gate 14.
-    schema::validate_to_write(&doc).map_err(Refusal::RefusedToWrite)?;
+    schema::validate_to_write(&doc).map_err(ShiftworkRefusal::RefusedToWrite)?;
     // The bytes of gates 15–16 and the answer of gate 17, each within what its reader reads (issue 27
     // item 6): a checkpoint no reader takes would leave every later call refused.
     let ts = records::timestamp(now);
@@ -188,27 +270,48 @@ pub fn clock_out(
     }
     let limit = crate::checkpoint::MAX_CHECKPOINT_BYTES;
     let document = json::to_checkpoint_text_within(&doc, limit as usize, gathered.size_hint).ok_or(
-        Refusal::TooLargeToWrite {
+        ShiftworkRefusal::TooLargeToWrite {
             what: Written::Checkpoint,
             size: None,
             limit,
         },
     )?;
+    // Gate 14 validated the unit's new status against the schema's five statuses.
+    #[allow(clippy::expect_used)]
+    let status = UnitStatus::parse(&args.status)
+        .expect("gate 14 validated the unit's new status against the schema's five statuses");
     Ok(Commit {
         document,
         line,
         marker,
         answer: ClockedOut {
-            unit: id.to_owned(),
-            status: args.status.clone(),
+            unit: UnitId::read(id),
+            status,
             cursor: Checkpoint::new(&doc).cursor().to_owned(),
             log: gathered.log.clone(),
         },
     })
 }
 
-/// Gate 4, the model gate (SW-79).
-fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Json>) -> Result<(), Refusal> {
+/// Whether the unit at `index` is terminal, as read (before this clock-out changes it).
+fn unit_is_terminal(cp: &Checkpoint<'_>, index: usize) -> bool {
+    cp.unit_at(index).is_some_and(|u| u.is_terminal())
+}
+
+/// The status of the unit at `index`, as written.
+fn unit_status(cp: &Checkpoint<'_>, index: usize) -> String {
+    cp.unit_at(index)
+        .map(|u| u.status_str().to_owned())
+        .unwrap_or_default()
+}
+
+/// The model check: a role `job.roles` names allows only its models.
+fn model_gate(
+    cp: &Checkpoint<'_>,
+    id: &str,
+    role: &str,
+    accounting: Option<&Json>,
+) -> Result<(), ShiftworkRefusal> {
     let Some(allowed) = cp.role_models(role) else {
         return Ok(());
     };
@@ -216,7 +319,7 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
         .as_array()
         .and_then(|a| a.iter().map(Json::as_str).collect::<Option<Vec<&str>>>())
     else {
-        return Err(Refusal::RolesNotAList {
+        return Err(ShiftworkRefusal::RolesNotAList {
             unit: id.to_owned(),
             role: role.to_owned(),
         });
@@ -224,13 +327,13 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
     let model = accounting.and_then(|a| a.get("model")).filter(|m| !m.is_null());
     let allowed = || names.iter().map(|n| (*n).to_owned()).collect();
     match model {
-        None => Err(Refusal::NoModel {
+        None => Err(ShiftworkRefusal::NoModel {
             unit: id.to_owned(),
             role: role.to_owned(),
             allowed: allowed(),
         }),
         Some(Json::String(m)) if names.contains(&m.as_str()) => Ok(()),
-        Some(m) => Err(Refusal::ModelNotAllowed {
+        Some(m) => Err(ShiftworkRefusal::ModelNotAllowed {
             unit: id.to_owned(),
             role: role.to_owned(),
             model: Box::new(m.clone()),
@@ -239,11 +342,11 @@ fn model_gate(cp: &Checkpoint<'_>, id: &str, role: &str, accounting: Option<&Jso
     }
 }
 
-/// Gates 5–7 on a non-null accounting line: its shape (SW-80), the runtime's own keys (SW-81), zero
-/// tokens under a budget (SW-133).
-fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), Refusal> {
+/// The checks of a non-null accounting line: its shape, the runtime's own keys, zero
+/// tokens under a budget.
+fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> Result<(), ShiftworkRefusal> {
     schema::validate_argument(ArgumentShape::Accounting, line).map_err(|violation| {
-        Refusal::AccountingShape {
+        ShiftworkRefusal::AccountingShape {
             unit: id.to_owned(),
             role: role.to_owned(),
             violation,
@@ -255,7 +358,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
         .filter(|k| line.get(k).is_some())
         .collect();
     if !keys.is_empty() {
-        return Err(Refusal::ReservedKeys {
+        return Err(ShiftworkRefusal::ReservedKeys {
             unit: id.to_owned(),
             role: role.to_owned(),
             keys,
@@ -263,7 +366,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
     }
     let zero = matches!(line.get("tokens"), Some(Json::Number(n)) if is_zero(n));
     if cp.budget().is_some() && zero && line.get("estimate") != Some(&Json::Bool(true)) {
-        return Err(Refusal::ZeroTokens {
+        return Err(ShiftworkRefusal::ZeroTokens {
             unit: id.to_owned(),
             role: role.to_owned(),
         });
@@ -271,7 +374,7 @@ fn accounting_gates(cp: &Checkpoint<'_>, id: &str, role: &str, line: &Json) -> R
     Ok(())
 }
 
-/// Whether `history_entry.produced` has an entry of kind `run-output` (SW-128).
+/// Whether `history_entry.produced` has an entry of kind `run-output`.
 fn has_run_output(history_entry: &Object) -> bool {
     history_entry
         .get("produced")
@@ -282,15 +385,15 @@ fn has_run_output(history_entry: &Object) -> bool {
         })
 }
 
-/// Gate 9 (SW-125, SW-126), judged on the document with this clock-out's status change applied.
+/// The conclusion check, judged on the document with this clock-out's status change applied.
 fn conclusion_gate(
     cp: &Checkpoint<'_>,
     unit: &Unit<'_>,
     status: &str,
     conclusion: &Json,
-) -> Result<(), Refusal> {
+) -> Result<(), ShiftworkRefusal> {
     if !unit.concludes() {
-        return Err(Refusal::NotConcluder {
+        return Err(ShiftworkRefusal::NotConcluder {
             unit: unit.id().to_owned(),
         });
     }
@@ -298,31 +401,31 @@ fn conclusion_gate(
         return Ok(());
     }
     let Some(h) = conclusion.get("supported").and_then(Json::as_str) else {
-        return Err(Refusal::ResolvedWithoutSupported);
+        return Err(ShiftworkRefusal::ResolvedWithoutSupported);
     };
     let done = |u: &Unit<'_>| {
         if u.index() == unit.index() {
             status == "done"
         } else {
-            u.status() == "done"
+            u.status_str() == "done"
         }
     };
     let runs: Vec<Unit<'_>> = cp.units().filter(|u| done(u) && u.tests() == Some(h)).collect();
     let Some(first_run) = runs.first() else {
-        return Err(Refusal::NoDoneRun {
+        return Err(ShiftworkRefusal::NoDoneRun {
             hypothesis: h.to_owned(),
         });
     };
     let mut pairs = Vec::new();
     for run in &runs {
         for replay in cp.units() {
-            if done(&replay) && replay.replay_of() == Some(run.id()) && replay.role() != run.role() {
+            if done(&replay) && replay.replay_of() == Some(run.id()) && replay.role_str() != run.role_str() {
                 pairs.push((run.id(), replay.id()));
             }
         }
     }
     let Some(first_pair) = pairs.first() else {
-        return Err(Refusal::NoReplay {
+        return Err(ShiftworkRefusal::NoReplay {
             hypothesis: h.to_owned(),
             run: first_run.id().to_owned(),
         });
@@ -332,7 +435,7 @@ fn conclusion_gate(
             .any(|reviewer| done(&reviewer) && reviewer.reviews().any(|r| r == *run || r == *replay))
     });
     if !reviewed {
-        return Err(Refusal::NoReview {
+        return Err(ShiftworkRefusal::NoReview {
             hypothesis: h.to_owned(),
             run: first_pair.0.to_owned(),
             replay: first_pair.1.to_owned(),
@@ -341,7 +444,7 @@ fn conclusion_gate(
     Ok(())
 }
 
-/// The changes an `agreements` argument makes (SW-122): the new list, the retired and the adopted texts.
+/// The changes an `agreements` argument makes: the new list, the retired and the adopted texts.
 #[derive(Debug, Clone, Default)]
 struct AgreementChanges {
     list: Vec<String>,
@@ -358,8 +461,8 @@ fn texts<'a>(patch: &'a Json, key: &str) -> impl Iterator<Item = &'a str> + use<
         .filter_map(Json::as_str)
 }
 
-/// Gate 11: applies `retire` then `adopt` to a copy of `job.agreements`.
-fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, Refusal> {
+/// The agreements check: applies `retire` then `adopt` to a copy of `job.agreements`.
+fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<AgreementChanges>, ShiftworkRefusal> {
     let mut list: Vec<String> = cp.agreement_texts().into_iter().map(str::to_owned).collect();
     let mut changes = AgreementChanges::default();
     for text in texts(patch, "retire") {
@@ -369,7 +472,7 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
                 changes.retired.push(text.to_owned());
             }
             None => {
-                return Err(Refusal::RetireUnknown {
+                return Err(ShiftworkRefusal::RetireUnknown {
                     agreement: text.to_owned(),
                 });
             }
@@ -382,7 +485,7 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
         }
     }
     if list.len() > MAX_AGREEMENTS {
-        return Err(Refusal::TooManyAgreements { count: list.len() });
+        return Err(ShiftworkRefusal::TooManyAgreements { count: list.len() });
     }
     if changes.retired.is_empty() && changes.adopted.is_empty() {
         return Ok(None);
@@ -391,13 +494,13 @@ fn agreements_gate(cp: &Checkpoint<'_>, patch: &Json) -> Result<Option<Agreement
     Ok(Some(changes))
 }
 
-/// Gate 12 (SW-121): the follow-up units to append, or the first refusal.
+/// The follow-ups check: the follow-up units to append, or the first refusal.
 fn follow_ups_gate(
     cp: &Checkpoint<'_>,
     unit: &Unit<'_>,
     items: &Json,
     brief_files: &HashMap<String, bool>,
-) -> Result<Vec<Json>, Refusal> {
+) -> Result<Vec<Json>, ShiftworkRefusal> {
     let items: &[Json] = items.as_array().map(Vec::as_slice).unwrap_or(&[]);
     let field = |item: &Json, key: &str| item.get(key).and_then(Json::as_str).unwrap_or("").to_owned();
     let existing: HashSet<&str> = cp.units().map(|u| u.id()).collect();
@@ -406,7 +509,7 @@ fn follow_ups_gate(
     for item in items {
         let fid = item.get("id").and_then(Json::as_str).unwrap_or("");
         if existing.contains(fid) || !seen.insert(fid) {
-            return Err(Refusal::DuplicateId { id: fid.to_owned() });
+            return Err(ShiftworkRefusal::DuplicateId { id: fid.to_owned() });
         }
     }
     // 2. Brief files under the repo root.
@@ -414,7 +517,7 @@ fn follow_ups_gate(
         let brief = item.get("brief_path").and_then(Json::as_str).unwrap_or("");
         let is_file = brief_path_is_inside(brief) && brief_files.get(brief).copied().unwrap_or(false);
         if !is_file {
-            return Err(Refusal::FollowUpBriefNotAFile {
+            return Err(ShiftworkRefusal::FollowUpBriefNotAFile {
                 id: field(item, "id"),
                 path: brief.to_owned(),
             });
@@ -431,7 +534,7 @@ fn follow_ups_gate(
     for (item, deps) in items.iter().zip(&all_deps) {
         for dep in deps {
             if !existing.contains(dep.as_str()) && !seen.contains(dep.as_str()) {
-                return Err(Refusal::UnknownDependency {
+                return Err(ShiftworkRefusal::UnknownDependency {
                     node: field(item, "id"),
                     dependency: dep.clone(),
                 });
@@ -458,7 +561,7 @@ fn follow_ups_gate(
     for item in items {
         let r = item.get("role").and_then(Json::as_str).unwrap_or("");
         if cp.declares_role(r) == Some(false) {
-            return Err(Refusal::FollowUpRoleUndeclared {
+            return Err(ShiftworkRefusal::FollowUpRoleUndeclared {
                 id: field(item, "id"),
                 role: r.to_owned(),
             });
@@ -491,11 +594,12 @@ fn follow_ups_gate(
         .collect())
 }
 
-/// Gate 13, the mutation (SW-83), in its contractual order.
+/// The change of the document, in bantamkit's order: the unit's status and attempts, the
+/// agreements, the conclusion, the follow-ups, the cursor, the handoff, the history ring.
 fn mutate(
     doc: &mut Json,
     index: usize,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     agreements: Option<AgreementChanges>,
     conclusion: Option<Json>,
     new_units: Vec<Json>,
@@ -526,11 +630,11 @@ fn mutate(
     }
 }
 
-/// Steps 1–5 of SW-83: status, attempts, agreements, conclusion, follow-ups.
+/// The first steps of the change: status, attempts, agreements, conclusion, follow-ups.
 fn apply_unit_and_job(
     root: &mut Object,
     index: usize,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     agreements: Option<AgreementChanges>,
     conclusion: Option<Json>,
     new_units: Vec<Json>,
@@ -591,7 +695,7 @@ fn units_mut(root: &mut Object) -> Option<&mut Vec<Json>> {
         .as_array_mut()
 }
 
-/// The cursor rule (SW-87): `ready[0]`, else the first non-terminal unit, else the unit itself.
+/// The cursor rule: `ready[0]`, else the first non-terminal unit, else the unit itself.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "A", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["C"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();

@@ -1,4 +1,4 @@
-//! Judging a checkpoint's plan (§7): the batch view (§7.1) and the plan checks (§7.2), and the
+//! Judging a checkpoint's plan: the batch view and the plan checks, and the
 //! answers of `shiftwork_plan` and `shiftwork_status` built from what was read.
 
 use std::collections::{HashMap, HashSet};
@@ -8,14 +8,15 @@ use crate::json::Node;
 use crate::ledger::LedgerSummary;
 use foldhash::fast::RandomState;
 
+use crate::model::UnitStatus;
 use crate::planner::{self, Feed, Schedule};
-use crate::refusal::{NodeField, Refusal};
+use crate::refusal::{NodeField, ShiftworkRefusal};
 use crate::results::HeldUnit;
 use crate::results::{Plan, Status};
 use crate::search::SearchResult;
 use crate::view::Checkpoint;
 
-/// The batch view (§7.1): the planner over the non-terminal units.
+/// The batch view: the planner over the non-terminal units.
 #[derive(Debug, Clone)]
 pub struct BatchView<'d> {
     /// The planner's nodes: the non-terminal units in plan order (their ids; the planner's input is
@@ -37,7 +38,7 @@ pub struct BatchNode<'d> {
 }
 
 impl BatchView<'_> {
-    /// `ready` (SW-59): the first batch's unit ids, or none.
+    /// `ready`: the first batch's unit ids, or none.
     pub fn ready(&self) -> Vec<&str> {
         self.schedule
             .batches
@@ -55,7 +56,7 @@ impl BatchView<'_> {
             .collect()
     }
 
-    /// The holds (SW-52), units named by id.
+    /// The holds, units named by id.
     pub fn held_units(&self) -> Vec<HeldUnit> {
         self.schedule
             .held
@@ -70,17 +71,17 @@ impl BatchView<'_> {
     }
 }
 
-/// The batch view of a validated checkpoint (SW-57, SW-58): one node per non-terminal unit,
+/// The batch view of a validated checkpoint: one node per non-terminal unit,
 /// dependencies on terminal units removed, priority 0, `touches` when present. The one
 /// implementation used by plan, clock-in and the cursor move. The units feed the planner directly:
-/// what it keeps per unit is its id and position (issue 27 item 7).
+/// what it keeps per unit is its id and position.
 ///
 /// ```
 /// let doc = shiftwork_core::json::parse(r#"{"plan": {"cursor": "B", "units": [{"id": "A", "status": "done", "depends_on": []}, {"id": "B", "status": "todo", "depends_on": ["A"]}, {"id": "C", "status": "todo", "depends_on": ["B"]}]}}"#).unwrap();
 /// let view = shiftwork_core::decide::plan::batch_view(&shiftwork_core::Checkpoint::new(&doc)).unwrap();
 /// assert_eq!(view.ready(), ["B"]);
 /// ```
-pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+pub fn batch_view<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let terminal: Terminal<'d> = cp.units().filter(|u| u.is_terminal()).map(|u| u.id()).collect();
     batch_view_without(cp, &terminal)
 }
@@ -92,7 +93,7 @@ type Terminal<'d> = HashSet<&'d str, RandomState>;
 fn batch_view_without<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
     terminal: &Terminal<'d>,
-) -> Result<BatchView<'d>, Refusal> {
+) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let units = cp.len();
     let mut feed = Feed::with_capacity(units, 2 * units);
     let mut nodes = Vec::with_capacity(units);
@@ -102,10 +103,12 @@ fn batch_view_without<'d, N: Node<'d>>(
         if unit.is_terminal() {
             continue;
         }
-        let touches = unit.touches().map_err(|planner::BadTouches| Refusal::NodeShape {
-            index: unit.index(),
-            field: Some(NodeField::Touches),
-        })?;
+        let touches = unit
+            .touches()
+            .map_err(|planner::BadTouches| ShiftworkRefusal::NodeShape {
+                index: unit.index(),
+                field: Some(NodeField::Touches),
+            })?;
         has_touches |= unit.has_touches();
         let depends_on = unit.depends_on();
         if terminal.is_empty() {
@@ -129,16 +132,16 @@ fn batch_view_without<'d, N: Node<'d>>(
     })
 }
 
-/// The plan checks of §7.2 in order (SW-60): `touches` of every unit, the batch view's refusals,
-/// review independence (SW-61). Returns the batch view when all pass. One pass over the units finds
+/// The plan checks, in order: `touches` of every unit, the batch view's refusals,
+/// review independence. Returns the batch view when all pass. One pass over the units finds
 /// the first bad `touches`, the terminal units and whether any unit reviews; a second feeds the
 /// planner; a third, only when some unit reviews, checks the reviews.
-pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, Refusal> {
+pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<'d>, ShiftworkRefusal> {
     let mut terminal = Terminal::default();
     let mut reviews = false;
     for unit in cp.units() {
         if unit.touches().is_err() {
-            return Err(Refusal::NodeShape {
+            return Err(ShiftworkRefusal::NodeShape {
                 index: unit.index(),
                 field: Some(NodeField::Touches),
             });
@@ -156,27 +159,27 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
     // The reviewed units by id (the first unit with an id, as ids are unique): role only.
     let mut roles: HashMap<&str, &str, RandomState> = HashMap::default();
     for unit in cp.units() {
-        roles.entry(unit.id()).or_insert(unit.role());
+        roles.entry(unit.id()).or_insert(unit.role_str());
     }
     for unit in cp.units() {
         for r in unit.reviews() {
             let Some(reviewed_role) = roles.get(r) else {
-                return Err(Refusal::ReviewsUnknownUnit {
+                return Err(ShiftworkRefusal::ReviewsUnknownUnit {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
                 });
             };
             if !unit.depends_on().any(|d| d == r) {
-                return Err(Refusal::ReviewsNonDependency {
+                return Err(ShiftworkRefusal::ReviewsNonDependency {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
                 });
             }
-            if *reviewed_role == unit.role() {
-                return Err(Refusal::ReviewsOwnRole {
+            if *reviewed_role == unit.role_str() {
+                return Err(ShiftworkRefusal::ReviewsOwnRole {
                     unit: unit.id().to_owned(),
                     reviewed: r.to_owned(),
-                    role: unit.role().to_owned(),
+                    role: unit.role_str().to_owned(),
                 });
             }
         }
@@ -184,7 +187,7 @@ pub fn plan_checks<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>) -> Result<BatchView<
     Ok(view)
 }
 
-/// `shiftwork_plan`'s answer (SW-62) from a checkpoint that passed the plan checks, its batch view,
+/// `shiftwork_plan`'s answer from a checkpoint that passed the plan checks, its batch view,
 /// and — when it declares `job.budget` — the ledger pass that kept the counted tokens.
 pub fn plan<'d, N: Node<'d>>(
     cp: &Checkpoint<'d, N>,
@@ -200,21 +203,22 @@ pub fn plan<'d, N: Node<'d>>(
     }
 }
 
-/// `shiftwork_status`'s answer (SW-65): counts per status in order of first appearance, the number of
+/// `shiftwork_status`'s answer: counts per status in order of first appearance, the number of
 /// open questions, the last history entry, and the archive search when one was made.
 pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResult>) -> Status {
-    let mut units: Vec<(String, usize)> = Vec::new();
+    let mut units: Vec<(UnitStatus, usize)> = Vec::new();
     for unit in cp.units() {
-        match units.iter_mut().find(|(k, _)| k == unit.status()) {
+        let status = unit.status();
+        match units.iter_mut().find(|(k, _)| *k == status) {
             Some((_, n)) => *n += 1,
-            None => units.push((unit.status().to_owned(), 1)),
+            None => units.push((status, 1)),
         }
     }
-    Status {
-        cursor: cp.cursor().to_owned(),
+    Status::new(
+        cp.cursor().to_owned(),
         units,
-        open_questions: cp.open_questions().len(),
-        last_history: cp.last_history().map(N::to_json),
+        cp.open_question_count(),
+        cp.last_history_node().map(N::to_json),
         search,
-    }
+    )
 }

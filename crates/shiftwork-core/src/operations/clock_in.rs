@@ -1,4 +1,6 @@
-//! `shiftwork_clock_in(checkpoint, unit_id?)` (§9).
+//! `shiftwork_clock_in(checkpoint, unit_id?)`.
+
+use std::path::Path;
 
 use shiftwork_seams::ProbeStatus;
 
@@ -9,15 +11,16 @@ use crate::ledger;
 use crate::lock::{self, Acquired};
 use crate::paths::CheckpointPaths;
 use crate::records;
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::results::{ClockIn, Escalation};
 use crate::view::Checkpoint;
 
-/// `shiftwork_clock_in(checkpoint, unit_id?)` (§9): the brief of a ready unit, recorded in the ledger;
+/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit, recorded in the ledger;
 /// an escalation for an open question; success when every unit is done.
-pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<ClockIn, Refusal> {
+pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<ClockIn, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
+    env.confine(&paths, &[])?;
     let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::CLOCK_IN)?;
     let cp = doc.view();
     // Step 2: probes never run under the lock (SW-73).
@@ -37,7 +40,11 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
         Err(Stop::Refused(refusal)) => return Err(refusal),
     };
     // Steps 7–10 under the lock when it can be had (SW-73).
-    let held = match lock::acquire(env, &paths.lock_target(fs)) {
+    let acquired = {
+        let _wait = tracing::info_span!("shiftwork.lock_wait").entered();
+        lock::acquire(env, &paths.lock_target(fs))
+    };
+    let held = match acquired {
         Acquired::Held(lock) => Some(lock),
         Acquired::TimedOut(_) | Acquired::Unavailable(_) => None,
     };
@@ -45,18 +52,21 @@ pub fn clock_in(env: &Env, checkpoint: &str, unit_id: Option<&str>) -> Result<Cl
     let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
     decide::admit(&cp, &unit, &summary)?;
     let ts = records::timestamp(env.clock.now());
-    let brief_line = records::brief_line(unit.role(), &ts, unit.id());
+    let brief_line = records::brief_line(unit.role_str(), &ts, unit.id());
     // Issue 27 item 6: a line no ledger reader reads would leave the unit unbriefed.
     records::check_line(&brief_line)?;
     let line = records::appended(summary.last_byte, &brief_line);
     // Best-effort (SW-93): the brief is answered even when its record cannot be written.
-    let _ = shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true);
+    let _appended = {
+        let _write = tracing::info_span!("shiftwork.durable_write").entered();
+        shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true)
+    };
     drop(held);
     Ok(ClockIn::Brief(Box::new(decide::brief(&cp, &unit))))
 }
 
 /// Runs the relays' probes in order from the repo root, all of them within one budget of
-/// `env.probe_timeout` (issue 12 item 4): each gets what is left of it, and a relay reached with
+/// `env.probe_timeout`: each gets what is left of it, and a relay reached with
 /// nothing left counts as timed out without running. The escalation of the first that does not
 /// answer its relay, if any.
 fn run_probes<'d, N: Node<'d>>(

@@ -1,4 +1,4 @@
-//! `shiftwork_clock_out(…)` (§10): under the lock, gather, let the gates judge, commit.
+//! `shiftwork_clock_out(…)`: under the lock, gather, let the gates judge, commit.
 
 use std::collections::HashMap;
 
@@ -7,19 +7,40 @@ use shiftwork_seams::FileKind;
 use crate::admission::Reservation;
 use crate::checkpoint;
 use crate::commit;
-use crate::decide::clock_out::{self as decide, ClockOut, Gathered};
+use crate::decide::clock_out::{self as decide, ClockOutArguments, Gathered};
 use crate::env::Env;
 use crate::ledger::{self, LedgerSummary};
 use crate::lock::{self, Acquired, LockHolder};
 use crate::paths::CheckpointPaths;
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
+use crate::request::ClockOut;
 use crate::results::ClockedOut;
+use crate::roots::Confined;
 
-/// `shiftwork_clock_out` (§10): gates 0–17 in order. Every refusal writes nothing; a success has
-/// appended the accounting line and replaced the checkpoint durably (W1–W6).
-pub fn clock_out(env: &Env, args: &ClockOut) -> Result<ClockedOut, Refusal> {
+/// `shiftwork_clock_out` of a typed request: its arguments judged as the tool's are
+/// ([`clock_out_arguments`]).
+pub fn clock_out(env: &Env, request: &ClockOut) -> Result<ClockedOut, ShiftworkRefusal> {
+    clock_out_arguments(env, &request.to_arguments())
+}
+
+/// `shiftwork_clock_out` of the arguments as a client sent them, judged in bantamkit's order. Every
+/// refusal writes nothing; a success has appended the accounting line and replaced the checkpoint
+/// durably.
+pub fn clock_out_arguments(env: &Env, args: &ClockOutArguments) -> Result<ClockedOut, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(&args.checkpoint);
+    if env.roots.is_some() {
+        let root = paths.repo_root(fs);
+        let briefs: Vec<(std::path::PathBuf, &str)> = decide::brief_paths(args)
+            .into_iter()
+            .map(|b| (root.join(b), b))
+            .collect();
+        let checks: Vec<(Confined, &std::path::Path, &str)> = briefs
+            .iter()
+            .map(|(path, shown)| (Confined::Brief, path.as_path(), *shown))
+            .collect();
+        env.confine(&paths, &checks)?;
+    }
     let target = paths.lock_target(fs);
     // Memory admission, before the lock is waited for (issue 27 item 7).
     let size = fs.metadata(&paths.given).map_or(0, |m| m.len);
@@ -30,7 +51,10 @@ pub fn clock_out(env: &Env, args: &ClockOut) -> Result<ClockedOut, Refusal> {
     };
     let mut memory = env.memory.reserve(env.clock.as_ref(), bytes, size)?;
     // Gate 0.
-    let mut acquired = lock::acquire(env, &target);
+    let mut acquired = {
+        let _wait = tracing::info_span!("shiftwork.lock_wait").entered();
+        lock::acquire(env, &target)
+    };
     if let Acquired::TimedOut(holder) = acquired {
         return Err(locked(holder));
     }
@@ -41,8 +65,8 @@ pub fn clock_out(env: &Env, args: &ClockOut) -> Result<ClockedOut, Refusal> {
     result
 }
 
-fn locked(holder: LockHolder) -> Refusal {
-    Refusal::Locked {
+fn locked(holder: LockHolder) -> ShiftworkRefusal {
+    ShiftworkRefusal::Locked {
         path: holder.path,
         pid: holder.pid,
         host: holder.host,
@@ -52,16 +76,19 @@ fn locked(holder: LockHolder) -> Refusal {
 
 fn judge_and_commit(
     env: &Env,
-    args: &ClockOut,
+    args: &ClockOutArguments,
     paths: &CheckpointPaths,
     target: &std::path::Path,
     acquired: &mut Acquired<'_>,
     memory: &mut Reservation<'_>,
-) -> Result<ClockedOut, Refusal> {
+) -> Result<ClockedOut, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     // Gate 1: read in place, then built to be changed — once the memory it will take is reserved:
     // the text and its tape, the document built (which can be many times its text) and its new text.
-    let placed = checkpoint::read_in_place(fs, paths)?;
+    let placed = {
+        let _read = tracing::info_span!("shiftwork.checkpoint_read").entered();
+        checkpoint::read_in_place(fs, paths)?
+    };
     let size_hint = placed.tape().text().len();
     let held = (size_hint + placed.tape().extra_bytes()) as u64;
     let built = placed.tape().root().built_bytes() as u64;
@@ -85,15 +112,18 @@ fn judge_and_commit(
     let last_byte = summary.last_byte;
     let decided = decide::clock_out(doc.into_json(), &summary, &gathered, args, env.clock.now())?;
     match acquired {
-        Acquired::Held(lock) => commit::run(env, lock, paths, target, &decided, last_byte)?,
+        Acquired::Held(lock) => {
+            let _write = tracing::info_span!("shiftwork.durable_write").entered();
+            commit::run(env, lock, paths, target, &decided, last_byte)?;
+        }
         Acquired::Unavailable(e) => return Err(commit::without_lock(env, paths, target, e)),
         Acquired::TimedOut(holder) => return Err(locked(holder.clone())),
     }
     Ok(decided.answer)
 }
 
-/// For gate 12: whether each follow-up brief that may be looked at is a regular file below the repo root.
-fn brief_files(env: &Env, paths: &CheckpointPaths, args: &ClockOut) -> HashMap<String, bool> {
+/// For the follow-ups check: whether each follow-up brief that may be looked at is a regular file below the repo root.
+fn brief_files(env: &Env, paths: &CheckpointPaths, args: &ClockOutArguments) -> HashMap<String, bool> {
     let briefs = decide::brief_paths(args);
     if briefs.is_empty() {
         return HashMap::new();

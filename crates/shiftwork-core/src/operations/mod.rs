@@ -8,6 +8,6 @@ mod plan;
 mod status;
 
 pub use clock_in::clock_in;
-pub use clock_out::clock_out;
+pub use clock_out::{clock_out, clock_out_arguments};
 pub use plan::plan_checkpoint;
 pub use status::status;

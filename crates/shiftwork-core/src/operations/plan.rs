@@ -1,14 +1,16 @@
-//! `shiftwork_plan(checkpoint)` (§7).
+//! `shiftwork_plan(checkpoint)`.
+
+use std::path::Path;
 
 use crate::decide;
 use crate::env::Env;
 use crate::ledger;
 use crate::paths::CheckpointPaths;
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::results::Plan;
 
-/// `shiftwork_plan(checkpoint)` (SW-62): the batch view of the checkpoint, never writing. The ledger is
-/// read only when the checkpoint declares `job.budget` (SW-63).
+/// `shiftwork_plan(checkpoint)`: the batch view of the checkpoint, never writing. The ledger is
+/// read only when the checkpoint declares `job.budget`.
 ///
 /// ```
 /// use shiftwork_core::Answer;
@@ -19,12 +21,13 @@ use crate::results::Plan;
 ///     std::sync::Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH)),
 ///     std::sync::Arc::new(shiftwork_seams::MemHost::new(1, "h")),
 /// );
-/// let refused = shiftwork_core::plan_checkpoint(&env, "/r/.shiftwork/cp.json").unwrap_err();
+/// let refused = shiftwork_core::plan_checkpoint(&env, std::path::Path::new("/r/.shiftwork/cp.json")).unwrap_err();
 /// assert_eq!(refused.to_string(), "checkpoint invalid: JSON does not match schema at 'root': 'version' is a required property");
 /// ```
-pub fn plan_checkpoint(env: &Env, checkpoint: &str) -> Result<Plan, Refusal> {
+pub fn plan_checkpoint(env: &Env, checkpoint: &Path) -> Result<Plan, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
+    env.confine(&paths, &[])?;
     let (doc, _memory) = env.read_admitted(&paths, crate::admission::factor::PLAN)?;
     let cp = doc.view();
     let view = decide::plan::plan_checks(&cp)?;

@@ -4,7 +4,7 @@
 //! kept in 64 bits while they fit, touched paths interned), then resolved in two passes — the ids into
 //! an index ([`IdIndex`]), each dependency into an input position — the second of which also finds
 //! the levels when every dependency precedes its node. So the refusals duplicate id and unknown
-//! dependency (SW-53) have one home.
+//! dependency have one home.
 
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use foldhash::fast::RandomState;
 
 use super::Priority;
 use super::index::IdIndex;
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 
 /// A graph in compressed rows: the edges of node `i` are `deps[starts[i]..starts[i + 1]]`, in
 /// declared order (a repeated edge stays repeated).
@@ -201,10 +201,10 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The nodes with every dependency resolved, or the first refusal in SW-53's order: the first
+    /// The nodes with every dependency resolved, or the first refusal in the planner's order: the first
     /// duplicate id, else the first unknown dependency (nodes in input order, dependencies in
     /// declared order).
-    pub(super) fn finish(self) -> Result<Nodes<'a>, Refusal> {
+    pub(super) fn finish(self) -> Result<Nodes<'a>, ShiftworkRefusal> {
         match self.resolve() {
             (nodes, None) => Ok(nodes),
             (_, Some(refusal)) => Err(refusal),
@@ -216,7 +216,7 @@ impl<'a> Builder<'a> {
     ///
     /// One pass interns the ids (the first node with an id keeps it); a second resolves each
     /// dependency and, while every one so far precedes its node, keeps the levels.
-    pub(super) fn resolve(self) -> (Nodes<'a>, Option<Refusal>) {
+    pub(super) fn resolve(self) -> (Nodes<'a>, Option<ShiftworkRefusal>) {
         match IdIndex::<u32>::build(&self.ids) {
             Some((index, duplicate)) => self.resolve_with(duplicate, |ids, id| index.get(ids, id)),
             None => match IdIndex::<usize>::build(&self.ids) {
@@ -232,7 +232,7 @@ impl<'a> Builder<'a> {
         self,
         duplicate: Option<usize>,
         index: impl Fn(&[&str], &str) -> Option<usize>,
-    ) -> (Nodes<'a>, Option<Refusal>) {
+    ) -> (Nodes<'a>, Option<ShiftworkRefusal>) {
         let n = self.ids.len();
         let mut graph = Graph {
             starts: self.starts,
@@ -240,14 +240,14 @@ impl<'a> Builder<'a> {
         };
         let mut levels = Some(Vec::with_capacity(n));
         let refusal = match duplicate {
-            Some(i) => Some(Refusal::DuplicateId {
+            Some(i) => Some(ShiftworkRefusal::DuplicateId {
                 id: self.ids[i].to_owned(),
             }),
             None => (0..n).find_map(|i| {
                 let mut level = 0;
                 for &dep in &self.depends_on[graph.starts[i]..graph.starts[i + 1]] {
                     let Some(d) = index(&self.ids, dep) else {
-                        return Some(Refusal::UnknownDependency {
+                        return Some(ShiftworkRefusal::UnknownDependency {
                             node: self.ids[i].to_owned(),
                             dependency: dep.to_owned(),
                         });

@@ -1,4 +1,4 @@
-//! The index from node id to input position that resolves every dependency (SW-53): an open-addressed
+//! The index from node id to input position that resolves every dependency: an open-addressed
 //! table of positions, built once the number of ids is known, so it never grows.
 //!
 //! A general hash map cost the planner more than the rest of its work on large graphs: each lookup

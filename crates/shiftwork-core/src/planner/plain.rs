@@ -1,10 +1,10 @@
 //! `work_plan`'s arguments read straight from their text when it is in the plain form most clients
-//! send (issue 16 item 1): no value tree, ids borrowed from the text, each node handed to the graph
+//! send: no value tree, ids borrowed from the text, each node handed to the graph
 //! [`Builder`] as soon as its object closes.
 
 use super::graph::{Builder, Nodes};
 use super::{Priority, normalize_touch};
-use crate::refusal::Refusal;
+use crate::refusal::ShiftworkRefusal;
 use crate::results::WorkPlan;
 
 /// [`work_plan`](super::work_plan) read straight from the text of its arguments, `{"nodes": [...]}`,
@@ -25,7 +25,7 @@ use crate::results::WorkPlan;
 /// // An escape takes the general path.
 /// assert!(shiftwork_core::planner::work_plan_text(r#"{"nodes": [{"id": "\u0061"}]}"#).is_none());
 /// ```
-pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> {
+pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, ShiftworkRefusal>> {
     let read = PlainNodes::read(arguments)?;
     let rest = arguments.get(read.end..)?;
     rest.trim_start_matches([' ', '\t', '\n', '\r'])
@@ -49,7 +49,7 @@ pub fn work_plan_text(arguments: &str) -> Option<Result<WorkPlan<'_>, Refusal>> 
 pub struct PlainNodes<'a> {
     nodes: Nodes<'a>,
     /// The refusal (duplicate id, unknown dependency) the nodes met, when they cannot be planned.
-    refusal: Option<Refusal>,
+    refusal: Option<ShiftworkRefusal>,
     end: usize,
 }
 
@@ -73,7 +73,7 @@ impl<'a> PlainNodes<'a> {
     }
 
     /// [`work_plan`](super::work_plan)'s answer on these nodes.
-    pub fn plan(&self) -> Result<WorkPlan<'a>, Refusal> {
+    pub fn plan(&self) -> Result<WorkPlan<'a>, ShiftworkRefusal> {
         match &self.refusal {
             None => self.nodes.work_plan(),
             Some(refusal) => Err(refusal.clone()),

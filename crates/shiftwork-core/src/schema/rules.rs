@@ -1,10 +1,11 @@
 //! The embedded checkpoint schema as code: one pass over a document ([`Node`]: a built [`Json`] or a
-//! [`crate::json::Tape`]) that finds the violation 0.36.2 reports (SW-29) without building anything
+//! [`crate::json::Tape`]) that finds the violation 0.36.2 reports without building anything
 //! but its path, in O(document) time and O(depth) memory however many violations a document holds.
 //!
-//! It is the reader's validator (§4.1 step 5) and the writer's (gate 14). A property test holds it to
+//! It is the reader's validator and the writer's (a clock-out validates the document it is about to
+//! write). A property test holds it to
 //! the generic draft 2020-12 validator (the `jsonschema` crate) on `CHECKPOINT_SCHEMA`: the same
-//! verdict, the same path and the same sentence (SW-151). Where two violations sit at one path, the
+//! verdict, the same path and the same sentence. Where two violations sit at one path, the
 //! first in that validator's keyword order is reported: `type`, `const`, `enum`, `minimum`,
 //! `minLength`, `maxLength`, `minItems`, `maxItems`, `minProperties`, `required`,
 //! `additionalProperties`, `propertyNames`, `anyOf`, `if`/`then`.
@@ -40,9 +41,9 @@ pub(crate) enum Rule {
     AnyOf,
 }
 
-/// SW-31's detail of `rule` at `at` (`allowed`: the keys a closed object may carry). Quoting, values
+/// The detail of a violation of `rule` at `at` (`allowed`: the keys a closed object may carry). Quoting, values
 /// are rendered as Python renders them, as 0.36.2 does; not quoting, a detail names the rule and the
-/// schema's values, never the document's (issue 27 item 13: a refusal about a file quotes none of its
+/// schema's values, never the document's (a refusal about a file quotes none of its
 /// content).
 pub(crate) fn detail<'d, N: Node<'d>>(rule: &Rule, at: N, allowed: &[&str], quote: Quote) -> String {
     let value = || match quote {
@@ -139,7 +140,7 @@ struct Walk<'d, N> {
     best: Option<Found<'d, N>>,
 }
 
-/// The checkpoint's violation to report (SW-29), if any.
+/// The checkpoint's violation to report, if any.
 pub(crate) fn checkpoint<'d, N: Node<'d>>(doc: N, quote: Quote) -> Result<(), SchemaViolation> {
     let mut walk = Walk {
         path: Vec::new(),
@@ -584,7 +585,7 @@ struct Collect<'d, N> {
     found: Vec<BranchFailure<'d, N>>,
 }
 
-/// SW-29 step 5 for a failed question item: the branch failure to report (its path below the item),
+/// For a failed open-question item (an `anyOf` of a string and an object): the branch failure to report (its path below the item),
 /// or `None` to report the `anyOf` failure itself.
 fn question_choice<'d, N: Node<'d>>(item: N) -> Option<(Vec<Seg<'d>>, Rule, N)> {
     let mut all = question_errors(item);

@@ -1,4 +1,4 @@
-//! The schema as code against the generic draft 2020-12 validator on the embedded schema (SW-151):
+//! The schema as code against the generic draft 2020-12 validator on the embedded schema:
 //! on valid documents and on documents broken in every way the schema can see, both give the same
 //! verdict, the same path and the same sentence (0.36.2's wording, values quoted).
 

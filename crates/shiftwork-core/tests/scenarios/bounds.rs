@@ -32,7 +32,11 @@ fn answer_keys_come_in_the_documented_order_sw45() {
         ]
     );
     assert_eq!(
-        keys(&compact(&shiftwork_core::status(&fx.env, CP, Some("x")))),
+        keys(&compact(&shiftwork_core::status(
+            &fx.env,
+            std::path::Path::new(CP),
+            Some("x")
+        ))),
         [
             "result",
             "cursor",
@@ -92,7 +96,7 @@ fn answer_keys_come_in_the_documented_order_sw45() {
 fn a_reason_is_clipped_to_2000_code_points_sw46() {
     let fx = Fx::new(&ex());
     let id = "é".repeat(3000);
-    let answer = shiftwork_core::clock_out(&fx.env, &out_args(&id, "done")).answer();
+    let answer = shiftwork_core::clock_out_arguments(&fx.env, &out_args(&id, "done")).answer();
     let reason = answer.get("reason").and_then(Json::as_str).unwrap();
     let full = format!("unit {id} is not in the plan");
     let cut = full.chars().count() - 2000;
@@ -105,7 +109,7 @@ fn a_reason_is_clipped_to_2000_code_points_sw46() {
         2000 + format!("…({cut} more)").chars().count()
     );
     // Also a clock-in refusal naming a long unit id.
-    let answer = shiftwork_core::clock_in(&fx.env, CP, Some(&id)).answer();
+    let answer = shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), Some(&id)).answer();
     let reason = answer.get("reason").and_then(Json::as_str).unwrap();
     assert!(
         reason.ends_with(" more)") && reason.starts_with("unit éé"),
@@ -215,7 +219,7 @@ fn answers_are_bounded_by_their_inputs_never_by_the_ledger_or_archive_sw147() {
     let line = format!("needle {}\n", "x".repeat(2000));
     fx.fs
         .write_file("/.shiftwork/archive/big.log", line.repeat(500).as_bytes());
-    let answer = shiftwork_core::status(&fx.env, CP, Some("needle")).answer();
+    let answer = shiftwork_core::status(&fx.env, std::path::Path::new(CP), Some("needle")).answer();
     let matches = answer
         .get("search")
         .unwrap()

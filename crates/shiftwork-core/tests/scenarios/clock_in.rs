@@ -296,18 +296,30 @@ fn d1_status_search_sw139() {
         "/.shiftwork/archive/job-a.txt",
         b"lock timeout on U3\nunit U4 done\nLOCK wait TIMEOUT\n",
     );
-    let out = compact(&shiftwork_core::status(&fx.env, CP, Some("lock timeout")));
+    let out = compact(&shiftwork_core::status(
+        &fx.env,
+        std::path::Path::new(CP),
+        Some("lock timeout"),
+    ));
     assert!(out.ends_with(r#""last_history": {"unit": "U1", "outcome": "done"}, "search": {"query": "lock timeout", "matches": [{"file": "job-a.txt", "line": 1, "text": "lock timeout on U3"}, {"file": "job-a.txt", "line": 3, "text": "LOCK wait TIMEOUT"}], "truncated": false}}"#), "{out}");
     let none = Fx::new(&ex());
     assert!(
-        compact(&shiftwork_core::status(&none.env, CP, Some("lock")))
-            .ends_with(r#""matches": [], "truncated": false}}"#)
+        compact(&shiftwork_core::status(
+            &none.env,
+            std::path::Path::new(CP),
+            Some("lock")
+        ))
+        .ends_with(r#""matches": [], "truncated": false}}"#)
     );
     let many = Fx::new(&ex());
     let text: String = (0..60).map(|i| format!("lock timeout {i}\n")).collect();
     many.fs
         .write_file("/.shiftwork/archive/sub/big.log", text.as_bytes());
-    let out = compact(&shiftwork_core::status(&many.env, CP, Some("LOCK")));
+    let out = compact(&shiftwork_core::status(
+        &many.env,
+        std::path::Path::new(CP),
+        Some("LOCK"),
+    ));
     assert_eq!(out.matches("\"file\": \"sub/big.log\"").count(), 50);
     assert!(out.ends_with(r#""truncated": true}}"#));
 }
@@ -508,7 +520,7 @@ fn budget_figures_edges_sw130_sw131() {
 }
 
 fn search(fx: &Fx, checkpoint: &str, query: &str) -> String {
-    let answer = shiftwork_core::status(&fx.env, checkpoint, Some(query)).answer();
+    let answer = shiftwork_core::status(&fx.env, std::path::Path::new(checkpoint), Some(query)).answer();
     compact(answer.get("search").unwrap())
 }
 

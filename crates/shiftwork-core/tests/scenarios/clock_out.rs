@@ -225,7 +225,7 @@ fn f5_reserved_keys_and_briefed_sw15_sw81_sw85_sw96() {
 #[test]
 fn f6_whole_document_validation_sw77_gate14() {
     let prefix = "refused to write: JSON does not match schema at ";
-    let check = |edit: &dyn Fn(&mut shiftwork_core::ClockOut), tail: &str| {
+    let check = |edit: &dyn Fn(&mut shiftwork_core::ClockOutArguments), tail: &str| {
         let fx = Fx::new(&ex());
         let before = fx.snapshot();
         assert_eq!(

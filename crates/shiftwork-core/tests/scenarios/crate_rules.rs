@@ -85,7 +85,8 @@ fn one_public_operation_per_tool_and_the_parts_for_embedding_sw149() {
     // The reader, the writer and the embedded schema.
     let text = json::to_checkpoint_text(&ex());
     let doc = shiftwork_core::checkpoint::parse_bytes(text.as_bytes()).unwrap();
-    assert!(shiftwork_core::schema::validate_checkpoint(doc.as_json()).is_ok());
+    assert_eq!(doc.to_text(), text);
+    assert!(shiftwork_core::schema::validate_checkpoint(&ex()).is_ok());
     assert!(shiftwork_core::CHECKPOINT_SCHEMA.contains("urn:shiftwork:checkpoint:v1"));
     // The batch view and the ledger reader.
     let view = shiftwork_core::decide::plan::batch_view(&doc.view()).unwrap();
@@ -96,10 +97,10 @@ fn one_public_operation_per_tool_and_the_parts_for_embedding_sw149() {
     // The four checkpoint tools, each answering the object of its section.
     let fx = Fx::new(&ex());
     let results: Vec<Json> = vec![
-        shiftwork_core::plan_checkpoint(&fx.env, CP).answer(),
-        shiftwork_core::status(&fx.env, CP, None).answer(),
-        shiftwork_core::clock_in(&fx.env, CP, None).answer(),
-        shiftwork_core::clock_out(&fx.env, &out_args("U3", "done")).answer(),
+        shiftwork_core::plan_checkpoint(&fx.env, std::path::Path::new(CP)).answer(),
+        shiftwork_core::status(&fx.env, std::path::Path::new(CP), None).answer(),
+        shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), None).answer(),
+        shiftwork_core::clock_out_arguments(&fx.env, &out_args("U3", "done")).answer(),
     ];
     let kinds: Vec<&str> = results
         .iter()

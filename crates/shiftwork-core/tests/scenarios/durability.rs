@@ -137,7 +137,7 @@ fn g3_crash_at_every_step_then_recovery_sw86_sw107_sw110_sw111_sw144() {
             crashes += 1;
             let env = after_crash(&fx);
             // Any call that takes the lock breaks the dead holder's lock and recovers first.
-            let probe = shiftwork_core::clock_out(&env, &out_args("U99", "done"));
+            let probe = shiftwork_core::clock_out_arguments(&env, &out_args("U99", "done"));
             assert_eq!(
                 compact(&probe),
                 r#"{"result": "error", "reason": "unit U99 is not in the plan"}"#,
@@ -156,7 +156,7 @@ fn g3_crash_at_every_step_then_recovery_sw86_sw107_sw110_sw111_sw144() {
                 leftovers(&fx)
             );
             // Recovery is idempotent.
-            let again = shiftwork_core::clock_out(&env, &out_args("U99", "done"));
+            let again = shiftwork_core::clock_out_arguments(&env, &out_args("U99", "done"));
             assert_eq!(compact(&again), compact(&probe));
             assert_eq!((fx.cp(), fx.ledger().unwrap_or_default()), state);
         }
@@ -395,7 +395,13 @@ fn clock_ins_judge_the_budget_under_the_lock_sw73() {
     let hold = fx.fs.hold_reads(LEDGER);
     let first = {
         let env = Arc::clone(&env);
-        std::thread::spawn(move || compact(&shiftwork_core::clock_in(&env, CP, Some("X"))))
+        std::thread::spawn(move || {
+            compact(&shiftwork_core::clock_in(
+                &env,
+                std::path::Path::new(CP),
+                Some("X"),
+            ))
+        })
     };
     assert!(
         hold.wait_entered(Duration::from_secs(10)),
@@ -404,7 +410,13 @@ fn clock_ins_judge_the_budget_under_the_lock_sw73() {
     // X holds the lock while it reads the ledger; Y now waits for it.
     let second = {
         let env = Arc::clone(&env);
-        std::thread::spawn(move || compact(&shiftwork_core::clock_in(&env, CP, Some("Y"))))
+        std::thread::spawn(move || {
+            compact(&shiftwork_core::clock_in(
+                &env,
+                std::path::Path::new(CP),
+                Some("Y"),
+            ))
+        })
     };
     std::thread::sleep(Duration::from_millis(100));
     assert!(fx.fs.file(LOCK).is_some(), "X does not hold the lock");

@@ -552,7 +552,7 @@ fn run_output_rule_applies_to_done_runs_and_replays_only_sw128() {
 #[test]
 fn argument_shapes_are_judged_in_order_sw82_sw129() {
     let prefix = "unit U3 in role implementer sent";
-    type Edit = Box<dyn Fn(&mut shiftwork_core::ClockOut)>;
+    type Edit = Box<dyn Fn(&mut shiftwork_core::ClockOutArguments)>;
     let cases: Vec<(Edit, String)> = vec![
         (
             Box::new(|a| a.agreements = Some(parse(r#"{"adopt": "x"}"#))),

@@ -62,25 +62,29 @@ fn checkpoint_paths_that_are_not_regular_files_are_refused_without_blocking_issu
         )));
         let start = Instant::now();
         assert_eq!(
-            compact(&shiftwork_core::status(&env, &cp, None)),
+            compact(&shiftwork_core::status(&env, std::path::Path::new(&cp), None)),
             expected,
             "{cp}"
         );
         assert_eq!(
-            compact(&shiftwork_core::plan_checkpoint(&env, &cp)),
+            compact(&shiftwork_core::plan_checkpoint(&env, std::path::Path::new(&cp))),
             expected,
             "{cp}"
         );
         assert_eq!(
-            compact(&shiftwork_core::clock_in(&env, &cp, None)),
+            compact(&shiftwork_core::clock_in(&env, std::path::Path::new(&cp), None)),
             expected,
             "{cp}"
         );
         let mut args = out_args("U3", "done");
-        args.checkpoint = cp.clone();
+        args.checkpoint = cp.clone().into();
         // Twice: the first refusal released the lock, so the second is not a lock timeout.
         for _ in 0..2 {
-            assert_eq!(compact(&shiftwork_core::clock_out(&env, &args)), expected, "{cp}");
+            assert_eq!(
+                compact(&shiftwork_core::clock_out_arguments(&env, &args)),
+                expected,
+                "{cp}"
+            );
         }
         assert!(
             start.elapsed() < Duration::from_secs(4),
@@ -94,7 +98,7 @@ fn checkpoint_paths_that_are_not_regular_files_are_refused_without_blocking_issu
 
 fn search_of(env: &Env, checkpoint: &str, query: &str) -> String {
     compact(
-        shiftwork_core::status(env, checkpoint, Some(query))
+        shiftwork_core::status(env, std::path::Path::new(checkpoint), Some(query))
             .answer()
             .get("search")
             .unwrap(),
@@ -182,7 +186,11 @@ fn relay_questions_in_an_environment_without_probes_escalate_unrun_issue12_item3
     );
     assert!(!default.probes);
     assert_eq!(
-        compact(&shiftwork_core::clock_in(&default, CP, None)),
+        compact(&shiftwork_core::clock_in(
+            &default,
+            std::path::Path::new(CP),
+            None
+        )),
         r#"{"result": "escalate", "reason": "open question: Built?", "open_questions": [{"q": "Built?", "kind": "relay", "probe": "touch /pwned"}, {"q": "Green?", "kind": "relay", "probe": "true"}]}"#
     );
     assert!(fx.host.probes_run().is_empty());
@@ -283,7 +291,12 @@ fn a_lock_whose_holders_pid_was_reused_is_stale_issue12_item13() {
     let env = std::sync::Arc::new(fx.env);
     let worker = {
         let env = std::sync::Arc::clone(&env);
-        std::thread::spawn(move || compact(&shiftwork_core::clock_out(&env, &out_args("U3", "done"))))
+        std::thread::spawn(move || {
+            compact(&shiftwork_core::clock_out_arguments(
+                &env,
+                &out_args("U3", "done"),
+            ))
+        })
     };
     assert!(hold.wait_entered(Duration::from_secs(10)));
     *record.lock().unwrap() = fs.file(LOCK);

@@ -248,7 +248,7 @@ fn a_write_its_reader_could_not_read_back_is_refused_issue27_item6() {
 #[test]
 fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item7() {
     use shiftwork_core::admission::factor;
-    use shiftwork_core::{MemoryBudget, Refusal};
+    use shiftwork_core::{MemoryBudget, ShiftworkRefusal};
     use std::time::Duration;
 
     let size = json::to_checkpoint_text(&ex()).len() as u64;
@@ -272,10 +272,13 @@ fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item
         .reserve(&fx.clock, limit - factor::STATUS * size + 1, size)
         .unwrap();
     let before = shiftwork_seams::Clock::monotonic(&fx.clock);
-    let refused = shiftwork_core::plan_checkpoint(&fx.env, CP).unwrap_err();
+    let refused = shiftwork_core::plan_checkpoint(&fx.env, std::path::Path::new(CP)).unwrap_err();
     let waited = shiftwork_seams::Clock::monotonic(&fx.clock) - before;
     assert!(waited >= Duration::from_secs(2), "{waited:?}");
-    assert!(matches!(refused, Refusal::MemoryBusy { .. }), "{refused}");
+    assert!(
+        matches!(refused, ShiftworkRefusal::MemoryBusy { .. }),
+        "{refused}"
+    );
     assert!(!refused.is_answer());
     assert_eq!(
         refused.to_string(),
@@ -285,11 +288,14 @@ fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item
         )
     );
     for call in [
-        shiftwork_core::status(&fx.env, CP, None).map(|_| ()),
-        shiftwork_core::clock_in(&fx.env, CP, None).map(|_| ()),
-        shiftwork_core::clock_out(&fx.env, &out_args("U3", "done")).map(|_| ()),
+        shiftwork_core::status(&fx.env, std::path::Path::new(CP), None).map(|_| ()),
+        shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), None).map(|_| ()),
+        shiftwork_core::clock_out_arguments(&fx.env, &out_args("U3", "done")).map(|_| ()),
     ] {
-        assert!(matches!(call, Err(Refusal::MemoryBusy { .. })), "{call:?}");
+        assert!(
+            matches!(call, Err(ShiftworkRefusal::MemoryBusy { .. })),
+            "{call:?}"
+        );
     }
     assert!(fx.ledger().is_none(), "a busy call writes nothing");
     drop(other);
@@ -301,7 +307,7 @@ fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item
     // A call that needs more than the whole budget is refused at once, without waiting.
     let fx = budget(factor::PLAN * size - 1);
     let before = shiftwork_seams::Clock::monotonic(&fx.clock);
-    let refused = shiftwork_core::plan_checkpoint(&fx.env, CP).unwrap_err();
+    let refused = shiftwork_core::plan_checkpoint(&fx.env, std::path::Path::new(CP)).unwrap_err();
     assert_eq!(shiftwork_seams::Clock::monotonic(&fx.clock), before);
     assert_eq!(
         refused.to_string(),
@@ -315,8 +321,8 @@ fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item
     // The clock-out reserves, once it has read the checkpoint, what building and rewriting it takes.
     let fx = budget(factor::CLOCK_OUT_READ * size + 2 * size);
     assert!(matches!(
-        shiftwork_core::clock_out(&fx.env, &out_args("U3", "done")),
-        Err(Refusal::MemoryTooLarge { .. })
+        shiftwork_core::clock_out_arguments(&fx.env, &out_args("U3", "done")),
+        Err(ShiftworkRefusal::MemoryTooLarge { .. })
     ));
     assert_eq!(fx.env.memory.reserved(), 0);
     assert!(fx.ledger().is_none());
@@ -357,7 +363,9 @@ fn concurrent_plans_take_turns_within_the_budget_issue27_item7() {
     let calls: Vec<_> = (0..6)
         .map(|_| {
             let env = Arc::clone(&env);
-            std::thread::spawn(move || shiftwork_core::plan_checkpoint(&env, CP).map(|p| p.batches.len()))
+            std::thread::spawn(move || {
+                shiftwork_core::plan_checkpoint(&env, std::path::Path::new(CP)).map(|p| p.batches.len())
+            })
         })
         .collect();
     for call in calls {

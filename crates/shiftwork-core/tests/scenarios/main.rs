@@ -13,6 +13,7 @@ mod durability;
 mod features;
 mod hardening;
 mod issue27;
+mod issue28;
 mod plain_text;
 mod planner;
 mod planner_oracle;

@@ -6,7 +6,7 @@
 use petgraph::algo::{is_cyclic_directed, kosaraju_scc};
 use petgraph::graph::{DiGraph, NodeIndex};
 use proptest::prelude::*;
-use shiftwork_core::Refusal;
+use shiftwork_core::ShiftworkRefusal;
 use shiftwork_core::planner::{PlanNode, Priority, plan};
 
 /// Nodes as (dependencies, priority, touches) with dependencies anywhere in the graph.
@@ -51,7 +51,7 @@ proptest! {
             }
         }
         match plan(&nodes) {
-            Err(Refusal::Cycle { walk }) => {
+            Err(ShiftworkRefusal::Cycle { walk }) => {
                 prop_assert!(is_cyclic_directed(&oracle), "a cycle the oracle does not see: {walk:?}");
                 // A closed walk along declared dependencies…
                 prop_assert!(walk.len() >= 2 && walk.first() == walk.last(), "{walk:?}");

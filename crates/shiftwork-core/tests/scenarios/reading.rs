@@ -61,17 +61,17 @@ fn a2_read_refusals_sw18_sw20_sw32_sw33() {
     ];
     for (path, reason) in cases {
         assert_eq!(
-            compact(&shiftwork_core::status(env, path, None)),
+            compact(&shiftwork_core::status(env, std::path::Path::new(path), None)),
             refusal(reason),
             "{path}"
         );
         assert_eq!(
-            compact(&shiftwork_core::plan_checkpoint(env, path)),
+            compact(&shiftwork_core::plan_checkpoint(env, std::path::Path::new(path))),
             refusal(reason),
             "{path}"
         );
         assert_eq!(
-            compact(&shiftwork_core::clock_in(env, path, None)),
+            compact(&shiftwork_core::clock_in(env, std::path::Path::new(path), None)),
             refusal(reason),
             "{path}"
         );
@@ -350,10 +350,10 @@ fn paths_in_answers_are_normalized_as_0_36_2_prints_them_sw18() {
     }
     // The `log` of a clock-out and the path of a read error use that form.
     let fx = Fx::new(&ex());
-    let answer = compact(&shiftwork_core::clock_out(
+    let answer = compact(&shiftwork_core::clock_out_arguments(
         &fx.env,
-        &shiftwork_core::ClockOut {
-            checkpoint: String::from("./.shiftwork//./cp.json"),
+        &shiftwork_core::ClockOutArguments {
+            checkpoint: "./.shiftwork//./cp.json".into(),
             ..out_args("U3", "done")
         },
     ));
@@ -371,12 +371,25 @@ fn relative_paths_and_any_file_name_sw19() {
     let name = ".shiftwork/çp ü 😀.json";
     fx.fs
         .write_file(format!("/{name}"), json::to_checkpoint_text(&ex()).as_bytes());
-    assert!(compact(&shiftwork_core::plan_checkpoint(&fx.env, name)).contains(r#""ready": ["U3"]"#));
-    assert!(compact(&shiftwork_core::clock_in(&fx.env, name, None)).starts_with(r#"{"result": "brief""#));
-    let answer = shiftwork_core::clock_out(
+    assert!(
+        compact(&shiftwork_core::plan_checkpoint(
+            &fx.env,
+            std::path::Path::new(name)
+        ))
+        .contains(r#""ready": ["U3"]"#)
+    );
+    assert!(
+        compact(&shiftwork_core::clock_in(
+            &fx.env,
+            std::path::Path::new(name),
+            None
+        ))
+        .starts_with(r#"{"result": "brief""#)
+    );
+    let answer = shiftwork_core::clock_out_arguments(
         &fx.env,
-        &shiftwork_core::ClockOut {
-            checkpoint: name.to_owned(),
+        &shiftwork_core::ClockOutArguments {
+            checkpoint: name.into(),
             ..out_args("U3", "done")
         },
     )

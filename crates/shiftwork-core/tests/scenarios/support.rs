@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 use shiftwork_core::json::{self, Json, Object};
-use shiftwork_core::{Answer, ClockOut, Env, Refusal};
+use shiftwork_core::{Answer, ClockOutArguments, Env, ShiftworkRefusal};
 use shiftwork_seams::{ManualClock, MemFs, MemHost};
 
 pub const CP: &str = ".shiftwork/cp.json";
@@ -76,25 +76,32 @@ impl Fx {
     }
 
     pub fn status(&self) -> String {
-        compact(&shiftwork_core::status(&self.env, CP, None))
+        compact(&shiftwork_core::status(&self.env, std::path::Path::new(CP), None))
     }
 
     pub fn plan(&self) -> String {
-        compact(&shiftwork_core::plan_checkpoint(&self.env, CP))
+        compact(&shiftwork_core::plan_checkpoint(
+            &self.env,
+            std::path::Path::new(CP),
+        ))
     }
 
     pub fn clock_in(&self, unit: Option<&str>) -> String {
-        compact(&shiftwork_core::clock_in(&self.env, CP, unit))
+        compact(&shiftwork_core::clock_in(
+            &self.env,
+            std::path::Path::new(CP),
+            unit,
+        ))
     }
 
     pub fn out(&self, unit: &str, status: &str) -> String {
         self.out_with(unit, status, |_| {})
     }
 
-    pub fn out_with(&self, unit: &str, status: &str, edit: impl FnOnce(&mut ClockOut)) -> String {
+    pub fn out_with(&self, unit: &str, status: &str, edit: impl FnOnce(&mut ClockOutArguments)) -> String {
         let mut args = out_args(unit, status);
         edit(&mut args);
-        compact(&shiftwork_core::clock_out(&self.env, &args))
+        compact(&shiftwork_core::clock_out_arguments(&self.env, &args))
     }
 
     /// Every path of the filesystem but the fixed directories, with contents (for "nothing written").
@@ -107,15 +114,14 @@ impl Fx {
     }
 }
 
-pub fn out_args(unit: &str, status: &str) -> ClockOut {
-    ClockOut {
-        checkpoint: CP.to_owned(),
-        unit_id: unit.to_owned(),
-        status: status.to_owned(),
-        handoff_patch: Object::default(),
-        history_entry: obj(&format!(r#"{{"unit": "{unit}", "outcome": "done"}}"#)),
-        ..ClockOut::default()
-    }
+pub fn out_args(unit: &str, status: &str) -> ClockOutArguments {
+    ClockOutArguments::new(
+        CP,
+        unit,
+        status,
+        Object::default(),
+        obj(&format!(r#"{{"unit": "{unit}", "outcome": "done"}}"#)),
+    )
 }
 
 /// A value with a JSON answer: an operation's result, or an answer object already rendered.
@@ -129,7 +135,7 @@ impl Rendered for Json {
     }
 }
 
-impl<T: Answer> Rendered for Result<T, Refusal> {
+impl<T: Answer> Rendered for Result<T, ShiftworkRefusal> {
     fn answer(&self) -> Json {
         self.to_answer()
     }

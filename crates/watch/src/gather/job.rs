@@ -6,8 +6,8 @@ use std::path::Path;
 use shiftwork_core::budget;
 use shiftwork_core::checkpoint;
 use shiftwork_core::decide::plan::plan_checks;
-use shiftwork_core::json::Json;
 use shiftwork_core::ledger::{LedgerPass, LedgerSummary};
+use shiftwork_core::model::{Question as CoreQuestion, UnitStatus};
 use shiftwork_core::{Checkpoint, CheckpointPaths, Unit as CoreUnit};
 use shiftwork_seams::Fs;
 
@@ -37,7 +37,7 @@ pub fn job(fs: &dyn Fs, path: &Path) -> JobPane {
 fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
     let all: Vec<CoreUnit<'_>> = cp.units().collect();
     let ids = cp.ids();
-    let with_budget = budget::limits(cp).is_some();
+    let with_budget = cp.budget_limits().is_some();
     let (ledger, agents) = read_ledger(fs, &paths.ledger, &ids, with_budget);
     let cursor = cp.cursor();
     // Units are told apart by their position in `plan.units`, never by their cleaned ids (issue 27
@@ -53,9 +53,9 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
             index: i,
             id: clean_text(id),
             title: clean_text(u.title()),
-            status: clean_text(u.status()),
+            status: clean_text(u.status().as_str()),
             tone: unit_tone(u.status()),
-            role: clean_text(u.role()),
+            role: clean_text(u.role().as_str()),
             depends_on: u.depends_on().map(clean_text).collect(),
             depends_on_units: u.depends_on().filter_map(|d| position.get(d).copied()).collect(),
             agent: agents.get(id).map(|a| clean_text(a)),
@@ -64,17 +64,9 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
             is_held: false,
         }
     };
-    let job_field = |key: &str| {
-        clean_text(
-            cp.job()
-                .and_then(|j| j.get(key))
-                .and_then(Json::as_str)
-                .unwrap_or(""),
-        )
-    };
     let mut job = Job {
-        id: job_field("id"),
-        goal: job_field("goal"),
+        id: clean_text(cp.job_id()),
+        goal: clean_text(cp.goal()),
         cursor: clean_text(cursor),
         counts: unit_counts(&all),
         waves: Vec::new(),
@@ -147,14 +139,14 @@ fn read_ledger(
     }
 }
 
-/// The colour of a unit status; a status this build does not know is muted.
-fn unit_tone(status: &str) -> Tone {
+/// The colour of a unit status.
+fn unit_tone(status: UnitStatus) -> Tone {
     match status {
-        "todo" => Tone::Waiting,
-        "in_progress" => Tone::Running,
-        "done" => Tone::Good,
-        "blocked" => Tone::Warn,
-        _ => Tone::Muted,
+        UnitStatus::Todo => Tone::Waiting,
+        UnitStatus::InProgress => Tone::Running,
+        UnitStatus::Done => Tone::Good,
+        UnitStatus::Blocked => Tone::Warn,
+        UnitStatus::Dropped => Tone::Muted,
     }
 }
 
@@ -163,10 +155,10 @@ fn unit_counts(all: &[CoreUnit<'_>]) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for unit in all {
         let status = unit.status();
-        match counts.iter_mut().find(|c| c.status == status) {
+        match counts.iter_mut().find(|c| c.status == status.as_str()) {
             Some(c) => c.count += 1,
             None => counts.push(StatusCount {
-                status: clean_text(status),
+                status: clean_text(status.as_str()),
                 count: 1,
                 tone: unit_tone(status),
             }),
@@ -182,7 +174,7 @@ fn budget_of(cp: &Checkpoint<'_>, ledger: &LedgerSummary) -> Option<Budget> {
             .limits
             .iter()
             .map(|&(dim, limit)| BudgetDimension {
-                name: dim.to_owned(),
+                name: dim.as_str().to_owned(),
                 limit,
                 spent: b.spent(dim),
                 in_flight: b.reserved(dim),
@@ -195,28 +187,14 @@ fn budget_of(cp: &Checkpoint<'_>, ledger: &LedgerSummary) -> Option<Budget> {
     })
 }
 
-/// The text of a member of `object` that is a string, or `""`.
-fn text_of<'a>(object: &'a Json, key: &str) -> &'a str {
-    object.get(key).and_then(Json::as_str).unwrap_or("")
-}
-
 fn history(cp: &Checkpoint<'_>) -> Vec<HistoryEntry> {
-    let ring = cp
-        .document()
-        .get("history")
-        .and_then(Json::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    ring.iter()
+    cp.history()
+        .iter()
         .rev()
         .map(|entry| HistoryEntry {
-            unit: clean_text(text_of(entry, "unit")),
-            outcome: clean_text(text_of(entry, "outcome")),
-            notes: entry
-                .get("notes")
-                .and_then(Json::as_str)
-                .filter(|n| !n.is_empty())
-                .map(clean_text),
+            unit: clean_text(entry.unit.as_str()),
+            outcome: clean_text(entry.outcome.as_str()),
+            notes: entry.notes.as_deref().filter(|n| !n.is_empty()).map(clean_text),
         })
         .collect()
 }
@@ -224,15 +202,12 @@ fn history(cp: &Checkpoint<'_>) -> Vec<HistoryEntry> {
 fn questions(cp: &Checkpoint<'_>) -> Vec<Question> {
     cp.open_questions()
         .iter()
-        .map(|q| match q.as_str() {
-            Some(text) => Question {
-                text: clean_text(text),
-                kind: String::from("decision"),
-            },
-            None => Question {
-                text: clean_text(text_of(q, "q")),
-                kind: clean_text(text_of(q, "kind")),
-            },
+        .map(|q| Question {
+            text: clean_text(q.text()),
+            kind: String::from(match q {
+                CoreQuestion::Relay { .. } => "relay",
+                CoreQuestion::Text(_) | CoreQuestion::Decision { .. } => "decision",
+            }),
         })
         .collect()
 }
