@@ -4,6 +4,8 @@
 use std::io::Write;
 
 use crate::registry::{DemoStep, Group, Registry, TextStyle};
+
+// The lines the demo prints at its end must work as printed: `tests/demo.rs` runs every one.
 use crate::settings::Settings;
 
 /// Runs the demo of every group in `groups`, writing to `out`. Returns the process exit code.
@@ -63,9 +65,45 @@ pub fn run(groups: &[&Group], keep: bool, out: &mut dyn Write) -> std::io::Resul
     }
     if keep {
         let kept = dir.keep();
-        writeln!(out, "\nThe demo's files are kept in {}", kept.display())?;
+        writeln!(
+            out,
+            "\nThe demo's files are kept in {}. Go on there; every line below works as printed:\n",
+            kept.display()
+        )?;
+        for line in continue_there(groups, &kept) {
+            writeln!(out, "  {line}")?;
+        }
+    } else {
+        writeln!(
+            out,
+            "  shiftwork-mcp demo --keep   # keeps the demo's files and shows how to go on in them"
+        )?;
     }
     Ok(if failures == 0 { 0 } else { 1 })
+}
+
+/// The lines that go on in the demo's kept directory `dir`: a `cd`, an `export` of the environment the
+/// demo gave its groups (each setting by its environment variable), then each group's
+/// `try_in_demo` commands.
+pub fn continue_there(groups: &[&Group], dir: &std::path::Path) -> Vec<String> {
+    let quote = |text: &str| format!("'{}'", text.replace('\'', r"'\''"));
+    let mut exports = Vec::new();
+    for group in groups {
+        for (setting, value) in (group.demo_settings)(dir) {
+            // Every setting a demo sets has a variable (a test checks); one without would be a flag.
+            if let Some(variable) = setting.env {
+                exports.push(format!("{variable}={}", quote(&value)));
+            }
+        }
+    }
+    let mut lines = vec![format!("cd {}", quote(&dir.display().to_string()))];
+    if !exports.is_empty() {
+        lines.push(format!("export {}", exports.join(" ")));
+    }
+    for group in groups {
+        lines.extend(group.try_in_demo.iter().map(|l| (*l).to_owned()));
+    }
+    lines
 }
 
 /// Runs one demo call and prints it with its answer; returns the number of failures (0 or 1).

@@ -560,8 +560,11 @@ pub struct Group {
     pub demo_settings: fn(&Path) -> Vec<(&'static Setting, String)>,
     /// The group's demo script, inside the demo's temporary directory.
     pub demo: fn(&Path) -> Vec<DemoStep>,
-    /// Commands to try after the demo.
+    /// Commands to try after the demo that work anywhere and create nothing.
     pub try_next: &'static [&'static str],
+    /// Commands to try in the demo's kept directory (`demo --keep`), after its `cd` and the `export`
+    /// of the environment the demo used (built from `demo_settings`).
+    pub try_in_demo: &'static [&'static str],
     /// A group command line, `shiftwork-mcp <group> …`; returns the process exit code.
     pub command: Option<fn(&[String], &Settings) -> i32>,
 }

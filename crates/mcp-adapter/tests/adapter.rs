@@ -100,6 +100,7 @@ static ECHO: Group = Group {
     demo_settings: no_demo_settings,
     demo: echo_demo,
     try_next: &[],
+    try_in_demo: &[],
     command: None,
 };
 

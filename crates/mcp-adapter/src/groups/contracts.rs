@@ -81,9 +81,10 @@ pub static GROUP: Group = Group {
     build,
     demo_settings,
     demo,
-    try_next: &[
-        "AGENT_NAME=bob shiftwork-mcp call poll_next_task '{}'",
+    try_next: &[],
+    try_in_demo: &[
         "shiftwork-mcp call inspect_mesh_state '{\"limit\": 5}'",
+        "AGENT_NAME=bob shiftwork-mcp call poll_next_task '{}'",
     ],
     command: None,
 };

@@ -44,6 +44,7 @@ pub static GROUP: Group = Group {
         r#"shiftwork-mcp call hours_check '{"expression":"Mon-Fri 09:00-17:00"}'   # now, in your zone (--zone or TZ)"#,
         r#"shiftwork-mcp call hours_check '{"expression":"TZ=Australia/Lord_Howe 02:00-03:00","at":"2026-10-03T15:00:00Z"}'"#,
     ],
+    try_in_demo: &[],
     command: None,
 };
 

@@ -69,8 +69,13 @@ pub static GROUP: Group = Group {
     demo_settings,
     demo,
     try_next: &[
-        "shiftwork-mcp call shiftwork_plan '{\"checkpoint\": \".shiftwork/checkpoint.json\"}' --pretty",
         "shiftwork-mcp call work_plan '{\"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\", \"depends_on\": [\"a\"]}]}'",
+        "shiftwork-mcp init --example   # a plan to start a job of your own from (save it, then: shiftwork-mcp init plan.toml)",
+    ],
+    try_in_demo: &[
+        "shiftwork-mcp call shiftwork_plan '{\"checkpoint\": \".shiftwork/checkpoint.json\"}' --pretty",
+        "shiftwork-mcp plan --checkpoint .shiftwork/checkpoint.json",
+        "shiftwork-mcp watch --once",
     ],
     command: None,
 };

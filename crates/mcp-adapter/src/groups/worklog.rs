@@ -45,10 +45,10 @@ pub static GROUP: Group = Group {
     build,
     demo_settings,
     demo,
-    try_next: &[
-        "WORKLOG_DIR=~/notes/worklog shiftwork-mcp worklog check",
-        "shiftwork-mcp call worklog_append '{\"description\":\"Fixed the login redirect\"}' \
-         --worklog-dir ~/notes/worklog --worklog-pattern '\\.md$'",
+    try_next: &[],
+    try_in_demo: &[
+        "shiftwork-mcp worklog check",
+        "shiftwork-mcp call worklog_append '{\"description\": \"Tried the demo\"}'",
     ],
     command: Some(command),
 };
