@@ -93,7 +93,7 @@ fn facade(store: Arc<dyn Store>, fs: &MemFs) -> Contracts {
 
 fn workspace() -> MemFs {
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     fs
 }
 

@@ -54,7 +54,7 @@ fn open(path: &Path) -> Arc<dyn Store> {
 
 fn facade(store: Arc<dyn Store>) -> Contracts {
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     let config = ContractsConfig::builder()
         .allowed_roots(AllowedRoots::new(["/w"]))
         .build()

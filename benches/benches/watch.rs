@@ -72,7 +72,7 @@ fn files() -> MemFs {
         }
     }
     let fs = MemFs::new();
-    fs.create_dir_all("/repo/.shiftwork");
+    fs.make_dirs("/repo/.shiftwork");
     fs.write_file(CHECKPOINT, text.as_bytes());
     fs.write_file(LEDGER, ledger.as_bytes());
     let pane = gather::job(&fs, Path::new(CHECKPOINT));

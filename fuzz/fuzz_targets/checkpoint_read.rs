@@ -65,7 +65,7 @@ fn check_answer(result: &impl shiftwork_core::Answer) {
 /// Every tool over the checkpoint and ledger bytes, in a repository on `MemFs`.
 fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
     let fs = shiftwork_seams::MemFs::new();
-    fs.create_dir_all("/r/.git");
+    fs.make_dirs("/r/.git");
     fs.write_file(CP, checkpoint);
     if !ledger.is_empty() {
         fs.write_file(LEDGER, ledger);

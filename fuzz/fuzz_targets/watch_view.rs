@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     };
     agents_are_chunk_independent(&ledger, usize::from(*w % 17) + 1);
     let fs = shiftwork_seams::MemFs::new();
-    fs.create_dir_all("/r/.shiftwork");
+    fs.make_dirs("/r/.shiftwork");
     fs.write_file(CP, &checkpoint);
     fs.write_file(LEDGER, &ledger);
     let pane = shiftwork_watch::gather::job(&fs, Path::new(CP));

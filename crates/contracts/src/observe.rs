@@ -16,7 +16,7 @@
 //!
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));
 //! let fs = MemFs::new();
-//! fs.create_dir_all("/w");
+//! fs.make_dirs("/w");
 //! let seen = Arc::new(Mutex::new(Vec::new()));
 //! let log = seen.clone();
 //! let queue = Contracts::builder(Arc::new(MemoryStore::new(clock)))

@@ -18,7 +18,7 @@ use shiftwork_seams::{MemFs, SystemClock};
 fn world(progress_every: Duration) -> (Vec<ToolDef>, Arc<Contracts>) {
     let clock = Arc::new(SystemClock::new());
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     let contracts = Arc::new(
         Contracts::builder(Arc::new(MemoryStore::new(clock)))
             .fs(Arc::new(fs))

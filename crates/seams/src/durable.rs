@@ -310,7 +310,7 @@ pub fn create_temp<F: Fs + ?Sized>(
 /// use shiftwork_seams::{MemFs, durable::append_line};
 /// use std::path::Path;
 /// let fs = MemFs::new();
-/// fs.create_dir_all("/log");
+/// fs.make_dirs("/log");
 /// append_line(&fs, Path::new("/log/a.jsonl"), b"{}\n", true).unwrap();
 /// append_line(&fs, Path::new("/log/a.jsonl"), b"{}\n", true).unwrap();
 /// assert_eq!(fs.file("/log/a.jsonl").unwrap(), b"{}\n{}\n");

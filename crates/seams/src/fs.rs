@@ -175,7 +175,7 @@ pub trait Fs: Send + Sync {
     /// use shiftwork_seams::{Fs, MemFs, OsFs, Op};
     /// use std::path::Path;
     /// let fs = MemFs::new();
-    /// fs.create_dir_all("/a");
+    /// fs.make_dirs("/a");
     /// fs.create_dir(Path::new("/a/b"), 0o700).unwrap();
     /// assert_eq!(fs.metadata(Path::new("/a/b")).unwrap().mode, 0o700);
     /// assert_eq!(fs.create_dir(Path::new("/a/b"), 0o700).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);

@@ -31,7 +31,7 @@
 //!     fn is_stale(&self, _: &ExistingLock<'_>) -> bool { false }
 //! }
 //! let fs = MemFs::new();
-//! fs.create_dir_all("/w");
+//! fs.make_dirs("/w");
 //! let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
 //! let options = LockFileOptions::default();
 //! let path = Path::new("/w/cp.json.lock");

@@ -420,9 +420,8 @@ impl MemFs {
 
     /// Creates a directory and its missing parents (mode `0o755`), for setting a test up: not
     /// counted, never failed, links in the way followed. The seam's own operation, counted and
-    /// fallible like every other, is [`Fs::create_dir_all`], called on a `MemFs` as
-    /// `Fs::create_dir_all(&fs, path, mode)` (this inherent method of the same name wins over it).
-    pub fn create_dir_all(&self, path: impl AsRef<Path>) {
+    /// fallible like every other, is [`Fs::create_dir_all`].
+    pub fn make_dirs(&self, path: impl AsRef<Path>) {
         self.state().mkdirs(&absolute(path.as_ref()));
     }
 

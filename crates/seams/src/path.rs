@@ -63,8 +63,8 @@ pub fn strictly_inside(inner: &Path, root: &Path) -> bool {
 /// use shiftwork_seams::{MemFs, path::is_real_dir_inside};
 /// use std::path::Path;
 /// let fs = MemFs::new();
-/// fs.create_dir_all("/repo/.shiftwork/archive");
-/// fs.create_dir_all("/etc");
+/// fs.make_dirs("/repo/.shiftwork/archive");
+/// fs.make_dirs("/etc");
 /// fs.symlink("/etc", "/repo/.shiftwork/linked");
 /// let root = Path::new("/repo");
 /// assert!(is_real_dir_inside(&fs, root, Path::new("/repo/.shiftwork/archive")));

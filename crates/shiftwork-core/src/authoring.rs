@@ -395,8 +395,8 @@ impl NewCheckpoint {
 /// ```
 /// use std::path::Path;
 /// let fs = shiftwork_seams::MemFs::new();
-/// fs.create_dir_all("/w/repo/.git");
-/// fs.create_dir_all("/w/repo/src/deep");
+/// fs.make_dirs("/w/repo/.git");
+/// fs.make_dirs("/w/repo/src/deep");
 /// let path = shiftwork_core::authoring::default_checkpoint(&fs, Path::new("/w/repo/src/deep"));
 /// assert_eq!(path, Path::new("/w/repo/.shiftwork/checkpoint.json"));
 /// assert_eq!(shiftwork_core::authoring::default_checkpoint(&fs, Path::new("/w")), Path::new("/w/.shiftwork/checkpoint.json"));

@@ -15,7 +15,7 @@
 //!
 //! // A repository (here in memory), and a job of two units: the lexer, then the parser.
 //! let fs = MemFs::new();
-//! fs.create_dir_all("/repo/.git");
+//! fs.make_dirs("/repo/.git");
 //! let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
 //! let env = Env::new(Arc::new(fs), Arc::new(clock), Arc::new(MemHost::new(7, "build-1")));
 //! let cp = Path::new("/repo/.shiftwork/checkpoint.json");

@@ -149,7 +149,7 @@ impl CheckpointPaths {
     /// ```
     /// use shiftwork_seams::MemFs;
     /// let fs = MemFs::new();
-    /// fs.create_dir_all("/w/repo/.git");
+    /// fs.make_dirs("/w/repo/.git");
     /// fs.write_file("/w/repo/.shiftwork/cp.json", b"{}");
     /// let paths = shiftwork_core::CheckpointPaths::new("/w/repo/.shiftwork/cp.json");
     /// assert_eq!(paths.repo_root(&fs), std::path::Path::new("/w/repo"));

@@ -61,7 +61,7 @@ impl Contracts {
     /// use std::{sync::Arc, time::Duration};
     ///
     /// let fs = MemFs::new();
-    /// fs.create_dir_all("/w");
+    /// fs.make_dirs("/w");
     /// let config = ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/w"])).build().unwrap();
     /// let c = Arc::new(
     ///     Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))

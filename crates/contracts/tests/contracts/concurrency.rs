@@ -43,7 +43,7 @@ pub fn open(path: &Path, clock: &ManualClock, busy_ms: u32, pool: usize) -> Arc<
 
 pub fn facade(store: Arc<dyn Store>, seed: u64) -> Contracts {
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     Contracts::builder(store)
         .fs(Arc::new(fs))
         .ids(Arc::new(SeededIdSource::new(seed)))

@@ -59,9 +59,9 @@ fn issue12_workspace_roots_outside_the_allowed_roots_are_refused() {
     fs.write_file("/etc/shadow", b"root:$6$secret:19000:0:99999:7:::\n");
     fs.write_file("/proc/self/environ", b"AWS_SECRET_ACCESS_KEY=x\0");
     fs.write_file("/home/me/project/a.rs", b"fn a() {}\n");
-    fs.create_dir_all("/boot/efi");
-    fs.create_dir_all("/dev/shm");
-    fs.create_dir_all("/sys/kernel");
+    fs.make_dirs("/boot/efi");
+    fs.make_dirs("/dev/shm");
+    fs.make_dirs("/sys/kernel");
     fs.symlink("/etc", "/home/me/etc-link");
     fs.symlink("/proc/self", "/home/me/me");
     // Every allowed root listed, "/" included: the system directories stay refused.

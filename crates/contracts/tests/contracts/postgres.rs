@@ -292,7 +292,7 @@ mod with_server {
         // Same host in the tests: the server's reading is the wall clock, not the manual T0.
         assert!((seen - local).num_seconds().abs() < 3600, "{seen} vs {local}");
         let fs_root = shiftwork_seams::MemFs::new();
-        fs_root.create_dir_all("/w");
+        fs_root.make_dirs("/w");
         let c = shiftwork_contracts::Contracts::builder(store.clone())
             .fs(Arc::new(fs_root))
             .ids(Arc::new(shiftwork_contracts::OsIdSource))

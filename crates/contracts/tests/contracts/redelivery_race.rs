@@ -62,7 +62,7 @@ impl Clock for FastClock {
 
 fn facade(store: Arc<dyn Store>, seed: u64) -> Contracts {
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     Contracts::builder(store)
         .fs(Arc::new(fs))
         .ids(Arc::new(SeededIdSource::new(seed)))

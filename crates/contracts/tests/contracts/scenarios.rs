@@ -56,7 +56,7 @@ pub fn fixture() -> Fixture {
     fs.write_file("/w/src/lib.rs", LIB);
     fs.write_file("/w/README.md", b"# Demo\n\nA tiny crate.\n");
     fs.write_file("/w/.env", b"KEY=1\n");
-    fs.create_dir_all("/w/docs");
+    fs.make_dirs("/w/docs");
     fs.write_file("/outside/secret.txt", b"secret\n");
     fs.symlink("/outside/secret.txt", "/w/link_out");
     fs.symlink("src/lib.rs", "/w/link_in");

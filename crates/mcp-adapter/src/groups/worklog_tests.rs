@@ -217,7 +217,7 @@ fn wl84_probe_outcomes() {
         "issue 31 item 5: which of the two, and which setting (never the path, WL-101)"
     );
     let empty = MemFs::new();
-    empty.create_dir_all(DIR);
+    empty.make_dirs(DIR);
     assert_eq!(
         run_probe(&empty, &["check"], &env),
         (
@@ -312,7 +312,7 @@ fn wl84_probe_never_writes() {
 #[test]
 fn wl101_as44_privacy_through_the_adapter() {
     let fs = MemFs::new();
-    fs.create_dir_all(DIR);
+    fs.make_dirs(DIR);
     let mut seen: Vec<String> = Vec::new();
     let tools = group_tools(&fs, Some(DIR), None);
     let mut both = |fs: &MemFs, tools: &[ToolDef], args: Value, env: &[(&str, &str)]| {

@@ -34,7 +34,7 @@ fn tree_on_disk() -> (tempfile::TempDir, PathBuf) {
 
 fn tree_in_memory() -> (MemFs, PathBuf) {
     let fs = MemFs::new();
-    fs.create_dir_all("/root/dir");
+    fs.make_dirs("/root/dir");
     fs.set_mode("/root/dir", 0o755);
     fs.write_file("/root/file", b"x");
     fs.symlink("dir", "/root/link_dir");

@@ -106,7 +106,7 @@ fn the_new_file_keeps_mode_and_owner_and_a_symlink_is_written_through() {
 #[test]
 fn a_new_target_gets_mode_if_new() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     replace_durably(&fs, Path::new("/d/new.json"), &[b"{}"], &opts()).unwrap();
     assert_eq!(fs.metadata(Path::new("/d/new.json")).unwrap().mode, 0o644);
 }
@@ -170,7 +170,7 @@ fn temp_name_collisions_draw_another_name() {
 #[test]
 fn append_line_is_one_write_and_one_fsync() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     let (w, s) = (fs.count(Op::Append), fs.count(Op::Fsync));
     append_line(&fs, Path::new("/d/l.jsonl"), b"{\"a\":1}\n", true).unwrap();
     assert_eq!((fs.count(Op::Append) - w, fs.count(Op::Fsync) - s), (1, 1));

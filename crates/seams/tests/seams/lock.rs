@@ -156,7 +156,7 @@ fn os_lock_excludes_threads_of_one_process() {
 #[test]
 fn mem_lock_excludes_threads_and_times_out() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     threads_exclude_each_other(Arc::new(fs.clone()), PathBuf::from("/d/.l"));
     let held = fs.lock(Path::new("/d/.l"), Duration::from_secs(1)).unwrap();
     let err = fs
@@ -178,7 +178,7 @@ fn mem_lock_excludes_threads_and_times_out() {
 #[test]
 fn mem_lock_held_by_a_crashed_process_is_released_on_restart() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     let guard = fs.lock(Path::new("/d/.l"), Duration::from_secs(1)).unwrap();
     std::mem::forget(guard); // the holder "dies" without unlocking
     fs.restart();

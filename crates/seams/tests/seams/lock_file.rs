@@ -40,7 +40,7 @@ const PATH: &str = "/w/cp.json.lock";
 
 fn setup() -> (MemFs, ManualClock) {
     let fs = MemFs::new();
-    fs.create_dir_all("/w");
+    fs.make_dirs("/w");
     fs.write_file(PATH, b"old holder\n");
     (fs, ManualClock::new(chrono::DateTime::UNIX_EPOCH))
 }

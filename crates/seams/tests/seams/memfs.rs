@@ -61,7 +61,7 @@ fn symlinks_resolve_relative_absolute_dangling_and_loops() {
 fn list_dir_reports_each_entry_following_links() {
     let fs = MemFs::new();
     fs.write_file("/d/a.md", b"aa");
-    fs.create_dir_all("/d/sub/deeper");
+    fs.make_dirs("/d/sub/deeper");
     fs.symlink("a.md", "/d/link.md");
     fs.symlink("nowhere", "/d/dangling");
     fs.create_special("/d/fifo");
@@ -120,7 +120,7 @@ fn create_new_is_exclusive_even_over_a_dangling_link() {
 #[test]
 fn a_writer_follows_its_inode_across_a_rename_and_after_removal() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     let mut w = fs.create_new(p("/d/tmp"), 0o600).unwrap();
     w.write_all(b"ab").unwrap();
     let ino = w.metadata().unwrap().ino;
@@ -154,7 +154,7 @@ fn rename_replaces_a_link_not_its_target_and_remove_removes_the_link() {
 #[test]
 fn open_append_creates_only_when_asked_and_counts_appends() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     assert_eq!(
         fs.open_append(p("/d/l"), false).err().unwrap().kind(),
         ErrorKind::NotFound
@@ -202,7 +202,7 @@ fn fail_nth_counts_from_the_moment_it_is_armed() {
 #[test]
 fn a_crash_stops_every_later_operation_until_restart() {
     let fs = MemFs::new();
-    fs.create_dir_all("/d");
+    fs.make_dirs("/d");
     fs.crash_at(Op::Create, 1);
     assert!(fs.create_new(p("/d/a"), 0o600).is_err());
     assert!(fs.crashed());

@@ -24,7 +24,7 @@ fn e1_brief_and_its_line_sw17_sw70_sw74_sw92() {
     assert_eq!(fx.cp(), before);
     // The brief line is best-effort (SW-93).
     let fx = Fx::new(&ex());
-    fx.fs.create_dir_all(LEDGER);
+    fx.fs.make_dirs(LEDGER);
     let before = fx.snapshot();
     assert_eq!(fx.clock_in(None), E1_BRIEF);
     assert_eq!(fx.snapshot(), before);

@@ -437,7 +437,7 @@ fn f10_cursor_rule_sw87_sw88_sw89() {
 #[test]
 fn f11_ledger_is_a_directory_sw106_w1() {
     let fx = Fx::new(&ex());
-    fx.fs.create_dir_all(LEDGER);
+    fx.fs.make_dirs(LEDGER);
     let before = fx.snapshot();
     assert_eq!(
         fx.out("U3", "done"),

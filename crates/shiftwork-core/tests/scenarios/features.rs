@@ -335,7 +335,7 @@ fn follow_ups_every_refusal_in_check_order_sw121() {
     let run = |follow_ups: String| {
         let fx = Fx::new(&ex());
         fx.fs.write_file("/briefs/U5.md", b"# U5");
-        fx.fs.create_dir_all("/briefs/dir.md");
+        fx.fs.make_dirs("/briefs/dir.md");
         fx.fs.write_file("/elsewhere/real.md", b"# real");
         fx.fs.symlink("../elsewhere/real.md", "/briefs/link.md");
         let before = fx.snapshot();

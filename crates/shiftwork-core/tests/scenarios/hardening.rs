@@ -118,7 +118,7 @@ fn status_search_over_an_archive_that_leads_out_of_the_repository_or_past_its_bo
     assert_eq!(search_of(&fx.env, CP, "root:"), none("root:"));
     // A link on the way: the shiftwork directory itself links out of the repository.
     let fx = Fx::empty();
-    fx.fs.create_dir_all("/repo/.git");
+    fx.fs.make_dirs("/repo/.git");
     fx.fs.write_file(
         "/home/u/.shiftwork/cp.json",
         json::to_checkpoint_text(&ex()).as_bytes(),

@@ -326,13 +326,13 @@ fn issue29_item3_an_authenticated_caller_acts_only_as_itself() {
 /// secret file outside it.
 fn served() -> (MemFs, Env) {
     let fs = MemFs::new();
-    fs.create_dir_all("/srv/repo/.git");
+    fs.make_dirs("/srv/repo/.git");
     fs.write_file(
         "/srv/repo/.shiftwork/cp.json",
         json::to_checkpoint_text(&ex()).as_bytes(),
     );
     fs.write_file("/etc/secret.json", json::to_checkpoint_text(&ex()).as_bytes());
-    fs.create_dir_all("/etc/archive");
+    fs.make_dirs("/etc/archive");
     fs.write_file("/etc/archive/x.log", b"lock timeout\n");
     fs.write_file("/srv/repo/briefs/U9.md", b"# U9\n");
     let env = env_of(&fs).with_roots([PathBuf::from("/srv")]);
@@ -506,7 +506,7 @@ fn issue28_item2_the_builder_refuses_with_the_planners_sentences() {
 #[test]
 fn issue28_item2_a_created_checkpoint_plans_as_built() {
     let fs = MemFs::new();
-    fs.create_dir_all("/repo/.git");
+    fs.make_dirs("/repo/.git");
     let env = env_of(&fs);
     let new = CheckpointBuilder::new(job())
         .unit(unit("docs", &["parser"]))

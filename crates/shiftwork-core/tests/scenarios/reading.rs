@@ -46,7 +46,7 @@ fn refusal(reason: &str) -> String {
 #[test]
 fn a2_read_refusals_sw18_sw20_sw32_sw33() {
     let fx = Fx::new(&ex());
-    fx.fs.create_dir_all("/adir");
+    fx.fs.make_dirs("/adir");
     let env = &fx.env;
     let cases = [
         (

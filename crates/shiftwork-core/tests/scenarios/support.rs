@@ -41,8 +41,8 @@ impl Fx {
 
     pub fn empty() -> Fx {
         let fs = MemFs::new();
-        fs.create_dir_all("/.git");
-        fs.create_dir_all("/.shiftwork");
+        fs.make_dirs("/.git");
+        fs.make_dirs("/.shiftwork");
         let clock = ManualClock::new(
             Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::milliseconds(750),
         );

@@ -26,7 +26,7 @@ fn id(agent: &str) -> AgentId {
 /// A facade over `store` whose workspace `/repo` exists.
 fn queue(store: &Arc<dyn Store>, seed: u64) -> Contracts {
     let fs = MemFs::new();
-    fs.create_dir_all("/repo");
+    fs.make_dirs("/repo");
     Contracts::builder(store.clone())
         .fs(Arc::new(fs))
         .ids(Arc::new(SeededIdSource::new(seed)))

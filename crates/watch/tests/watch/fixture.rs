@@ -99,8 +99,8 @@ pub struct MidFlight {
 /// The files, the store, and the clock at [`start`].
 pub fn mid_flight() -> MidFlight {
     let fs = MemFs::new();
-    fs.create_dir_all("/repo/.shiftwork");
-    fs.create_dir_all("/repo/src");
+    fs.make_dirs("/repo/.shiftwork");
+    fs.make_dirs("/repo/src");
     fs.write_file(CHECKPOINT, checkpoint().as_bytes());
     fs.write_file(LEDGER, ledger().as_bytes());
     fs.write_file("/repo/src/parser.rs", b"pub fn parse() {}\n");

@@ -67,14 +67,14 @@ fn issue27_item11_no_control_or_bidi_character_reaches_a_terminal() {
         .replace("\"U6\"", &format!("\"U6{evil_json}\""));
     let dir = format!("/repo/{EVIL}");
     let path = format!("{dir}/checkpoint.json");
-    fx.fs.create_dir_all(&dir);
+    fx.fs.make_dirs(&dir);
     fx.fs.write_file(&path, checkpoint.as_bytes());
     let ledger = fixture::ledger().replace("agent-bob", evil_json);
     fx.fs.write_file(format!("{path}.log.jsonl"), ledger.as_bytes());
     // A contract whose title holds bidirectional controls (the contracts crate refuses C0 and C1 in
     // titles, not those).
     let workspace = MemFs::new();
-    workspace.create_dir_all("/w");
+    workspace.make_dirs("/w");
     let queue = Contracts::builder(fx.store.clone())
         .fs(Arc::new(workspace))
         .ids(Arc::new(SeededIdSource::new(11)))

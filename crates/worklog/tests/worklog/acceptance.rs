@@ -662,10 +662,10 @@ fn no_file_both_tools(log: &Worklog<shiftwork_seams::MemFs>, message: &str) {
 #[test]
 fn as34_no_file() {
     let fs = shiftwork_seams::MemFs::new();
-    fs.create_dir_all(DIR);
+    fs.make_dirs(DIR);
     no_file_both_tools(&log(&fs), M_NO_FILE);
 
-    fs.create_dir_all("/log/sub");
+    fs.make_dirs("/log/sub");
     fs.symlink("sub", "/log/to-sub");
     fs.symlink("missing.md", "/log/gone.md");
     let before = snapshot(&fs);
@@ -943,6 +943,6 @@ fn as45_pattern_configuration() {
     assert!(!has_lock_file(&fs));
 
     let fs = shiftwork_seams::MemFs::new();
-    fs.create_dir_all(DIR);
+    fs.make_dirs(DIR);
     no_file_both_tools(&log_with(&fs, Some(" ")), M_NO_FILE);
 }

@@ -73,7 +73,7 @@ fn wl101_as44_every_status_and_error_on_memfs() {
         seen.extend(texts(outcome).into_iter().map(|t| (what.to_owned(), t)));
     };
 
-    fs.create_dir_all(SECRET_DIR);
+    fs.make_dirs(SECRET_DIR);
     run("no_file append", append(&log, "x", false));
     run("no_file check", check(&log));
     run(

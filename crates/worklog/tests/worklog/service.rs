@@ -125,7 +125,7 @@ fn wl41_wl58_lock_released_on_every_path() {
 #[test]
 fn wl42_wl62_refusals_write_nothing() {
     let fs = memfs_with(b"- [x] a\n");
-    fs.create_dir_all("/empty");
+    fs.make_dirs("/empty");
     let before = snapshot(&fs);
     let empty_dir = Worklog::new(Config::from_values(Some("/empty"), None, None), fs.clone());
     let outcomes = [
