@@ -559,7 +559,7 @@ impl hyper::body::Body for Body {
     }
 }
 
-/// Cancels a call's context when dropped before [`CancelOnDrop::done`]: the client went away.
+/// Cancels a call's context when dropped before its `done`: the client went away.
 pub struct CancelOnDrop(Option<CallContext>);
 
 impl CancelOnDrop {
