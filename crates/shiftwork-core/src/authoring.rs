@@ -429,7 +429,10 @@ pub fn create(env: &Env, path: &Path, checkpoint: &NewCheckpoint) -> Result<(), 
     if fs.symlink_metadata(path).is_ok() {
         return Err(exists());
     }
-    create_dirs(fs, &shiftwork_seams::durable::parent_dir(path)).map_err(|e| not_created(&e))?;
+    // The missing parents, as `mkdir -p` under a usual umask; a link to nothing is never followed to
+    // create its target.
+    fs.create_dir_all(&shiftwork_seams::durable::parent_dir(path), 0o755)
+        .map_err(|e| not_created(&e))?;
     let target = paths.lock_target(fs);
     let acquired = {
         let _wait = tracing::info_span!("shiftwork.lock_wait").entered();
@@ -461,32 +464,3 @@ pub fn create(env: &Env, path: &Path, checkpoint: &NewCheckpoint) -> Result<(), 
     held.release();
     written.map(|_| ()).map_err(|e| not_created(&e.source))
 }
-
-/// Creates `dir` and its missing parents (mode `0o755`, as `mkdir -p` under a usual umask).
-fn create_dirs(fs: &dyn Fs, dir: &Path) -> io::Result<()> {
-    let mut missing = Vec::new();
-    let mut current = Some(dir);
-    while let Some(d) = current {
-        if d.as_os_str().is_empty() {
-            break;
-        }
-        match fs.metadata(d) {
-            Ok(meta) if meta.kind == FileKind::Dir => break,
-            Ok(_) => return Err(io::Error::from_raw_os_error(ENOTDIR)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(d),
-            Err(e) => return Err(e),
-        }
-        current = d.parent();
-    }
-    for d in missing.into_iter().rev() {
-        match fs.create_dir(d, 0o755) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// `ENOTDIR` (Linux and the BSDs alike): a component of the directory's path is not a directory.
-const ENOTDIR: i32 = 20;

@@ -570,6 +570,15 @@ fn issue28_item2_create_refuses_to_overwrite_and_leaves_nothing_on_failure() {
         fs.paths().iter().all(|p| !p.to_string_lossy().ends_with(".tmp")),
         "no temp file left"
     );
+    // The missing directory is a link to nothing: refused, and nothing is created where it points
+    // (THREATS: links followed out of place).
+    fs.symlink("/elsewhere/state", "/d/.shiftwork");
+    let refused = create(&env, Path::new("/d/.shiftwork/cp.json"), &new).unwrap_err();
+    assert!(
+        matches!(refused, ShiftworkRefusal::NotCreated { .. }),
+        "{refused}"
+    );
+    assert!(fs.paths().iter().all(|p| !p.starts_with("/elsewhere")));
     // A confined environment creates nothing outside its roots.
     let confined = env_of(&fs).with_roots([PathBuf::from("/srv")]);
     let outside = create(&confined, Path::new("/c/cp.json"), &new).unwrap_err();
