@@ -80,7 +80,15 @@ fn as46_probe_exit_codes() {
     let out = run(&["worklog", "check"], &[], None);
     assert_eq!(
         (out.status.code(), text(&out.stdout), text(&out.stderr)),
-        (Some(2), String::new(), format!("shiftwork-mcp: {M_NO_DIR}\n"))
+        (
+            Some(2),
+            String::new(),
+            // AS-46's line byte for byte, then the hint of issue 31 item 5 on a line of its own.
+            format!(
+                "shiftwork-mcp: {M_NO_DIR}\nshiftwork-mcp: hint: the directory is not configured; set \
+                 WORKLOG_DIR or give --worklog-dir DIR\n"
+            )
+        )
     );
     let empty = tempfile::tempdir().unwrap();
     let out = run(
@@ -384,7 +392,10 @@ fn as45_pattern_configuration() {
         (out.status.code(), text(&out.stderr)),
         (
             Some(1),
-            "shiftwork-mcp: the configured file pattern is not a valid regular expression\n".into()
+            // E-pattern's line as it is, then the library's own words (issue 31 item 5).
+            "shiftwork-mcp: the configured file pattern is not a valid regular expression\n\
+             shiftwork-mcp: hint: WORKLOG_FILE_PATTERN: unclosed group\n"
+                .into()
         )
     );
     let out = run(&["worklog", "check"], &[("WORKLOG_FILE_PATTERN", "(")], None);
@@ -442,7 +453,8 @@ fn wl86_call_as_a_user_would() {
         (refused.status.code(), text(&refused.stderr)),
         (
             Some(1),
-            "unknown argument 'bogus'; known: description, dry_run\n".into()
+            // MC-4: the message on stderr, with the binary's prefix (issue 31 item 5).
+            "shiftwork-mcp: unknown argument 'bogus'; known: description, dry_run\n".into()
         )
     );
     let check = run(&["call", "worklog_check", "{}", "--pretty"], &env, None);
@@ -794,7 +806,7 @@ fn issue12_item7_huge_log_file_is_refused() {
     let out = run(&["call", "worklog_append", r#"{"description":"x"}"#], &env, None);
     assert_eq!(
         (out.status.code(), text(&out.stderr)),
-        (Some(1), format!("{sentence}\n"))
+        (Some(1), format!("shiftwork-mcp: {sentence}\n"))
     );
     assert_eq!(fs::metadata(&path).unwrap().len(), 3 << 30);
 }
@@ -863,8 +875,8 @@ fn issue27_item11_no_raw_control_or_bidi_character_is_printed() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
-        "the description holds the control character U+202E (RLO) at character 11; a description may \
-         hold no control character other than whitespace, so nothing was written\n"
+        "shiftwork-mcp: the description holds the control character U+202E (RLO) at character 11; a \
+         description may hold no control character other than whitespace, so nothing was written\n"
     );
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
@@ -919,8 +931,8 @@ fn issue27_item6_append_past_the_read_limit_is_refused() {
         (out.status.code(), text(&out.stderr)),
         (
             Some(1),
-            "cannot write \"2026-09-06.md\": the file would be larger than 67108864 bytes (64 MiB), the most \
-             a log file may hold, so nothing was written\n"
+            "shiftwork-mcp: cannot write \"2026-09-06.md\": the file would be larger than 67108864 bytes \
+             (64 MiB), the most a log file may hold, so nothing was written\n"
                 .into()
         )
     );

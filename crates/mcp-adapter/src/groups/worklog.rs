@@ -72,32 +72,33 @@ fn config(settings: &Settings) -> Config {
     Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
 }
 
-/// WL-10: never fails; an invalid pattern or a missing directory is reported by each call. An invalid
-/// pattern is also said once on stderr, in the regular-expression library's words (issue 31 item 5),
-/// for the person who started the server.
+/// WL-10: never fails, and prints nothing about the configuration; an invalid pattern or a missing
+/// directory is reported by each call.
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
-    let config = config(settings);
-    if let Some(problem) = config.pattern_problem() {
-        crate::terminal::print_err(&format!(
-            "shiftwork-mcp: warning: --worklog-pattern / WORKLOG_FILE_PATTERN is not a valid regular expression ({problem}); \
-             every work-log call will say so until it is fixed\n"
-        ));
-    }
-    Ok(tools(Arc::new(Worklog::new(config, OsFs))))
+    Ok(tools(Arc::new(Worklog::new(config(settings), OsFs))))
 }
 
-/// Which of "not configured" and "does not exist" a `no_dir` is, and which setting to look at. Not the
-/// path: the work log's privacy rule (WL-101) keeps every directory name out of every output, the
-/// probe's included — its output ends up in scripts' logs.
-fn no_dir_detail(config: &Config, settings: &Settings) -> String {
-    let source = if settings.flag(DIR).is_some() {
-        "--worklog-dir"
-    } else {
-        "WORKLOG_DIR"
-    };
+/// Which setting gave a value: the flag when it was given, else its environment variable.
+fn source(settings: &Settings, setting: &Setting) -> &'static str {
+    match (settings.flag(setting), setting.env) {
+        (None, Some(variable)) => variable,
+        _ => setting.flag,
+    }
+}
+
+/// The probe's hint after a `no_dir` (issue 31 item 5): which of "not configured" and "does not
+/// exist" it is, and which setting to look at. Not the path: the work log's privacy rule (WL-70,
+/// WL-101) keeps every directory name out of every output, the probe's included — its output ends up
+/// in scripts' logs.
+fn no_dir_hint(config: &Config, settings: &Settings) -> String {
     match &config.dir {
-        None => String::from("it is not configured (set WORKLOG_DIR or give --worklog-dir DIR)"),
-        Some(_) => format!("{source} is set, but that directory does not exist or is not a directory"),
+        None => {
+            String::from("hint: the directory is not configured; set WORKLOG_DIR or give --worklog-dir DIR")
+        }
+        Some(_) => format!(
+            "hint: {} is set, but names no directory that exists",
+            source(settings, DIR)
+        ),
     }
 }
 
@@ -305,28 +306,32 @@ pub(crate) fn probe<F: Fs>(
         }
     };
     let configured = config(&settings);
-    let (line, code, to_stdout) = match open(configured.clone()).check() {
+    // CLI-fail keeps the fixed sentence on its own line, byte for byte; what the person at the
+    // terminal needs to fix it (issue 31 item 5) follows on a line of its own.
+    let (line, hint, code, to_stdout) = match open(configured.clone()).check() {
         Ok(result) => match result.status {
             CheckStatus::Ok => {
                 // CLI-ok, with the name quoted as every message quotes it (issue 12: never raw).
                 let name = quoted_name(&result.file.unwrap_or_default());
                 let items = result.items.unwrap_or_default();
-                (format!("ok: file={name} items={items}"), 0, true)
+                (format!("ok: file={name} items={items}"), None, 0, true)
             }
-            // Issue 31 item 5: the person at the terminal set the directory, so the probe says which
-            // of the two it is, with the path (the tools never name a path).
             CheckStatus::NoDir => (
-                format!("{}: {}", result.message, no_dir_detail(&configured, &settings)),
+                result.message,
+                Some(no_dir_hint(&configured, &settings)),
                 2,
                 false,
             ),
-            CheckStatus::NoFile => (result.message, 3, false),
-            CheckStatus::NoChecklist => (result.message, 4, false),
+            CheckStatus::NoFile => (result.message, None, 3, false),
+            CheckStatus::NoChecklist => (result.message, None, 4, false),
         },
-        Err(e) => match configured.pattern_problem() {
-            Some(problem) => (format!("{e}: {problem}"), 1, false),
-            None => (e.to_string(), 1, false),
-        },
+        Err(e) => {
+            let hint = configured.pattern_problem().map(|problem| {
+                let setting = source(&settings, PATTERN);
+                format!("hint: {setting}: {problem}")
+            });
+            (e.to_string(), hint, 1, false)
+        }
     };
     // Issue 27 item 11: every line the probe prints passes the shared rule (names are already quoted
     // with their controls escaped; this keeps it so whatever a sentence holds).
@@ -334,7 +339,10 @@ pub(crate) fn probe<F: Fs>(
     let written = if to_stdout {
         writeln!(out, "{line}")
     } else {
-        writeln!(err, "shiftwork-mcp: {line}")
+        writeln!(err, "shiftwork-mcp: {line}").and_then(|()| match &hint {
+            Some(hint) => writeln!(err, "shiftwork-mcp: {}", escape_controls(hint)),
+            None => Ok(()),
+        })
     };
     if written.is_err() { 1 } else { code }
 }

@@ -203,8 +203,10 @@ fn wl84_probe_outcomes() {
         (
             2,
             String::new(),
-            // Issue 31 item 5: which of the two, and the path.
-            "shiftwork-mcp: the worklog directory is not configured or does not exist: it is not configured (set WORKLOG_DIR or give --worklog-dir DIR)\n".into()
+            // AS-46's line byte for byte, then issue 31 item 5's hint: which of the two.
+            "shiftwork-mcp: the worklog directory is not configured or does not exist\n\
+             shiftwork-mcp: hint: the directory is not configured; set WORKLOG_DIR or give --worklog-dir DIR\n"
+                .into()
         )
     );
     assert_eq!(
@@ -212,9 +214,22 @@ fn wl84_probe_outcomes() {
         (
             2,
             String::new(),
-            "shiftwork-mcp: the worklog directory is not configured or does not exist: WORKLOG_DIR is set, but that directory does not exist or is not a directory\n".into()
+            "shiftwork-mcp: the worklog directory is not configured or does not exist\n\
+             shiftwork-mcp: hint: WORKLOG_DIR is set, but names no directory that exists\n"
+                .into()
         ),
         "issue 31 item 5: which of the two, and which setting (never the path, WL-101)"
+    );
+    assert_eq!(
+        run_probe(&none, &["check", "--worklog-dir", "/nowhere/log"], &[]),
+        (
+            2,
+            String::new(),
+            "shiftwork-mcp: the worklog directory is not configured or does not exist\n\
+             shiftwork-mcp: hint: --worklog-dir is set, but names no directory that exists\n"
+                .into()
+        ),
+        "issue 31 item 5: the flag, when the flag gave it"
     );
     let empty = MemFs::new();
     empty.make_dirs(DIR);
@@ -264,6 +279,21 @@ fn wl84_probe_outcomes() {
     );
     assert_eq!(run_probe(&fs, &["check", "--worklog-dir="], &env).0, 2);
     assert_eq!(run_probe(&fs, &["check", "--worklog-pattern", "("], &env).0, 1);
+    // Issue 31 item 5: E-pattern's line as it is, then the library's own words and the setting.
+    assert_eq!(
+        run_probe(
+            &fs,
+            &["check"],
+            &[("WORKLOG_DIR", DIR), ("WORKLOG_FILE_PATTERN", "(")]
+        ),
+        (
+            1,
+            String::new(),
+            "shiftwork-mcp: the configured file pattern is not a valid regular expression\n\
+             shiftwork-mcp: hint: WORKLOG_FILE_PATTERN: unclosed group\n"
+                .into()
+        )
+    );
 }
 
 /// WL-85, DV-25: usage errors exit 64 with the usage on stderr; `--help` prints help on stdout, exit 0.
