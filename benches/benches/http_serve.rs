@@ -67,9 +67,11 @@ fn main() {
 #[cfg(feature = "postgres")]
 fn fresh_database(url: &str, name: &str) -> String {
     let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    // One statement a call: two in one batch run as one transaction, where DROP DATABASE may not.
     client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"))
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
         .unwrap();
+    client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
     // The database is the URL's path after the authority: postgresql://user@host/<db>?…
     let (head, query) = url.split_once('?').map_or((url, None), |(h, q)| (h, Some(q)));
     let base = match head.rfind('/') {
