@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v mdbook >/dev/null 2>&1; then
-  cargo install mdbook --locked
+  cargo install mdbook --version 0.5.4 --locked
 fi
 cargo build -p shiftwork-mcp
 generated=$(mktemp)

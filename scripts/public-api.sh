@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo-public-api >/dev/null 2>&1; then
-  cargo install cargo-public-api --locked
+  cargo install cargo-public-api --version 0.52.0 --locked
 fi
 bless=false
 [ "${1:-}" = "--bless" ] && bless=true
