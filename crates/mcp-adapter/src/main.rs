@@ -224,8 +224,8 @@ fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: 
     if signals && let Err(e) = shutdown::on_signals(http.handle()) {
         tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
     }
-    match http.local_addr() {
-        Ok(addr) => tracing::info!("serving MCP at http://{addr}/mcp"),
+    match http.url() {
+        Ok(url) => tracing::info!("serving MCP at {url}"),
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
     }
     let served = http.run();

@@ -533,3 +533,116 @@ fn an_agent_argument_naming_another_agent_is_identity_mismatch() {
         "the refusal asked no store: {claimed}"
     );
 }
+
+/// A self-signed certificate for 127.0.0.1 and its key, made by the `openssl` command in `dir`, or
+/// `None` (the test is skipped with a notice, except under CI, where it must run).
+fn self_signed(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        // An end entity, not a CA: webpki refuses a CA certificate used as a server's own.
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    match made {
+        Ok(out) if out.status.success() => Some((cert, key)),
+        other => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "openssl is required under CI (scripts/setup.d/35-openssl.sh installs it): {other:?}"
+            );
+            eprintln!("notice: openssl is not installed; the HTTPS test was skipped");
+            None
+        }
+    }
+}
+
+/// Issue 29 item 2 (TLS without a proxy): `--tls-cert/--tls-key` serve HTTPS — the server says
+/// `https://…`, a client that trusts the certificate is served, a plain-HTTP request on the same port
+/// is not; the two flags go together, and an unreadable certificate is a start-up error naming it.
+#[test]
+fn tls_cert_and_key_serve_https_and_nothing_in_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((cert, key)) = self_signed(dir.path()) else {
+        return;
+    };
+    let file = dir.path().join("tokens");
+    let alice = add_token(&file, "alice");
+    let trusted = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(vec![
+            ureq::tls::Certificate::from_pem(&std::fs::read(&cert).unwrap()).unwrap(),
+        ])))
+        .build();
+    let server = support::HttpServer::start_with(
+        dir.path(),
+        "127.0.0.1:0",
+        &[
+            "--auth-tokens",
+            file.to_str().unwrap(),
+            "--tools",
+            "hours",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        &[],
+        trusted,
+    );
+    assert!(server.base.starts_with("https://127.0.0.1:"), "{}", server.base);
+    let answer = server.post(Some(&alice), &[], &ping());
+    assert_eq!((answer.status, answer.json()["result"].clone()), (200, json!({})));
+    // The same port spoken to in clear: no HTTP answer comes back.
+    let port = server.base.rsplit(':').next().unwrap();
+    let mut plain = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    plain.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    plain
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n\r\n{}")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = plain.read_to_end(&mut got);
+    assert!(
+        !String::from_utf8_lossy(&got).starts_with("HTTP/"),
+        "a plain request is not served: {:?}",
+        String::from_utf8_lossy(&got)
+    );
+    for (args, expected) in [
+        (
+            vec!["--tls-cert", cert.to_str().unwrap()],
+            String::from("--tls-cert and --tls-key go together"),
+        ),
+        (
+            vec![
+                "--tls-cert",
+                "/nowhere/cert.pem",
+                "--tls-key",
+                key.to_str().unwrap(),
+            ],
+            String::from("the certificate /nowhere/cert.pem cannot be read"),
+        ),
+    ] {
+        let mut all = vec![
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-tokens",
+            file.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let out = support::run(&all, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(&expected), "{stderr}");
+    }
+}

@@ -320,6 +320,12 @@ impl HttpServer {
         self.listener.local_addr()
     }
 
+    /// Where it serves MCP: `http://ADDR/mcp`, or `https://ADDR/mcp` with `--tls-cert`.
+    pub fn url(&self) -> std::io::Result<String> {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        Ok(format!("{scheme}://{}/mcp", self.local_addr()?))
+    }
+
     /// The handle that stops it.
     pub fn handle(&self) -> HttpHandle {
         HttpHandle {

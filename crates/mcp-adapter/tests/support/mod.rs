@@ -511,6 +511,17 @@ impl HttpServer {
 
     /// [`HttpServer::start`] at `addr`.
     pub fn start_at(cwd: &std::path::Path, addr: &str, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::start_with(cwd, addr, args, env, ureq::tls::TlsConfig::default())
+    }
+
+    /// [`HttpServer::start_at`], with a client that trusts what `tls` says (for `--tls-cert`).
+    pub fn start_with(
+        cwd: &std::path::Path,
+        addr: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        tls: ureq::tls::TlsConfig,
+    ) -> HttpServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
         cmd.current_dir(cwd)
             .args(["serve", "--http", addr])
@@ -529,7 +540,7 @@ impl HttpServer {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(at) = line.find("serving MCP at http://") {
+                if let Some(at) = line.find("serving MCP at http") {
                     let url = &line[at + "serving MCP at ".len()..];
                     let _ = found.send(url.trim_end_matches("/mcp").to_owned());
                 }
@@ -546,6 +557,7 @@ impl HttpServer {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(90)))
+            .tls_config(tls)
             .build()
             .new_agent();
         HttpServer {
