@@ -6,30 +6,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{HttpServer, add_token};
-
-/// `GET /metrics` as `token`'s agent.
-fn scrape(server: &HttpServer, token: &str) -> String {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    agent
-        .get(format!("{}/metrics", server.base))
-        .header("authorization", format!("Bearer {token}"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap()
-}
-
-/// The value of the sample `name` (with its labels, as written) in a Prometheus text.
-fn sample(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .and_then(|v| v.trim().parse().ok())
-}
+use support::{HttpServer, add_token, sample};
 
 fn answer(reply: &Value) -> &Value {
     &reply["result"]["structuredContent"]
@@ -65,7 +42,7 @@ fn issue30_the_contracts_queue_is_counted_and_gauged_in_the_metrics() {
         );
         assert_eq!(answer(&sent)["ok"], true, "{sent}");
     }
-    let text = scrape(&server, &alice);
+    let text = server.scrape(&alice);
     assert_eq!(
         sample(
             &text,
@@ -107,7 +84,7 @@ fn issue30_the_contracts_queue_is_counted_and_gauged_in_the_metrics() {
     assert_eq!(answer(&failed)["ok"], true, "{failed}");
     let waited = server.call(&bob, "poll_next_task", json!({"wait_sec": 1}));
     assert_eq!(answer(&waited)["has_task"], false, "{waited}");
-    let text = scrape(&server, &alice);
+    let text = server.scrape(&alice);
     for (event, count) in [
         ("claim", 3.0),
         ("fulfil", 1.0),

@@ -200,7 +200,7 @@ fn a_client_that_goes_away_cancels_its_waiting_poll_and_strands_no_claim() {
         body.len()
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    server.wait_for_waiting_polls(&alice, 1.0);
     drop(raw);
     std::thread::sleep(Duration::from_millis(500));
     let workspace = dir.path().join("ws");
@@ -227,6 +227,7 @@ fn sigterm_drains_the_calls_in_flight_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, alice, _) = token_server(dir.path(), &[]);
     let base = server.base.clone();
+    let token = alice.clone();
     let waiting = std::thread::spawn(move || {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -236,7 +237,7 @@ fn sigterm_drains_the_calls_in_flight_and_exits_0() {
             "name": "poll_next_task", "arguments": {"wait_sec": 60}}});
         let mut response = agent
             .post(format!("{base}/mcp"))
-            .header("authorization", format!("Bearer {alice}"))
+            .header("authorization", format!("Bearer {token}"))
             .header("content-type", "application/json")
             .send(body.to_string())
             .unwrap();
@@ -245,7 +246,9 @@ fn sigterm_drains_the_calls_in_flight_and_exits_0() {
             response.body_mut().read_to_string().unwrap_or_default(),
         )
     });
-    std::thread::sleep(Duration::from_millis(800));
+    // The poll is in flight and waiting before the signal (a sleep would guess, and lose on a busy
+    // machine: a request the server has not read yet is not a call in flight to drain).
+    server.wait_for_waiting_polls(&alice, 1.0);
     // SAFETY: kill(2) on the child's pid.
     assert_eq!(unsafe { libc::kill(server.pid() as i32, libc::SIGTERM) }, 0);
     let (status, body) = waiting.join().unwrap();

@@ -598,6 +598,36 @@ impl HttpServer {
         )
     }
 
+    /// `GET /metrics` as `token`'s agent: the Prometheus text.
+    pub fn scrape(&self, token: &str) -> String {
+        self.agent
+            .get(format!("{}/metrics", self.base))
+            .header("authorization", format!("Bearer {token}"))
+            .call()
+            .expect("the scrape failed")
+            .body_mut()
+            .read_to_string()
+            .expect("the scrape is text")
+    }
+
+    /// Waits up to 30 s until the metrics count at least `n` waiting polls (each counted when it
+    /// starts to wait): a test that must act while polls wait never guesses with a sleep.
+    pub fn wait_for_waiting_polls(&self, token: &str, n: f64) {
+        let name = r#"shiftwork_contracts_events_total{event="waiting_poll"}"#;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = self.scrape(token);
+            if sample(&text, name).is_some_and(|count| count >= n) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "fewer than {n} polls are waiting after 30 s: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// A `tools/call` of `tool` with `arguments` as `token`'s agent: the JSON-RPC response.
     pub fn call(&self, token: &str, tool: &str, arguments: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
@@ -655,4 +685,11 @@ pub fn add_token(file: &std::path::Path, agent: &str) -> String {
     let out = run(&["token", "add", agent, "--file", file.to_str().unwrap()], &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The value of the sample `name` (with its labels, as written) in a Prometheus text.
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
 }
