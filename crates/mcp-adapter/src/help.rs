@@ -240,20 +240,24 @@ fn kind(schema: &Value) -> String {
     }
 }
 
+/// The tool's annotations in one line, as `call TOOL --help` and the reference print them.
+fn hints_line(tool: &ToolDef) -> String {
+    let hints = tool.hints;
+    format!(
+        "read-only: {} · destructive: {} · idempotent: {} · open world: {}",
+        yes(hints.read_only),
+        yes(hints.destructive),
+        yes(hints.idempotent),
+        yes(hints.open_world)
+    )
+}
+
 /// `shiftwork-mcp call TOOL --help`: the tool's title, description, annotations and its arguments as
 /// a table (name, type, required, default, meaning).
 pub fn tool_help(tool: &ToolDef) -> String {
     let mut out = format!("{} — {}\n\n", tool.name, tool.title);
     out.push_str(&wrap(tool.description, 100));
-    let hints = tool.hints;
-    let _ = writeln!(
-        out,
-        "\nread-only: {} · destructive: {} · idempotent: {} · open world: {}",
-        yes(hints.read_only),
-        yes(hints.destructive),
-        yes(hints.idempotent),
-        yes(hints.open_world)
-    );
+    let _ = writeln!(out, "\n{}", hints_line(tool));
     let args = arguments(tool);
     if args.is_empty() {
         out.push_str("\nArguments: none.\n");
@@ -312,15 +316,7 @@ pub fn tools_markdown(registry: &Registry) -> String {
             tool.title,
             text(tool.description)
         );
-        let hints = tool.hints;
-        let _ = writeln!(
-            out,
-            "read-only: {} · destructive: {} · idempotent: {} · open world: {}\n",
-            yes(hints.read_only),
-            yes(hints.destructive),
-            yes(hints.idempotent),
-            yes(hints.open_world)
-        );
+        let _ = writeln!(out, "{}\n", hints_line(tool));
         let args = arguments(tool);
         if args.is_empty() {
             out.push_str("Arguments: none.\n");

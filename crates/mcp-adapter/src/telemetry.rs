@@ -567,6 +567,11 @@ pub fn prometheus() -> Option<String> {
     let reader = telemetry.pull.as_ref()?;
     let mut collected = ResourceMetrics::default();
     reader.collect(&mut collected).ok()?;
+    Some(exposition(&collected))
+}
+
+/// Every metric of `collected` as Prometheus text.
+fn exposition(collected: &ResourceMetrics) -> String {
     let mut out = String::new();
     for scope in collected.scope_metrics() {
         for metric in scope.metrics() {
@@ -579,7 +584,7 @@ pub fn prometheus() -> Option<String> {
             );
         }
     }
-    Some(out)
+    out
 }
 
 /// A Prometheus metric name from an OpenTelemetry one (dots to underscores, the unit appended as
@@ -835,18 +840,7 @@ mod pull_tests {
         histogram.record(0.002, &[KeyValue::new("mcp.method.name", "ping")]);
         let mut collected = ResourceMetrics::default();
         reader.collect(&mut collected).unwrap_or_default();
-        let mut out = String::new();
-        for scope in collected.scope_metrics() {
-            for metric in scope.metrics() {
-                render(
-                    &mut out,
-                    metric.name(),
-                    metric.unit(),
-                    metric.description(),
-                    metric.data(),
-                );
-            }
-        }
+        let out = exposition(&collected);
         assert!(
             out.contains("mcp_server_operation_duration_seconds_count{mcp_method_name=\"ping\"} 1"),
             "{out}"

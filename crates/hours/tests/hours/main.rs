@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
-mod docs;
 mod gate;
 mod grammar;
 mod open_close;

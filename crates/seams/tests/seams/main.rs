@@ -4,7 +4,6 @@
 
 mod clock;
 mod create_dir_all;
-mod docs;
 mod durable;
 mod host;
 mod lock;

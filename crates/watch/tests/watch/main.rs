@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod contracts_order;
-mod docs;
 mod fixture;
 mod gather;
 mod hostile;

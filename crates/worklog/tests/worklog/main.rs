@@ -8,7 +8,6 @@ mod architecture;
 mod concurrency;
 mod config;
 mod core_tables;
-mod docs;
 mod faults;
 mod file_choice;
 mod hostile;
