@@ -102,7 +102,11 @@ fn main() -> ExitCode {
                 format,
                 metrics_endpoint: over_http,
             });
-            std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
+            // A panic's message can quote what a request carried: bounded and escaped like any
+            // logged sentence.
+            std::panic::set_hook(Box::new(|info| {
+                tracing::error!("{}", shiftwork_seams::echo::echo(&info.to_string()));
+            }));
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),

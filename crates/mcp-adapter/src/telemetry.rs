@@ -315,27 +315,43 @@ pub fn init(options: Options) {
 
 /// Flushes and stops the exporters (before the process exits), waiting at most `within`: the export
 /// runs on a thread of its own, so a collector that accepts the connection and never answers holds
-/// the process no longer than that (what it did not take is lost, and a warning says so).
+/// the process no longer than that (what it did not take is lost, and a warning says so). The first
+/// call starts the export; a later one (the signal's drain and the main thread both end the process)
+/// waits for that same export, so neither returns, and lets the process exit, while the other's
+/// export still runs.
 pub fn shutdown(within: Duration) {
     let Some(t) = TELEMETRY.get() else { return };
     if t.tracer.is_none() && t.meter.is_none() {
         return;
     }
-    let (done, finished) = std::sync::mpsc::channel();
-    let flushing = std::thread::Builder::new()
-        .name(String::from("shiftwork-mcp-flush"))
-        .spawn(move || {
-            // Each shutdown exports what its provider still holds (the batch of spans, a last
-            // collection of the metrics).
-            if let Some(tracer) = &t.tracer {
-                let _ = tracer.shutdown_with_timeout(within);
-            }
-            if let Some(meter) = &t.meter {
-                let _ = meter.shutdown_with_timeout(within);
-            }
-            let _ = done.send(());
-        });
-    if flushing.is_ok() && finished.recv_timeout(within).is_err() {
+    static FLUSHED: (Mutex<Option<bool>>, std::sync::Condvar) = (Mutex::new(None), std::sync::Condvar::new());
+    let (state, changed) = &FLUSHED;
+    let mut flushed = state.lock().unwrap_or_else(PoisonError::into_inner);
+    if flushed.is_none() {
+        *flushed = Some(false);
+        let flushing = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp-flush"))
+            .spawn(move || {
+                // Each shutdown exports what its provider still holds (the batch of spans, a last
+                // collection of the metrics).
+                if let Some(tracer) = &t.tracer {
+                    let _ = tracer.shutdown_with_timeout(within);
+                }
+                if let Some(meter) = &t.meter {
+                    let _ = meter.shutdown_with_timeout(within);
+                }
+                *state.lock().unwrap_or_else(PoisonError::into_inner) = Some(true);
+                changed.notify_all();
+            });
+        if flushing.is_err() {
+            return;
+        }
+    }
+    let (flushed, waited) = changed
+        .wait_timeout_while(flushed, within, |done| *done != Some(true))
+        .unwrap_or_else(PoisonError::into_inner);
+    drop(flushed);
+    if waited.timed_out() {
         tracing::warn!(
             "the telemetry collector did not take the last spans and metrics within {} ms; they are lost",
             within.as_millis()
