@@ -218,8 +218,8 @@ impl Lazy {
     /// a waiting poll reports progress every 10 s when the client asked for progress (a
     /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
     ///: it answers as over an empty store, `inspect_mesh_state` with a `note` that names
-    /// the setting. The refusal stays typed, so the server's telemetry reads its code
-    /// ([`answered`] renders it).
+    /// the setting. The refusal stays typed (the tool's handler renders it with the adapter's
+    /// hints), so the server's telemetry reads its code.
     pub fn call_in(
         &self,
         tool: &str,
@@ -269,7 +269,7 @@ impl Lazy {
 
 /// A contracts call's answer (the success's object, or the refusal's with its code), with the
 /// adapter's hints.
-pub fn answered(result: Result<Value, ContractRefusal>) -> Answered {
+fn answered(result: Result<Value, ContractRefusal>) -> Answered {
     let code = result.as_ref().err().map(|refusal| refusal.code().as_str());
     let outcome = Outcome::Answer(answer_object(result), TextStyle::Compact);
     match code {
