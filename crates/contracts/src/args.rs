@@ -412,10 +412,37 @@ pub fn call_cancellable(
     default_agent: &DefaultAgent,
     cancel: &Cancel,
 ) -> Value {
-    match run(contracts, tool, args, default_agent, cancel) {
-        Ok(v) => v,
-        Err(r) => r.to_json(),
-    }
+    try_call(contracts, tool, args, default_agent, cancel).unwrap_or_else(|r| r.to_json())
+}
+
+/// [`call_cancellable`], the refusal kept typed: the success's answer object, or the
+/// [`ContractRefusal`] (whose [`ContractRefusal::to_json`] is the answer object). An embedder that
+/// counts or logs what its calls did reads [`ContractRefusal::code`] here instead of reading the
+/// answer back.
+///
+/// ```
+/// use shiftwork_contracts::{Contracts, DefaultAgent, MemoryStore, RefusalCode};
+/// use shiftwork_contracts::wait::Cancel;
+/// use std::sync::Arc;
+/// let clock = Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH));
+/// let contracts = Contracts::builder(Arc::new(MemoryStore::new(clock))).build();
+/// let args = serde_json::json!({"agent_id": "bob"});
+/// let polled = shiftwork_contracts::args::try_call(
+///     &contracts, "poll_next_task", args.as_object().unwrap(), &DefaultAgent::Unset, &Cancel::new());
+/// assert_eq!(polled.unwrap()["has_task"], false);
+/// let args = serde_json::json!({"agent_id": "bob", "wait_sec": -1});
+/// let refused = shiftwork_contracts::args::try_call(
+///     &contracts, "poll_next_task", args.as_object().unwrap(), &DefaultAgent::Unset, &Cancel::new());
+/// assert_eq!(refused.unwrap_err().code(), RefusalCode::InvalidArgument);
+/// ```
+pub fn try_call(
+    contracts: &Contracts,
+    tool: &str,
+    args: &Map<String, Value>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
+) -> Result<Value, ContractRefusal> {
+    run(contracts, tool, args, default_agent, cancel)
 }
 
 /// Undoes what `answer` (of `tool`) did when it will never reach its caller — the caller cancelled

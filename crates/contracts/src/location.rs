@@ -302,14 +302,25 @@ impl ForTool {
         default_agent: &crate::DefaultAgent,
         cancel: &crate::wait::Cancel,
     ) -> Value {
-        let mut answer = crate::args::call_cancellable(self.contracts(), tool, args, default_agent, cancel);
+        self.try_call(tool, args, default_agent, cancel)
+            .unwrap_or_else(|refusal| refusal.to_json())
+    }
+
+    /// [`ForTool::call`], the refusal kept typed ([`crate::args::try_call`]).
+    pub fn try_call(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        default_agent: &crate::DefaultAgent,
+        cancel: &crate::wait::Cancel,
+    ) -> Result<Value, crate::ContractRefusal> {
+        let mut answer = crate::args::try_call(self.contracts(), tool, args, default_agent, cancel)?;
         if let ForTool::Absent { note, .. } = self
             && tool == "inspect_mesh_state"
             && let Some(fields) = answer.as_object_mut()
-            && fields.get("ok") == Some(&Value::Bool(true))
         {
             fields.insert(String::from("note"), Value::String(note.clone()));
         }
-        answer
+        Ok(answer)
     }
 }

@@ -378,7 +378,7 @@ fn serve_notes(groups: &[&Group]) -> String {
         "Tool groups built into this binary: {}.\n\
          A switch's variable takes 1, true, yes, on or 0, false, no, off (any case).\n\
          stdio: at most {} requests run at once (new work waits; cancels and pings are read whatever the bound);\n\
-         SIGTERM or SIGINT lets the calls in flight finish (at most {} s) and exits 0, a second signal exits at once.\n\
+         SIGTERM or SIGINT lets the calls in flight finish and exits 0 within {} s (the last export of telemetry included), a second signal exits at once.\n\
          Logs go to stderr; RUST_LOG filters them (default: warn on stdio, info over HTTP).\n",
         built.join(", "),
         crate::stdio::MAX_IN_FLIGHT,

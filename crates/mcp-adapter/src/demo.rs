@@ -119,7 +119,9 @@ fn call(
         writeln!(out, "  (tool {tool} is not in this build)")?;
         return Ok(1);
     };
-    let outcome = def.call(args.as_object().unwrap_or(&serde_json::Map::new()));
+    let outcome = def
+        .call(args.as_object().unwrap_or(&serde_json::Map::new()))
+        .outcome;
     let answer = match &outcome {
         crate::registry::Outcome::ToolError(message) => {
             answers.push(serde_json::Value::Null);

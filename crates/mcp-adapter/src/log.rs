@@ -30,13 +30,21 @@ pub fn install(
     use opentelemetry::trace::TracerProvider as _;
     use tracing_subscriber::EnvFilter;
     use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let levels = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // The request's span carries for OpenTelemetry what its one log line says itself: the log does
+    // not see it, so no line repeats the request's id, method or tool as span context.
+    let filter = levels.and(tracing_subscriber::filter::filter_fn(|metadata| {
+        !(metadata.is_span() && metadata.name() == "mcp.request")
+    }));
     let queue = queue();
+    let json = format == crate::telemetry::LogFormat::Json;
     let writer = move || LineWriter {
         queue: Arc::clone(queue),
         line: Vec::new(),
+        json,
     };
     let fmt = match format {
         crate::telemetry::LogFormat::Text => tracing_subscriber::fmt::layer()
@@ -140,6 +148,8 @@ fn write_lines(queue: &Queue, receiver: &Receiver<Vec<u8>>) {
 struct LineWriter {
     queue: Arc<Queue>,
     line: Vec<u8>,
+    /// The line is a JSON object (`--log-format json`).
+    json: bool,
 }
 
 impl Write for LineWriter {
@@ -159,8 +169,15 @@ impl Drop for LineWriter {
             return;
         }
         // A logged value (a tool's name, a refusal's sentence) may hold control characters: the line
-        // reaches a person, so they are escaped like every other text the binary prints.
-        let line = match crate::terminal::for_people(&String::from_utf8_lossy(&self.line)) {
+        // reaches a person, so they are escaped like every other text the binary prints — a JSON line
+        // with JSON's own escapes, so it stays JSON.
+        let text = String::from_utf8_lossy(&self.line);
+        let escaped = if self.json {
+            crate::terminal::json_for_people(&text)
+        } else {
+            crate::terminal::for_people(&text)
+        };
+        let line = match escaped {
             std::borrow::Cow::Borrowed(_) => std::mem::take(&mut self.line),
             std::borrow::Cow::Owned(escaped) => escaped.into_bytes(),
         };

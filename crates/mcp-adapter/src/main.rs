@@ -102,7 +102,11 @@ fn main() -> ExitCode {
                 format,
                 metrics_endpoint: over_http,
             });
-            std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
+            // A panic's message can quote what a request carried: bounded and escaped like any
+            // logged sentence.
+            std::panic::set_hook(Box::new(|info| {
+                tracing::error!("{}", shiftwork_seams::echo::echo(&info.to_string()));
+            }));
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
@@ -127,7 +131,7 @@ fn main() -> ExitCode {
                 tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
             }
             session.wait();
-            shiftwork_mcp::telemetry::shutdown();
+            shiftwork_mcp::telemetry::shutdown(shutdown::GRACE);
             log::flush(Duration::from_millis(200));
             ExitCode::SUCCESS
         }
@@ -153,7 +157,7 @@ fn main() -> ExitCode {
                 Ok(arguments) => arguments,
                 Err(message) => return usage_error(&message),
             };
-            let outcome = def.invoke(&arguments);
+            let outcome = def.invoke(&arguments).outcome;
             let text = match (&outcome, pretty) {
                 (Outcome::ToolError(message), _) => {
                     print_err(&format!("shiftwork-mcp: {message}\n"));
@@ -229,7 +233,7 @@ fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: 
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
     }
     let served = http.run();
-    shiftwork_mcp::telemetry::shutdown();
+    shiftwork_mcp::telemetry::shutdown(shutdown::GRACE);
     log::flush(Duration::from_millis(200));
     match served {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,9 @@
 //! The tool registry: every tool's descriptor and handler, the argument-key check of MC-9 and the
 //! rendering of outcomes (MC-8, MC-10).
+//!
+//! A handler returns what happened as a typed value ([`Verdict`]: a result, a refusal with its code, a
+//! tool error) beside the rendered answer ([`Outcome`]), both in one [`Answered`]. The server's log
+//! line, span and metrics read the verdict; nothing reads the rendered answer back to guess it.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -65,6 +69,92 @@ pub enum Outcome {
         /// `None` when the text block is `structured` itself.
         text_json: Option<String>,
     },
+}
+
+/// The adapter's code for an argument a tool does not declare (MC-9), the contracts library's word.
+pub const UNKNOWN_ARGUMENT: &str = "UNKNOWN_ARGUMENT";
+
+/// The adapter's code for an argument missing, or of the wrong JSON type, before a library is asked.
+pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
+
+/// What a tool call did, as its handler knows it from the library's typed result — never read back
+/// from the rendered answer. Codes are the libraries' own fixed names (`NOT_READY`, `STALE_EPOCH`,
+/// `no_dir`, …) or the adapter's (`UNKNOWN_ARGUMENT`, `INVALID_ARGUMENT`): `&'static str`, so no value
+/// a client chose can become one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The tool did what it was asked (an answer about nothing to do — no task waiting, a duplicate
+    /// item — is a result too).
+    Result,
+    /// The tool refused, answering why (`structuredContent` still carries the answer), with its code.
+    Refusal(&'static str),
+    /// An MCP tool error (`isError: true`), with the library's code when it names one.
+    ToolError(Option<&'static str>),
+}
+
+impl Verdict {
+    /// `"result"`, `"refusal"` or `"tool_error"`: the outcome a log line names.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Verdict::Result => "result",
+            Verdict::Refusal(_) => "refusal",
+            Verdict::ToolError(_) => "tool_error",
+        }
+    }
+
+    /// The refusal's or tool error's code.
+    pub fn code(self) -> Option<&'static str> {
+        match self {
+            Verdict::Result => None,
+            Verdict::Refusal(code) => Some(code),
+            Verdict::ToolError(code) => code,
+        }
+    }
+}
+
+/// What a tool call produced: the rendered answer, and what happened ([`Verdict`]), kept side by side
+/// from the handler to the log line, the span and the metrics.
+///
+/// ```
+/// use shiftwork_mcp::registry::{Answered, Outcome, TextStyle, Verdict};
+/// let answer = serde_json::json!({"ok": true, "status": "SUBMITTED"});
+/// let answered = Answered::result(Outcome::Answer(answer, TextStyle::Compact));
+/// assert_eq!(answered.verdict, Verdict::Result, "a status in the answer is not a refusal");
+/// let refused = Answered::tool_error(Some("MEMORY_BUSY"), String::from("busy"));
+/// assert_eq!((refused.verdict.kind(), refused.verdict.code()), ("tool_error", Some("MEMORY_BUSY")));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    /// The answer as the client gets it.
+    pub outcome: Outcome,
+    /// What happened.
+    pub verdict: Verdict,
+}
+
+impl Answered {
+    /// A result.
+    pub fn result(outcome: Outcome) -> Answered {
+        Answered {
+            outcome,
+            verdict: Verdict::Result,
+        }
+    }
+
+    /// A refusal with its `code`, answered as `outcome`.
+    pub fn refusal(code: &'static str, outcome: Outcome) -> Answered {
+        Answered {
+            outcome,
+            verdict: Verdict::Refusal(code),
+        }
+    }
+
+    /// A tool error: `message` as the text block, `code` when the library names one.
+    pub fn tool_error(code: Option<&'static str>, message: String) -> Answered {
+        Answered {
+            outcome: Outcome::ToolError(message),
+            verdict: Verdict::ToolError(code),
+        }
+    }
 }
 
 impl Outcome {
@@ -237,7 +327,6 @@ struct ContextInner {
     agent: Option<String>,
     transport: Option<crate::telemetry::Transport>,
     link: Option<String>,
-    refusal: OnceLock<&'static str>,
     on_undelivered: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
@@ -304,17 +393,6 @@ impl CallContext {
         for undo in undo {
             undo();
         }
-    }
-
-    /// Tells the log and the metrics which refusal the call answered (a fixed code such as
-    /// `NOT_READY`, never a value from the arguments); the first one told counts.
-    pub fn refused(&self, code: &'static str) {
-        let _ = self.inner.refusal.set(code);
-    }
-
-    /// The refusal code the handler told, if any.
-    pub fn refusal(&self) -> Option<&'static str> {
-        self.inner.refusal.get().copied()
     }
 
     /// The transport the call came by (stdio unless said otherwise).
@@ -386,9 +464,9 @@ impl CallContext {
     }
 }
 
-/// A tool's handler: the call's arguments in, outcome out. A handler may block: each call runs on a
-/// worker thread of its own while another reads.
-pub type Handler = Arc<dyn Fn(&Arguments) -> Outcome + Send + Sync>;
+/// A tool's handler: the call's arguments in, its answer and what happened out. A handler may block:
+/// each call runs on a worker thread of its own while another reads.
+pub type Handler = Arc<dyn Fn(&Arguments) -> Answered + Send + Sync>;
 
 /// A tool's reading of its arguments while the request line is decoded (see
 /// [`crate::wire::ArgumentsReader`], whose contract it keeps): given the text from the `arguments`
@@ -404,7 +482,7 @@ pub struct Prefetched<'a> {
     /// Its member names in arrival order.
     pub keys: Vec<Cow<'a, str>>,
     /// The call, on what was read.
-    pub run: Box<dyn FnOnce() -> Outcome + 'a>,
+    pub run: Box<dyn FnOnce() -> Answered + 'a>,
 }
 
 impl std::fmt::Debug for Prefetched<'_> {
@@ -418,7 +496,7 @@ impl std::fmt::Debug for Prefetched<'_> {
 
 /// How a group answers an undeclared argument (MC-9): given the tool name, the first unknown key in
 /// arrival order, every undeclared key in arrival order, and the known keys in schema order.
-pub type UnknownArgument = fn(tool: &str, key: &str, all_unknown: &[&str], known: &[&str]) -> Outcome;
+pub type UnknownArgument = fn(tool: &str, key: &str, all_unknown: &[&str], known: &[&str]) -> Answered;
 
 /// One tool.
 #[derive(Clone)]
@@ -462,12 +540,12 @@ impl ToolDef {
     }
 
     /// Runs the tool on a decoded arguments object (tests, the demo): see [`ToolDef::invoke`].
-    pub fn call(&self, arguments: &Map<String, Value>) -> Outcome {
+    pub fn call(&self, arguments: &Map<String, Value>) -> Answered {
         self.invoke(&Arguments::decoded(arguments.clone()))
     }
 
     /// Runs the tool: the MC-9 key check, then the handler.
-    pub fn invoke(&self, arguments: &Arguments) -> Outcome {
+    pub fn invoke(&self, arguments: &Arguments) -> Answered {
         self.invoke_read(arguments, None)
     }
 
@@ -476,8 +554,8 @@ impl ToolDef {
     pub fn invoke_read(
         &self,
         arguments: &Arguments,
-        read: Option<Box<dyn FnOnce() -> Outcome + '_>>,
-    ) -> Outcome {
+        read: Option<Box<dyn FnOnce() -> Answered + '_>>,
+    ) -> Answered {
         let known = self.known_arguments();
         let unknown: Vec<&str> = arguments.keys().filter(|k| !known.contains(k)).collect();
         if let Some(first) = unknown.first() {

@@ -32,7 +32,7 @@ use rmcp::model::{
 use serde_json::Value;
 use shiftwork_seams::echo::clip_echo;
 
-use crate::registry::{Arguments, Outcome, Registry, TextStyle, ToolDef};
+use crate::registry::{Answered, Arguments, Outcome, Registry, TextStyle, ToolDef, Verdict};
 use crate::telemetry::{self, Transport};
 use crate::wire::{self, Id, Kind, Params, Refusal};
 
@@ -43,6 +43,16 @@ pub const SERVER_NAME: &str = "shiftwork-mcp";
 /// server runs. The longest delay a JavaScript timer takes (2^31 − 1 ms, about 24.8 days), so that no
 /// client's cache arithmetic overflows.
 pub const TOOLS_TTL_MS: u64 = i32::MAX as u64;
+
+/// The methods this server answers (with an id): what a metric label may name; any other is
+/// [`telemetry::OTHER`].
+pub const METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "server/discover",
+];
 
 /// The protocol versions of the stateless protocol (per-request `_meta`), oldest first.
 pub const STATELESS_VERSIONS: &[&str] = &["2026-07-28"];
@@ -194,12 +204,14 @@ impl Server {
         };
         let mut arguments = serde_json::Map::new();
         arguments.insert(String::from("limit"), Value::from(1));
-        let outcome = inspect.call(&arguments);
-        let structured = outcome.structured().unwrap_or_default();
-        if structured.get("ok") == Some(&Value::Bool(true)) {
+        let answered = inspect.call(&arguments);
+        if answered.verdict == Verdict::Result {
             return Ok(());
         }
-        Err(structured
+        Err(answered
+            .outcome
+            .structured()
+            .unwrap_or_default()
             .pointer("/error/message")
             .and_then(Value::as_str)
             .map_or_else(
@@ -279,7 +291,7 @@ impl Server {
     ) -> Vec<u8> {
         let era = Era::of(Some(id.raw()), method, params);
         let request = telemetry::Request::start(
-            method,
+            telemetry::Name::among(method, METHODS),
             None,
             id.raw(),
             agent,
@@ -298,11 +310,11 @@ impl Server {
         method: &str,
         params: &Params<'_>,
         era: Result<Era, Refusal>,
-    ) -> (Vec<u8>, telemetry::Finished<'static>) {
+    ) -> (Vec<u8>, telemetry::Finished) {
         let era = match era {
             Ok(era) => era,
             Err(refusal) => {
-                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a refused envelope");
+                tracing::debug!(code = refusal.code, message = %shiftwork_seams::echo::echo(&refusal.message), "answered: a refused envelope");
                 return (refusal_line(&refusal), telemetry::Finished::Error(refusal.code));
             }
         };
@@ -317,7 +329,7 @@ impl Server {
             ("tools/list", Era::Stateless(_)) => result_line(id.raw(), self.stateless_tools_list(era)),
             ("server/discover", _) => result_line(id.raw(), &self.discover_result()),
             (other, _) => {
-                tracing::debug!(method = %clip_echo(other), "answered: method not found");
+                tracing::debug!(method = %telemetry::logged(other), "answered: method not found");
                 return (
                     error_line(
                         Some(id.raw()),
@@ -344,7 +356,7 @@ impl Server {
         prefetched: Option<&str>,
     ) -> Result<(&ToolDef, Arguments, Era), Refusal> {
         let refuse = |message: String| {
-            tracing::debug!(%message, "answered: invalid tools/call");
+            tracing::debug!(message = %shiftwork_seams::echo::echo(&message), "answered: invalid tools/call");
             Refusal {
                 code: wire::INVALID_PARAMS,
                 message,
@@ -399,13 +411,14 @@ impl Server {
 
 /// What a tool's [`crate::registry::Prefetch`] read of a call's `arguments` while its line was
 /// decoded: the tool, and the call's work on what it read.
-pub type ReadArguments<'a> = (&'static str, Box<dyn FnOnce() -> Outcome + 'a>);
+pub type ReadArguments<'a> = (&'static str, Box<dyn FnOnce() -> Answered + 'a>);
 
 /// The answer of a `tools/call`, whichever transport brought it.
 #[derive(Debug)]
 pub enum CallAnswer {
-    /// The tool answered (a result or a tool error), in the protocol of the request.
-    Result(Outcome, Era),
+    /// The tool answered (a result or a tool error), in the protocol of the request, and what its
+    /// handler said happened.
+    Result(Outcome, Era, Verdict),
     /// The call could not be processed at all: the JSON-RPC error line.
     Refused(Vec<u8>),
 }
@@ -414,7 +427,7 @@ impl CallAnswer {
     /// The whole response line.
     pub fn line(&self, id: &str) -> Vec<u8> {
         match self {
-            CallAnswer::Result(outcome, era) => ResultLine::of(id, outcome, *era).concat(),
+            CallAnswer::Result(outcome, era, _) => ResultLine::of(id, outcome, *era).concat(),
             CallAnswer::Refused(line) => line.clone(),
         }
     }
@@ -433,7 +446,10 @@ impl Server {
         read: Option<ReadArguments<'_>>,
     ) -> CallAnswer {
         let tool_name = match &params.name {
-            Some(Ok(name)) => Some(name.as_ref()),
+            Some(Ok(name)) => Some(telemetry::Name {
+                sent: name.as_ref(),
+                known: self.registry().get(name).map(|tool| tool.name),
+            }),
             _ => None,
         };
         let version = params
@@ -442,7 +458,7 @@ impl Server {
             .and_then(|e| e.version.as_ref().ok())
             .and_then(|v| STATELESS_VERSIONS.iter().copied().find(|s| *s == v.as_ref()));
         let request = telemetry::Request::start(
-            "tools/call",
+            telemetry::Name::among("tools/call", METHODS),
             tool_name,
             id.raw(),
             context.agent(),
@@ -456,7 +472,7 @@ impl Server {
         };
         request.finish(match &answer {
             _ if context.is_cancelled() => telemetry::Finished::Cancelled,
-            CallAnswer::Result(outcome, _) => telemetry::Finished::Tool(outcome, context.refusal()),
+            CallAnswer::Result(_, _, verdict) => telemetry::Finished::Tool(*verdict),
             CallAnswer::Refused(_) => telemetry::Finished::Error(wire::INVALID_PARAMS),
         });
         answer
@@ -479,14 +495,18 @@ impl Server {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             tool.invoke_read(&arguments, read)
         })) {
-            Ok(outcome) => CallAnswer::Result(outcome, era),
+            Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
             Err(panic) => {
                 let what = panic
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
-                tracing::error!(tool = tool.name, "the tool handler panicked: {what}");
+                tracing::error!(
+                    tool = tool.name,
+                    "the tool handler panicked: {}",
+                    shiftwork_seams::echo::echo(&what)
+                );
                 CallAnswer::Refused(error_line(
                     Some(id.raw()),
                     wire::INTERNAL_ERROR,

@@ -1,16 +1,24 @@
-//! SIGTERM and SIGINT under `serve` (issue 16 item 5): the first lets the calls in flight finish (at
-//! most [`GRACE`]) and exits 0; a second exits at once.
+//! SIGTERM and SIGINT under `serve` (issue 16 item 5): the first lets the calls in flight finish and
+//! exits 0, the whole shutdown — the calls in flight, then the last export of spans and metrics and
+//! the log lines — within [`GRACE`]; a second exits at once.
 //!
 //! The signals are blocked in every thread ([`block_signals`], called before any thread starts, so all
 //! inherit the mask) and taken by one thread with `sigwait`; no code runs in a signal handler. Child
 //! processes do not inherit the mask: the standard library clears it when it spawns one.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::stdio::Session;
 
-/// How long the calls in flight may take to finish after the first signal.
+/// How long the whole shutdown may take after the first signal: the process has exited by then.
 pub const GRACE: Duration = Duration::from_secs(10);
+
+/// The part of [`GRACE`] kept for the last export of spans and metrics and the log's last lines,
+/// whatever the calls in flight took: the calls in flight get the rest.
+pub const FLUSH_SHARE: Duration = Duration::from_secs(1);
+
+/// The part of [`FLUSH_SHARE`] (and of whatever the exporters leave) kept for the log's last lines.
+const LOG_SHARE: Duration = Duration::from_millis(200);
 
 /// A server the first signal drains: the stdio [`Session`] or the HTTP server's handle.
 pub trait Drain: Send + Sync + 'static {
@@ -90,16 +98,19 @@ fn finish(session: &impl Drain, signal: i32) {
     } else {
         "SIGTERM"
     };
+    let deadline = Instant::now() + GRACE;
     tracing::info!("{name}: finishing the calls in flight, then exiting");
     session.stop();
-    if !session.wait_idle(GRACE) {
+    if !session.wait_idle(GRACE.saturating_sub(FLUSH_SHARE)) {
         tracing::warn!(
             "{name}: {} call(s) still running after {} s; exiting without their answers",
             session.in_flight(),
-            GRACE.as_secs()
+            GRACE.saturating_sub(FLUSH_SHARE).as_secs()
         );
     }
-    crate::telemetry::shutdown();
-    crate::log::flush(Duration::from_millis(200));
+    // A collector that never answers holds the exit no longer than the grace left.
+    let left = || deadline.saturating_duration_since(Instant::now());
+    crate::telemetry::shutdown(left().saturating_sub(LOG_SHARE));
+    crate::log::flush(left().min(LOG_SHARE));
     std::process::exit(0);
 }

@@ -431,7 +431,7 @@ impl Shared {
             }
             Ok(Some(Message::Request { id, .. })) => id.key(),
             Err(refusal) => {
-                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a malformed message");
+                tracing::debug!(code = refusal.code, message = %shiftwork_seams::echo::echo(&refusal.message), "answered: a malformed message");
                 self.send(&server::refusal_line(&refusal));
                 return None;
             }
@@ -550,7 +550,7 @@ impl Shared {
                 Work::Call(id, params, context, call, serial, read)
             }
             Err(refusal) => {
-                tracing::debug!(code = refusal.code, message = %refusal.message, "answered: a malformed message");
+                tracing::debug!(code = refusal.code, message = %shiftwork_seams::echo::echo(&refusal.message), "answered: a malformed message");
                 Work::Reply(server::refusal_line(&refusal))
             }
         }
@@ -575,7 +575,7 @@ impl Shared {
                     context.undelivered();
                 } else {
                     match &answer {
-                        server::CallAnswer::Result(outcome, era) => {
+                        server::CallAnswer::Result(outcome, era, _) => {
                             self.send_pieces(&server::ResultLine::of(id.raw(), outcome, *era).pieces())
                         }
                         server::CallAnswer::Refused(line) => self.send(line),

@@ -6,6 +6,17 @@
 //! With nothing configured nothing is built: no exporter, no meter, no tracer; a request then costs a
 //! clock reading and a disabled span. Logging never blocks a call ([`crate::log`]).
 //!
+//! What happened to a tool call is its handler's typed [`Verdict`], never guessed from the answer's
+//! JSON. A metric label takes only values the server defines: a method or tool it does not know is
+//! counted as [`OTHER`], a code is a library's fixed name, and the queue's target agents are the
+//! [`MAX_TARGET_AGENTS`] with the most contracts waiting, the rest [`OTHER`]. Every value a client
+//! chose that a log line or a span repeats — a request id, a method or tool name, an agent, a trace
+//! context — is cut to [`LOGGED_CHARS`] characters with its control characters escaped
+//! ([`logged`]), and written once per line.
+//!
+//! Shutting down ([`shutdown`]) gives the exporters a time limit: a collector that never answers
+//! cannot hold the process past it.
+//!
 //! The environment is the OpenTelemetry SDKs': `OTEL_EXPORTER_OTLP_ENDPOINT` (or the per-signal
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`),
 //! `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf`, the default, or `http/json`),
@@ -24,10 +35,80 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMe
 use opentelemetry_sdk::metrics::reader::MetricReader as _;
 use opentelemetry_sdk::metrics::{ManualReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use serde_json::Value;
 
-use crate::registry::Outcome;
+use crate::registry::Verdict;
 use crate::settings::{Setting, Settings};
+
+/// The most characters of one value a client chose (a request id, a method or tool name, an agent, a
+/// trace context) that a log line or a span attribute repeats.
+pub const LOGGED_CHARS: usize = 128;
+
+/// The metric label (and span name part) of a method or tool the server does not define, and of the
+/// queue's target agents past [`MAX_TARGET_AGENTS`] — as OpenTelemetry's HTTP conventions name an
+/// unknown method. No method, tool or agent id can be spelled so.
+pub const OTHER: &str = "_OTHER";
+
+/// The most target agents the queue gauge names one by one (those with the most contracts waiting);
+/// the others are summed under [`OTHER`].
+pub const MAX_TARGET_AGENTS: usize = 50;
+
+/// The longest `tracestate` kept (the W3C Trace Context's 512 characters): whole members while they
+/// fit, the rest dropped. A longer `traceparent` than [`LOGGED_CHARS`] is not one and is ignored.
+pub const MAX_TRACESTATE: usize = 512;
+
+/// `text` as a log line or a span attribute repeats a value a client chose: its first
+/// [`LOGGED_CHARS`] characters (then `…(<k> more)`), every control and bidirectional character
+/// escaped (`\u{1b}`), so a 4 MB id costs a log line a few hundred bytes and no terminal obeys it.
+///
+/// ```
+/// use shiftwork_mcp::telemetry::logged;
+/// assert_eq!(logged("7"), "7");
+/// assert_eq!(logged("\"a\u{1b}]52;c;x\u{7}\""), "\"a\\u{1b}]52;c;x\\u{7}\"");
+/// let id = "i".repeat(4 << 20);
+/// assert!(logged(&id).len() < 200 && logged(&id).ends_with("…(4194176 more)"));
+/// ```
+pub fn logged(text: &str) -> Cow<'_, str> {
+    use shiftwork_seams::echo::{clip, escape_controls};
+    if text.len() <= LOGGED_CHARS {
+        return escape_controls(text);
+    }
+    match text.char_indices().nth(LOGGED_CHARS) {
+        None => escape_controls(text),
+        Some(_) => Cow::Owned(escape_controls(&clip(text, LOGGED_CHARS)).into_owned()),
+    }
+}
+
+/// A name a client sent (a method, a tool) and the server's own spelling of it when the server
+/// defines it: metrics and span names read [`Name::label`], log lines and span attributes the cut
+/// [`logged`] form of what was sent.
+#[derive(Debug, Clone, Copy)]
+pub struct Name<'a> {
+    /// What the client sent.
+    pub sent: &'a str,
+    /// The server's name, when it defines one.
+    pub known: Option<&'static str>,
+}
+
+impl<'a> Name<'a> {
+    /// `sent`, known when it is one of `defined`.
+    ///
+    /// ```
+    /// use shiftwork_mcp::telemetry::Name;
+    /// assert_eq!(Name::among("ping", &["ping", "tools/list"]).label(), "ping");
+    /// assert_eq!(Name::among("x\u{7}", &["ping"]).label(), "_OTHER");
+    /// ```
+    pub fn among(sent: &'a str, defined: &[&'static str]) -> Name<'a> {
+        Name {
+            sent,
+            known: defined.iter().copied().find(|name| *name == sent),
+        }
+    }
+
+    /// The metric label: the server's name, or [`OTHER`].
+    pub fn label(&self) -> &'static str {
+        self.known.unwrap_or(OTHER)
+    }
+}
 
 /// `--log-format text|json`.
 pub const LOG_FORMAT: Setting = Setting {
@@ -232,17 +313,49 @@ pub fn init(options: Options) {
     });
 }
 
-/// Flushes and stops the exporters (before the process exits).
-pub fn shutdown() {
-    if let Some(t) = TELEMETRY.get() {
-        if let Some(tracer) = &t.tracer {
-            let _ = tracer.force_flush();
-            let _ = tracer.shutdown();
+/// Flushes and stops the exporters (before the process exits), waiting at most `within`: the export
+/// runs on a thread of its own, so a collector that accepts the connection and never answers holds
+/// the process no longer than that (what it did not take is lost, and a warning says so). The first
+/// call starts the export; a later one (the signal's drain and the main thread both end the process)
+/// waits for that same export, so neither returns, and lets the process exit, while the other's
+/// export still runs.
+pub fn shutdown(within: Duration) {
+    let Some(t) = TELEMETRY.get() else { return };
+    if t.tracer.is_none() && t.meter.is_none() {
+        return;
+    }
+    static FLUSHED: (Mutex<Option<bool>>, std::sync::Condvar) = (Mutex::new(None), std::sync::Condvar::new());
+    let (state, changed) = &FLUSHED;
+    let mut flushed = state.lock().unwrap_or_else(PoisonError::into_inner);
+    if flushed.is_none() {
+        *flushed = Some(false);
+        let flushing = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp-flush"))
+            .spawn(move || {
+                // Each shutdown exports what its provider still holds (the batch of spans, a last
+                // collection of the metrics).
+                if let Some(tracer) = &t.tracer {
+                    let _ = tracer.shutdown_with_timeout(within);
+                }
+                if let Some(meter) = &t.meter {
+                    let _ = meter.shutdown_with_timeout(within);
+                }
+                *state.lock().unwrap_or_else(PoisonError::into_inner) = Some(true);
+                changed.notify_all();
+            });
+        if flushing.is_err() {
+            return;
         }
-        if let Some(meter) = &t.meter {
-            let _ = meter.force_flush();
-            let _ = meter.shutdown();
-        }
+    }
+    let (flushed, waited) = changed
+        .wait_timeout_while(flushed, within, |done| *done != Some(true))
+        .unwrap_or_else(PoisonError::into_inner);
+    drop(flushed);
+    if waited.timed_out() {
+        tracing::warn!(
+            "the telemetry collector did not take the last spans and metrics within {} ms; they are lost",
+            within.as_millis()
+        );
     }
 }
 
@@ -271,12 +384,15 @@ impl opentelemetry_sdk::metrics::reader::MetricReader for SharedReader {
     }
 }
 
-/// One request being served: its span, and what the dispatcher records when it ends.
+/// One request being served: its span, and what the dispatcher records when it ends. It keeps the
+/// client's values only as [`logged`] cuts, and the labels the server defines.
 pub struct Request {
     started: Instant,
     span: tracing::Span,
-    method: Cow<'static, str>,
+    method: String,
+    method_label: &'static str,
     tool: Option<String>,
+    tool_label: Option<&'static str>,
     id: String,
     agent: Option<String>,
     transport: Transport,
@@ -297,30 +413,36 @@ pub struct TraceHeaders<'a> {
 }
 
 impl Request {
-    /// Starts a request of `method` (and `tool`, for a call) with JSON-RPC id `id`.
+    /// Starts a request of `method` (and `tool`, for a call) with JSON-RPC id `id` (its JSON text).
+    /// The span is named by the labels (`tools/call hours_check`, `_OTHER` for a name the server
+    /// does not define); its attributes and the log line repeat the [`logged`] cuts of what was sent.
     #[allow(clippy::too_many_arguments)]
     pub fn start(
-        method: &str,
-        tool: Option<&str>,
+        method: Name<'_>,
+        tool: Option<Name<'_>>,
         id: &str,
         agent: Option<&str>,
         transport: Transport,
         version: Option<&'static str>,
         trace: TraceHeaders<'_>,
     ) -> Request {
-        let name = match tool {
-            Some(tool) => format!("{method} {tool}"),
-            None => method.to_owned(),
-        };
+        let method_label = method.label();
+        let tool_label = tool.map(|t| t.label());
+        let method = logged(method.sent).into_owned();
+        let tool = tool.map(|t| logged(t.sent).into_owned());
+        let id = logged(id).into_owned();
         let span = tracing::info_span!(
             target: "shiftwork_mcp::request",
             "mcp.request",
-            "otel.name" = %name,
+            "otel.name" = match tool_label {
+                Some(tool) => format!("{method_label} {tool}"),
+                None => method_label.to_owned(),
+            },
             "otel.kind" = "server",
-            "mcp.method.name" = %method,
-            "gen_ai.tool.name" = tool,
-            "gen_ai.operation.name" = tool.map(|_| "execute_tool"),
-            "jsonrpc.request.id" = %id,
+            "mcp.method.name" = method.as_str(),
+            "gen_ai.tool.name" = tool.as_deref(),
+            "gen_ai.operation.name" = tool.as_ref().map(|_| "execute_tool"),
+            "jsonrpc.request.id" = id.as_str(),
             "mcp.protocol.version" = version,
             "network.transport" = transport.name(),
             "error.type" = tracing::field::Empty,
@@ -332,10 +454,12 @@ impl Request {
         Request {
             started: Instant::now(),
             span,
-            method: Cow::Owned(method.to_owned()),
-            tool: tool.map(str::to_owned),
-            id: id.to_owned(),
-            agent: agent.map(str::to_owned),
+            method,
+            method_label,
+            tool,
+            tool_label,
+            id,
+            agent: agent.map(|a| logged(a).into_owned()),
             transport,
             version,
         }
@@ -347,7 +471,7 @@ impl Request {
     }
 
     /// Ends the request with `outcome`: the log line, the span's error, the duration histogram.
-    pub fn finish(self, outcome: Finished<'_>) {
+    pub fn finish(self, outcome: Finished) {
         let elapsed = self.started.elapsed();
         let (kind, code) = outcome.classify();
         if kind != "result" {
@@ -355,6 +479,8 @@ impl Request {
             self.span.record("otel.status_code", "ERROR");
         }
         let _enter = self.span.enter();
+        // The span's own fields are not repeated on the line (the fmt layer does not see the request
+        // span): each value appears once.
         tracing::info!(
             target: "shiftwork_mcp::request",
             method = %self.method,
@@ -365,26 +491,21 @@ impl Request {
             agent = self.agent.as_deref(),
             request_id = %self.id,
             transport = self.transport.name(),
-            "{} {}",
-            self.method,
-            self.tool.as_deref().unwrap_or("")
+            "request"
         );
         if let Some(instruments) = TELEMETRY.get().and_then(|t| t.instruments.as_ref()) {
             let mut attributes = vec![
-                KeyValue::new("mcp.method.name", self.method.to_string()),
+                KeyValue::new("mcp.method.name", self.method_label),
                 KeyValue::new("network.transport", self.transport.name()),
             ];
-            if let Some(tool) = &self.tool {
-                attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+            if let Some(tool) = self.tool_label {
+                attributes.push(KeyValue::new("gen_ai.tool.name", tool));
             }
             if let Some(version) = self.version {
                 attributes.push(KeyValue::new("mcp.protocol.version", version));
             }
             if kind != "result" {
-                attributes.push(KeyValue::new(
-                    "error.type",
-                    code.clone().unwrap_or_else(|| kind.to_owned()),
-                ));
+                attributes.push(KeyValue::new("error.type", code.unwrap_or(Cow::Borrowed(kind))));
             }
             instruments.duration.record(elapsed.as_secs_f64(), &attributes);
         }
@@ -399,9 +520,13 @@ fn link_trace(span: &tracing::Span, trace: TraceHeaders<'_>) {
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
     let propagator = opentelemetry_sdk::propagation::TraceContextPropagator::new();
     let extract = |traceparent: &str, tracestate: Option<&str>| {
+        // A traceparent is 55 characters; a longer text is not one, and is not copied.
+        if traceparent.len() > LOGGED_CHARS {
+            return opentelemetry::Context::new();
+        }
         let mut carrier = std::collections::HashMap::new();
         carrier.insert(String::from("traceparent"), traceparent.to_owned());
-        if let Some(state) = tracestate {
+        if let Some(state) = tracestate.map(bounded_tracestate) {
             carrier.insert(String::from("tracestate"), state.to_owned());
         }
         propagator.extract(&carrier)
@@ -422,11 +547,24 @@ fn link_trace(span: &tracing::Span, trace: TraceHeaders<'_>) {
     let _ = trace.baggage;
 }
 
+/// `tracestate` within [`MAX_TRACESTATE`] bytes: its whole leading members that fit.
+fn bounded_tracestate(state: &str) -> &str {
+    if state.len() <= MAX_TRACESTATE {
+        return state;
+    }
+    let head = &state.as_bytes()[..=MAX_TRACESTATE];
+    match head.iter().rposition(|b| *b == b',') {
+        Some(end) => state[..end].trim_end(),
+        None => "",
+    }
+}
+
 /// How a request ended.
-pub enum Finished<'a> {
-    /// A tool's outcome, and the refusal code its handler told ([`crate::registry::CallContext::refused`]).
-    Tool(&'a Outcome, Option<&'static str>),
-    /// A JSON-RPC error with this code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// A tool answered: what its handler said happened.
+    Tool(Verdict),
+    /// A JSON-RPC error with this code (one of the server's).
     Error(i32),
     /// Any other result.
     Result,
@@ -434,70 +572,17 @@ pub enum Finished<'a> {
     Cancelled,
 }
 
-impl Finished<'_> {
-    /// `("result" | "refusal" | "tool_error" | "jsonrpc_error" | "cancelled", code)`.
-    fn classify(&self) -> (&'static str, Option<String>) {
+impl Finished {
+    /// `("result" | "refusal" | "tool_error" | "jsonrpc_error" | "cancelled", code)`: a code is a
+    /// library's fixed name or a JSON-RPC error number, never a client's text.
+    fn classify(self) -> (&'static str, Option<Cow<'static, str>>) {
         match self {
             Finished::Result => ("result", None),
             Finished::Cancelled => ("cancelled", None),
-            Finished::Error(code) => ("jsonrpc_error", Some(code.to_string())),
-            Finished::Tool(outcome, told) => {
-                let (kind, code) = classify(outcome);
-                (kind, told.map(str::to_owned).or(code))
-            }
+            Finished::Error(code) => ("jsonrpc_error", Some(Cow::Owned(code.to_string()))),
+            Finished::Tool(verdict) => (verdict.kind(), verdict.code().map(Cow::Borrowed)),
         }
     }
-}
-
-/// What an answer says of itself: a result, a domain refusal (the contracts code, the work log's
-/// status) or a tool error. Never a sentence: a refusal's sentence quotes the caller's values, so a
-/// sentence refusal's code comes only from what its handler told.
-pub fn classify(outcome: &Outcome) -> (&'static str, Option<String>) {
-    match outcome {
-        Outcome::ToolError(_) => ("tool_error", None),
-        Outcome::Answer(value, _) => classify_value(value),
-        Outcome::Prerendered { structured, .. } => {
-            let start = structured.trim_start();
-            // A plan or brief is most answers and can be megabytes: its head tells it is a result.
-            if start.starts_with(r#"{"result":"#) && !start.starts_with(r#"{"result":"error""#) {
-                return ("result", None);
-            }
-            match serde_json::from_str::<Value>(structured) {
-                Ok(value) => classify_value(&value),
-                Err(_) => ("result", None),
-            }
-        }
-    }
-}
-
-fn classify_value(value: &Value) -> (&'static str, Option<String>) {
-    // A fixed word of the answer's own vocabulary, never free text.
-    let word = |text: &str| {
-        (text.len() <= 40
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_lowercase() || b == b'_'))
-        .then(|| text.to_owned())
-    };
-    if value.get("ok") == Some(&Value::Bool(false)) {
-        let code = value
-            .pointer("/error/code")
-            .and_then(Value::as_str)
-            .and_then(word);
-        return ("refusal", code);
-    }
-    if value.get("result").and_then(Value::as_str) == Some("error") {
-        return ("refusal", None);
-    }
-    if let Some(status) = value.get("status").and_then(Value::as_str)
-        && !matches!(
-            status,
-            "written" | "created" | "duplicate" | "dry_run" | "ok" | "reachable"
-        )
-    {
-        return ("refusal", word(status));
-    }
-    ("result", None)
 }
 
 /// Counts a contracts event (`claim`, `fulfil`, `failure`, `stale_epoch`, `waiting_poll`, …).
@@ -532,12 +617,38 @@ fn queue_counts() -> Vec<(String, String, u64)> {
     let mut queue = telemetry.queue.lock().unwrap_or_else(PoisonError::into_inner);
     if queue.read_at.is_none_or(|at| at.elapsed() >= GAUGE_INTERVAL) {
         match reader() {
-            Ok(counts) => queue.counts = counts,
+            Ok(counts) => queue.counts = bounded_targets(counts),
             Err(e) => tracing::debug!("the queue gauges could not be read: {e}"),
         }
         queue.read_at = Some(Instant::now());
     }
     queue.counts.clone()
+}
+
+/// The queue rows with at most [`MAX_TARGET_AGENTS`] target agents per status: those with the most
+/// contracts (then by name), the others summed in one row under [`OTHER`], so the agents clients
+/// dispatch to cannot grow the gauge's series without bound.
+fn bounded_targets(rows: Vec<(String, String, u64)>) -> Vec<(String, String, u64)> {
+    let (mut named, mut out): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|(_, target, _)| !target.is_empty());
+    named.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then(a.1.cmp(&b.1)));
+    let mut kept = 0;
+    let mut status = String::new();
+    for (row_status, target, count) in named {
+        if row_status != status {
+            status.clone_from(&row_status);
+            kept = 0;
+        }
+        if kept < MAX_TARGET_AGENTS {
+            kept += 1;
+            out.push((row_status, target, count));
+        } else if let Some(other) = out.iter_mut().find(|(s, t, _)| *s == row_status && t == OTHER) {
+            other.2 += count;
+        } else {
+            out.push((row_status, OTHER.to_owned(), count));
+        }
+    }
+    out
 }
 
 fn register_queue_gauges(meter: Option<&SdkMeterProvider>) {
@@ -632,11 +743,13 @@ fn labels(attributes: impl Iterator<Item = KeyValue>, extra: Option<(&str, Strin
     }
 }
 
+/// A label value as the exposition format writes it (`\\`, `\"`), its control and bidirectional
+/// characters — a line feed included — first written as the visible text `\u{1b}` (whose backslash
+/// the format then escapes), so a scrape shown on a terminal stays inert.
 fn escape_label(value: &str) -> String {
-    value
+    shiftwork_seams::echo::escape_controls(value)
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 fn render(out: &mut String, name: &str, unit: &str, description: &str, data: &AggregatedMetrics) {
@@ -757,55 +870,90 @@ mod otlp_client {
 mod tests {
     use super::*;
 
+    /// Issue 34 item 1: a request's outcome is its handler's verdict, whatever its answer says.
     #[test]
-    fn outcomes_are_classified_by_what_they_say_of_themselves() {
-        let check = |outcome: Outcome, kind: &str, code: Option<&str>| {
-            let (k, c) = classify(&outcome);
-            assert_eq!((k, c.as_deref()), (kind, code));
+    fn issue34_item1_outcomes_are_the_handlers_verdicts() {
+        let check = |finished: Finished, kind: &str, code: Option<&str>| {
+            let (k, c) = finished.classify();
+            assert_eq!((k, c.as_deref()), (kind, code), "{finished:?}");
         };
-        use crate::registry::TextStyle::Compact;
+        check(Finished::Tool(Verdict::Result), "result", None);
         check(
-            Outcome::Answer(serde_json::json!({"ok": true}), Compact),
-            "result",
-            None,
-        );
-        check(
-            Outcome::Answer(
-                serde_json::json!({"ok": false, "error": {"code": "STALE_EPOCH"}}),
-                Compact,
-            ),
+            Finished::Tool(Verdict::Refusal("STALE_EPOCH")),
             "refusal",
             Some("STALE_EPOCH"),
         );
+        check(Finished::Tool(Verdict::ToolError(None)), "tool_error", None);
         check(
-            Outcome::Answer(
-                serde_json::json!({"result": "error", "reason": "unit U9 is not ready"}),
-                Compact,
-            ),
-            "refusal",
-            None,
-        );
-        check(
-            Outcome::ToolError(String::from("checkpoint unreadable: 'secret'")),
+            Finished::Tool(Verdict::ToolError(Some("MEMORY_BUSY"))),
             "tool_error",
-            None,
+            Some("MEMORY_BUSY"),
         );
-        check(
-            Outcome::Prerendered {
-                structured: String::from(r#"{"result":"plan","batches":[]}"#),
-                text_json: None,
-            },
-            "result",
-            None,
+        check(Finished::Error(-32601), "jsonrpc_error", Some("-32601"));
+        check(Finished::Result, "result", None);
+        check(Finished::Cancelled, "cancelled", None);
+    }
+
+    /// Issue 34 items 4 and 11: what a client chose is cut and escaped before a line or a span
+    /// repeats it; a trace state keeps its whole leading members within the bound.
+    #[test]
+    fn issue34_item11_client_values_are_cut_and_escaped() {
+        let check = |text: &str, expected: &str| assert_eq!(logged(text), expected, "{text:?}");
+        check("7", "7");
+        check("\"req-\u{1b}[2J\u{7}\"", "\"req-\\u{1b}[2J\\u{7}\"");
+        check("left \u{202e}right", "left \\u{202e}right");
+        let long = "é".repeat(LOGGED_CHARS + 5);
+        check(&long, &format!("{}…(5 more)", "é".repeat(LOGGED_CHARS)));
+        let at_bound = "x".repeat(LOGGED_CHARS);
+        check(&at_bound, &at_bound);
+        let member = |i: usize| format!("k{i:03}=v{}", "x".repeat(40));
+        let members: Vec<String> = (0..40).map(member).collect();
+        let state = members.join(",");
+        let kept = bounded_tracestate(&state);
+        assert!(kept.len() <= MAX_TRACESTATE && state.starts_with(kept), "{kept}");
+        assert!(
+            kept.split(',').all(|m| members.contains(&m.to_owned())),
+            "whole members only"
         );
-        check(
-            Outcome::Prerendered {
-                structured: String::from(r#"{"status":"no_dir","message":"x"}"#),
-                text_json: None,
-            },
-            "refusal",
-            Some("no_dir"),
+        assert_eq!(bounded_tracestate("short=1"), "short=1");
+        assert_eq!(bounded_tracestate(&"x".repeat(MAX_TRACESTATE + 1)), "");
+    }
+
+    /// Issue 34 item 4: the queue gauge names at most `MAX_TARGET_AGENTS` agents per status, those
+    /// with the most contracts; the rest add up under `_OTHER`, and the totals stay.
+    #[test]
+    fn issue34_item4_target_agents_are_bounded_with_an_other_bucket() {
+        let mut rows = vec![(String::from("CLAIMED"), String::new(), 3)];
+        for i in 0..(MAX_TARGET_AGENTS + 20) {
+            rows.push((String::from("SUBMITTED"), format!("agent{i:03}"), i as u64 + 1));
+        }
+        let total: u64 = rows.iter().map(|r| r.2).sum();
+        let bounded = bounded_targets(rows);
+        assert_eq!(bounded.iter().map(|r| r.2).sum::<u64>(), total);
+        let named: Vec<&str> = bounded
+            .iter()
+            .filter(|r| r.0 == "SUBMITTED" && r.1 != OTHER)
+            .map(|r| r.1.as_str())
+            .collect();
+        assert_eq!(named.len(), MAX_TARGET_AGENTS);
+        assert!(
+            named.contains(&"agent069") && !named.contains(&"agent000"),
+            "{named:?}"
         );
+        let other: Vec<_> = bounded.iter().filter(|r| r.1 == OTHER).collect();
+        assert_eq!(other.len(), 1);
+        assert_eq!(other[0].2, (1..=20).sum::<u64>());
+        assert!(bounded.contains(&(String::from("CLAIMED"), String::new(), 3)));
+    }
+
+    /// Issue 34 item 4: a label value never carries a raw control character into the scrape.
+    #[test]
+    fn issue34_item4_label_values_are_escaped() {
+        let check = |value: &str, expected: &str| assert_eq!(escape_label(value), expected, "{value:?}");
+        check("plain", "plain");
+        check("a\"b\\c", "a\\\"b\\\\c");
+        check("bell\u{7}esc\u{1b}", "bell\\\\u{7}esc\\\\u{1b}");
+        check("line\nbreak", "line\\\\u{a}break");
     }
 
     #[test]

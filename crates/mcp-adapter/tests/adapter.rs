@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use shiftwork_mcp::registry::{
-    DemoStep, Group, Hints, Outcome, Registry, TextStyle, ToolDef, unknown_argument_sentence,
+    Answered, DemoStep, Group, Hints, Outcome, Registry, TextStyle, ToolDef, UNKNOWN_ARGUMENT,
+    unknown_argument_sentence,
 };
 use shiftwork_mcp::settings::{Setting, Settings};
 use shiftwork_mcp::{Server, instructions};
@@ -22,18 +23,24 @@ static ECHO_SETTING: Setting = Setting {
     help: "prefix",
 };
 
-fn refuse_as_result(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    Outcome::Answer(
-        json!({"result": "error", "reason": unknown_argument_sentence(key, known)}),
-        TextStyle::Compact,
+fn refuse_as_result(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    Answered::refusal(
+        UNKNOWN_ARGUMENT,
+        Outcome::Answer(
+            json!({"result": "error", "reason": unknown_argument_sentence(key, known)}),
+            TextStyle::Compact,
+        ),
     )
 }
 
-fn refuse_as_tool_error(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    Outcome::ToolError(format!(
-        "Error executing tool {tool}: {}",
-        unknown_argument_sentence(key, known)
-    ))
+fn refuse_as_tool_error(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    Answered::tool_error(
+        Some(UNKNOWN_ARGUMENT),
+        format!(
+            "Error executing tool {tool}: {}",
+            unknown_argument_sentence(key, known)
+        ),
+    )
 }
 
 fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
@@ -58,10 +65,10 @@ fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
             unknown_argument: refuse_as_result,
             handler: Arc::new(move |args| {
                 let text = args.map().get("zeta").and_then(Value::as_str).unwrap_or("");
-                Outcome::Answer(
+                Answered::result(Outcome::Answer(
                     json!({"result": "ok", "text": format!("{prefix}{text}")}),
                     TextStyle::Pretty,
-                )
+                ))
             }),
             prefetch: None,
         },
@@ -78,7 +85,7 @@ fn echo_tools(settings: &Settings) -> Result<Vec<ToolDef>, String> {
                 open_world: true,
             },
             unknown_argument: refuse_as_tool_error,
-            handler: Arc::new(|_| Outcome::ToolError(String::from("it failed, as it always does"))),
+            handler: Arc::new(|_| Answered::tool_error(None, String::from("it failed, as it always does"))),
             prefetch: None,
         },
     ])

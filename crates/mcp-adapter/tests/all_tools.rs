@@ -117,7 +117,8 @@ fn mc9_every_tool_refuses_an_undeclared_argument_with_the_sentence() {
     for tool in registry.tools() {
         let known = tool.known_arguments();
         let args = json!({"zz_not_an_argument": 1, "zz_second": 2});
-        let outcome = tool.call(args.as_object().unwrap());
+        let answered = tool.call(args.as_object().unwrap());
+        let outcome = &answered.outcome;
         let sentence = shiftwork_mcp::registry::unknown_argument_sentence("zz_not_an_argument", &known);
         assert!(
             outcome.text().contains(&sentence),
@@ -125,6 +126,14 @@ fn mc9_every_tool_refuses_an_undeclared_argument_with_the_sentence() {
             tool.name,
             outcome.text()
         );
+        // Issue 34 item 1: what the telemetry reads is the group's own verdict, with the code.
+        assert_eq!(
+            answered.verdict.code(),
+            Some(shiftwork_mcp::registry::UNKNOWN_ARGUMENT),
+            "{}",
+            tool.name
+        );
+        assert_ne!(answered.verdict.kind(), "result", "{}", tool.name);
     }
 }
 

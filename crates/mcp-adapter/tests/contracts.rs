@@ -338,7 +338,7 @@ fn ct86_unknown_argument_frame_through_the_registry() {
         .get("extend_ttl")
         .unwrap()
         .call(json!({"contract_id": "x", "epoch": 1}).as_object().unwrap());
-    let shiftwork_mcp::Outcome::Answer(v, style) = out else {
+    let shiftwork_mcp::Outcome::Answer(v, style) = out.outcome else {
         panic!("an answer")
     };
     assert_eq!(
@@ -406,7 +406,11 @@ fn ct90_ct135_store_opened_on_first_call_with_its_directory() {
     )
     .unwrap();
     assert!(!db.exists(), "nothing is created at start-up");
-    let out = r.get("poll_next_task").unwrap().call(&serde_json::Map::new());
+    let out = r
+        .get("poll_next_task")
+        .unwrap()
+        .call(&serde_json::Map::new())
+        .outcome;
     assert_eq!(
         out.text(),
         r#"{"ok":true,"has_task":false,"message":"No pending contracts for agent \"bob\"","skipped_stale":[]}"#
@@ -442,8 +446,11 @@ fn ct90_ct132_unavailable_store_answers_store_unavailable_every_time() {
     )
     .unwrap();
     for _ in 0..2 {
-        let shiftwork_mcp::Outcome::Answer(v, _) =
-            r.get("poll_next_task").unwrap().call(&serde_json::Map::new())
+        let shiftwork_mcp::Outcome::Answer(v, _) = r
+            .get("poll_next_task")
+            .unwrap()
+            .call(&serde_json::Map::new())
+            .outcome
         else {
             panic!()
         };
@@ -464,7 +471,11 @@ fn ct90_ct132_unavailable_store_answers_store_unavailable_every_time() {
         vec![("AGENT_NAME", "bob")],
     )
     .unwrap();
-    let out = r.get("inspect_mesh_state").unwrap().call(&serde_json::Map::new());
+    let out = r
+        .get("inspect_mesh_state")
+        .unwrap()
+        .call(&serde_json::Map::new())
+        .outcome;
     if cfg!(feature = "postgres") {
         assert!(out.text().contains("STORE_UNAVAILABLE"), "{}", out.text());
     } else {
@@ -828,7 +839,7 @@ fn issue12_contracts_roots_setting_and_its_default() {
                 .as_object()
                 .unwrap(),
         );
-        let shiftwork_mcp::Outcome::Answer(v, _) = out else {
+        let shiftwork_mcp::Outcome::Answer(v, _) = out.outcome else {
             panic!()
         };
         v

@@ -12,7 +12,7 @@ use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::{Contracts, ContractsConfig, MemoryStore, SeededIdSource, Status};
 use shiftwork_mcp::Outcome;
 use shiftwork_mcp::groups::contracts::{self as group, Lazy, PROGRESS_EVERY};
-use shiftwork_mcp::registry::{Arguments, CallContext, ToolDef};
+use shiftwork_mcp::registry::{Answered, Arguments, CallContext, ToolDef};
 use shiftwork_seams::{MemFs, SystemClock};
 
 fn world(progress_every: Duration) -> (Vec<ToolDef>, Arc<Contracts>) {
@@ -39,8 +39,8 @@ fn tool<'a>(tools: &'a [ToolDef], name: &str) -> &'a ToolDef {
     tools.iter().find(|t| t.name == name).unwrap()
 }
 
-fn answer(outcome: Outcome) -> Value {
-    match outcome {
+fn answer(answered: Answered) -> Value {
+    match answered.outcome {
         Outcome::Answer(v, _) => v,
         other => panic!("{other:?}"),
     }

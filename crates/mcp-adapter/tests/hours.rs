@@ -84,7 +84,7 @@ async fn hr92_section_11_examples() {
 
 /// The handler's answer without MCP (for the many small cases).
 fn answer(tool: &ToolDef, arguments: Value) -> Value {
-    match tool.call(arguments.as_object().unwrap()) {
+    match tool.call(arguments.as_object().unwrap()).outcome {
         Outcome::Answer(value, TextStyle::Compact) => value,
         other => panic!("HR-83, HR-85: a compact answer, never a tool error: {other:?}"),
     }

@@ -34,7 +34,7 @@ fn tools(probes: bool) -> Vec<ToolDef> {
 fn call(tools: &[ToolDef], name: &str, args: Value) -> Outcome {
     let tool = tools.iter().find(|t| t.name == name).unwrap();
     let map: Map<String, Value> = args.as_object().unwrap().clone();
-    tool.call(&map)
+    tool.call(&map).outcome
 }
 
 fn text(outcome: &Outcome) -> String {
@@ -723,10 +723,12 @@ fn numbers_wider_than_64_bits_in_arguments_keep_their_tokens_issue12_item6() {
     let tools = tools(false);
     let work_plan = tools.iter().find(|t| t.name == "work_plan").unwrap();
     let map = serde_json::from_str::<Map<String, Value>>(nodes).unwrap();
-    let answer = work_plan.invoke(&shiftwork_mcp::registry::Arguments::with_raw(
-        map.clone(),
-        nodes.to_owned(),
-    ));
+    let answer = work_plan
+        .invoke(&shiftwork_mcp::registry::Arguments::with_raw(
+            map.clone(),
+            nodes.to_owned(),
+        ))
+        .outcome;
     assert!(
         answer
             .text()
@@ -736,7 +738,7 @@ fn numbers_wider_than_64_bits_in_arguments_keep_their_tokens_issue12_item6() {
     );
     // Without it, the map's float is refused, naming the argument.
     assert_eq!(
-        work_plan.call(&map),
+        work_plan.call(&map).outcome,
         Outcome::ToolError(String::from(
             "Error executing tool work_plan: argument 'nodes': the number 1e+20 arrived as a 64-bit float, so its exact digits are unknown; it is not written changed"
         ))

@@ -4,133 +4,17 @@
 //! conventions, with the trace context of `_meta` as the parent.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "support/otlp.rs"]
+mod otlp;
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
-use prost::Message as _;
+use otlp::{Receiver, attribute, hex, string};
 use serde_json::{Value, json};
 use support::Binary;
-
-/// The request bodies a receiver got, with their paths.
-type Bodies = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
-
-/// An OTLP/HTTP receiver: every request body it got, by path.
-struct Receiver {
-    port: u16,
-    bodies: Bodies,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&bodies);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let seen = Arc::clone(&seen);
-                std::thread::spawn(move || serve(stream, &seen));
-            }
-        });
-        Receiver { port, bodies }
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn traces(&self) -> Vec<ExportTraceServiceRequest> {
-        self.of("/v1/traces")
-            .iter()
-            .map(|b| ExportTraceServiceRequest::decode(b.as_slice()).unwrap())
-            .collect()
-    }
-
-    fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
-        self.of("/v1/metrics")
-            .iter()
-            .map(|b| ExportMetricsServiceRequest::decode(b.as_slice()).unwrap())
-            .collect()
-    }
-
-    fn of(&self, path: &str) -> Vec<Vec<u8>> {
-        self.bodies
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(p, _)| p == path)
-            .map(|(_, b)| b.clone())
-            .collect()
-    }
-}
-
-/// Reads HTTP/1.1 requests with a Content-Length body off one connection and answers 200 to each.
-fn serve(stream: std::net::TcpStream, seen: &Mutex<Vec<(String, Vec<u8>)>>) {
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = request_line.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        seen.lock().unwrap().push((path, body));
-        if writer
-            .write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n",
-            )
-            .is_err()
-        {
-            return;
-        }
-    }
-}
-
-fn attribute<'a>(
-    attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
-    key: &str,
-) -> Option<&'a AnyValue> {
-    attributes
-        .iter()
-        .find(|kv| kv.key == key)
-        .and_then(|kv| kv.value.as_ref())
-        .and_then(|v| v.value.as_ref())
-}
-
-fn string(value: Option<&AnyValue>) -> Option<&str> {
-    match value {
-        Some(AnyValue::StringValue(s)) => Some(s.as_str()),
-        _ => None,
-    }
-}
 
 /// Issue 30 items 2-4: with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every request is a span named
 /// `{mcp.method.name} {target}` with the conventions' attributes, the `_meta` trace context as its
@@ -222,10 +106,6 @@ fn spans_and_metrics_reach_a_real_otlp_receiver_with_the_meta_trace_as_parent() 
         names.iter().any(|n| n == "mcp.server.operation.duration"),
         "{names:?}"
     );
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Issue 30 item 1: one line per request at `info`, as JSON with `--log-format json`: the method,

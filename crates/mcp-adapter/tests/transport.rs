@@ -11,15 +11,19 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use shiftwork_mcp::registry::{Arguments, Hints, Outcome, Registry, TextStyle, ToolDef};
+use shiftwork_mcp::registry::{Answered, Arguments, Hints, Outcome, Registry, TextStyle, ToolDef};
 use shiftwork_mcp::{Server, wire};
 use support::Peer;
 
-fn refuse(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    Outcome::ToolError(shiftwork_mcp::registry::unknown_argument_sentence(key, known))
+fn refuse(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    Answered::tool_error(
+        Some(shiftwork_mcp::registry::UNKNOWN_ARGUMENT),
+        shiftwork_mcp::registry::unknown_argument_sentence(key, known),
+    )
 }
 
-/// A test tool declaring `properties` (all strings), answering what `handler` makes of the call.
+/// A test tool declaring `properties` (all strings), answering what `handler` makes of the call (a
+/// tool error as one, anything else as a result).
 fn tool(
     name: &'static str,
     properties: &[&str],
@@ -37,7 +41,10 @@ fn tool(
         output_schema: json!({"type": "object"}),
         hints: Hints::READ_ONLY,
         unknown_argument: refuse,
-        handler: Arc::new(handler),
+        handler: Arc::new(move |args| match handler(args) {
+            Outcome::ToolError(message) => Answered::tool_error(None, message),
+            outcome => Answered::result(outcome),
+        }),
         prefetch: None,
     }
 }
@@ -582,7 +589,9 @@ fn read_fast(text: &str) -> Option<shiftwork_mcp::registry::Prefetched<'_>> {
         .then(|| shiftwork_mcp::registry::Prefetched {
             len: object.len(),
             keys: vec![std::borrow::Cow::Borrowed("fast")],
-            run: Box::new(|| Outcome::Answer(json!({"by": "prefetch"}), TextStyle::Compact)),
+            run: Box::new(|| {
+                Answered::result(Outcome::Answer(json!({"by": "prefetch"}), TextStyle::Compact))
+            }),
         })
 }
 

@@ -136,6 +136,34 @@ pub enum WorklogError {
     Pattern,
 }
 
+impl WorklogError {
+    /// A stable machine name for the error, in the vocabulary of the statuses (`no_dir`, …):
+    /// `description_too_long`, `control_character`, `not_utf8`, `too_large`, `would_be_too_large`,
+    /// `read`, `write`, `lock_timeout`, `list`, `pattern`. For a caller that counts or logs errors
+    /// without quoting the sentence.
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// use shiftwork_worklog::{Config, Worklog};
+    /// let log = Worklog::new(Config::default(), MemFs::new());
+    /// assert_eq!(log.append(&"a".repeat(5_000), false).unwrap_err().code(), "description_too_long");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorklogError::DescriptionTooLong { .. } => "description_too_long",
+            WorklogError::ControlCharacter { .. } => "control_character",
+            WorklogError::NotUtf8 { .. } => "not_utf8",
+            WorklogError::TooLarge { .. } => "too_large",
+            WorklogError::WouldBeTooLarge { .. } => "would_be_too_large",
+            WorklogError::Read { .. } => "read",
+            WorklogError::Write { .. } => "write",
+            WorklogError::LockTimeout { .. } => "lock_timeout",
+            WorklogError::List { .. } => "list",
+            WorklogError::Pattern => "pattern",
+        }
+    }
+}
+
 /// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets, DEL and the
 /// bidirectional controls, its standard abbreviation.
 fn control_name(c: char) -> String {

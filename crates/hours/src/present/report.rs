@@ -194,6 +194,31 @@ pub enum HoursRefusal {
     },
 }
 
+impl HoursRefusal {
+    /// A stable machine name for the refusal (`EXPRESSION_TOO_LONG`, `INVALID_EXPRESSION`,
+    /// `INVALID_ZONE`, `INVALID_AT`), for a caller that counts or logs refusals without quoting the
+    /// sentence, which repeats the caller's values.
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use shiftwork_hours::{HoursQuery, Tz};
+    ///
+    /// let now = Utc.with_ymd_and_hms(2026, 9, 21, 12, 0, 0).unwrap();
+    /// let refused = HoursQuery { expression: "9:00-13:00", at: None, zone: None }.answer(now, Tz::UTC);
+    /// assert_eq!(refused.unwrap_err().code(), "INVALID_EXPRESSION");
+    /// let refused = HoursQuery { expression: "09:00-13:00", at: Some("noon"), zone: None }.answer(now, Tz::UTC);
+    /// assert_eq!(refused.unwrap_err().code(), "INVALID_AT");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            HoursRefusal::ExpressionTooLong { .. } => "EXPRESSION_TOO_LONG",
+            HoursRefusal::Expression(_) => "INVALID_EXPRESSION",
+            HoursRefusal::Zone(_) => "INVALID_ZONE",
+            HoursRefusal::At { .. } => "INVALID_AT",
+        }
+    }
+}
+
 impl fmt::Display for HoursRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

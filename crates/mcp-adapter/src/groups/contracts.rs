@@ -17,10 +17,11 @@ use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
 use shiftwork_contracts::{
-    AgentId, ContractEvent, Contracts, ContractsConfig, DefaultAgent, QueueDepth, Status, StoreError,
+    AgentId, ContractEvent, ContractRefusal, Contracts, ContractsConfig, DefaultAgent, QueueDepth, Status,
+    StoreError,
 };
 
-use crate::registry::{CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
+use crate::registry::{Answered, CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
 
 mod schema;
 use crate::settings::{Setting, Settings};
@@ -208,7 +209,7 @@ impl Lazy {
 
     /// Runs `tool`: the answer object, or `STORE_UNAVAILABLE`, with the adapter's hints.
     pub fn call(&self, tool: &str, args: &Map<String, Value>) -> Value {
-        self.call_in(tool, args, &CallContext::default())
+        answer_object(self.call_in(tool, args, &CallContext::default()))
     }
 
     /// [`Lazy::call`] within the MCP call's `context`: every contracts call gets the call's
@@ -217,9 +218,15 @@ impl Lazy {
     /// a waiting poll reports progress every 10 s when the client asked for progress (a
     /// `progressToken`). A read-only tool at a location where no store exists yet creates nothing
     ///: it answers as over an empty store, `inspect_mesh_state` with a `note` that names
-    /// the setting.
-    pub fn call_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Value {
-        let mut answer = match self.contracts.for_tool(tool) {
+    /// the setting. The refusal stays typed (the tool's handler renders it with the adapter's
+    /// hints), so the server's telemetry reads its code.
+    pub fn call_in(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        context: &CallContext,
+    ) -> Result<Value, ContractRefusal> {
+        match self.contracts.for_tool(tool) {
             Ok(target) => {
                 let cancel = Cancel::new();
                 let on_cancel = cancel.clone();
@@ -241,9 +248,12 @@ impl Lazy {
                     .and_then(|a| AgentId::parse(a).ok())
                     .map(DefaultAgent::Authenticated);
                 let default = authenticated.as_ref().unwrap_or(&self.agent);
-                let answer = target.call(tool, args, default, &cancel);
+                let answer = target.try_call(tool, args, default, &cancel);
                 // A claim whose answer the transport drops goes back to the queue.
-                if tool == "poll_next_task" && answer.get("has_task") == Some(&Value::Bool(true)) {
+                if tool == "poll_next_task"
+                    && let Ok(answer) = &answer
+                    && answer.get("has_task") == Some(&Value::Bool(true))
+                {
                     let contracts = Arc::clone(target.contracts());
                     let made = answer.clone();
                     context.on_undelivered(move || {
@@ -252,11 +262,27 @@ impl Lazy {
                 }
                 answer
             }
-            Err(e) => e.to_refusal().to_json(),
-        };
-        add_hint(&mut answer);
-        answer
+            Err(e) => Err(e.to_refusal()),
+        }
     }
+}
+
+/// A contracts call's answer (the success's object, or the refusal's with its code), with the
+/// adapter's hints.
+fn answered(result: Result<Value, ContractRefusal>) -> Answered {
+    let code = result.as_ref().err().map(|refusal| refusal.code().as_str());
+    let outcome = Outcome::Answer(answer_object(result), TextStyle::Compact);
+    match code {
+        None => Answered::result(outcome),
+        Some(code) => Answered::refusal(code, outcome),
+    }
+}
+
+/// The answer object of a contracts call, with the adapter's hints.
+fn answer_object(result: Result<Value, ContractRefusal>) -> Value {
+    let mut answer = result.unwrap_or_else(|refusal| refusal.to_json());
+    add_hint(&mut answer);
+    answer
 }
 
 /// Counts a queue event in the server's metrics (the claim-to-fulfil time of a delivery too).
@@ -375,11 +401,8 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
 }
 
 /// An unknown argument: the library's refusal, the one place its sentence is written.
-fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    Outcome::Answer(
-        shiftwork_contracts::args::unknown_argument(key, known).to_json(),
-        TextStyle::Compact,
-    )
+fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    answered(Err(shiftwork_contracts::args::unknown_argument(key, known)))
 }
 
 /// The descriptor parts the spec fixes per tool: title, description, hints.
@@ -413,9 +436,7 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 output_schema: schema::output(name),
                 hints,
                 unknown_argument,
-                handler: Arc::new(move |args| {
-                    Outcome::Answer(lazy.call_in(name, args.map(), args.context()), TextStyle::Compact)
-                }),
+                handler: Arc::new(move |args| answered(lazy.call_in(name, args.map(), args.context()))),
                 prefetch: None,
             }
         })

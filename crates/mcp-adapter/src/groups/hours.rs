@@ -16,7 +16,10 @@ use shiftwork_hours::{HoursQuery, HoursReport, parse_zone};
 use shiftwork_seams::echo::clip_echo;
 use shiftwork_seams::{Clock, SystemClock};
 
-use crate::registry::{DemoStep, Group, Hints, Outcome, TextStyle, ToolDef, unknown_argument_sentence};
+use crate::registry::{
+    Answered, DemoStep, Group, Hints, INVALID_ARGUMENT, Outcome, TextStyle, ToolDef, UNKNOWN_ARGUMENT,
+    unknown_argument_sentence,
+};
 use crate::settings::{Setting, Settings};
 
 /// The tool's name.
@@ -199,17 +202,24 @@ fn output_schema() -> Value {
     })
 }
 
-/// A refusal (HR-83): a normal result, never an MCP tool error.
-fn refusal(reason: impl Into<String>) -> Outcome {
-    Outcome::Answer(
-        json!({"result": "error", "reason": reason.into()}),
-        TextStyle::Compact,
+/// A refusal (HR-83): a normal result, never an MCP tool error; `code` is what the server's telemetry
+/// reads.
+fn refusal(code: &'static str, reason: impl Into<String>) -> Answered {
+    Answered::refusal(
+        code,
+        Outcome::Answer(
+            json!({"result": "error", "reason": reason.into()}),
+            TextStyle::Compact,
+        ),
     )
 }
 
 /// MC-9 in this group's frame (HR-78 check 1).
-fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    refusal(unknown_argument_sentence(&clip_echo(key), known))
+fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    refusal(
+        UNKNOWN_ARGUMENT,
+        unknown_argument_sentence(&clip_echo(key), known),
+    )
 }
 
 /// An optional string argument: absent and `null` are `None` (HR-77).
@@ -223,19 +233,19 @@ fn optional_string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option
 
 /// The handler: decodes the arguments (HR-78 steps 1 and 2), then the crate answers the question with
 /// `now` and the server zone (steps 3–5, HR-80 … HR-82), and the answer is encoded (HR-81, HR-83).
-fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Outcome {
+fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Answered {
     let expression = match args.get("expression") {
-        None => return refusal("missing argument 'expression'"),
+        None => return refusal(INVALID_ARGUMENT, "missing argument 'expression'"),
         Some(Value::String(s)) => s.as_str(),
-        Some(_) => return refusal("argument 'expression' must be a string"),
+        Some(_) => return refusal(INVALID_ARGUMENT, "argument 'expression' must be a string"),
     };
     let (at, zone) = match (optional_string(args, "at"), optional_string(args, "zone")) {
-        (Err(e), _) | (_, Err(e)) => return refusal(e),
+        (Err(e), _) | (_, Err(e)) => return refusal(INVALID_ARGUMENT, e),
         (Ok(at), Ok(zone)) => (at, zone),
     };
     match (HoursQuery { expression, at, zone }).answer(now, server_zone) {
-        Ok(report) => Outcome::Answer(encode(&report), TextStyle::Compact),
-        Err(refused) => refusal(refused.to_string()),
+        Ok(report) => Answered::result(Outcome::Answer(encode(&report), TextStyle::Compact)),
+        Err(refused) => refusal(refused.code(), refused.to_string()),
     }
 }
 

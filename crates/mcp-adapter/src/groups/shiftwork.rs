@@ -12,10 +12,9 @@ use serde_json::{Map, Value, json};
 use shiftwork_core::json::{self as sjson, Json, Object};
 use shiftwork_core::{Answer, ClockOutArguments, Env, MemoryBudget, ShiftworkRefusal};
 
-use crate::registry::CallContext;
-
 use crate::registry::{
-    DemoStep, Group, Handler, Hints, Outcome, Prefetched, ToolDef, unknown_argument_sentence,
+    Answered, DemoStep, Group, Handler, Hints, INVALID_ARGUMENT, Outcome, Prefetched, ToolDef,
+    UNKNOWN_ARGUMENT, Verdict, unknown_argument_sentence,
 };
 use crate::settings::{Setting, Settings};
 
@@ -192,7 +191,6 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 decode(args, "shiftwork_plan", |a| {
                     let checkpoint = a.string("checkpoint")?;
                     Ok(answered(
-                        args.context(),
                         "shiftwork_plan",
                         &shiftwork_core::plan_checkpoint(&plan_env, Path::new(&checkpoint)),
                     ))
@@ -228,7 +226,6 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let checkpoint = a.string("checkpoint")?;
                     let unit = a.optional_string("unit_id")?;
                     Ok(answered(
-                        args.context(),
                         "shiftwork_clock_in",
                         &shiftwork_core::clock_in(&in_env, Path::new(&checkpoint), unit.as_deref()),
                     ))
@@ -280,7 +277,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                         None => Ok(request),
                     };
                     let result = request.and_then(|r| shiftwork_core::clock_out_arguments(&out_env, &r));
-                    Ok(answered(args.context(), "shiftwork_clock_out", &result))
+                    Ok(answered("shiftwork_clock_out", &result))
                 })
             }),
         ),
@@ -308,7 +305,6 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let checkpoint = a.string("checkpoint")?;
                     let search = a.optional_string("search")?;
                     Ok(answered(
-                        args.context(),
                         "shiftwork_status",
                         &shiftwork_core::status(&status_env, Path::new(&checkpoint), search.as_deref()),
                     ))
@@ -330,7 +326,7 @@ fn prefetch_work_plan(text: &str) -> Option<Prefetched<'_>> {
     Some(Prefetched {
         len: read.end(),
         keys: vec![Cow::Borrowed("nodes")],
-        run: Box::new(move || rendered(&read.plan())),
+        run: Box::new(move || answered("work_plan", &read.plan())),
     })
 }
 
@@ -349,15 +345,11 @@ fn work_plan_tool() -> ToolDef {
             // The plain form of the arguments is read without building a value tree; any other
             // text takes the general path, which answers the same for the texts both read.
             if let Some(planned) = args.raw().and_then(shiftwork_core::planner::work_plan_text) {
-                return answered(args.context(), "work_plan", &planned);
+                return answered("work_plan", &planned);
             }
             decode(args, "work_plan", |a| {
                 let nodes = a.required("nodes", Kind::Array)?;
-                Ok(answered(
-                    args.context(),
-                    "work_plan",
-                    &shiftwork_core::work_plan(&nodes),
-                ))
+                Ok(answered("work_plan", &shiftwork_core::work_plan(&nodes)))
             })
         }),
     )
@@ -413,11 +405,14 @@ fn tool(
     }
 }
 
-fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Outcome {
-    Outcome::ToolError(format!(
-        "Error executing tool {tool}: {}",
-        unknown_argument_sentence(key, known)
-    ))
+fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
+    Answered::tool_error(
+        Some(UNKNOWN_ARGUMENT),
+        format!(
+            "Error executing tool {tool}: {}",
+            unknown_argument_sentence(key, known)
+        ),
+    )
 }
 
 /// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
@@ -430,9 +425,14 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Out
 fn decode(
     args: &crate::registry::Arguments,
     tool: &str,
-    f: impl FnOnce(&mut Args) -> Result<Outcome, String>,
-) -> Outcome {
-    let refuse = |detail: String| Outcome::ToolError(format!("Error executing tool {tool}: {detail}"));
+    f: impl FnOnce(&mut Args) -> Result<Answered, String>,
+) -> Answered {
+    let refuse = |detail: String| {
+        Answered::tool_error(
+            Some(INVALID_ARGUMENT),
+            format!("Error executing tool {tool}: {detail}"),
+        )
+    };
     let decoded = match args.raw() {
         Some(raw) => match sjson::parse(raw) {
             Ok(Json::Object(members)) => members,
@@ -454,17 +454,19 @@ fn decode(
 /// A checkpoint tool's result: its answer (SW-44), or — for a refusal that is not about the call's
 /// inputs, memory admission (`ShiftworkRefusal::is_answer`) — a tool error in SW-40's frame, `Error
 /// executing tool <tool>: <sentence>` (our decision, issue 27 item 7), so that a client retries it
-/// rather than reads it as the checkpoint's answer. A refusal's code is told to the call's context,
-/// so the server's log line and metrics name it without quoting the sentence (issue 30 item 1).
-fn answered<T: Answer>(context: &CallContext, tool: &str, result: &Result<T, ShiftworkRefusal>) -> Outcome {
-    if let Err(refusal) = result {
-        context.refused(refusal.code());
-    }
+/// rather than reads it as the checkpoint's answer. The verdict carries the refusal's code, so the
+/// server's log line and metrics name it without quoting the sentence.
+fn answered<T: Answer>(tool: &str, result: &Result<T, ShiftworkRefusal>) -> Answered {
     match result {
-        Err(refusal) if !refusal.is_answer() => {
-            Outcome::ToolError(format!("Error executing tool {tool}: {refusal}"))
-        }
-        _ => rendered(result),
+        Ok(_) => Answered::result(rendered(result)),
+        Err(refusal) if !refusal.is_answer() => Answered::tool_error(
+            Some(refusal.code()),
+            format!("Error executing tool {tool}: {refusal}"),
+        ),
+        Err(refusal) => Answered {
+            outcome: rendered(result),
+            verdict: Verdict::Refusal(refusal.code()),
+        },
     }
 }
 

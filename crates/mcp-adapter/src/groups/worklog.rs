@@ -12,10 +12,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use shiftwork_seams::echo::{clip_echo, escape_controls, is_control_or_bidi};
 use shiftwork_seams::{Fs, OsFs};
-use shiftwork_worklog::{CheckStatus, Config, Worklog, quoted_name};
+use shiftwork_worklog::{AppendStatus, CheckStatus, Config, NotWritten, Worklog, quoted_name};
 
 use crate::cli::{UsageError, parse_flags};
-use crate::registry::{DemoStep, Group, Hints, Outcome, ToolDef, unknown_argument_sentence};
+use crate::registry::{
+    Answered, DemoStep, Group, Hints, INVALID_ARGUMENT, Outcome, ToolDef, UNKNOWN_ARGUMENT, Verdict,
+    unknown_argument_sentence,
+};
 use crate::settings::{Setting, Settings};
 
 /// `--worklog-dir` / `WORKLOG_DIR` (WL-5), then `--worklog-pattern` / `WORKLOG_FILE_PATTERN` (WL-6).
@@ -188,7 +191,15 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
             }),
             hints: Hints::READ_ONLY,
             unknown_argument,
-            handler: Arc::new(move |_| answer(log.check().map(serde_json::to_value))),
+            handler: Arc::new(move |_| {
+                answer(log.check().map(|checked| {
+                    let verdict = match checked.status {
+                        CheckStatus::Ok => Verdict::Result,
+                        other => Verdict::Refusal(other.as_str()),
+                    };
+                    (verdict, serde_json::to_value(checked))
+                }))
+            }),
             prefetch: None,
         },
     ]
@@ -202,24 +213,38 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
 /// first unknown key in arrival order too.
 ///
 /// The key is clipped at 2,000 characters (issue 16: no refusal repeats more of one input value).
-fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str]) -> Outcome {
-    Outcome::ToolError(unknown_argument_sentence(&clip_echo(key), known))
+fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str]) -> Answered {
+    Answered::tool_error(
+        Some(UNKNOWN_ARGUMENT),
+        unknown_argument_sentence(&clip_echo(key), known),
+    )
 }
 
 /// WL-82 steps 2–4, then the service. An absent `arguments` member arrives as an empty object.
 /// WL-83: `minLength` is not enforced, so `""` reaches the service and answers `empty`.
-fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Outcome {
+fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Answered {
+    let refuse = |message: &str| Answered::tool_error(Some(INVALID_ARGUMENT), String::from(message));
     let description = match args.get("description") {
-        None => return Outcome::ToolError(String::from("missing argument 'description'")),
+        None => return refuse("missing argument 'description'"),
         Some(Value::String(d)) => d,
-        Some(_) => return Outcome::ToolError(String::from("argument 'description' must be a string")),
+        Some(_) => return refuse("argument 'description' must be a string"),
     };
     let dry_run = match args.get("dry_run") {
         None => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Outcome::ToolError(String::from("argument 'dry_run' must be a boolean")),
+        Some(_) => return refuse("argument 'dry_run' must be a boolean"),
     };
-    answer(log.append(description, dry_run).map(serde_json::to_value))
+    answer(log.append(description, dry_run).map(|appended| {
+        // The item is in the log, or it was already, or the caller only asked to see the line: a
+        // result. Otherwise nothing was written for a reason the caller must act on.
+        let verdict = match appended.status {
+            AppendStatus::Written
+            | AppendStatus::Created
+            | AppendStatus::NotWritten(NotWritten::Duplicate | NotWritten::DryRun) => Verdict::Result,
+            AppendStatus::NotWritten(why) => Verdict::Refusal(why.as_str()),
+        };
+        (verdict, serde_json::to_value(appended))
+    }))
 }
 
 /// WL-79 … WL-81: a result is `structuredContent` plus its pretty JSON; an error is its §14 text.
@@ -231,18 +256,28 @@ fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Outcome {
 /// are the same, but no raw bidirectional control, C1 control or DEL is ever printed (JSON already
 /// escapes C0) — and an error's sentence passes through `escape_controls`. For a text without such a
 /// character, both are exactly `serde_json`'s output (WL-80).
-fn answer(result: Result<serde_json::Result<Value>, shiftwork_worklog::WorklogError>) -> Outcome {
-    let value = match result {
-        Ok(Ok(value)) => value,
+///
+/// The verdict is the library's status ([`Verdict::Refusal`] with its name, `no_dir`, …) or error
+/// ([`Verdict::ToolError`] with [`shiftwork_worklog::WorklogError::code`]).
+fn answer(result: Result<(Verdict, serde_json::Result<Value>), shiftwork_worklog::WorklogError>) -> Answered {
+    let (verdict, value) = match result {
+        Ok((verdict, Ok(value))) => (verdict, value),
         // The results are plain structs of strings, numbers and enums: encoding them cannot fail.
-        Ok(Err(e)) => return Outcome::ToolError(format!("the result could not be encoded: {e}")),
-        Err(e) => return Outcome::ToolError(escape_controls(&e.to_string()).into_owned()),
+        Ok((_, Err(e))) => {
+            return Answered::tool_error(None, format!("the result could not be encoded: {e}"));
+        }
+        Err(e) => {
+            return Answered::tool_error(Some(e.code()), escape_controls(&e.to_string()).into_owned());
+        }
     };
     let pretty = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-    Outcome::Prerendered {
-        structured: inert_json(&value.to_string()),
-        // A string always encodes as JSON; the fallback is never taken.
-        text_json: serde_json::to_string(&inert_json(&pretty)).ok(),
+    Answered {
+        outcome: Outcome::Prerendered {
+            structured: inert_json(&value.to_string()),
+            // A string always encodes as JSON; the fallback is never taken.
+            text_json: serde_json::to_string(&inert_json(&pretty)).ok(),
+        },
+        verdict,
     }
 }
 

@@ -26,7 +26,7 @@ fn group_tools(fs: &MemFs, dir: Option<&str>, pattern: Option<&str>) -> Vec<Tool
 
 fn call(tools: &[ToolDef], name: &str, args: Value) -> Outcome {
     let tool = tools.iter().find(|t| t.name == name).unwrap();
-    tool.call(args.as_object().unwrap())
+    tool.call(args.as_object().unwrap()).outcome
 }
 
 /// The MCP result of a call, as JSON.

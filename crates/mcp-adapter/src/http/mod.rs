@@ -24,8 +24,8 @@
 //!   contracts group is served), else `503` with the reason.
 //! - **Metrics.** `GET /metrics` is the Prometheus text of [`crate::telemetry`], for a caller with a
 //!   valid bearer token.
-//! - **Stopping.** SIGTERM or SIGINT stops accepting, lets the calls in flight finish (at most 10 s),
-//!   and exits 0, as on stdio.
+//! - **Stopping.** SIGTERM or SIGINT stops accepting, lets the calls in flight finish and exits 0, as
+//!   on stdio: the whole shutdown within 10 s.
 
 pub mod auth;
 

@@ -541,7 +541,11 @@ impl HttpServer {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 if let Some(at) = line.find("serving MCP at http") {
-                    let url = &line[at + "serving MCP at ".len()..];
+                    // The address ends the text line, or its JSON string (`--log-format json`).
+                    let url = line[at + "serving MCP at ".len()..]
+                        .split('"')
+                        .next()
+                        .unwrap_or("");
                     let _ = found.send(url.trim_end_matches("/mcp").to_owned());
                 }
                 seen.lock().unwrap().push(line);
