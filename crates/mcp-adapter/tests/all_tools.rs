@@ -107,7 +107,7 @@ fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_within_its_bounds() {
             group.name
         );
         assert!(
-            for_models < bounds.for_models_group && full < bounds.full_group,
+            for_models < bounds.for_models(group.name) && full < bounds.full_group,
             "MC-11: the {} group's tools/list is {full} bytes, {for_models} without outputSchema",
             group.name
         );

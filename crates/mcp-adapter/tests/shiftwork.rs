@@ -125,7 +125,8 @@ fn registration_titles_hints_descriptions_schemas_sw36_sw37_sw38() {
     assert!(clock_in.description.contains("shell commands from the repo root"));
     let (full, for_models) = support::listing_sizes(&tools);
     assert!(
-        for_models < support::LISTING_BOUNDS.for_models_group && full < support::LISTING_BOUNDS.full_group,
+        for_models < support::LISTING_BOUNDS.for_models("shiftwork")
+            && full < support::LISTING_BOUNDS.full_group,
         "tools/list for the group is {full} bytes, {for_models} without outputSchema (MC-11)"
     );
 }

@@ -22,19 +22,19 @@ const ROLES: [&str; 3] = ["planner", "implementer", "reviewer"];
 /// The `checkpoint` argument of every checkpoint tool.
 pub fn checkpoint() -> Value {
     string(
-        "Path of the checkpoint JSON file (conventionally .shiftwork/checkpoint.json), absolute or relative to the server's working directory; over HTTP it must resolve inside the server's --roots.",
+        "The checkpoint JSON file (usually .shiftwork/checkpoint.json), absolute or from the server's directory; over HTTP within its --roots.",
     )
 }
 
 /// `shiftwork_clock_in`'s `unit_id`.
 pub fn clock_in_unit() -> Value {
-    string("The id of the unit to brief; it must be in shiftwork_plan's ready. Default: plan.cursor.")
+    string("The unit to brief; it must be in shiftwork_plan's ready. Default: plan.cursor.")
 }
 
 /// `shiftwork_status`'s `search`.
 pub fn search() -> Value {
     string(
-        "Words to find, all of them, any case, in the lines of the files under the checkpoint's .shiftwork/archive/; at most 50 matches. Default: no search.",
+        "Words a line must all hold (any case) in the files under .shiftwork/archive/; at most 50 matches. Default: no search.",
     )
 }
 
@@ -46,7 +46,7 @@ fn question() -> Value {
             vec![
                 ("q", string("The question.")),
                 ("kind", one_of(&["relay", "decision"], "relay: a shell probe answers it; decision: a person must.")),
-                ("probe", string("relay only: the shell command whose exit status answers it.")),
+                ("probe", string("relay: the shell command whose exit status answers it.")),
             ],
             &["q", "kind"],
         ),
@@ -72,7 +72,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
         (
             "unit_id",
             string(
-                "The id of the unit that ended: plan.cursor, or a unit shiftwork_clock_in briefed since its last clock-out.",
+                "The unit that ended: plan.cursor, or a unit shiftwork_clock_in briefed since its last clock-out.",
             ),
         ),
         ("status", one_of(&STATUSES, "The unit's new status.")),
@@ -80,19 +80,19 @@ pub fn clock_out_arguments() -> Vec<Member> {
             "handoff_patch",
             object(
                 vec![
-                    ("next_action", string("What the next agent should do first.")),
+                    ("next_action", string("What the next agent does first.")),
                     (
                         "open_questions",
                         array(
                             question(),
-                            "Questions left open; a decision question escalates the next clock-in.",
+                            "Questions left open; a decision one escalates the next clock-in.",
                         ),
                     ),
                     ("do_not", strings("Things the next agent must not do.")),
                     ("notes", string("Free notes.")),
                 ],
                 &[],
-                "Changes to the checkpoint's handoff, shallow-merged (a key given replaces its value); {} for none.",
+                "Changes to the handoff, shallow-merged (a key given replaces its value); {} for none.",
             ),
         ),
         (
@@ -105,7 +105,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ("produced", produced()),
                 ],
                 &[],
-                "The unit's outcome, pushed onto the history ring of 5 (the oldest drops out); unit and outcome required.",
+                "The unit's outcome (unit and outcome required), pushed onto the history ring of 5.",
             ),
         ),
         (
@@ -130,13 +130,13 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ("estimate", boolean("true when the figures are estimates.")),
                 ],
                 &[],
-                "The unit's cost, appended to <checkpoint>.log.jsonl as the accounting line (tokens and duration_ms required; other keys kept). Default: no line.",
+                "The unit's cost, appended to <checkpoint>.log.jsonl (tokens and duration_ms required; other keys kept). Default: no line.",
             ),
         ),
         (
             "agent_id",
             agent_id(
-                "Who did the unit, written on the ledger line only. An agent id. Default: none over stdio; over HTTP, the caller's authenticated agent, and no other is accepted.",
+                "Who did the unit, for the ledger line only. An agent id. Default: none; over HTTP the caller's authenticated agent (no other).",
             ),
         ),
         (
@@ -162,7 +162,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ("supported", string("The hypothesis supported, if any.")),
                 ],
                 &["outcome", "evidence"],
-                "The job's conclusion, only from a unit with concludes: true. Default: none.",
+                "The job's conclusion; only from a unit with concludes: true. Default: none.",
             ),
         ),
         (
@@ -173,10 +173,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                         ("id", string("A new unit id.")),
                         ("title", string("One line.")),
                         ("role", one_of(&ROLES, "Who does it.")),
-                        (
-                            "brief_path",
-                            string("Its brief, a path relative to the repository."),
-                        ),
+                        ("brief_path", string("Its brief, a repository path.")),
                         ("depends_on", strings("Unit ids that must be done first.")),
                         ("touches", strings("Repository paths it writes.")),
                         ("verify", string("The command that checks it.")),
@@ -196,9 +193,9 @@ pub fn nodes() -> Value {
             "type": "object",
             "properties": {
                 "id": string("The node's id, unique."),
-                "depends_on": strings("Ids of nodes that must run in an earlier wave. Default none."),
+                "depends_on": strings("Nodes that must run in an earlier wave. Default none."),
                 "priority": integer("Higher runs first within a wave. Default 0."),
-                "touches": strings("Repository-relative paths it writes; no wave holds two writers of one path. Default none."),
+                "touches": strings("Paths it writes; no wave holds two writers of one path. Default none."),
             },
             "required": ["id"],
         }),
