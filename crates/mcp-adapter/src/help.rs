@@ -178,8 +178,15 @@ pub struct Argument {
 
 /// The arguments of `tool`, in schema order, each followed by the members of an object it takes.
 pub fn arguments(tool: &ToolDef) -> Vec<Argument> {
+    rows(&tool.input_schema)
+}
+
+/// The members of the object schema `schema` in order, each followed by the members of an object it
+/// holds (directly, as an array's items, or as the object of a value that may be null): the rows any
+/// definition's table is printed from — a tool's arguments, an answer's members.
+pub fn rows(schema: &Value) -> Vec<Argument> {
     let mut rows = Vec::new();
-    members(&tool.input_schema, "", &mut rows);
+    members(schema, "", &mut rows);
     rows
 }
 
@@ -195,17 +202,19 @@ pub struct Answer {
     pub members: Vec<Argument>,
 }
 
-/// The shapes of `tool`'s answer, in schema order: the `oneOf` branches of its output schema, or the
-/// schema itself when it has one shape.
+/// The shapes of `tool`'s answer, in schema order ([`shapes`] of its output schema).
 pub fn answers(tool: &ToolDef) -> Vec<Answer> {
-    let schema = &tool.output_schema;
+    shapes(&tool.output_schema)
+}
+
+/// The shapes an object schema admits, in order: its `oneOf` branches, each labelled by the members
+/// its `const`s fix, or the schema itself when it has one shape.
+pub fn shapes(schema: &Value) -> Vec<Answer> {
     let Some(branches) = schema.get("oneOf").and_then(Value::as_array) else {
-        let mut members_of = Vec::new();
-        members(schema, "", &mut members_of);
         return vec![Answer {
             label: String::new(),
             meaning: String::new(),
-            members: members_of,
+            members: rows(schema),
         }];
     };
     branches
@@ -226,13 +235,12 @@ pub fn answers(tool: &ToolDef) -> Vec<Answer> {
                 .filter_map(|(_, m)| m.get("description").and_then(Value::as_str))
                 .collect::<Vec<_>>()
                 .join(" ");
-            let mut rows = Vec::new();
-            members(branch, "", &mut rows);
-            rows.retain(|row| !constants.iter().any(|(name, _)| **name == row.name));
+            let mut members = rows(branch);
+            members.retain(|row| !constants.iter().any(|(name, _)| **name == row.name));
             Answer {
                 label,
                 meaning,
-                members: rows,
+                members,
             }
         })
         .collect()
