@@ -99,6 +99,12 @@ pub enum Fallback {
 pub struct Arg {
     /// The argument's name.
     pub name: &'static str,
+    /// What it is, for the one who calls the tool: its meaning and unit in a sentence or two, and,
+    /// for an optional argument without a default value ([`Fallback::None`]), what leaving it out
+    /// means. Its bounds, its format and any default value are in [`Arg::kind`] and
+    /// [`Arg::default`]: a host that writes a description from the row adds them, and says where
+    /// the default identity comes from (this text names no flag or variable of any host).
+    pub about: &'static str,
     /// Its JSON type and bounds.
     pub kind: Kind,
     /// Whether it must be given.
@@ -129,35 +135,48 @@ impl Tool {
     }
 }
 
-const fn arg(name: &'static str, kind: Kind) -> Arg {
+const fn arg(name: &'static str, kind: Kind, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: false,
         default: Fallback::None,
     }
 }
 
-const fn required(name: &'static str, kind: Kind) -> Arg {
+const fn required(name: &'static str, kind: Kind, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: true,
         default: Fallback::None,
     }
 }
 
-const fn with_default(name: &'static str, kind: Kind, default: Fallback) -> Arg {
+const fn with_default(name: &'static str, kind: Kind, default: Fallback, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: false,
         default,
     }
 }
 
-const AGENT_ID: Arg = with_default("agent_id", Kind::Agent, Fallback::DefaultAgent);
-const CONTRACT: Arg = required("contract_id", Kind::ContractId);
+/// The holder's identity on the calls that act on a claim.
+const HOLDER: Arg = with_default(
+    "agent_id",
+    Kind::Agent,
+    Fallback::DefaultAgent,
+    "Who calls: the contract's holder, its target agent.",
+);
+const CONTRACT: Arg = required(
+    "contract_id",
+    Kind::ContractId,
+    "The contract, by the contract_id that dispatch_contract or poll_next_task answered.",
+);
 /// `claim_epoch`: 1 ..= 2^53 − 1.
 const EPOCH: Arg = arg(
     "claim_epoch",
@@ -165,6 +184,7 @@ const EPOCH: Arg = arg(
         min: 1,
         max: MAX_EPOCH as i64,
     },
+    "The claim_epoch poll_next_task answered, proving the call comes from the current claim (an older one is refused STALE_EPOCH). Without it the holder is checked by agent id alone, with a warning.",
 );
 
 /// The task type grammar.
@@ -175,13 +195,18 @@ pub const TOOLS: [Tool; 9] = [
     Tool {
         name: "dispatch_contract",
         args: &[
-            required("target_agent", Kind::Agent),
+            required(
+                "target_agent",
+                Kind::Agent,
+                "The agent to do the work: only it can claim the contract.",
+            ),
             required(
                 "title",
                 Kind::Text {
                     min: 1,
                     max: Length::Chars(MAX_TITLE_CHARS),
                 },
+                "One line saying what to do; not blank, no control characters.",
             ),
             required(
                 "workspace_root",
@@ -189,12 +214,18 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
+                "Absolute path of the directory the work is about, on the server's machine; pointers are relative to it.",
             ),
-            arg("pointers", Kind::Paths),
+            arg(
+                "pointers",
+                Kind::Paths,
+                "The files to work on, if any, relative to workspace_root; each is pinned by size and SHA-256 so the receiver sees exactly what you saw.",
+            ),
             with_default(
                 "task_type",
                 Kind::Pattern(TASK_TYPE_PATTERN),
                 Fallback::Text("review"),
+                "The kind of work: review, audit, implementation, test or a label of yours.",
             ),
             arg(
                 "context_summary",
@@ -202,8 +233,13 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Bytes(MAX_CONTEXT_SUMMARY_BYTES),
                 },
+                "What the receiver needs to know beyond the title, as plain text (empty when left out).",
             ),
-            arg("contract_schema", Kind::Object),
+            arg(
+                "contract_schema",
+                Kind::Object,
+                "A JSON Schema (2020-12 unless its $schema names draft 4, 6, 7 or 2019-09; no external $ref; at most 16 KiB) that the delivery's structured_output must match; without one any output is accepted.",
+            ),
             with_default(
                 "exec_ttl_sec",
                 Kind::Integer {
@@ -211,6 +247,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_EXEC_TTL_SEC as i64,
                 },
                 Fallback::Integer(DEFAULT_EXEC_TTL_SEC as i64),
+                "The lease of a claim, in seconds: the holder's time to deliver or renew.",
             ),
             with_default(
                 "queue_ttl_sec",
@@ -219,6 +256,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_QUEUE_TTL_SEC as i64,
                 },
                 Fallback::Integer(DEFAULT_QUEUE_TTL_SEC as i64),
+                "How long the contract may wait to be claimed, in seconds; it ends at the latest 4 × this after dispatch.",
             ),
             arg(
                 "idempotency_key",
@@ -226,8 +264,14 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_IDEMPOTENCY_KEY_CHARS),
                 },
+                "A key of yours (printable ASCII) that makes a repeated dispatch answer the first one instead of queueing twice.",
             ),
-            with_default("requester_agent", Kind::Agent, Fallback::DefaultAgent),
+            with_default(
+                "requester_agent",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who dispatches: the agent that may cancel the contract.",
+            ),
             with_default(
                 "max_deliveries",
                 Kind::Integer {
@@ -235,13 +279,19 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_DELIVERIES as i64,
                 },
                 Fallback::Integer(1),
+                "How many claims the contract may get: a lost lease or a retryable failure queues it again until then.",
             ),
         ],
     },
     Tool {
         name: "poll_next_task",
         args: &[
-            AGENT_ID,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Whose queue to claim from: the oldest SUBMITTED contract addressed to this agent.",
+            ),
             with_default(
                 "wait_sec",
                 Kind::Integer {
@@ -249,12 +299,13 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_WAIT_SEC as i64,
                 },
                 Fallback::Integer(0),
+                "How long to wait for work when none is queued, in seconds; 0 answers at once.",
             ),
         ],
     },
     Tool {
         name: "extend_ttl",
-        args: &[CONTRACT, EPOCH, AGENT_ID],
+        args: &[CONTRACT, EPOCH, HOLDER],
     },
     Tool {
         name: "release_contract",
@@ -266,9 +317,10 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Chars(MAX_REASON_CHARS),
                 },
+                "Why you hand it back, if you say, kept in its history.",
             ),
             EPOCH,
-            AGENT_ID,
+            HOLDER,
         ],
     },
     Tool {
@@ -281,10 +333,16 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_REASON_CHARS),
                 },
+                "Why the work failed, kept in its history; not blank.",
             ),
             EPOCH,
-            AGENT_ID,
-            with_default("retryable", Kind::Boolean, Fallback::Boolean(false)),
+            HOLDER,
+            with_default(
+                "retryable",
+                Kind::Boolean,
+                Fallback::Boolean(false),
+                "true queues it again for another claim while deliveries are left (max_deliveries); false ends it FAILED.",
+            ),
         ],
     },
     Tool {
@@ -297,24 +355,58 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Bytes(MAX_RESULT_SUMMARY_BYTES),
                 },
+                "What you did and found, as plain text; not blank.",
             ),
-            arg("structured_output", Kind::Object),
-            arg("artifacts_pointers", Kind::Paths),
+            arg(
+                "structured_output",
+                Kind::Object,
+                "The result as an object (at most 32 KiB), checked against the contract's contract_schema when it has one.",
+            ),
+            arg(
+                "artifacts_pointers",
+                Kind::Paths,
+                "Files you produced, if any, relative to workspace_root; each is fingerprinted.",
+            ),
             EPOCH,
-            AGENT_ID,
+            HOLDER,
         ],
     },
     Tool {
         name: "verify_contract",
-        args: &[CONTRACT, AGENT_ID, EPOCH],
+        args: &[
+            CONTRACT,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who asks: fulfillable says whether this agent's delivery would pass now. Without any identity, fulfillable is false.",
+            ),
+            EPOCH,
+        ],
     },
     Tool {
         name: "inspect_mesh_state",
         args: &[
-            arg("target_agent", Kind::Agent),
-            arg("requester_agent", Kind::Agent),
-            arg("status", Kind::Statuses),
-            arg("contract_id", Kind::ContractId),
+            arg(
+                "target_agent",
+                Kind::Agent,
+                "Only contracts addressed to this agent (any when left out).",
+            ),
+            arg(
+                "requester_agent",
+                Kind::Agent,
+                "Only contracts this agent dispatched (any when left out).",
+            ),
+            arg(
+                "status",
+                Kind::Statuses,
+                "Only contracts in this status, or in any of these (any when left out).",
+            ),
+            arg(
+                "contract_id",
+                Kind::ContractId,
+                "One contract in full (its result, failure causes and files) instead of a page.",
+            ),
             with_default(
                 "limit",
                 Kind::Integer {
@@ -322,6 +414,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: INSPECT_MAX_LIMIT as i64,
                 },
                 Fallback::Integer(INSPECT_DEFAULT_LIMIT as i64),
+                "Contracts per page, newest first.",
             ),
             arg(
                 "cursor",
@@ -329,6 +422,7 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
+                "The next_cursor of the page before, with the same filters, for the next page; the first page when left out.",
             ),
         ],
     },
@@ -342,8 +436,14 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_CANCEL_REASON_CHARS),
                 },
+                "Why you withdraw it; its holder is told. Not blank.",
             ),
-            AGENT_ID,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who cancels: the contract's requester.",
+            ),
         ],
     },
 ];

@@ -334,6 +334,14 @@ pub enum DriftReason {
 }
 
 impl DriftReason {
+    /// Every reason.
+    pub const ALL: [DriftReason; 4] = [
+        DriftReason::FileMissing,
+        DriftReason::SizeMismatch,
+        DriftReason::ContentChanged,
+        DriftReason::PathRefused,
+    ];
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -509,6 +517,13 @@ pub enum WarningCode {
 }
 
 impl WarningCode {
+    /// Every code.
+    pub const ALL: [WarningCode; 3] = [
+        WarningCode::LargePointer,
+        WarningCode::EpochNotSupplied,
+        WarningCode::NoIdentity,
+    ];
+
     /// The wire name (`LARGE_POINTER`, …).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -26,6 +26,7 @@ pub mod http;
 pub mod init;
 pub mod log;
 pub mod registry;
+pub mod schema;
 pub mod schema_lint;
 pub mod server;
 pub mod settings;

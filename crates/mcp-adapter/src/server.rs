@@ -14,9 +14,14 @@
 //!   `resultType: "complete"` and the server's identity in `_meta`. An envelope missing the
 //!   capabilities, or with a version that is not a string, is `-32602`; a version this server does not
 //!   speak is `-32022` with `data: {"supported": [...], "requested": ...}`.
-//! - **2024-11-05 … 2025-11-25, with the `initialize` handshake.** A request without the envelope
-//!   is answered as these versions answer it. `initialize` is always of this family (2026-07-28 has
-//!   no handshake): asked for 2026-07-28 it answers the newest version it has, 2025-11-25.
+//! - **2024-11-05, 2025-06-18 and 2025-11-25, with the `initialize` handshake.** A request without
+//!   the envelope is answered as these versions answer it. `initialize` is always of this family
+//!   (2026-07-28 has no handshake): asked for a version it does not speak, it answers the newest one
+//!   older than that ([`agreed_version`]): 2025-11-25 for 2026-07-28, 2024-11-05 for 2025-03-26.
+//!   2025-03-26 is the one version whose transport requires JSON-RPC batches; this server takes one
+//!   message at a time (a batch is `-32600`), so it does not agree to that version.
+//!
+//! An error answering a message whose id cannot be read has no `id` member ([`error_line`]).
 //!
 //! Answers are written straight into the response line: a tool's answer is rendered once and its text
 //! placed both in the text block and, unparsed, as `structuredContent`; `tools/list` never changes while
@@ -67,7 +72,7 @@ const STATELESS_TAIL: &str = concat!(
 /// The protocol a request speaks, read from the request alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
-    /// A version with the `initialize` handshake (2024-11-05 … 2025-11-25).
+    /// A version with the `initialize` handshake ([`HANDSHAKE_VERSIONS`]).
     Handshake,
     /// The stateless protocol at this version (2026-07-28): results carry `resultType` and the
     /// server's identity.
@@ -128,7 +133,7 @@ impl Era {
                     wire::UNSUPPORTED_PROTOCOL_VERSION,
                     format!(
                         "Unsupported protocol version '{requested}': this server speaks {} per request, and \
-                         2024-11-05 to 2025-11-25 after initialize",
+                         2024-11-05, 2025-06-18 and 2025-11-25 after initialize",
                         STATELESS_VERSIONS.join(", ")
                     ),
                     Some(data.to_string()),
@@ -162,6 +167,56 @@ impl Era {
             }
         }
     }
+}
+
+/// The protocol versions this server agrees to in the `initialize` handshake, oldest first.
+///
+/// 2025-03-26 is not among them: its transport requires JSON-RPC batches (which 2025-06-18 removed
+/// again), and this server answers one message at a time, so that every limit, cancellation and undo
+/// holds per request. A client asking for 2025-03-26 is offered 2024-11-05 ([`agreed_version`]).
+pub const HANDSHAKE_VERSIONS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
+/// The version to agree to with a client that asked for `requested` in `initialize`: that version
+/// when this server speaks it ([`HANDSHAKE_VERSIONS`]); else the newest one it speaks that is older
+/// than `requested` (a client speaks the versions before its own, and a 2025-03-26 client knows
+/// 2024-11-05, not what came later); else, for a request older than all of them or not a date, the
+/// newest.
+///
+/// ```
+/// use shiftwork_mcp::server::agreed_version;
+/// assert_eq!(agreed_version(Some("2025-06-18")).as_str(), "2025-06-18");
+/// assert_eq!(agreed_version(Some("2025-03-26")).as_str(), "2024-11-05");
+/// assert_eq!(agreed_version(Some("2026-07-28")).as_str(), "2025-11-25");
+/// assert_eq!(agreed_version(Some("2024-10-07")).as_str(), "2025-11-25");
+/// assert_eq!(agreed_version(None).as_str(), "2025-11-25");
+/// ```
+pub fn agreed_version(requested: Option<&str>) -> ProtocolVersion {
+    let newest = || HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1].clone();
+    let Some(requested) = requested else {
+        return newest();
+    };
+    let is_date = requested.len() == 10
+        && requested.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if !is_date {
+        return newest();
+    }
+    // Dates of one form compare as text.
+    HANDSHAKE_VERSIONS
+        .iter()
+        .rev()
+        .find(|v| v.as_str() <= requested)
+        .cloned()
+        .unwrap_or_else(newest)
 }
 
 /// The MCP server: a registry of tools and the server's `instructions`.
@@ -220,14 +275,10 @@ impl Server {
             ))
     }
 
-    /// The `initialize` result (MC-12) for a client that asked for `requested`: the same version when
-    /// this server speaks it over the `initialize` handshake, else the newest one it does.
+    /// The `initialize` result (MC-12) for a client that asked for `requested`: the version
+    /// [`agreed_version`] chooses.
     pub fn initialize_result(&self, requested: Option<&str>) -> ServerConfig {
-        let version = ProtocolVersion::KNOWN_VERSIONS
-            .iter()
-            .find(|v| Some(v.as_str()) == requested && v.has_initialize())
-            .cloned()
-            .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let version = agreed_version(requested);
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(ToolsCapability::default());
         let mut config = ServerConfig::new(capabilities)
@@ -698,17 +749,30 @@ pub fn result_line(id: &str, result: &str) -> Vec<u8> {
     line
 }
 
-/// A JSON-RPC error response line; `id` `None` answers `"id": null`.
+/// A JSON-RPC error response line. `id` `None` (the request's id could not be read) leaves the
+/// `id` member out: MCP's schema has never allowed a `null` id (it makes the member optional in an
+/// error since 2025-11-25), and the TypeScript SDK refuses a response whose `id` is `null` as a
+/// parse failure instead of reporting the error — though JSON-RPC 2.0 itself writes `null`.
+///
+/// ```
+/// use shiftwork_mcp::server::error_line;
+/// assert_eq!(error_line(None, -32700, "not JSON"), b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"not JSON\"}}\n");
+/// assert!(error_line(Some("7"), -32601, "no").starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":7,"));
+/// ```
 pub fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
     error_line_with_data(id, code, message, None)
 }
 
-/// A JSON-RPC error response line with `data` (a JSON text) when given.
+/// A JSON-RPC error response line with `data` (a JSON text) when given ([`error_line`]).
 pub fn error_line_with_data(id: Option<&str>, code: i32, message: &str, data: Option<&str>) -> Vec<u8> {
     let mut line = Vec::with_capacity(message.len() + 80);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(id.unwrap_or("null").as_bytes());
-    line.extend_from_slice(br#","error":{"code":"#);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","#);
+    if let Some(id) = id {
+        line.extend_from_slice(br#""id":"#);
+        line.extend_from_slice(id.as_bytes());
+        line.push(b',');
+    }
+    line.extend_from_slice(br#""error":{"code":"#);
     line.extend_from_slice(code.to_string().as_bytes());
     line.extend_from_slice(br#","message":"#);
     push_json_string(&mut line, message);

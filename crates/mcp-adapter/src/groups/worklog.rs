@@ -119,12 +119,12 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                     "description": {
                         "type": "string",
                         "minLength": 1,
-                        "description": "The finished work as one past-tense sentence. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."
+                        "description": "The finished work as one past-tense sentence, at most 4,096 bytes, no control character but whitespace. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."
                     },
                     "dry_run": {
                         "type": "boolean",
                         "default": false,
-                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."
+                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for. Default false."
                     }
                 },
                 "required": ["description"],
@@ -139,11 +139,11 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                         "description": "What happened: written, created, duplicate, dry_run, empty, no_dir or no_file."
                     },
                     "file": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "Name of the log file without its directory; null when no file was reached."
                     },
                     "line": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "The line written, or the line that would have been written; null when no file was reached."
                     },
                     "message": {
@@ -173,12 +173,11 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                         "description": "ok, or the first thing missing: no_dir, no_file or no_checklist."
                     },
                     "file": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "Name of the log file without its directory; null when no file was reached."
                     },
                     "items": {
-                        "type": ["integer", "null"],
-                        "minimum": 0,
+                        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
                         "description": "How many items the checklist holds; null unless the status is ok."
                     },
                     "message": {

@@ -224,6 +224,65 @@ pub fn only_text(result: &CallToolResult) -> String {
 }
 
 /// Validates `instance` against the JSON Schema `schema`; the error lists every violation.
+/// The bounds of a `tools/list` answer (MC-11 as issue 35 item 1 leaves it, in bytes of compact
+/// JSON). The part a model reads — every member of a tool but `outputSchema`, which clients use to
+/// validate answers and do not hand to the model — keeps MC-11's 10,000 bytes per group, but for the
+/// contracts group, whose 44 arguments described cannot fit them (measured 15,923), and MC-11's 24,000
+/// for every group cannot hold with it (measured 29,916). The whole answer, with every answer member
+/// typed and described (measured 89,286, the contracts group 59,939), is held to bounds that keep it
+/// from growing unseen.
+pub struct ListingBounds {
+    /// Every group, what a model reads.
+    pub for_models_all: usize,
+    /// One group, what a model reads (MC-11).
+    pub for_models_group: usize,
+    /// The contracts group, what a model reads.
+    pub for_models_contracts: usize,
+    /// Every group, the whole answer.
+    pub full_all: usize,
+    /// One group, the whole answer.
+    pub full_group: usize,
+}
+
+impl ListingBounds {
+    /// What a model may read of `group`'s tools.
+    pub fn for_models(&self, group: &str) -> usize {
+        if group == "contracts" {
+            self.for_models_contracts
+        } else {
+            self.for_models_group
+        }
+    }
+}
+
+/// See [`ListingBounds`].
+pub const LISTING_BOUNDS: ListingBounds = ListingBounds {
+    for_models_all: 32_000,
+    for_models_group: 10_000,
+    for_models_contracts: 17_000,
+    full_all: 96_000,
+    full_group: 64_000,
+};
+
+/// The size of the `tools/list` result listing `tools` (compact JSON, as served): in full, and
+/// without the tools' `outputSchema` (what a model reads).
+pub fn listing_sizes(tools: &[shiftwork_mcp::ToolDef]) -> (usize, usize) {
+    let mut descriptors: Vec<Value> = tools
+        .iter()
+        .map(|t| serde_json::to_value(shiftwork_mcp::server::descriptor(t)).unwrap())
+        .collect();
+    let full = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    for d in &mut descriptors {
+        d.as_object_mut().unwrap().remove("outputSchema");
+    }
+    let for_models = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    (full, for_models)
+}
+
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), String> {
     let validator =
         jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
