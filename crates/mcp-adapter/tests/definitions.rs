@@ -198,7 +198,7 @@ fn run(answers: &mut Answers, tools: &[ToolDef], tool: &'static str, args: Value
         .iter()
         .find(|t| t.name == tool)
         .unwrap_or_else(|| panic!("{tool}"));
-    let outcome = def.call(args.as_object().unwrap());
+    let outcome = def.call(args.as_object().unwrap()).outcome;
     let answer = outcome
         .structured()
         .unwrap_or_else(|| panic!("{tool}: a tool error: {}", outcome.text()));
