@@ -15,6 +15,7 @@ mod crash;
 mod embedding;
 mod fencing;
 mod hostile;
+mod hostile_round3_secrets;
 mod migration;
 mod model;
 mod postgres;
