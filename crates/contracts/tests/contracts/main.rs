@@ -16,6 +16,7 @@ mod embedding;
 mod fencing;
 mod hostile;
 mod hostile_round3_secrets;
+mod hostile_round3_store;
 mod migration;
 mod model;
 mod postgres;
