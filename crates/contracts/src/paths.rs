@@ -34,7 +34,7 @@ pub enum PathReason {
     PathEscape,
     /// The same normalized path twice.
     Duplicate,
-    /// A sensitive name.
+    /// A sensitive name, or a file whose first bytes are a private key.
     SensitiveFile,
     /// Not found (a dangling link or a missing directory included).
     FileMissing,
@@ -227,7 +227,7 @@ const ENV_EXAMPLES: [&str; 3] = [".example", ".sample", ".template"];
 ///
 /// The path is matched as it is first; then, when none matched, with its last component (and each
 /// directory, for the directory names) in the forms a copy or a backup gives a name, taken off one
-/// after another ([`undecorated`]): `id_rsa.bak`, `id_rsa~`, `id_rsa.orig`, `.pgpass.old`,
+/// after another: `id_rsa.bak`, `id_rsa~`, `id_rsa.orig`, `.pgpass.old`,
 /// `.netrc~`, `.git-credentials.bak`, vim's `.id_rsa.swp`, Emacs's `#id_rsa#`, a file manager's
 /// `id_rsa copy` or `id_rsa (1)`. The pattern reported is the one the name without them matches
 /// (`id_rsa.bak` matches `id_rsa`).
@@ -316,7 +316,7 @@ const BACKUP_WORDS: [&str; 27] = [
 /// a separator and a word of [`BACKUP_WORDS`] or a number (`id_rsa.bak`, `id_rsa-old`, `id_rsa.1`,
 /// `id_rsa copy 2`); a number in parentheses (`id_rsa (1)`); `copy of ` in front; Emacs's `#…#` and
 /// `.#…`; and for a swap file the dot vim puts in front (`.id_rsa.swp`).
-pub fn undecorated(name: &str) -> Vec<String> {
+fn undecorated(name: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut current = name.to_owned();
     while out.len() < 8 {

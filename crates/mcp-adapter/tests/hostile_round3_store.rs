@@ -278,8 +278,9 @@ fn issue34_item12_secrets_are_refused_as_pointers_by_name_and_content_on_every_t
         );
         if let Some(kind) = kind {
             let message = v["error"]["message"].as_str().unwrap();
+            let article = if kind.starts_with("OpenSSH") { "an" } else { "a" };
             assert!(
-                message.contains(&format!("its first bytes are a {kind}")),
+                message.contains(&format!("its first bytes are {article} {kind}")),
                 "{message}"
             );
         }
