@@ -182,38 +182,6 @@ fn issue34_item2_a_log_of_the_stores_own_past_is_refused_by_every_command() {
     assert_eq!(v["counts"]["SUBMITTED"], 4, "{v}");
 }
 
-/// The PostgreSQL server of the tests, if any (`SHIFTWORK_REQUIRE_POSTGRES=1` makes a missing one
-/// fail).
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
-}
-
-/// A PostgreSQL store location in a schema of its own, and the client that drops it.
-#[cfg(feature = "postgres")]
-fn postgres_location(url: &str) -> (String, postgres::Client, String) {
-    let schema = format!("issue34_{}_{}", std::process::id(), fastrand::u32(..));
-    let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("CREATE SCHEMA \"{schema}\""))
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    (
-        format!("{url}{sep}options=-c%20search_path%3D{schema}"),
-        admin,
-        schema,
-    )
-}
-
 /// Issue 34 item 12 (secrets by content, not only by name) through the binary, over stdio (`call`)
 /// and HTTP, on SQLite and PostgreSQL: each name the round found accepted is refused with its pattern,
 /// and an OpenSSH key, an RSA key and a service account's key under innocent names are refused by what
@@ -225,23 +193,7 @@ fn issue34_item12_secrets_are_refused_as_pointers_by_name_and_content_on_every_t
     let ws = workspace(dir.path());
     let body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
     let pem = |label: &str| format!("-----BEGIN {label}-----\n{body}\n-----END {label}-----\n");
-    let names = [
-        ("id_ed25519_sk", "id_ed25519_sk"),
-        ("id_ecdsa_sk", "id_ecdsa_sk"),
-        ("id_rsa.bak", "id_rsa"),
-        ("id_rsa~", "id_rsa"),
-        ("ssh_host_ed25519_key", "ssh_host_*key"),
-        ("private.asc", "*private*.asc"),
-        ("secring.gpg", "secring.*"),
-        ("service-account.json", "*service-account*.json"),
-        ("kubeconfig", "kubeconfig"),
-        (".git-credentials.bak", ".git-credentials"),
-        (".pgpass.old", ".pgpass"),
-        (".netrc~", ".netrc"),
-        (".dockercfg", ".dockercfg"),
-        ("wallet.dat", "wallet.dat"),
-        (".rclone.conf", ".rclone.conf"),
-    ];
+    let names = shiftwork_contracts::testing::CREDENTIAL_NAMES;
     for (name, _) in &names {
         std::fs::write(ws.join(name), b"secret\n").unwrap();
     }
@@ -290,14 +242,12 @@ fn issue34_item12_secrets_are_refused_as_pointers_by_name_and_content_on_every_t
         );
     };
     let mut stores = vec![dir.path().join("contracts.db").display().to_string()];
-    #[cfg(feature = "postgres")]
-    let pg = postgres_url().map(|url| postgres_location(&url));
-    #[cfg(feature = "postgres")]
-    if let Some((location, _, _)) = &pg {
-        stores.push(location.clone());
+    let pg = support::postgres_url()
+        .filter(|_| cfg!(feature = "postgres"))
+        .map(|url| support::PgSchema::new(&url));
+    if let Some(schema) = &pg {
+        stores.push(schema.location.clone());
     }
-    #[cfg(not(feature = "postgres"))]
-    let _ = postgres_url;
     let tokens = dir.path().join("tokens");
     let token = add_token(&tokens, "alice");
     for store in &stores {
@@ -334,12 +284,7 @@ fn issue34_item12_secrets_are_refused_as_pointers_by_name_and_content_on_every_t
         ));
         assert_eq!(v["total_returned"], 0, "{store}: nothing stored: {v}");
     }
-    #[cfg(feature = "postgres")]
-    if let Some((_, mut admin, schema)) = pg {
-        admin
-            .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
-            .unwrap();
-    }
+    drop(pg);
 }
 
 /// Issue 34 item 13 (a promise that regressed): `watch --once` pointed at a contracts store that does
@@ -372,43 +317,29 @@ fn issue34_item13_watch_once_of_a_store_not_made_yet_prints_the_view_and_exits_0
         );
         assert!(!db.parent().unwrap().exists(), "nothing created");
     }
+    // Sources that cannot be read: each named on stderr, one line, exit 1.
     let missing = dir.path().join("missing.json");
-    let out = support::run(
-        &[
-            "watch",
-            "--once",
-            "--contracts-db",
-            db_arg,
-            "--checkpoint",
-            missing.to_str().unwrap(),
-        ],
-        &[("HOME", home)],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with(&format!(
-            "shiftwork-mcp: watch: checkpoint {}: checkpoint unreadable",
-            missing.display()
-        )),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "only the checkpoint: {err}");
     let notes = dir.path().join("notes.txt");
     std::fs::write(&notes, b"my notes\n".repeat(20)).unwrap();
-    let out = support::run(
-        &["watch", "--once", "--contracts-db", notes.to_str().unwrap()],
-        &[("HOME", home)],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with(&format!(
-            "shiftwork-mcp: watch: contracts store {}: ",
-            notes.display()
-        )) && err.contains("not an SQLite database"),
-        "{err}"
-    );
+    let (missing, notes) = (missing.to_str().unwrap(), notes.to_str().unwrap());
+    for (args, line, why) in [
+        (
+            vec!["--contracts-db", db_arg, "--checkpoint", missing],
+            format!("shiftwork-mcp: watch: checkpoint {missing}: "),
+            "checkpoint unreadable",
+        ),
+        (
+            vec!["--contracts-db", notes],
+            format!("shiftwork-mcp: watch: contracts store {notes}: "),
+            "not an SQLite database",
+        ),
+    ] {
+        let out = support::run(&[&["watch", "--once"][..], &args].concat(), &[("HOME", home)]);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(&line) && err.contains(why), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one source: {err}");
+    }
 }
 
 fn effective_uid() -> u32 {

@@ -38,25 +38,8 @@ fn label_with_article(label: &str) -> String {
 #[test]
 fn issue34_item12_secrets_are_refused_by_name_and_by_content_on_every_store() {
     let pem = |label: &str| format!("-----BEGIN {label}-----\n{KEY_BODY}\n-----END {label}-----\n");
-    let names = [
-        ("id_ed25519_sk", "id_ed25519_sk"),
-        ("id_ecdsa_sk", "id_ecdsa_sk"),
-        ("id_rsa.bak", "id_rsa"),
-        ("id_rsa~", "id_rsa"),
-        ("ssh_host_ed25519_key", "ssh_host_*key"),
-        ("private.asc", "*private*.asc"),
-        ("secring.gpg", "secring.*"),
-        ("service-account.json", "*service-account*.json"),
-        ("kubeconfig", "kubeconfig"),
-        (".git-credentials.bak", ".git-credentials"),
-        (".pgpass.old", ".pgpass"),
-        (".netrc~", ".netrc"),
-        (".dockercfg", ".dockercfg"),
-        ("wallet.dat", "wallet.dat"),
-        (".rclone.conf", ".rclone.conf"),
-        (".id_rsa.swp", "id_rsa"),
-        ("deploy/.env.prod.orig", ".env.*"),
-    ];
+    let mut names = shiftwork_contracts::testing::CREDENTIAL_NAMES.to_vec();
+    names.extend([(".id_rsa.swp", "id_rsa"), ("deploy/.env.prod.orig", ".env.*")]);
     let contents = [
         ("notes.txt", pem("OPENSSH PRIVATE KEY"), "OpenSSH private key"),
         ("deploy/tls.txt", pem("RSA PRIVATE KEY"), "PEM private key"),
