@@ -286,7 +286,8 @@ pub enum RefusalDetails {
         /// Which rule it broke.
         #[serde(serialize_with = "crate::wire::name")]
         reason: PathReason,
-        /// The sensitive name it matched, for `SENSITIVE_FILE`.
+        /// The sensitive name it matched, for `SENSITIVE_FILE`, or the kind of private key its first
+        /// bytes are (one of [`crate::paths::PRIVATE_KEY_CONTENTS`]).
         pattern: Option<&'static str>,
     },
     /// See [`RefusalCode::ArtifactRefused`].
@@ -296,7 +297,8 @@ pub enum RefusalDetails {
         /// Which rule it broke.
         #[serde(serialize_with = "crate::wire::name")]
         reason: PathReason,
-        /// The sensitive name it matched, for `SENSITIVE_FILE`.
+        /// The sensitive name it matched, for `SENSITIVE_FILE`, or the kind of private key its first
+        /// bytes are (one of [`crate::paths::PRIVATE_KEY_CONTENTS`]).
         pattern: Option<&'static str>,
     },
     /// See [`RefusalCode::ContractNotFound`].

@@ -155,6 +155,22 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> ContractRefusal {
     let path = r.path.as_deref().map(clip_echo);
     let message = match (&path, r.pattern) {
         (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
+        // Refused by what the file holds: the sentence says what kind of key, never a byte of it.
+        (Some(p), Some(kind)) if crate::paths::PRIVATE_KEY_CONTENTS.contains(&kind) => {
+            // The labels are a closed list: these three are read with "an".
+            let article = if matches!(
+                kind,
+                "OpenSSH private key" | "SSH2 private key" | "age secret key"
+            ) {
+                "an"
+            } else {
+                "a"
+            };
+            format!(
+                "The {noun} path '{p}' was refused: {} (its first bytes are {article} {kind}, whatever the file is called).",
+                r.reason.as_str()
+            )
+        }
         (Some(p), Some(pattern)) => format!(
             "The {noun} path '{p}' was refused: {} (matches {pattern}).",
             r.reason.as_str()

@@ -34,6 +34,8 @@ pub const MAX_QUEUE_TTL_SEC: u32 = 604_800;
 pub const MAX_POINTERS: usize = 32;
 /// Length of a normalized pointer path in bytes.
 pub const MAX_PATH_BYTES: usize = 512;
+/// The first bytes of a pointer or artifact looked at for a private key, whatever its name.
+pub const SECRET_HEAD_BYTES: usize = 8192;
 /// Sum of pointer sizes per contract (also for artifacts): 1 GiB.
 pub const MAX_TOTAL_POINTER_BYTES: u64 = 1 << 30;
 /// A larger pointer file adds a `LARGE_POINTER` warning at dispatch: 8 MiB.

@@ -51,6 +51,28 @@ pub fn sample_contract(now: EpochMs) -> Contract {
     }
 }
 
+/// Credential files by names the sensitive-name list once missed, each with the pattern it is now
+/// refused under: security-key and host keys, exported and keyring PGP keys, a service account's key,
+/// a kubeconfig, Docker's and rclone's older files, a wallet, and credential files under the names a
+/// backup gives them.
+pub const CREDENTIAL_NAMES: [(&str, &str); 15] = [
+    ("id_ed25519_sk", "id_ed25519_sk"),
+    ("id_ecdsa_sk", "id_ecdsa_sk"),
+    ("id_rsa.bak", "id_rsa"),
+    ("id_rsa~", "id_rsa"),
+    ("ssh_host_ed25519_key", "ssh_host_*key"),
+    ("private.asc", "*private*.asc"),
+    ("secring.gpg", "secring.*"),
+    ("service-account.json", "*service-account*.json"),
+    ("kubeconfig", "kubeconfig"),
+    (".git-credentials.bak", ".git-credentials"),
+    (".pgpass.old", ".pgpass"),
+    (".netrc~", ".netrc"),
+    (".dockercfg", ".dockercfg"),
+    ("wallet.dat", "wallet.dat"),
+    (".rclone.conf", ".rclone.conf"),
+];
+
 /// Runs `sql` on the SQLite database at `path` with a plain connection (tests that plant what an
 /// attacker or an accident would: a trigger, a foreign table).
 #[cfg(feature = "sqlite")]

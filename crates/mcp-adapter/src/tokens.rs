@@ -204,22 +204,21 @@ pub fn render(entries: &[TokenEntry]) -> String {
     text
 }
 
-/// Refuses a file (and its directory) that another user may write or that another user owns.
+/// Refuses a file (and its directory) that the family's owner rule does not trust
+/// ([`shiftwork_seams::owner`]: yours or root's, writable by nobody else).
 fn check_safe(path: &Path) -> Result<(), TokenFileError> {
+    use shiftwork_seams::owner::Untrusted;
     use std::os::unix::fs::MetadataExt;
     let shown = path.display().to_string();
-    let me = unsafe_free_uid();
+    let me = shiftwork_seams::owner::effective_uid();
     let unsafe_of = |what: &str, meta: &std::fs::Metadata| -> Option<String> {
-        if meta.mode() & 0o022 != 0 {
-            return Some(format!(
-                "{what} may be written by other users (mode {:o})",
-                meta.mode() & 0o7777
-            ));
+        match shiftwork_seams::owner::trusted(meta.uid(), meta.mode(), me) {
+            Ok(()) => None,
+            Err(Untrusted::WritableByOthers { mode }) => {
+                Some(format!("{what} may be written by other users (mode {mode:o})"))
+            }
+            Err(Untrusted::OtherOwner { uid }) => Some(format!("{what} belongs to another user (uid {uid})")),
         }
-        if meta.uid() != me && meta.uid() != 0 {
-            return Some(format!("{what} belongs to another user (uid {})", meta.uid()));
-        }
-        None
     };
     let unreadable = |e: std::io::Error| TokenFileError::Unreadable {
         path: shown.clone(),
@@ -247,11 +246,6 @@ fn check_safe(path: &Path) -> Result<(), TokenFileError> {
         return Err(TokenFileError::Unsafe { path: shown, what });
     }
     Ok(())
-}
-
-fn unsafe_free_uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
 }
 
 /// Reads and parses a token file, refusing an unsafe one.

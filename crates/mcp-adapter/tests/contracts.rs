@@ -119,17 +119,7 @@ impl Surface for Mcp {
 
 /// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
 fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
+    support::postgres_url()
 }
 
 fn kinds() -> Vec<&'static str> {

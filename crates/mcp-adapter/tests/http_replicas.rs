@@ -16,17 +16,7 @@ use support::{HttpServer, add_token};
 
 /// The PostgreSQL server of the tests, if any.
 fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL replicas skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
+    support::postgres_url()
 }
 
 /// `url` naming the database `name` instead of its own (the query, such as `?host=`, kept).

@@ -16,7 +16,8 @@
 //! created exclusively, for interoperation with programs that know nothing of `flock(2)`; the rule
 //! that says when its holder is gone is the caller's). Because they are built from primitives,
 //! [`MemFs`] can fail or "crash" any step of them, and every crate tests that a failure at any step
-//! loses nothing.
+//! loses nothing. The rule of whose files a process trusts (yours or root's, writable by nobody else)
+//! lives here once too ([`owner`]).
 //!
 //! # What this crate never does
 //!
@@ -39,6 +40,7 @@ mod host;
 pub mod lock_file;
 mod mem_fs;
 mod os_fs;
+pub mod owner;
 pub mod path;
 #[cfg(target_os = "linux")]
 mod probe_supervisor;

@@ -211,6 +211,10 @@ pub struct ContractsPane {
 /// What the store holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contracts {
+    /// A sentence shown above the counts: that no store exists at the location yet (the first call
+    /// that writes creates it), when the counts are those of an empty queue. An empty queue is read,
+    /// not a failure.
+    pub note: Option<String>,
     /// Records per stored status, every status this build knows, in the store's order.
     pub counts: Vec<StatusCount>,
     /// Live records past their deadline that no sweep has recorded yet.

@@ -15,6 +15,8 @@ mod crash;
 mod embedding;
 mod fencing;
 mod hostile;
+mod hostile_round3_secrets;
+mod hostile_round3_store;
 mod migration;
 mod model;
 mod postgres;

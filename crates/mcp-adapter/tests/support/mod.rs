@@ -756,3 +756,51 @@ pub fn sample(text: &str, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
         .and_then(|v| v.trim().parse().ok())
 }
+
+/// The PostgreSQL server of the tests (set by `scripts/setup.d/20-postgres.sh`), if any; without one
+/// the PostgreSQL runs are skipped, saying so, unless `SHIFTWORK_REQUIRE_POSTGRES=1` (CI), which fails.
+pub fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        assert!(
+            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
+    }
+    url
+}
+
+/// A schema of its own on the test server, dropped with this value: `location` is the store location
+/// (`--contracts-db`) whose `search_path` names it.
+pub struct PgSchema {
+    /// The store location.
+    pub location: String,
+    name: String,
+    admin: postgres::Client,
+}
+
+impl PgSchema {
+    /// Creates a new schema on the server at `url`.
+    pub fn new(url: &str) -> PgSchema {
+        let name = format!("t{}_{}", std::process::id(), fastrand::u64(..));
+        let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        admin.batch_execute(&format!("CREATE SCHEMA \"{name}\"")).unwrap();
+        let sep = if url.contains('?') { '&' } else { '?' };
+        PgSchema {
+            location: format!("{url}{sep}options=-c%20search_path%3D{name}"),
+            name,
+            admin,
+        }
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let _ = self
+            .admin
+            .batch_execute(&format!("DROP SCHEMA \"{}\" CASCADE", self.name));
+    }
+}

@@ -138,43 +138,62 @@ impl ContractsReader {
         }
     }
 
-    /// Reads the pane now.
+    /// Reads the pane now. A SQLite store that does not exist yet reads as an empty queue, with a
+    /// note saying so (the reading tools answer the same); the file is waited for.
     pub fn read(&mut self, fs: &dyn Fs) -> ContractsPane {
-        let body = self.opened(fs).and_then(|store| {
-            let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
-            read_store(store.as_ref(), self.agent.as_ref(), now).map_err(|e| clean_text(&e.to_string()))
-        });
+        let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
+        let opened = self.opened(fs);
+        let agent = self.agent.as_ref();
+        let body = match opened {
+            Ok(Some(store)) => read_store(store.as_ref(), agent, now).map_err(|e| clean_text(&e.to_string())),
+            Ok(None) => {
+                let empty = shiftwork_contracts::MemoryStore::new(self.clock.clone());
+                read_store(&empty, agent, now)
+                    .map(|c| Contracts {
+                        note: Some(format!(
+                            "no contracts store at {} yet; the first call that writes creates it",
+                            self.shown
+                        )),
+                        ..c
+                    })
+                    .map_err(|e| clean_text(&e.to_string()))
+            }
+            Err(sentence) => Err(sentence),
+        };
         ContractsPane {
             store: self.shown.clone(),
-            agent: self.agent.as_ref().map(|a| a.as_str().to_owned()),
+            agent: agent.map(|a| a.as_str().to_owned()),
             body,
         }
     }
 
-    fn opened(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
+    /// The store, opened on first use; `None` while a SQLite file does not exist yet.
+    fn opened(&mut self, fs: &dyn Fs) -> Result<Option<Arc<dyn Store>>, String> {
         if let Some(store) = &self.store {
-            return Ok(store.clone());
+            return Ok(Some(store.clone()));
         }
         let store = match &self.location {
-            Some(StoreLocation::Sqlite(path)) => open_sqlite(fs, path, self.clock.clone())?,
+            Some(StoreLocation::Sqlite(path)) => match open_sqlite(fs, path, self.clock.clone())? {
+                Some(store) => store,
+                None => return Ok(None),
+            },
             Some(StoreLocation::Postgres(url)) => open_postgres(url)?,
             None => return Err(String::from("no contracts store")),
         };
         self.store = Some(store.clone());
-        Ok(store)
+        Ok(Some(store))
     }
 }
 
 /// Opens an existing SQLite contracts database for reading only: never created, initialised, upgraded
-/// or written ([`shiftwork_contracts::SqliteStore::open_read_only`]); a missing file is waited for.
-fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, String> {
+/// or written ([`shiftwork_contracts::SqliteStore::open_read_only`]); `None` for a missing file, which
+/// is waited for.
+fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Option<Arc<dyn Store>>, String> {
     let shown = clean_text(&path.to_string_lossy());
     match fs.metadata(path) {
         Ok(meta) if meta.kind == shiftwork_seams::FileKind::File => {}
         Ok(_) => return Err(format!("{shown} is not a regular file")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("no contracts store at {shown} yet"));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(format!(
                 "{shown} cannot be read: {}",
@@ -187,7 +206,7 @@ fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dy
         ..shiftwork_contracts::SqliteOptions::default()
     };
     shiftwork_contracts::SqliteStore::open_read_only(path, options, clock, fs)
-        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map(|s| Some(Arc::new(s) as Arc<dyn Store>))
         .map_err(|e| clean_text(&format!("the contracts store at {shown} cannot be read: {e}")))
 }
 
@@ -235,6 +254,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
     ended.sort_by_key(|c| std::cmp::Reverse((c.completed_at, c.seq)));
     let past_deadline = counts.get(PAST_DEADLINE).copied().unwrap_or(0);
     Ok(Contracts {
+        note: None,
         counts: counts
             .into_iter()
             .filter(|(name, _)| name != PAST_DEADLINE)
