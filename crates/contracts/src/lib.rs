@@ -99,7 +99,7 @@ pub mod canonical;
 mod config;
 pub mod error;
 mod facade;
-#[cfg(feature = "test-failpoints")]
+#[doc(hidden)]
 pub mod failpoints;
 pub mod fingerprint;
 pub mod ids;
@@ -125,7 +125,7 @@ pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder};
 #[allow(deprecated)]
 pub use error::Refusal;
 pub use error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};
-pub use facade::{Contracts, ContractsBuilder, payload_sha256};
+pub use facade::{Contracts, ContractsBuilder, PollStep, PollTask, payload_sha256};
 pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, AgentIdError, Contract, ContractId, ContractIdError, Drift, DriftReason, EndReason, Pointer,

@@ -302,6 +302,24 @@ impl ForTool {
         default_agent: &crate::DefaultAgent,
         cancel: &crate::wait::Cancel,
     ) -> Value {
+        match self.start(tool, args, default_agent, cancel) {
+            crate::args::Step::Answered(answer) => answer,
+            crate::args::Step::Waiting(waiting) => waiting.finish(),
+        }
+    }
+
+    /// [`ForTool::call`] as a step ([`crate::args::start`]): a waiting poll with nothing to claim yet
+    /// comes back as state for its host to park and resume.
+    pub fn start(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        default_agent: &crate::DefaultAgent,
+        cancel: &crate::wait::Cancel,
+    ) -> crate::args::Step {
+        if let ForTool::Store(contracts) = self {
+            return crate::args::start(contracts, tool, args, default_agent, cancel);
+        }
         let mut answer = crate::args::call_cancellable(self.contracts(), tool, args, default_agent, cancel);
         if let ForTool::Absent { note, .. } = self
             && tool == "inspect_mesh_state"
@@ -310,6 +328,6 @@ impl ForTool {
         {
             fields.insert(String::from("note"), Value::String(note.clone()));
         }
-        answer
+        crate::args::Step::Answered(answer)
     }
 }

@@ -42,6 +42,7 @@ mod os_fs;
 pub mod path;
 #[cfg(target_os = "linux")]
 mod probe_supervisor;
+pub mod trust;
 
 pub use clock::{Clock, ManualClock, Signal, SystemClock, WeakSignal};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
