@@ -250,14 +250,32 @@ pub(super) async fn call(
         async move {
             let _in_flight = in_flight;
             let answer = drive(&state, &ticket, turn, body, context.clone()).await;
-            answer.unwrap_or_else(|| server::error_line(Some(&id), wire::INTERNAL_ERROR, "the call failed"))
+            answer.unwrap_or_else(|| {
+                Answer::Line(server::error_line(
+                    Some(&id),
+                    wire::INTERNAL_ERROR,
+                    "the call failed",
+                ))
+            })
         }
     };
     if events {
         let busy = Busy::new(state);
+        let refusal_state = Arc::clone(state);
+        let header = authorization.clone();
         tokio::spawn(async move {
             let _busy = busy;
-            let line = run.await;
+            let line = match run.await {
+                Answer::Line(line) | Answer::Busy(line) => line,
+                Answer::Unauthorized(id) => {
+                    let refused = refused_credentials(&refusal_state, header.as_deref());
+                    server::error_line(
+                        Some(&id),
+                        wire::INVALID_REQUEST,
+                        &format!("Unauthorized: {refused}"),
+                    )
+                }
+            };
             let _ = sender.send(event(&line)).await;
         });
         let mut response = Response::new(Body::Events(receiver, Some(guard)));
@@ -271,19 +289,33 @@ pub(super) async fn call(
         return response;
     }
     drop(sender);
-    let line = run.await;
-    if line.is_empty() {
-        // The caller's credentials no longer hold: its answer was dropped (and undone).
-        guard.done();
-        let refused = state
-            .auth
-            .authenticate(authorization.as_deref())
-            .err()
-            .unwrap_or(super::auth::AuthError::Invalid("it no longer holds"));
-        return unauthorized(state, &refused);
-    }
+    let answer = run.await;
     guard.done();
-    json_response(StatusCode::OK, line)
+    match answer {
+        Answer::Line(line) => json_response(StatusCode::OK, line),
+        Answer::Busy(line) => with_retry_after(json_response(StatusCode::SERVICE_UNAVAILABLE, line)),
+        // Its answer was dropped (and undone).
+        Answer::Unauthorized(_) => unauthorized(state, &refused_credentials(state, authorization.as_deref())),
+    }
+}
+
+/// How a call ends.
+enum Answer {
+    /// Its response line.
+    Line(Vec<u8>),
+    /// Refused for a bound (`503`): the error line.
+    Busy(Vec<u8>),
+    /// Its caller's credentials no longer held after it waited (`401`); its id.
+    Unauthorized(String),
+}
+
+/// Why the credentials of `header` are refused now.
+fn refused_credentials(state: &State, header: Option<&[u8]>) -> super::auth::AuthError {
+    state
+        .auth
+        .authenticate(header)
+        .err()
+        .unwrap_or(super::auth::AuthError::Invalid("it no longer holds"))
 }
 
 /// The check that a caller's credentials still hold: the same header, authenticated again by what the
@@ -302,15 +334,14 @@ fn credential_check(state: &Arc<State>, agent: &Agent, authorization: Option<Byt
 }
 
 /// Runs the call: its first step on a worker thread, then — while it parks — waits without a
-/// thread and steps again with a turn. The response line, empty when the caller's credentials no
-/// longer hold after a wait; `None` when a worker failed.
+/// thread and steps again with a turn. `None` when a worker failed.
 async fn drive(
     state: &Arc<State>,
     ticket: &Ticket,
     turn: Turn,
     body: Bytes,
     context: CallContext,
-) -> Option<Vec<u8>> {
+) -> Option<Answer> {
     let worker_state = Arc::clone(state);
     let worker_context = context.clone();
     let mut answer = tokio::task::spawn_blocking(move || {
@@ -331,7 +362,7 @@ async fn drive(
     .ok()?;
     let (id, mut answered) = match answer {
         Ok(first) => first,
-        Err(line) => return Some(line),
+        Err(line) => return Some(Answer::Line(line)),
     };
     let mut waited = false;
     loop {
@@ -344,14 +375,14 @@ async fn drive(
         };
         waited = true;
         let Some(parking) = ticket.park() else {
-            return Some(parked.refuse(
+            return Some(Answer::Busy(parked.refuse(
                 wire::INTERNAL_ERROR,
                 &format!(
                     "the server is busy: agent {} already has {MAX_PARKED_PER_AGENT} waiting polls; \
                      let one end (or cancel one) first",
                     ticket.agent
                 ),
-            ));
+            )));
         };
         wait_parked(&parked).await;
         drop(parking);
@@ -369,10 +400,10 @@ async fn drive(
         // Not delivered: a claim the call made goes back to the queue.
         let dropped = context.clone();
         let _ = tokio::task::spawn_blocking(move || dropped.undelivered()).await;
-        return Some(Vec::new());
+        return Some(Answer::Unauthorized(id));
     }
     let server = state.server.clone();
-    Some(answered.line(&server, &id))
+    Some(Answer::Line(answered.line(&server, &id)))
 }
 
 /// Waits, without a thread, until the parked call's wake-up is given or its deadline comes, sending
@@ -442,10 +473,14 @@ fn busy_response(id: &str, agent: &str, whose: &str) -> Response<Body> {
     } else {
         format!("the server is busy: {MAX_CALLS} calls run and {MAX_WAITING} wait; try again shortly")
     };
-    let mut response = json_response(
+    with_retry_after(json_response(
         StatusCode::SERVICE_UNAVAILABLE,
         server::error_line(Some(id), wire::INTERNAL_ERROR, &message),
-    );
+    ))
+}
+
+/// `response` with `Retry-After: 1`.
+fn with_retry_after(mut response: Response<Body>) -> Response<Body> {
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

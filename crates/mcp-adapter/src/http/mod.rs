@@ -273,6 +273,10 @@ struct State {
     waiting: AtomicUsize,
     /// What each agent with a call in flight holds ([`call`]'s fair shares).
     shares: call::Shares,
+    /// The health check in flight.
+    health: SingleFlight<Result<(), String>>,
+    /// The scrape in flight.
+    scrape: SingleFlight<Option<String>>,
     connections: AtomicUsize,
     /// The calls in flight by (agent, request id), for `notifications/cancelled` and the drain.
     in_flight: Mutex<HashMap<(Agent, IdKey), Vec<CallContext>>>,
@@ -308,6 +312,8 @@ impl HttpServer {
                 calls: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS)),
                 waiting: AtomicUsize::new(0),
                 shares: call::Shares::default(),
+                health: SingleFlight::new(),
+                scrape: SingleFlight::new(),
                 connections: AtomicUsize::new(0),
                 in_flight: Mutex::new(HashMap::new()),
                 busy: Mutex::new(0),
@@ -639,28 +645,79 @@ async fn metrics(state: &Arc<State>, request: &Request<Incoming>) -> Response<Bo
     {
         return unauthorized(state, &e);
     }
-    match crate::telemetry::prometheus() {
-        Some(text) => response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
-        None => response(StatusCode::NOT_FOUND, "text/plain", "metrics are not collected\n"),
+    // The queue gauges read the store (a blocking client): never on the runtime's threads, and one
+    // rendering at a time, shared by the scrapes that wait for it.
+    let rendered = state
+        .scrape
+        .run(|| tokio::task::spawn_blocking(crate::telemetry::prometheus))
+        .await;
+    match rendered {
+        Some(Some(text)) => response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+        Some(None) => response(StatusCode::NOT_FOUND, "text/plain", "metrics are not collected\n"),
+        _ => response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "the metrics could not be read\n",
+        ),
     }
 }
 
-/// `GET /healthz`: the stores answer.
+/// `GET /healthz`: the stores answer. The stores are asked on a blocking thread, by one check at a
+/// time: the requests that come meanwhile share its answer, so a flood of unauthenticated health
+/// checks takes one thread, never the team's.
 async fn health(state: &Arc<State>) -> Response<Body> {
     let server = state.server.clone();
-    let checked = tokio::task::spawn_blocking(move || server.health()).await;
+    let checked = state
+        .health
+        .run(|| tokio::task::spawn_blocking(move || server.health()))
+        .await;
     match checked {
-        Ok(Ok(())) => response(StatusCode::OK, "application/json", r#"{"status":"ok"}"#),
-        Ok(Err(reason)) => response(
+        Some(Ok(())) => response(StatusCode::OK, "application/json", r#"{"status":"ok"}"#),
+        Some(Err(reason)) => response(
             StatusCode::SERVICE_UNAVAILABLE,
             "application/json",
             serde_json::json!({"status": "unavailable", "reason": reason}).to_string(),
         ),
-        Err(_) => response(
+        _ => response(
             StatusCode::SERVICE_UNAVAILABLE,
             "application/json",
             r#"{"status":"unavailable"}"#,
         ),
+    }
+}
+
+/// One piece of blocking work at a time (a health check, a scrape): a request that comes while it
+/// runs waits for it and shares its result instead of starting another.
+struct SingleFlight<T> {
+    last: tokio::sync::Mutex<Option<(u64, T)>>,
+    started: std::sync::atomic::AtomicU64,
+}
+
+impl<T: Clone> SingleFlight<T> {
+    fn new() -> Self {
+        SingleFlight {
+            last: tokio::sync::Mutex::new(None),
+            started: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The result of a run that started no earlier than this call: the one in flight if it started
+    /// after this call came, else a new one (`None` when the work failed to run).
+    async fn run<F>(&self, work: impl FnOnce() -> F) -> Option<T>
+    where
+        F: std::future::Future<Output = Result<T, tokio::task::JoinError>>,
+    {
+        let asked = self.started.load(Ordering::SeqCst);
+        let mut last = self.last.lock().await;
+        if let Some((run, result)) = last.as_ref()
+            && *run > asked
+        {
+            return Some(result.clone());
+        }
+        let run = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let result = work().await.ok()?;
+        *last = Some((run, result.clone()));
+        Some(result)
     }
 }
 
