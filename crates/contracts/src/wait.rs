@@ -64,8 +64,11 @@ struct CancelInner {
 struct Claims {
     /// The answer will not be delivered: every claim is undone, now and from now on.
     undelivered: bool,
-    held: Vec<(crate::model::ContractId, u64, Box<dyn FnOnce() + Send>)>,
+    held: Vec<Held>,
 }
+
+/// A claim a call made (its contract and epoch) and what undoes it.
+type Held = (crate::model::ContractId, u64, Box<dyn FnOnce() + Send>);
 
 impl std::fmt::Debug for Cancel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -410,7 +410,7 @@ pub enum CallAnswer {
     Refused(Vec<u8>),
     /// The call waits, parked as state ([`crate::registry::CallContext::park`]): the transport
     /// resumes it ([`Server::resume`]) once its wake-up is given or its deadline comes.
-    Parked(ParkedCall),
+    Parked(Box<ParkedCall>),
 }
 
 impl CallAnswer {
@@ -419,7 +419,7 @@ impl CallAnswer {
         match self {
             CallAnswer::Result(outcome, era) => ResultLine::of(id, &outcome, era).concat(),
             CallAnswer::Refused(line) => line,
-            CallAnswer::Parked(parked) => server.finish_here(parked).line(server, id),
+            CallAnswer::Parked(parked) => server.finish_here(*parked).line(server, id),
         }
     }
 }
@@ -549,7 +549,7 @@ impl Server {
                 park.wake.notify();
             }
             match self.resume(parked) {
-                CallAnswer::Parked(next) => parked = next,
+                CallAnswer::Parked(next) => parked = *next,
                 answered => return answered,
             }
         }
@@ -570,13 +570,13 @@ impl Server {
                 CallAnswer::Result(_, era) => *era,
                 _ => Era::Handshake,
             };
-            return CallAnswer::Parked(ParkedCall {
+            return CallAnswer::Parked(Box::new(ParkedCall {
                 id: id.to_owned(),
                 request: OpenRequest(Some(request)),
                 era,
                 context,
                 park,
-            });
+            }));
         }
         request.finish(match &answer {
             _ if context.is_cancelled() => telemetry::Finished::Cancelled,

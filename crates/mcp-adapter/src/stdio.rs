@@ -571,7 +571,7 @@ impl Shared {
             Work::Call(id, params, context, call, serial, read) => {
                 let answer = match self.server.call(id, &params, context.clone(), read) {
                     // A stdio call waits on its own thread (its context never parks).
-                    server::CallAnswer::Parked(parked) => self.server.finish_here(parked),
+                    server::CallAnswer::Parked(parked) => self.server.finish_here(*parked),
                     answer => answer,
                 };
                 if call.cancelled_by_client.load(Ordering::SeqCst) {

@@ -367,7 +367,7 @@ async fn drive(
     let mut waited = false;
     loop {
         let parked = match answered {
-            CallAnswer::Parked(parked) => parked,
+            CallAnswer::Parked(parked) => *parked,
             other => {
                 answer = Ok((id.clone(), other));
                 break;

@@ -12,13 +12,17 @@
 //!   response is `202 Accepted`. `GET /mcp` is `405` (the server sends nothing unasked).
 //! - **Identity.** Every request needs `Authorization: Bearer …` ([`auth`]); the token decides the
 //!   agent, which every call receives in its context: an agent argument naming another agent is
-//!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked.
+//!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked. A call that waited is
+//!   answered only while those credentials still hold.
 //! - **Cancellation.** A client that goes away (its connection closes) cancels its call, as
-//!   `notifications/cancelled` for that request id from the same agent does.
-//! - **Bounds.** A body holds at most 16 MiB and must arrive within 30 s; request headers within
-//!   10 s (also between two requests of a kept-alive connection, so an idle client holds nothing); at
-//!   most [`MAX_CALLS`] calls run at once and [`MAX_WAITING`] more wait their turn (then `503`); at
-//!   most [`MAX_CONNECTIONS`] connections are open. A request whose `Origin` is not one of
+//!   `notifications/cancelled` for that request id from the same agent does, and a claim its poll
+//!   made at any step goes back to the queue.
+//! - **Bounds and fair shares.** A body holds at most 16 MiB and must arrive within 30 s; request
+//!   headers within 10 s (also between two requests of a kept-alive connection, so an idle client
+//!   holds nothing); at most [`MAX_CALLS`] calls run at once, [`MAX_CALLS_PER_AGENT`] of one agent,
+//!   and [`MAX_WAITING`] more wait their turn, [`MAX_QUEUED_PER_AGENT`] of one agent (then `503`); a
+//!   waiting poll is parked without a thread, at most [`MAX_PARKED_PER_AGENT`] of one agent; at most
+//!   [`MAX_CONNECTIONS`] connections are open. A request whose `Origin` is not one of
 //!   `--allowed-origins` is `403` (DNS rebinding).
 //! - **Health.** `GET /healthz` is `200` when the stores answer (the contracts store, when the
 //!   contracts group is served), else `503` with the reason.
