@@ -18,10 +18,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use common::http::Server;
+
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -34,60 +36,6 @@ fn main() {
     println!("{}", common::cpu_model());
     waiting_polls(polls, samples);
     stalled_key_fetch(samples.min(500));
-}
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(dir: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(common::server_binary())
-            .args(["serve", "--http", "127.0.0.1:0", "--tools", "contracts,hours"])
-            .args(args)
-            .env("HOME", dir)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (found, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(at) = line.find("serving MCP at ") {
-                    let _ = found.send(
-                        line[at + "serving MCP at ".len()..]
-                            .trim_end_matches("/mcp")
-                            .to_owned(),
-                    );
-                }
-            }
-        });
-        let base = address
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the server says where it listens");
-        Server { child, base }
-    }
-
-    fn threads(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn agent() -> ureq::Agent {
@@ -178,6 +126,7 @@ fn waiting_polls(polls: usize, samples: usize) {
             "--contracts-db",
             db.to_str().unwrap(),
         ],
+        &[("HOME", dir.path())],
     );
     let client = agent();
     let url = format!("{}/mcp", server.base);
@@ -317,6 +266,7 @@ fn stalled_key_fetch(samples: usize) {
             "--contracts-db",
             db.to_str().unwrap(),
         ],
+        &[("HOME", dir.path())],
     );
     let client = agent();
     let health = format!("{}/healthz", server.base);

@@ -246,6 +246,19 @@ struct ContextInner {
     credentials: Option<CredentialCheck>,
 }
 
+impl ContextInner {
+    /// The context of an authenticated caller over HTTP.
+    fn caller(progress: Option<ProgressFn>, agent: String, link: Option<String>) -> ContextInner {
+        ContextInner {
+            progress,
+            agent: Some(agent),
+            transport: Some(crate::telemetry::Transport::Tcp),
+            link,
+            ..ContextInner::default()
+        }
+    }
+}
+
 /// The undo callbacks of a call, and whether its answer was already dropped.
 #[derive(Default)]
 struct Undelivered {
@@ -325,13 +338,7 @@ impl CallContext {
         link: Option<String>,
     ) -> Self {
         CallContext {
-            inner: Arc::new(ContextInner {
-                progress,
-                agent: Some(agent.into()),
-                transport: Some(crate::telemetry::Transport::Tcp),
-                link,
-                ..ContextInner::default()
-            }),
+            inner: Arc::new(ContextInner::caller(progress, agent.into(), link)),
         }
     }
 
@@ -347,13 +354,9 @@ impl CallContext {
     ) -> Self {
         CallContext {
             inner: Arc::new(ContextInner {
-                progress,
-                agent: Some(agent.into()),
-                transport: Some(crate::telemetry::Transport::Tcp),
-                link,
                 parks: true,
                 credentials: Some(credentials),
-                ..ContextInner::default()
+                ..ContextInner::caller(progress, agent.into(), link)
             }),
         }
     }
@@ -363,11 +366,7 @@ impl CallContext {
     /// of is undone (a cancelled call answers or undoes what it did). Register it before the work it
     /// undoes can happen: when the answer is already dropped, `undo` runs at once.
     pub fn on_undelivered(&self, undo: impl FnOnce() + Send + 'static) {
-        let mut undelivered = self
-            .inner
-            .on_undelivered
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut undelivered = self.undelivered_state();
         if undelivered.dropped {
             drop(undelivered);
             undo();
@@ -381,11 +380,7 @@ impl CallContext {
     /// transactions: call it where blocking is allowed.
     pub fn undelivered(&self) {
         let undo = {
-            let mut undelivered = self
-                .inner
-                .on_undelivered
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut undelivered = self.undelivered_state();
             undelivered.dropped = true;
             std::mem::take(&mut undelivered.undo)
         };
@@ -396,11 +391,15 @@ impl CallContext {
 
     /// True once the transport dropped the call's answer ([`CallContext::undelivered`]).
     pub fn is_undelivered(&self) -> bool {
+        self.undelivered_state().dropped
+    }
+
+    fn undelivered_state(&self) -> std::sync::MutexGuard<'_, Undelivered> {
+        // Plain values: a panic cannot leave them half-written.
         self.inner
             .on_undelivered
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .dropped
     }
 
     /// Whether the transport can park a waiting call ([`CallContext::park`]) rather than give it a

@@ -28,6 +28,7 @@ use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups};
 use shiftwork_seams::{ManualClock, MemFs, OsFs};
+use support::postgres_url;
 
 /// A connected client, the tools it listed, and the facade behind its server.
 type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
@@ -115,21 +116,6 @@ impl Surface for Mcp {
             .unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
     }
-}
-
-/// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
 }
 
 fn kinds() -> Vec<&'static str> {

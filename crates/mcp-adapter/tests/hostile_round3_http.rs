@@ -38,6 +38,26 @@ const STEPS: [&str; 4] = [
     "poll-answered",
 ];
 
+/// A server in `dir` (also its `HOME` and the contracts' allowed root) with the token file `tokens`
+/// and the contracts store `db`, and `env` besides.
+fn token_server(dir: &Path, tokens: &Path, db: &str, env: &[(&str, &str)]) -> HttpServer {
+    let home = dir.to_str().unwrap();
+    let mut all = vec![("HOME", home)];
+    all.extend_from_slice(env);
+    HttpServer::start(
+        dir,
+        &[
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+            "--contracts-db",
+            db,
+            "--contracts-roots",
+            home,
+        ],
+        &all,
+    )
+}
+
 fn structured(reply: &Value) -> Value {
     reply["result"]["structuredContent"].clone()
 }
@@ -152,21 +172,9 @@ fn issue34_item3_a_poll_whose_client_goes_away_at_every_step_strands_no_claim() 
     let tokens = dir.path().join("tokens");
     let alice = add_token(&tokens, "alice");
     let bob = add_token(&tokens, "bob");
-    let home = dir.path().to_str().unwrap();
     for (store, db, _keep) in contract_stores(dir.path()) {
         for step in STEPS {
-            let server = HttpServer::start(
-                dir.path(),
-                &[
-                    "--auth-tokens",
-                    tokens.to_str().unwrap(),
-                    "--contracts-db",
-                    &db,
-                    "--contracts-roots",
-                    home,
-                ],
-                &[("HOME", home), ("SHIFTWORK_TEST_PAUSE_AT", step)],
-            );
+            let server = token_server(dir.path(), &tokens, &db, &[("SHIFTWORK_TEST_PAUSE_AT", step)]);
             let sent = structured(&server.call(&alice, "dispatch_contract", dispatch_args(&ws)));
             let id = sent["contract_id"].clone();
             assert!(id.is_string(), "{store} {step}: {sent}");
@@ -399,20 +407,8 @@ fn issue34_item6_one_agent_cannot_starve_the_team() {
     let tokens = dir.path().join("tokens");
     let alice = add_token(&tokens, "alice");
     let bob = add_token(&tokens, "bob");
-    let home = dir.path().to_str().unwrap();
     for (store, db, _keep) in contract_stores(dir.path()) {
-        let server = HttpServer::start(
-            dir.path(),
-            &[
-                "--auth-tokens",
-                tokens.to_str().unwrap(),
-                "--contracts-db",
-                &db,
-                "--contracts-roots",
-                home,
-            ],
-            &[("HOME", home)],
-        );
+        let server = token_server(dir.path(), &tokens, &db, &[]);
         // The store exists before the polls wait.
         structured(&server.call(&alice, "inspect_mesh_state", json!({})));
         let before = server.scrape(&alice);
@@ -511,23 +507,11 @@ fn issue34_item6_one_agent_cannot_starve_the_team() {
 fn issue34_item7_a_token_revoked_while_its_poll_waits_claims_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(dir.path());
-    let home = dir.path().to_str().unwrap();
     for (store, db, _keep) in contract_stores(dir.path()) {
         let tokens = dir.path().join(format!("tokens-{store}"));
         let alice = add_token(&tokens, "alice");
         let bob = add_token(&tokens, "bob");
-        let server = HttpServer::start(
-            dir.path(),
-            &[
-                "--auth-tokens",
-                tokens.to_str().unwrap(),
-                "--contracts-db",
-                &db,
-                "--contracts-roots",
-                home,
-            ],
-            &[("HOME", home)],
-        );
+        let server = token_server(dir.path(), &tokens, &db, &[]);
         structured(&server.call(&alice, "inspect_mesh_state", json!({})));
         let poll = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "poll_next_task", "arguments": {"wait_sec": 60}}})

@@ -390,6 +390,17 @@ fn poll_under(c: &Contracts, agent: &str, cancel: &Cancel) -> Value {
     call(c, "poll_next_task", json!({"agent_id": agent}), cancel)
 }
 
+/// A contract from alice to bob, dispatched through the tool's surface: its id.
+fn dispatch_to_bob(c: &Contracts) -> shiftwork_contracts::ContractId {
+    let sent = call(
+        c,
+        "dispatch_contract",
+        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
+        &Cancel::new(),
+    );
+    crate::support::cid(sent["contract_id"].as_str().unwrap())
+}
+
 /// Issue 34 item 3 (cancellation at every step): a claim is registered with the call's `Cancel` the
 /// moment it is committed, so whenever the transport drops the answer — after the poll answered,
 /// whatever the step the client went away at — `Cancel::undeliver` puts it back in the queue; a
@@ -401,13 +412,7 @@ fn issue34_item3_a_claim_is_undone_whenever_its_answer_is_dropped() {
         let s = store(kind, &fx.clock);
         let c = facade(&s, Arc::new(fx.fs.clone()));
         fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-        let sent = call(
-            &c,
-            "dispatch_contract",
-            json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
-            &Cancel::new(),
-        );
-        let id = crate::support::cid(sent["contract_id"].as_str().unwrap());
+        let id = dispatch_to_bob(&c);
         let first = Cancel::new();
         let held = poll_under(&c, "bob", &first);
         assert_eq!(held["has_task"], true, "{kind}: {held}");
@@ -448,15 +453,6 @@ fn issue34_item7_a_poll_whose_credentials_lapse_claims_nothing() {
         let c = facade(&s, Arc::new(fx.fs.clone()));
         fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
         let bob = AgentId::parse("bob").unwrap();
-        let dispatch = || {
-            let sent = call(
-                &c,
-                "dispatch_contract",
-                json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
-                &Cancel::new(),
-            );
-            crate::support::cid(sent["contract_id"].as_str().unwrap())
-        };
         // Revoked while parked.
         let valid = Arc::new(AtomicBool::new(true));
         let cancel = Cancel::new();
@@ -465,7 +461,7 @@ fn issue34_item7_a_poll_whose_credentials_lapse_claims_nothing() {
         let mut task = c.poll_task(&bob, Duration::from_secs(60), &cancel);
         assert!(matches!(task.step(&c), PollStep::Wait { .. }), "{kind}");
         valid.store(false, Ordering::SeqCst);
-        let id = dispatch();
+        let id = dispatch_to_bob(&c);
         task.woken();
         let PollStep::Done(Ok(outcome)) = task.step(&c) else {
             panic!("{kind}: the poll answers")
