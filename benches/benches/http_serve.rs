@@ -15,10 +15,11 @@
 
 mod common;
 
+use common::http::Server;
+
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -89,52 +90,6 @@ fn fresh_database(url: &str, _name: &str) -> String {
     url.to_owned()
 }
 
-/// A `serve --http` process on a free port: its base URL.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(db: &str, tokens: &Path, roots: &Path) -> Server {
-        let mut child = Command::new(common::server_binary())
-            .args(["serve", "--http", "127.0.0.1:0", "--tools", "contracts,hours"])
-            .args(["--auth-tokens", tokens.to_str().unwrap(), "--contracts-db", db])
-            .env("SHIFTWORK_CONTRACTS_ROOTS", roots)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (found, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(at) = line.find("serving MCP at ") {
-                    let _ = found.send(
-                        line[at + "serving MCP at ".len()..]
-                            .trim_end_matches("/mcp")
-                            .to_owned(),
-                    );
-                }
-            }
-        });
-        // `serve --http` logs where it listens at info, its default level.
-        let base = address
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the server says where it listens");
-        Server { child, base }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A client of one agent: one kept-alive connection.
 struct Client {
     agent: ureq::Agent,
@@ -203,7 +158,13 @@ fn pairs(label: &str, db: &str, replicas: usize, agents: usize, per_agent: usize
     let roots = tempfile::tempdir_in(dir).unwrap();
     let (file, tokens) = tokens(dir, agents);
     let servers: Vec<Server> = (0..replicas)
-        .map(|_| Server::start(db, &file, roots.path()))
+        .map(|_| {
+            Server::start(
+                dir,
+                &["--auth-tokens", file.to_str().unwrap(), "--contracts-db", db],
+                &[("SHIFTWORK_CONTRACTS_ROOTS", roots.path())],
+            )
+        })
         .collect();
     let mut boss = Client::new(&servers[0].base, &tokens[agents]);
     for n in 0..per_agent {
@@ -290,7 +251,11 @@ fn trivial_call(n: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (file, tokens) = tokens(dir.path(), 1);
     let db = dir.path().join("c.db").display().to_string();
-    let server = Server::start(&db, &file, dir.path());
+    let server = Server::start(
+        dir.path(),
+        &["--auth-tokens", file.to_str().unwrap(), "--contracts-db", &db],
+        &[("SHIFTWORK_CONTRACTS_ROOTS", dir.path())],
+    );
     let mut client = Client::new(&server.base, &tokens[0]);
     let mut samples = Vec::new();
     for i in 0..n + n / 10 {

@@ -3,6 +3,7 @@
 //! its own, the workload factor and the CPU's name. Each target uses part of it.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod stdio;
 
 use std::path::PathBuf;

@@ -22,18 +22,21 @@
 //! assert_eq!(answer["has_task"], false);
 //! ```
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
+use shiftwork_seams::Clock;
 
 use crate::error::{ContractRefusal, RefusalDetails};
-use crate::facade::{Contracts, accept_schema};
+use crate::facade::{Contracts, PollStep, PollTask, accept_schema};
 use crate::limits::*;
 use crate::model::{AgentId, ContractId};
 use crate::request::{
     self, DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest, MAX_EPOCH,
 };
 use crate::views::PollOutcome;
-use crate::wait::Cancel;
+use crate::wait::{Cancel, Wake};
 
 /// How long a text argument may be, and in which unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -590,13 +593,137 @@ fn answer_with<T: Serialize>(outcome: &T, first: &[(&str, Value)]) -> Value {
     Value::Object(map)
 }
 
-fn run(
-    c: &Contracts,
+/// A tool call its host steps instead of blocking on it ([`start`]): answered, or a waiting poll
+/// that found nothing yet and is parked as state.
+#[derive(Debug)]
+pub enum Step {
+    /// The tool answered: its success's answer object, or its refusal, as [`try_call`] gives it.
+    Answered(Result<Value, ContractRefusal>),
+    /// A waiting poll (`poll_next_task` with a `wait_sec`) has nothing to claim yet: resume it
+    /// ([`WaitingCall::resume`]) once its wake-up is given or its clock reaches its deadline.
+    Waiting(WaitingCall),
+}
+
+/// A waiting poll between two steps: plain state, holding no thread, transaction or connection.
+pub struct WaitingCall {
+    contracts: Arc<Contracts>,
+    task: PollTask,
+    until: std::time::Duration,
+}
+
+impl std::fmt::Debug for WaitingCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitingCall")
+            .field("task", &self.task)
+            .field("until", &self.until)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WaitingCall {
+    /// The signal that says to resume now: given by the store when a contract of the agent may have
+    /// become claimable, and by the call's [`Cancel`].
+    pub fn wake(&self) -> &Wake {
+        self.task.wake()
+    }
+
+    /// The clock [`WaitingCall::until`] is read on (the facade's; its [`Clock::monotonic`] time).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        self.contracts.clock()
+    }
+
+    /// The call's cancellation.
+    pub fn cancel(&self) -> &Cancel {
+        self.task.cancel()
+    }
+
+    /// The latest monotonic instant at which to resume.
+    pub fn until(&self) -> std::time::Duration {
+        self.until
+    }
+
+    /// Tells the call its wake-up was given and taken by the waiter (as [`Clock::wait_until`] takes
+    /// it): it polls at once when resumed.
+    pub fn woken(&mut self) {
+        self.task.woken();
+    }
+
+    /// Runs the poll again as far as it goes without waiting.
+    pub fn resume(mut self) -> Step {
+        match self.task.step(&self.contracts) {
+            PollStep::Done(answered) => Step::Answered(answered.map(|outcome| poll_answer(&outcome))),
+            PollStep::Wait { until } => {
+                self.until = until;
+                Step::Waiting(self)
+            }
+        }
+    }
+
+    /// Waits on this thread, on the facade's clock, until the poll answers.
+    pub fn finish(self) -> Result<Value, ContractRefusal> {
+        let mut call = self;
+        loop {
+            if call.clock().wait_until(call.wake(), call.until) {
+                call.woken();
+            }
+            match call.resume() {
+                Step::Answered(answer) => return answer,
+                Step::Waiting(next) => call = next,
+            }
+        }
+    }
+}
+
+/// [`call_cancellable`] as a step: every tool answers at once, except a waiting poll that finds
+/// nothing to claim, which comes back as a [`WaitingCall`] for its host to park (an async host holds
+/// no thread while it waits) and resume.
+///
+/// ```
+/// use shiftwork_contracts::{args, Contracts, MemoryStore};
+/// use shiftwork_contracts::request::DefaultAgent;
+/// use shiftwork_contracts::wait::Cancel;
+/// use shiftwork_seams::{MemFs, SystemClock};
+/// use serde_json::json;
+/// use std::sync::Arc;
+/// let c = Arc::new(Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
+///     .fs(Arc::new(MemFs::new())).build());
+/// let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
+/// let cancel = Cancel::new();
+/// let args::Step::Waiting(waiting) = args::start(&c, "poll_next_task", json!({"wait_sec": 30}).as_object().unwrap(), &bob, &cancel)
+///     else { panic!("nothing to claim: it waits") };
+/// cancel.cancel(); // the client went away
+/// assert!(waiting.wake().take(), "the cancellation wakes the parked call");
+/// let args::Step::Answered(answer) = waiting.resume() else { panic!("cancelled: it answers") };
+/// assert_eq!(answer.unwrap()["has_task"], false);
+/// ```
+pub fn start(
+    contracts: &Arc<Contracts>,
     tool_name: &str,
     args: &Map<String, Value>,
     default_agent: &DefaultAgent,
     cancel: &Cancel,
-) -> Result<Value, ContractRefusal> {
+) -> Step {
+    if tool_name != "poll_next_task" {
+        return Step::Answered(try_call(contracts, tool_name, args, default_agent, cancel));
+    }
+    let (agent, wait) = match prepare(tool_name, args, default_agent).and_then(|(_, a)| a.poll()) {
+        Ok(request) => request,
+        Err(refusal) => return Step::Answered(Err(refusal)),
+    };
+    let call = WaitingCall {
+        contracts: Arc::clone(contracts),
+        task: contracts.poll_task(&agent, wait, cancel),
+        until: std::time::Duration::ZERO,
+    };
+    call.resume()
+}
+
+/// The tool called `tool_name` with its arguments checked against its table.
+fn prepare<'a>(
+    tool_name: &str,
+    args: &'a Map<String, Value>,
+    default_agent: &'a DefaultAgent,
+) -> Result<(&'static Tool, Args<'a>), ContractRefusal> {
     let Some(tool) = tool(tool_name) else {
         return Err(ContractRefusal::invalid_argument(
             "tool",
@@ -606,20 +733,27 @@ fn run(
     if let Some(refusal) = check_keys(tool, args) {
         return Err(refusal);
     }
-    let a = Args {
-        map: args,
-        default_agent,
-    };
+    Ok((
+        tool,
+        Args {
+            map: args,
+            default_agent,
+        },
+    ))
+}
+
+fn run(
+    c: &Contracts,
+    tool_name: &str,
+    args: &Map<String, Value>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
+) -> Result<Value, ContractRefusal> {
+    let (tool, a) = prepare(tool_name, args, default_agent)?;
     match tool.name {
         "dispatch_contract" => Ok(answer(&c.dispatch_checked(&a.dispatch()?, cancel, true)?)),
         "poll_next_task" => {
-            let agent = a.identity("agent_id")?;
-            let wait = match a.integer("wait_sec")? {
-                Some(w) => request::wait_sec(w)?,
-                None => 0,
-            };
-            let agent = agent.resolve("agent_id")?;
-            let wait = std::time::Duration::from_secs(u64::from(wait));
+            let (agent, wait) = a.poll()?;
             Ok(poll_answer(&c.poll_next_task_wait(&agent, wait, cancel)?))
         }
         "extend_ttl" => {
@@ -779,6 +913,17 @@ impl Args<'_> {
                 request::claim_epoch(u64::try_from(e).unwrap_or(0)).map(Some)
             }
         }
+    }
+
+    /// A poll's agent (resolved) and wait, in table order.
+    fn poll(&self) -> Result<(AgentId, std::time::Duration), ContractRefusal> {
+        let agent = self.identity("agent_id")?;
+        let wait = match self.integer("wait_sec")? {
+            Some(w) => request::wait_sec(w)?,
+            None => 0,
+        };
+        let agent = agent.resolve("agent_id")?;
+        Ok((agent, std::time::Duration::from_secs(u64::from(wait))))
     }
 
     /// `contract_id`, then the tool's own arguments (`extra`), then `claim_epoch`, then `agent_id`;

@@ -28,6 +28,8 @@ use crate::wait::Cancel;
 mod inspect;
 mod poll;
 
+pub use poll::{PollStep, PollTask};
+
 /// The contract queue: one method per operation. `Send + Sync`: share it (in an `Arc`) between
 /// threads and call it from all of them. Every method is synchronous and may block on the store and on
 /// file reads; a tokio host calls it from `tokio::task::spawn_blocking`.

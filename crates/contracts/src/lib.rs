@@ -75,7 +75,9 @@
 //! `Send + Sync`: share one `Arc<Contracts>` between threads. A call blocks while it waits for a
 //! store lock, hashes files, or — [`Contracts::poll_next_task_wait`] — waits for work, so a tokio host
 //! runs each call with `tokio::task::spawn_blocking(move || contracts.poll_next_task(&agent))`, never
-//! on an async worker thread; to end a waiting poll early, trigger its [`wait::Cancel`].
+//! on an async worker thread; to end a waiting poll early, trigger its [`wait::Cancel`]. A host that
+//! must not hold a thread while a poll waits steps a [`PollTask`] ([`Contracts::poll_task`], or
+//! [`args::start`] for the tool surface) and parks it between two steps.
 //!
 //! # What this crate never does
 //!
@@ -99,7 +101,7 @@ pub mod canonical;
 mod config;
 pub mod error;
 mod facade;
-#[cfg(feature = "test-failpoints")]
+#[doc(hidden)]
 pub mod failpoints;
 pub mod fingerprint;
 pub mod ids;
@@ -125,7 +127,7 @@ pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder};
 #[allow(deprecated)]
 pub use error::Refusal;
 pub use error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};
-pub use facade::{Contracts, ContractsBuilder, payload_sha256};
+pub use facade::{Contracts, ContractsBuilder, PollStep, PollTask, payload_sha256};
 pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, AgentIdError, Contract, ContractId, ContractIdError, Drift, DriftReason, EndReason, Pointer,

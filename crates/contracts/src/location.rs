@@ -314,13 +314,31 @@ impl ForTool {
         default_agent: &crate::DefaultAgent,
         cancel: &crate::wait::Cancel,
     ) -> Result<Value, crate::ContractRefusal> {
-        let mut answer = crate::args::try_call(self.contracts(), tool, args, default_agent, cancel)?;
+        match self.start(tool, args, default_agent, cancel) {
+            crate::args::Step::Answered(answer) => answer,
+            crate::args::Step::Waiting(waiting) => waiting.finish(),
+        }
+    }
+
+    /// [`ForTool::try_call`] as a step ([`crate::args::start`]): a waiting poll with nothing to claim
+    /// yet comes back as state for its host to park and resume.
+    pub fn start(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        default_agent: &crate::DefaultAgent,
+        cancel: &crate::wait::Cancel,
+    ) -> crate::args::Step {
+        if let ForTool::Store(contracts) = self {
+            return crate::args::start(contracts, tool, args, default_agent, cancel);
+        }
+        let mut answer = crate::args::try_call(self.contracts(), tool, args, default_agent, cancel);
         if let ForTool::Absent { note, .. } = self
             && tool == "inspect_mesh_state"
-            && let Some(fields) = answer.as_object_mut()
+            && let Ok(Value::Object(fields)) = &mut answer
         {
             fields.insert(String::from("note"), Value::String(note.clone()));
         }
-        Ok(answer)
+        crate::args::Step::Answered(answer)
     }
 }

@@ -35,6 +35,7 @@ pub mod stdio;
 pub mod telemetry;
 pub mod terminal;
 pub mod tokens;
+pub mod watched_file;
 pub mod wire;
 
 pub use registry::{Group, Outcome, Registry, ToolDef};

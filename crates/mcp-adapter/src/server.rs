@@ -472,15 +472,70 @@ pub enum CallAnswer {
     Result(Outcome, Era, Verdict),
     /// The call could not be processed at all: the JSON-RPC error line.
     Refused(Vec<u8>),
+    /// The call waits, parked as state ([`crate::registry::CallContext::park`]): the transport
+    /// resumes it ([`Server::resume`]) once its wake-up is given or its deadline comes.
+    Parked(Box<ParkedCall>),
 }
 
 impl CallAnswer {
-    /// The whole response line.
-    pub fn line(&self, id: &str) -> Vec<u8> {
+    /// The whole response line (a parked call has none yet: it is waited for on this thread first).
+    pub fn line(self, server: &Server, id: &str) -> Vec<u8> {
         match self {
-            CallAnswer::Result(outcome, era, _) => ResultLine::of(id, outcome, *era).concat(),
-            CallAnswer::Refused(line) => line.clone(),
+            CallAnswer::Result(outcome, era, _) => ResultLine::of(id, &outcome, era).concat(),
+            CallAnswer::Refused(line) => line,
+            CallAnswer::Parked(parked) => server.finish_here(*parked).line(server, id),
         }
+    }
+}
+
+/// A call its handler parked: what it waits for, and the request's span and log line, kept open
+/// until it answers. Dropped unanswered (its client went away), it is logged as cancelled.
+pub struct ParkedCall {
+    id: String,
+    request: OpenRequest,
+    era: Era,
+    context: crate::registry::CallContext,
+    park: crate::registry::Park,
+}
+
+/// A request whose log line is not written yet: written as cancelled if it is dropped so.
+struct OpenRequest(Option<telemetry::Request>);
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take() {
+            request.finish(telemetry::Finished::Cancelled);
+        }
+    }
+}
+
+impl std::fmt::Debug for ParkedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParkedCall")
+            .field("id", &self.id)
+            .field("park", &self.park)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParkedCall {
+    /// What the call waits for.
+    pub fn park(&self) -> &crate::registry::Park {
+        &self.park
+    }
+
+    /// The call's context.
+    pub fn context(&self) -> &crate::registry::CallContext {
+        &self.context
+    }
+
+    /// Refuses the call instead of letting it wait (a bound on waiting calls): the JSON-RPC error
+    /// line, logged as that error. The call's wait had claimed nothing.
+    pub fn refuse(mut self, code: i32, message: &str) -> Vec<u8> {
+        if let Some(request) = self.request.0.take() {
+            request.finish(telemetry::Finished::Error(code));
+        }
+        error_line(Some(&self.id), code, message)
     }
 }
 
@@ -521,10 +576,81 @@ impl Server {
             let _entered = request.span().enter();
             self.run_call(id, params, context.clone(), read)
         };
+        self.settle(id.raw(), request, context, answer)
+    }
+
+    /// Resumes a parked call ([`CallAnswer::Parked`]) on this thread: it answers, or parks again.
+    pub fn resume(&self, parked: ParkedCall) -> CallAnswer {
+        let ParkedCall {
+            id,
+            mut request,
+            era,
+            context,
+            park,
+        } = parked;
+        let Some(open) = request.0.take() else {
+            return CallAnswer::Refused(error_line(
+                Some(&id),
+                wire::INTERNAL_ERROR,
+                "the call was resumed twice",
+            ));
+        };
+        let answer = {
+            let _entered = open.span().enter();
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(park.resume)) {
+                Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
+                Err(panic) => panicked(&id, "the tool", &panic),
+            }
+        };
+        self.settle(&id, open, context, answer)
+    }
+
+    /// Waits for a parked call on this thread (a transport that keeps no parked state), on the
+    /// park's clock, until it answers.
+    pub fn finish_here(&self, parked: ParkedCall) -> CallAnswer {
+        let mut parked = parked;
+        loop {
+            let park = &parked.park;
+            // A given wake-up stays given for the resumed step to take.
+            if park.clock.wait_until(&park.wake, park.until) {
+                park.wake.notify();
+            }
+            match self.resume(parked) {
+                CallAnswer::Parked(next) => parked = *next,
+                answered => return answered,
+            }
+        }
+    }
+
+    /// A call's answer as the transport gets it: a handler that parked the call makes it
+    /// [`CallAnswer::Parked`] (its request stays open); otherwise the request's log line, span and
+    /// duration are finished.
+    fn settle(
+        &self,
+        id: &str,
+        request: telemetry::Request,
+        context: crate::registry::CallContext,
+        answer: CallAnswer,
+    ) -> CallAnswer {
+        if let Some(park) = context.take_park() {
+            let era = match &answer {
+                CallAnswer::Result(_, era, _) => *era,
+                _ => Era::Handshake,
+            };
+            return CallAnswer::Parked(Box::new(ParkedCall {
+                id: id.to_owned(),
+                request: OpenRequest(Some(request)),
+                era,
+                context,
+                park,
+            }));
+        }
         request.finish(match &answer {
             _ if context.is_cancelled() => telemetry::Finished::Cancelled,
             CallAnswer::Result(_, _, verdict) => telemetry::Finished::Tool(*verdict),
-            CallAnswer::Refused(_) => telemetry::Finished::Error(wire::INVALID_PARAMS),
+            CallAnswer::Refused(_) | CallAnswer::Parked(_) => {
+                telemetry::Finished::Error(wire::INVALID_PARAMS)
+            }
         });
         answer
     }
@@ -547,25 +673,28 @@ impl Server {
             tool.invoke_read(&arguments, read)
         })) {
             Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(
-                    tool = tool.name,
-                    "the tool handler panicked: {}",
-                    shiftwork_seams::echo::echo(&what)
-                );
-                CallAnswer::Refused(error_line(
-                    Some(id.raw()),
-                    wire::INTERNAL_ERROR,
-                    &format!("the tool handler panicked: {}", clip_echo(&what)),
-                ))
-            }
+            Err(panic) => panicked(id.raw(), tool.name, &panic),
         }
     }
+}
+
+/// The answer of a handler that panicked: an internal error.
+fn panicked(id: &str, tool: &str, panic: &Box<dyn std::any::Any + Send>) -> CallAnswer {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(
+        tool,
+        "the tool handler panicked: {}",
+        shiftwork_seams::echo::echo(&what)
+    );
+    CallAnswer::Refused(error_line(
+        Some(id),
+        wire::INTERNAL_ERROR,
+        &format!("the tool handler panicked: {}", clip_echo(&what)),
+    ))
 }
 
 /// The trace context of a request: `_meta`'s, and the HTTP request's `traceparent` to link.

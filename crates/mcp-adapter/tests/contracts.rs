@@ -28,6 +28,7 @@ use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups};
 use shiftwork_seams::{ManualClock, MemFs, OsFs};
+use support::postgres_url;
 
 /// A connected client, the tools it listed, and the facade behind its server.
 type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
@@ -115,11 +116,6 @@ impl Surface for Mcp {
             .unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
     }
-}
-
-/// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
-fn postgres_url() -> Option<String> {
-    support::postgres_url()
 }
 
 fn kinds() -> Vec<&'static str> {

@@ -13,17 +13,21 @@
 //! assert_eq!(trusted(0, 0o644, 1000), Ok(()), "root's file");
 //! assert_eq!(trusted(1001, 0o600, 1000), Err(Untrusted::OtherOwner { uid: 1001 }));
 //! assert_eq!(trusted(1000, 0o664, 1000), Err(Untrusted::WritableByOthers { mode: 0o664 }));
+//! assert_eq!(Untrusted::WritableByOthers { mode: 0o1777 }.to_string(), "may be written by other users (mode 1777)");
 //! ```
 
-/// Why a file is not trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a file is not trusted; its `Display` completes a sentence whose subject is the file ("the file
+/// may be written by other users (mode 666)").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Untrusted {
     /// It belongs to another user, neither this process's nor root.
+    #[error("belongs to another user (uid {uid})")]
     OtherOwner {
         /// Its owner.
         uid: u32,
     },
     /// Its group or other users may write it.
+    #[error("may be written by other users (mode {mode:o})")]
     WritableByOthers {
         /// Its twelve permission bits.
         mode: u32,

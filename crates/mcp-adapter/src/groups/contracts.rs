@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use shiftwork_contracts::args::{Step, WaitingCall};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
@@ -21,7 +22,9 @@ use shiftwork_contracts::{
     StoreError,
 };
 
-use crate::registry::{Answered, CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
+use crate::registry::{
+    Answered, CallContext, DemoStep, Group, Hints, Outcome, Park, ParkProgress, TextStyle, ToolDef,
+};
 
 mod schema;
 use crate::settings::{Setting, Settings};
@@ -226,45 +229,110 @@ impl Lazy {
         args: &Map<String, Value>,
         context: &CallContext,
     ) -> Result<Value, ContractRefusal> {
-        match self.contracts.for_tool(tool) {
-            Ok(target) => {
-                let cancel = Cancel::new();
-                let on_cancel = cancel.clone();
-                context.on_cancel(move || on_cancel.cancel());
-                let waits = tool == "poll_next_task"
-                    && args
-                        .get("wait_sec")
-                        .and_then(Value::as_u64)
-                        .is_some_and(|w| w > 0);
-                let _progress = (waits && context.wants_progress()).then(|| {
-                    let total = args.get("wait_sec").and_then(Value::as_f64);
-                    let clock = target.contracts().clock().clone();
-                    Progress::start(context.clone(), total, self.progress_every, clock)
-                });
-                // Over HTTP the caller's credentials say who it is: every identity argument defaults
-                // to that agent, and one naming another is refused before the store is asked.
-                let authenticated = context
-                    .agent()
-                    .and_then(|a| AgentId::parse(a).ok())
-                    .map(DefaultAgent::Authenticated);
-                let default = authenticated.as_ref().unwrap_or(&self.agent);
-                let answer = target.try_call(tool, args, default, &cancel);
-                // A claim whose answer the transport drops goes back to the queue.
-                if tool == "poll_next_task"
-                    && let Ok(answer) = &answer
-                    && answer.get("has_task") == Some(&Value::Bool(true))
-                {
-                    let contracts = Arc::clone(target.contracts());
-                    let made = answer.clone();
-                    context.on_undelivered(move || {
-                        shiftwork_contracts::args::answer_not_delivered(&contracts, "poll_next_task", &made);
-                    });
-                }
-                answer
+        match self.start_in(tool, args, context) {
+            Step::Answered(answer) => answer,
+            Step::Waiting(waiting) => {
+                let cancel = waiting.cancel().clone();
+                delivered(waiting.finish(), &cancel)
             }
-            Err(e) => Err(e.to_refusal()),
         }
     }
+
+    /// [`Lazy::call_in`] as the handler runs it: a waiting poll with nothing to claim yet is parked
+    /// as state when the transport can hold it so ([`CallContext::parks`], over HTTP), and waits on
+    /// this thread otherwise.
+    fn outcome_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Answered {
+        let waiting = match self.start_in(tool, args, context) {
+            Step::Answered(answer) => return answered(answer),
+            Step::Waiting(waiting) if context.parks() => waiting,
+            Step::Waiting(waiting) => {
+                let every = self.progress_every;
+                let _progress = context.wants_progress().then(|| {
+                    Progress::start(
+                        context.clone(),
+                        wait_total(args),
+                        every,
+                        Arc::clone(waiting.clock()),
+                    )
+                });
+                let cancel = waiting.cancel().clone();
+                return answered(delivered(waiting.finish(), &cancel));
+            }
+        };
+        let progress = context.wants_progress().then(|| ParkProgress {
+            started: waiting.clock().monotonic(),
+            every: self.progress_every,
+            total: wait_total(args),
+            message: PROGRESS_MESSAGE,
+        });
+        park(context, waiting, progress)
+    }
+
+    /// Starts `tool` within `context`: the answer, or a waiting poll to park or wait for.
+    fn start_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Step {
+        let target = match self.contracts.for_tool(tool) {
+            Ok(target) => target,
+            Err(e) => return Step::Answered(Err(e.to_refusal())),
+        };
+        let cancel = Cancel::new();
+        let on_cancel = cancel.clone();
+        context.on_cancel(move || on_cancel.cancel());
+        // Registered before the call can claim anything: a poll's claim whose answer the transport
+        // drops — the client cancelled or went away at any step — goes back to the queue.
+        let undeliver = cancel.clone();
+        context.on_undelivered(move || undeliver.undeliver());
+        // Over HTTP a waiting call must still hold its caller's credentials when it claims and when
+        // it answers: a token revoked (a JWT expired, its key withdrawn) meanwhile claims nothing.
+        if let Some(check) = context.credential_check() {
+            cancel.require(move || check());
+        }
+        // Over HTTP the caller's credentials say who it is: every identity argument defaults to that
+        // agent, and one naming another is refused before the store is asked.
+        let authenticated = context
+            .agent()
+            .and_then(|a| AgentId::parse(a).ok())
+            .map(DefaultAgent::Authenticated);
+        let default = authenticated.as_ref().unwrap_or(&self.agent);
+        match target.start(tool, args, default, &cancel) {
+            Step::Answered(answer) if tool == "poll_next_task" => Step::Answered(delivered(answer, &cancel)),
+            step => step,
+        }
+    }
+}
+
+/// The message of a waiting poll's progress reports.
+const PROGRESS_MESSAGE: &str = "waiting for a contract";
+
+/// The `total` of a waiting poll's progress: its `wait_sec`.
+fn wait_total(args: &Map<String, Value>) -> Option<f64> {
+    args.get("wait_sec").and_then(Value::as_f64)
+}
+
+/// A poll's answer, made: from here the transport sends it or drops it (the test pause point
+/// `poll-answered`, between the two).
+fn delivered(answer: Result<Value, ContractRefusal>, cancel: &Cancel) -> Result<Value, ContractRefusal> {
+    shiftwork_contracts::failpoints::pause("poll-answered", cancel);
+    answer
+}
+
+/// Parks `waiting` through `context`: the transport resumes it on a worker once woken or due, and it
+/// answers or parks again.
+fn park(context: &CallContext, waiting: WaitingCall, progress: Option<ParkProgress>) -> Answered {
+    let wake = waiting.wake().clone();
+    let clock = Arc::clone(waiting.clock());
+    let until = waiting.until();
+    let resumed = context.clone();
+    let cancel = waiting.cancel().clone();
+    context.park(Park {
+        wake,
+        clock,
+        until,
+        progress,
+        resume: Box::new(move || match waiting.resume() {
+            Step::Answered(answer) => answered(delivered(answer, &cancel)),
+            Step::Waiting(next) => park(&resumed, next, progress),
+        }),
+    })
 }
 
 /// A contracts call's answer (the success's object, or the refusal's with its code), with the
@@ -342,7 +410,7 @@ impl Progress {
                         return;
                     }
                     let waited = clock.monotonic().saturating_sub(started).as_secs_f64().round();
-                    context.progress(waited, total, Some("waiting for a contract"));
+                    context.progress(waited, total, Some(PROGRESS_MESSAGE));
                 }
             })
             .ok();
@@ -436,7 +504,7 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 output_schema: schema::output(name),
                 hints,
                 unknown_argument,
-                handler: Arc::new(move |args| answered(lazy.call_in(name, args.map(), args.context()))),
+                handler: Arc::new(move |args| lazy.outcome_in(name, args.map(), args.context())),
                 prefetch: None,
             }
         })

@@ -327,10 +327,10 @@ pub(crate) fn probe<F: Fs>(
     open: impl FnOnce(Config) -> Worklog<F>,
 ) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") || args.first().is_some_and(|a| a == "help") {
-        return match out.write_all(probe_help().as_bytes()) {
-            Ok(()) => 0,
-            Err(_) => 1,
-        };
+        return exit_after(
+            out.write_all(probe_help().as_bytes()).and_then(|()| out.flush()),
+            0,
+        );
     }
     let settings = match probe_settings(args, settings) {
         Ok(s) => s,
@@ -370,15 +370,27 @@ pub(crate) fn probe<F: Fs>(
     // Issue 27 item 11: every line the probe prints passes the shared rule (names are already quoted
     // with their controls escaped; this keeps it so whatever a sentence holds).
     let line = escape_controls(&line);
-    let written = if to_stdout {
-        writeln!(out, "{line}")
+    if to_stdout {
+        exit_after(writeln!(out, "{line}").and_then(|()| out.flush()), code)
     } else {
-        writeln!(err, "shiftwork-mcp: {line}").and_then(|()| match &hint {
+        // A stderr that is gone is ignored, as every command of the binary ignores it.
+        let _ = writeln!(err, "shiftwork-mcp: {line}").and_then(|()| match &hint {
             Some(hint) => writeln!(err, "shiftwork-mcp: {}", escape_controls(hint)),
             None => Ok(()),
-        })
-    };
-    if written.is_err() { 1 } else { code }
+        });
+        code
+    }
+}
+
+/// The probe's exit status once its line is written to stdout: `code`, also when the reader went away
+/// (`worklog check | true`: a closed reader ends quietly, as every command of the binary does); 1 when
+/// stdout failed otherwise.
+fn exit_after(written: std::io::Result<()>, code: i32) -> i32 {
+    match written {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(_) => 1,
+    }
 }
 
 /// The probe's own flags over the environment-based settings: `check`, then only the two options.
