@@ -27,6 +27,20 @@ enum Round {
     Cancelled,
 }
 
+/// A waiting poll's registration with its store: dropping it takes the wake off the store's list
+/// ([`crate::Store::unwatch`]), which hands on a wake given after the poll's last look.
+struct Registered<'a> {
+    store: &'a dyn crate::Store,
+    agent: &'a AgentId,
+    wake: &'a Wake,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.store.unwatch(self.agent, self.wake);
+    }
+}
+
 /// How often a waiting poll asks the store again even without a signal.
 const WAIT_RECHECK: Duration = Duration::from_secs(5);
 
@@ -93,6 +107,13 @@ impl Contracts {
         let wake = Wake::new();
         cancel.attach(&wake);
         self.tx("watch", |s| s.watch(agent, &wake))?;
+        // Leaving takes the wake off the store's list and hands on a wake the poll was given after
+        // its last look (it did not act on it).
+        let _registered = Registered {
+            store: self.store.as_ref(),
+            agent,
+            wake: &wake,
+        };
         let start = self.clock.monotonic();
         let deadline = start.saturating_add(wait);
         let waited = || self.clock.monotonic().saturating_sub(start);
@@ -111,6 +132,11 @@ impl Contracts {
             }
             first = false;
             self.wait_until_due(agent, deadline, &wake, cancel)?;
+            // About to look: whatever woke this poll is being acted on, and the next contract wakes
+            // another poll. A cancelled poll does not look, so it keeps (and hands on) its wake.
+            if !cancel.is_cancelled() {
+                self.tx("watch", |s| s.watch(agent, &wake))?;
+            }
         }
     }
 
