@@ -299,21 +299,28 @@ fn run(
                     f.wal_syncs = Some((after.1 - before.1) as f64 / n as f64);
                     f
                 }
-                Lib::River => rt.block_on(async {
-                    let pool = PgPoolOptions::new().connect(&db_url).await.unwrap();
-                    riverqueue::migrate::PostgresMigrator::new(pool.clone())
-                        .migrate_up()
-                        .await
-                        .unwrap();
+                Lib::River => {
+                    // The synchronous client of the counters runs outside the runtime.
+                    let pool = rt.block_on(async {
+                        let pool = PgPoolOptions::new().connect(&db_url).await.unwrap();
+                        riverqueue::migrate::PostgresMigrator::new(pool.clone())
+                            .migrate_up()
+                            .await
+                            .unwrap();
+                        pool
+                    });
                     let before = counters(&mut admin, &db);
-                    let mut f = river(pool.clone(), workload, n).await;
-                    pool.close().await;
-                    tokio::time::sleep(Duration::from_millis(1500)).await;
+                    let mut f = rt.block_on(async {
+                        let f = river(pool.clone(), workload, n).await;
+                        pool.close().await;
+                        f
+                    });
+                    std::thread::sleep(Duration::from_millis(1500));
                     let after = counters(&mut admin, &db);
                     f.xacts = Some((after.0 - before.0) as f64 / n as f64);
                     f.wal_syncs = Some((after.1 - before.1) as f64 / n as f64);
                     f
-                }),
+                }
             };
             admin
                 .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
@@ -563,7 +570,7 @@ async fn river<DB: IntoDatabase>(pool: DB, workload: Workload, n: usize) -> Figu
         p.await.unwrap();
     }
     let elapsed = started.elapsed();
-    if let Some(run) = run {
+    if let Some(mut run) = run {
         run.stop().await.unwrap();
     }
     Figures {
