@@ -27,6 +27,7 @@ use crate::wait::Cancel;
 
 mod inspect;
 mod poll;
+mod retention;
 
 pub use poll::{PollStep, PollTask};
 
@@ -62,6 +63,8 @@ pub struct Contracts {
     ids: Arc<dyn IdSource>,
     config: ContractsConfig,
     observer: Option<Arc<dyn ContractsObserver>>,
+    /// The background retention purge, when the builder asked for one.
+    _purger: Option<retention::Purger>,
 }
 
 /// Builds a [`Contracts`] facade over a store ([`Contracts::builder`]). The facade reads time from
@@ -72,6 +75,7 @@ pub struct ContractsBuilder {
     ids: Option<Arc<dyn IdSource>>,
     config: ContractsConfig,
     observer: Option<Arc<dyn ContractsObserver>>,
+    purge_in_background: bool,
 }
 
 impl ContractsBuilder {
@@ -102,18 +106,37 @@ impl ContractsBuilder {
         self
     }
 
+    /// Purge finished contracts past their retention ([`ContractsConfig::finished_retention`]) in
+    /// the background (default off): a thread of the facade runs [`Contracts::purge_finished`] a
+    /// second after the facade is built and then every minute on the store's clock, batch after batch of at most 100 contracts
+    /// (each its own short transaction, so a claim waits for one batch at most) until none is left;
+    /// it stops when the facade is dropped, or for good when the store is read-only. Without it, the
+    /// host calls [`Contracts::purge_finished`] when it likes.
+    pub fn purge_in_background(mut self, on: bool) -> Self {
+        self.purge_in_background = on;
+        self
+    }
+
     /// The facade.
     pub fn build(self) -> Contracts {
         if let Some(observer) = &self.observer {
             self.store.observe(Arc::clone(observer));
         }
+        let clock = self.store.clock();
+        let purger = match self.config.finished_retention() {
+            Some(kept) if self.purge_in_background => {
+                retention::Purger::start(Arc::clone(&self.store), Arc::clone(&clock), kept)
+            }
+            _ => None,
+        };
         Contracts {
-            clock: self.store.clock(),
+            clock,
             store: self.store,
             fs: self.fs.unwrap_or_else(|| Arc::new(shiftwork_seams::OsFs)),
             ids: self.ids.unwrap_or_else(|| Arc::new(OsIdSource)),
             config: self.config,
             observer: self.observer,
+            _purger: purger,
         }
     }
 }
@@ -204,6 +227,7 @@ impl Contracts {
             ids: None,
             config: ContractsConfig::default(),
             observer: None,
+            purge_in_background: false,
         }
     }
 
@@ -899,6 +923,20 @@ impl Contracts {
                 return Ok(total);
             }
         }
+    }
+
+    /// One step of the retention purge: deletes at most 100 finished contracts (`COMPLETED`,
+    /// `FAILED`, `CANCELLED`, `TIMED_OUT`, `POINTER_STALE`) that ended longer ago than the configured
+    /// retention ([`ContractsConfig::finished_retention`], 7 days by default), oldest first, in one
+    /// short store transaction; the number deleted (fewer than 100: none is left). Nothing when the
+    /// retention is off. [`ContractsBuilder::purge_in_background`] runs it on a thread of its own.
+    pub fn purge_finished(&self) -> Result<u64, ContractRefusal> {
+        let Some(kept) = self.config.finished_retention() else {
+            return Ok(0);
+        };
+        self.tx("purge_finished", |s| {
+            retention::step(s, self.clock.as_ref(), kept)
+        })
     }
 
     /// How many contracts the store holds in each state, and how many wait for each agent: two cheap

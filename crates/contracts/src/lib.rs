@@ -123,7 +123,7 @@ pub mod views;
 pub mod wait;
 mod wire;
 
-pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder};
+pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder, RetentionError, parse_retention};
 #[allow(deprecated)]
 pub use error::Refusal;
 pub use error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};

@@ -240,7 +240,11 @@ impl LazyContracts {
                     }));
                 }
                 Ok(store) => {
-                    let mut builder = Contracts::builder(store).config(self.config.clone());
+                    // A store this process opens for its tools keeps finished contracts for the
+                    // configured retention, purged in the background.
+                    let mut builder = Contracts::builder(store)
+                        .config(self.config.clone())
+                        .purge_in_background(true);
                     if let Some(observer) = &self.observer {
                         builder = builder.observer(Arc::clone(observer));
                     }

@@ -605,6 +605,10 @@ pub struct InspectOutcome {
     /// The reading's instant.
     #[serde(serialize_with = "crate::wire::ms")]
     pub now: DateTime<Utc>,
+    /// How long finished contracts are kept after they end before the retention purge deletes them
+    /// (written `finished_kept_sec`, whole seconds), or `None` (`null`): until deleted by hand.
+    #[serde(rename = "finished_kept_sec", serialize_with = "crate::wire::opt_secs")]
+    pub finished_kept: Option<std::time::Duration>,
 }
 
 /// What a verify answers: whether the pinned files still match, and whether the caller could deliver.

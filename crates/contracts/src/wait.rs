@@ -197,44 +197,158 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The waiting polls registered with one store, by agent, held weakly.
+/// The waiting polls registered with one store, by agent, held weakly, in the order they began to
+/// wait. A store wakes one waiting poll per contract that became claimable ([`Watchers::notify_one`]):
+/// the waiter it picks is marked handed until it registers again (which it does before it looks),
+/// so the next contract wakes another, and a waiter that leaves without looking hands its wake on
+/// ([`Watchers::remove`]).
 #[derive(Default)]
 pub(crate) struct Watchers {
-    list: Mutex<Vec<(crate::model::AgentId, WeakSignal)>>,
+    list: Mutex<Vec<Watcher>>,
+}
+
+struct Watcher {
+    agent: crate::model::AgentId,
+    wake: WeakSignal,
+    /// A wake was handed to it since it last registered.
+    handed: bool,
 }
 
 impl Watchers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(crate::model::AgentId, WeakSignal)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Watcher>> {
         // The list holds plain values; a panic elsewhere cannot leave it half-updated.
         self.list.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers `wake` for `agent`.
+    /// Registers `wake` for `agent`, or registers it again: it is about to look, so a wake handed
+    /// to it before is taken as seen.
     pub(crate) fn add(&self, agent: &crate::model::AgentId, wake: &Wake) {
         let mut list = self.lock();
-        list.retain(|(_, w)| w.is_alive());
-        list.push((agent.clone(), wake.downgrade()));
+        list.retain(|w| w.wake.is_alive());
+        if let Some(w) = list.iter_mut().find(|w| w.wake.same_as(wake)) {
+            w.agent = agent.clone();
+            w.handed = false;
+            return;
+        }
+        list.push(Watcher {
+            agent: agent.clone(),
+            wake: wake.downgrade(),
+            handed: false,
+        });
     }
 
-    /// Wakes the waiters of `agent`.
-    pub(crate) fn notify(&self, agent: &crate::model::AgentId) {
+    /// Wakes one waiter of `agent` that no wake was handed to yet (the longest waiting); false when
+    /// there is none (every waiter of `agent` already has a wake to act on, or nobody waits).
+    pub(crate) fn notify_one(&self, agent: &crate::model::AgentId) -> bool {
         let mut list = self.lock();
-        list.retain(|(a, w)| a != agent || w.notify());
+        list.retain(|w| w.wake.is_alive());
+        for w in list.iter_mut() {
+            if !w.handed && &w.agent == agent && w.wake.notify() {
+                w.handed = true;
+                return true;
+            }
+        }
+        false
     }
 
-    /// Wakes every waiter.
+    /// Makes sure `n` waiters of `agent` act (`n` contracts became claimable): the waiters already
+    /// handed a wake count, and idle ones are woken for the rest ([`Watchers::notify_one`]).
+    pub(crate) fn notify_many(&self, agent: &crate::model::AgentId, n: usize) {
+        let handed = {
+            let mut list = self.lock();
+            list.retain(|w| w.wake.is_alive());
+            list.iter().filter(|w| w.handed && &w.agent == agent).count()
+        };
+        for _ in handed..n {
+            if !self.notify_one(agent) {
+                return;
+            }
+        }
+    }
+
+    /// Wakes every waiter (after a lost connection, when what happened meanwhile is unknown).
     pub(crate) fn notify_all(&self) {
         let mut list = self.lock();
-        list.retain(|(_, w)| w.notify());
+        list.retain(|w| w.wake.notify());
+        for w in list.iter_mut() {
+            w.handed = true;
+        }
+    }
+
+    /// Takes `wake` off the list: its poll ends without looking again. A wake handed to it that it
+    /// did not act on goes to another waiter of its agent, so no contract waits for a poll that left.
+    pub(crate) fn remove(&self, agent: &crate::model::AgentId, wake: &Wake) {
+        let handed = {
+            let mut list = self.lock();
+            let handed = list.iter().any(|w| w.wake.same_as(wake) && w.handed);
+            list.retain(|w| w.wake.is_alive() && !w.wake.same_as(wake));
+            handed
+        };
+        if handed {
+            self.notify_one(agent);
+        }
     }
 
     /// The agents somebody waits for, each once.
     pub(crate) fn agents(&self) -> Vec<crate::model::AgentId> {
         let mut list = self.lock();
-        list.retain(|(_, w)| w.is_alive());
-        let mut agents: Vec<crate::model::AgentId> = list.iter().map(|(a, _)| a.clone()).collect();
+        list.retain(|w| w.wake.is_alive());
+        let mut agents: Vec<crate::model::AgentId> = list.iter().map(|w| w.agent.clone()).collect();
         agents.sort();
         agents.dedup();
         agents
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AgentId;
+
+    fn agent(name: &str) -> AgentId {
+        AgentId::parse(name).unwrap_or_else(|_| unreachable!("a valid test agent"))
+    }
+
+    /// Issue 36 item 2: one wake per contract, each to a different waiter; a waiter that leaves
+    /// with a wake it did not act on hands it on; registering again takes a wake as seen.
+    #[test]
+    fn issue36_item2_watchers_wake_one_waiter_per_contract() {
+        let w = Watchers::default();
+        let (bob, eve) = (agent("bob"), agent("eve"));
+        let (a, b, c, e) = (Wake::new(), Wake::new(), Wake::new(), Wake::new());
+        for x in [&a, &b, &c] {
+            w.add(&bob, x);
+        }
+        w.add(&eve, &e);
+        assert!(w.notify_one(&bob));
+        assert!(
+            a.take() && !b.take() && !c.take() && !e.take(),
+            "the longest waiting, alone"
+        );
+        assert!(w.notify_one(&bob));
+        assert!(b.take() && !c.take(), "the next contract wakes the next waiter");
+        // `a` leaves without looking: its wake goes to `c`.
+        w.remove(&bob, &a);
+        assert!(c.take());
+        // Every waiter of bob has a wake: a fourth contract wakes nobody more.
+        assert!(!w.notify_one(&bob));
+        // `b` looks again (registers again): the next wake is its.
+        w.add(&bob, &b);
+        assert!(w.notify_one(&bob) && b.take());
+        // `notify_many` counts the waiters already woken: `b` and `c` cover two contracts.
+        w.add(&bob, &b);
+        w.notify_many(&bob, 1);
+        assert!(!b.take(), "c's wake covers the one contract");
+        w.notify_many(&bob, 2);
+        assert!(b.take());
+        // A waiter that leaves after it looked hands nothing on.
+        w.add(&eve, &e);
+        let f = Wake::new();
+        w.add(&eve, &f);
+        w.remove(&eve, &e);
+        assert!(!f.take());
+        drop(a);
+        w.notify_all();
+        assert!(b.take() && c.take() && f.take());
     }
 }

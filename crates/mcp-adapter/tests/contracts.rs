@@ -1088,3 +1088,63 @@ fn issue27_a_planted_wal_a_triggered_store_and_an_empty_file_through_the_binary(
         assert_eq!(files_of(dir.path()), before, "{case}: every byte as it was");
     }
 }
+
+/// Issue 36 item 5: `--contracts-retention` / `SHIFTWORK_CONTRACTS_RETENTION` says how long finished
+/// contracts are kept (default 7 days, `forever` keeps them); a value the library cannot read is a
+/// start-up error naming the flag and the variable; `inspect_mesh_state` says what is configured.
+#[test]
+fn issue36_item5_contracts_retention_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db").display().to_string();
+    let kept = |flags: Vec<(&'static str, String)>, env: Vec<(&str, &str)>| -> Value {
+        let r = registry(flags, env).unwrap();
+        let out = r.get("inspect_mesh_state").unwrap().call(&serde_json::Map::new());
+        let answer: Value = serde_json::from_str(&out.outcome.text()).unwrap();
+        answer["finished_kept_sec"].clone()
+    };
+    assert_eq!(kept(vec![("--contracts-db", db.clone())], vec![]), json!(604_800));
+    assert_eq!(
+        kept(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", "24h".into())
+            ],
+            vec![]
+        ),
+        json!(86_400)
+    );
+    assert_eq!(
+        kept(
+            vec![("--contracts-db", db.clone())],
+            vec![("SHIFTWORK_CONTRACTS_RETENTION", "forever")]
+        ),
+        json!(null)
+    );
+    // The flag wins over the variable.
+    assert_eq!(
+        kept(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", "90m".into())
+            ],
+            vec![("SHIFTWORK_CONTRACTS_RETENTION", "forever")]
+        ),
+        json!(5_400)
+    );
+    for bad in ["30", "1w", "soon", "-1d"] {
+        let e = registry(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", bad.into()),
+            ],
+            vec![],
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            e.contains("--contracts-retention / SHIFTWORK_CONTRACTS_RETENTION") && e.contains(bad),
+            "{bad}: {e}"
+        );
+    }
+    assert!(!std::path::Path::new(&db).exists(), "reading creates no store");
+}

@@ -80,6 +80,16 @@ pub struct PollTask {
     /// When a redelivery or a deadline of the agent's records falls due (monotonic time).
     falls_due: Option<Duration>,
     done: bool,
+    /// The store the wake is registered with while the poll waits: answering or dropping the task
+    /// takes it off the store's list ([`crate::Store::unwatch`]), which hands on a wake given after
+    /// the poll's last look.
+    registered: Option<Arc<dyn crate::Store>>,
+}
+
+impl Drop for PollTask {
+    fn drop(&mut self) {
+        self.unregister();
+    }
 }
 
 /// What a [`PollTask::step`] came to.
@@ -122,6 +132,13 @@ impl PollTask {
         self.woken = true;
     }
 
+    /// Takes the wake off the store's list, once.
+    fn unregister(&mut self) {
+        if let Some(store) = self.registered.take() {
+            store.unwatch(&self.agent, &self.wake);
+        }
+    }
+
     /// Runs the poll as far as it goes without waiting, on `contracts` (the facade that made it):
     /// the first step registers the wait with the store (when there is one) and polls; a later step
     /// polls again when it was woken, something of the agent fell due, the call was cancelled or the
@@ -141,6 +158,7 @@ impl PollTask {
             .unwrap_or_else(|refusal| PollStep::Done(Err(refusal)));
         if matches!(step, PollStep::Done(_)) {
             self.done = true;
+            self.unregister();
         }
         step
     }
@@ -233,6 +251,7 @@ impl Contracts {
             woken: false,
             falls_due: None,
             done: false,
+            registered: None,
         }
     }
 
@@ -244,6 +263,7 @@ impl Contracts {
             None => {
                 if !task.wait.is_zero() {
                     self.tx("watch", |s| s.watch(&task.agent, &task.wake))?;
+                    task.registered = Some(Arc::clone(&self.store));
                 }
                 let start = clock.monotonic();
                 let window = (start, start.saturating_add(task.wait));
@@ -258,6 +278,12 @@ impl Contracts {
                 poll_now = true;
             }
             if poll_now {
+                // About to look again: whatever woke this poll is being acted on, and the store's next
+                // wake goes to another poll. A cancelled poll does not look, so it keeps (and hands
+                // on) its wake.
+                if task.polled && task.registered.is_some() && !task.cancel.is_cancelled() {
+                    self.tx("watch", |s| s.watch(&task.agent, &task.wake))?;
+                }
                 let round = self.poll_round(&task.agent, &mut task.stale, &task.cancel)?;
                 let first = !task.polled;
                 task.polled = true;

@@ -347,27 +347,38 @@ impl Watching {
             last = Some(version);
             let now = epoch_ms(self.clock.as_ref());
             match claimable_agents(&conn, &agents, now) {
-                Ok(ready) => ready.iter().for_each(|a| self.watchers.notify(a)),
+                // One waiting poll per claimable contract (at most every idle waiter of the agent).
+                Ok(ready) => ready.iter().for_each(|(a, n)| self.watchers.notify_many(a, *n)),
                 Err(_) => self.watchers.notify_all(),
             }
         }
     }
 }
 
-/// Which of `agents` have a claimable record at `now`.
-fn claimable_agents(conn: &Connection, agents: &[AgentId], now: EpochMs) -> Result<Vec<AgentId>, StoreError> {
+/// Which of `agents` have a claimable record at `now`, and how many each.
+fn claimable_agents(
+    conn: &Connection,
+    agents: &[AgentId],
+    now: EpochMs,
+) -> Result<Vec<(AgentId, usize)>, StoreError> {
     let marks: Vec<String> = (0..agents.len()).map(|i| format!("?{}", i + 2)).collect();
     let sql = format!(
-        "SELECT DISTINCT target_agent FROM contracts
+        "SELECT target_agent, count(*) FROM contracts
           WHERE status = 'SUBMITTED' AND target_agent IN ({}) AND queue_expires_at > ?1
-            AND (available_at IS NULL OR available_at <= ?1)",
+            AND (available_at IS NULL OR available_at <= ?1)
+          GROUP BY target_agent",
         marks.join(", ")
     );
     let mut values: Vec<Sql> = vec![Sql::Integer(now)];
     values.extend(agents.iter().map(|a| Sql::Text(a.as_str().to_owned())));
     let mut stmt = conn.prepare(&sql).map_err(io)?;
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(values), |r| agent_col(r, 0))
+        .query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((
+                agent_col(r, 0)?,
+                usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+            ))
+        })
         .map_err(io)?;
     rows.collect::<Result<Vec<_>, _>>().map_err(io)
 }
@@ -722,7 +733,7 @@ impl SqliteStore {
 
     fn committed(&self, after: Committed) {
         for agent in &after.woken {
-            self.watch.watchers.notify(agent);
+            self.watch.watchers.notify_one(agent);
         }
         self.observer.tell(&after.events);
     }
@@ -1534,6 +1545,10 @@ impl Store for SqliteStore {
             *running = true;
         }
         Ok(())
+    }
+
+    fn unwatch(&self, agent: &AgentId, wake: &Wake) {
+        self.watch.watchers.remove(agent, wake);
     }
 
     fn queue_depth(&self) -> Result<QueueDepth, StoreError> {

@@ -61,6 +61,14 @@ pub static CONTRACTS_ROOTS: Setting = Setting {
     help: "comma list of directories contract workspace roots must lie in (default: the home and temporary directories)",
 };
 
+/// `--contracts-retention` / `SHIFTWORK_CONTRACTS_RETENTION`: how long finished contracts are kept.
+pub static CONTRACTS_RETENTION: Setting = Setting {
+    flag: "--contracts-retention",
+    env: Some("SHIFTWORK_CONTRACTS_RETENTION"),
+    takes_value: true,
+    help: "how long finished contracts are kept before they are purged in the background: 3600, 90m, 24h, 7d or forever (default 7d)",
+};
+
 /// `--agent` / `AGENT_NAME`.
 pub static AGENT: Setting = Setting {
     flag: "--agent",
@@ -69,11 +77,12 @@ pub static AGENT: Setting = Setting {
     help: "this agent's identity, the default of every agent argument of the contracts tools",
 };
 
-static SETTINGS: [Setting; 5] = [
+static SETTINGS: [Setting; 6] = [
     CONTRACTS_DB,
     CONTRACTS_SYNC,
     CONTRACTS_REQUIRE_EPOCH,
     CONTRACTS_ROOTS,
+    CONTRACTS_RETENTION,
     AGENT,
 ];
 
@@ -146,11 +155,15 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
             shiftwork_seams::echo::clip_echo(a)
         ));
     }
-    let contracts = ContractsConfig::builder()
+    let mut builder = ContractsConfig::builder()
         .require_claim_epoch(require_epoch)
-        .allowed_roots(allowed_roots)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .allowed_roots(allowed_roots);
+    if let Some(v) = settings.value(&CONTRACTS_RETENTION) {
+        let kept = shiftwork_contracts::parse_retention(v)
+            .map_err(|e| format!("--contracts-retention / SHIFTWORK_CONTRACTS_RETENTION: {e}"))?;
+        builder = builder.finished_retention(kept);
+    }
+    let contracts = builder.build().map_err(|e| e.to_string())?;
     Ok(Config {
         location,
         sync,
