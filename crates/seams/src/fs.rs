@@ -32,6 +32,11 @@ pub struct Metadata {
     pub len: u64,
     /// Modification time, at the precision the filesystem reports.
     pub modified: SystemTime,
+    /// Status-change time (`ctime`), at the precision the filesystem reports: moved forward by every
+    /// change of the file's contents or attributes (a write, a truncation, a new mode or owner, a set
+    /// modification time, a rename), and never set by a caller to a time of its choosing, so it tells
+    /// whether a file changed since it was last looked at where the modification time can be put back.
+    pub changed: SystemTime,
     /// The twelve permission bits (access bits, set-user-ID, set-group-ID, sticky).
     pub mode: u32,
     /// Owner user id.

@@ -109,6 +109,8 @@ struct Inode {
     uid: u32,
     gid: u32,
     mtime: SystemTime,
+    /// The status-change time: moved by every change of contents or attributes.
+    ctime: SystemTime,
 }
 
 #[derive(Debug, Clone)]
@@ -298,6 +300,7 @@ impl State {
             kind,
             len,
             modified: node.mtime,
+            changed: node.ctime,
             mode: node.mode,
             uid: node.uid,
             gid: node.gid,
@@ -318,6 +321,7 @@ impl State {
                 uid: 0,
                 gid: 0,
                 mtime,
+                ctime: mtime,
             },
         );
         self.entries.insert(path, ino);
@@ -367,6 +371,7 @@ impl MemFs {
                 uid: 0,
                 gid: 0,
                 mtime: start,
+                ctime: start,
             },
         );
         let mut entries = BTreeMap::new();
@@ -410,6 +415,7 @@ impl MemFs {
             if let Some(node) = st.inodes.get_mut(&ino) {
                 node.data = Data::File(bytes.to_vec());
                 node.mtime = now;
+                node.ctime = now;
                 return;
             }
         }
@@ -478,12 +484,15 @@ impl MemFs {
         });
     }
 
+    /// Changes what `path` leads to, moving its status-change time as the operating system does.
     fn edit(&self, path: &Path, f: impl FnOnce(&mut Inode)) {
         let mut st = self.state();
+        let now = st.tick();
         if let Ok((_, ino)) = st.found(path, true)
             && let Some(node) = st.inodes.get_mut(&ino)
         {
             f(node);
+            node.ctime = now;
         }
     }
 
@@ -659,18 +668,23 @@ impl FileWriter for MemWriter {
                 data.extend_from_slice(bytes);
             }
             node.mtime = now;
+            node.ctime = now;
         })
     }
     fn sync(&mut self) -> io::Result<()> {
         self.with_file(Op::Fsync, |_, _| ())
     }
     fn set_mode(&mut self, mode: u32) -> io::Result<()> {
-        self.with_file(Op::SetMode, |node, _| node.mode = mode & 0o7777)
+        self.with_file(Op::SetMode, |node, now| {
+            node.mode = mode & 0o7777;
+            node.ctime = now;
+        })
     }
     fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
-        self.with_file(Op::SetOwner, |node, _| {
+        self.with_file(Op::SetOwner, |node, now| {
             node.uid = uid;
             node.gid = gid;
+            node.ctime = now;
         })
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
@@ -679,6 +693,7 @@ impl FileWriter for MemWriter {
                 data.resize(usize::try_from(len).unwrap_or(usize::MAX), 0);
             }
             node.mtime = now;
+            node.ctime = now;
         })
     }
     fn metadata(&self) -> io::Result<Metadata> {
@@ -827,7 +842,10 @@ impl Fs for MemFs {
         }
         st.entries.remove(&src);
         st.entries.insert(dst, ino);
-        st.tick();
+        let now = st.tick();
+        if let Some(node) = st.inodes.get_mut(&ino) {
+            node.ctime = now;
+        }
         Ok(())
     }
 

@@ -142,6 +142,7 @@ mod commit;
 pub mod decide;
 mod env;
 pub mod ledger;
+mod ledger_index;
 mod ledger_line;
 mod line_split;
 pub mod lock;
