@@ -176,3 +176,19 @@ pub enum ConfigError {
         given: Duration,
     },
 }
+
+impl ConfigError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::DefaultExecTtl { .. } => "INVALID_DEFAULT_EXEC_TTL",
+            ConfigError::DefaultQueueTtl { .. } => "INVALID_DEFAULT_QUEUE_TTL",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for ConfigError {
+    fn code(&self) -> &'static str {
+        ConfigError::code(self)
+    }
+}

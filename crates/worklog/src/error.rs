@@ -136,6 +136,30 @@ pub enum WorklogError {
     Pattern,
 }
 
+impl WorklogError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorklogError::DescriptionTooLong { .. } => "DESCRIPTION_TOO_LONG",
+            WorklogError::ControlCharacter { .. } => "CONTROL_CHARACTER",
+            WorklogError::NotUtf8 { .. } => "NOT_UTF8",
+            WorklogError::TooLarge { .. } => "TOO_LARGE",
+            WorklogError::WouldBeTooLarge { .. } => "WOULD_BE_TOO_LARGE",
+            WorklogError::Read { .. } => "READ",
+            WorklogError::Write { .. } => "WRITE",
+            WorklogError::LockTimeout { .. } => "LOCK_TIMEOUT",
+            WorklogError::List { .. } => "LIST",
+            WorklogError::Pattern => "PATTERN",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for WorklogError {
+    fn code(&self) -> &'static str {
+        WorklogError::code(self)
+    }
+}
+
 /// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets, DEL and the
 /// bidirectional controls, its standard abbreviation.
 fn control_name(c: char) -> String {

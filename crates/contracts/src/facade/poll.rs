@@ -67,9 +67,9 @@ impl Contracts {
     ///     Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
     ///         .fs(Arc::new(fs))
     ///         .config(config)
-    ///         .build(),
+    ///         .real_ids().build(),
     /// );
-    /// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+    /// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
     /// let requester = c.clone();
     /// let target = bob.clone();
     /// std::thread::spawn(move || {

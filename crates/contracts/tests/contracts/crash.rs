@@ -69,7 +69,7 @@ fn child_chaos() {
                     .dispatch(&DispatchRequest {
                         target_agent: crate::support::agent(agent),
                         title: format!("job {key}"),
-                        workspace_root: ws.clone(),
+                        workspace_root: ws.clone().into(),
                         pointers: Some(vec!["main.rs".into()]),
                         idempotency_key: Some(key.clone()),
                         requester_agent: who("boss"),
@@ -140,7 +140,7 @@ fn ct162_ct167_killed_at_random_instants() {
             .dispatch(&DispatchRequest {
                 target_agent: agent(AGENTS[n % 4]),
                 title: format!("seed {n}"),
-                workspace_root: ws.display().to_string(),
+                workspace_root: ws.clone(),
                 pointers: Some(vec!["main.rs".into()]),
                 requester_agent: who("boss"),
                 ..dreq()

@@ -194,6 +194,18 @@ pub enum HoursRefusal {
     },
 }
 
+impl HoursRefusal {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            HoursRefusal::ExpressionTooLong { .. } => "EXPRESSION_TOO_LONG",
+            HoursRefusal::Expression(inner) => inner.code(),
+            HoursRefusal::Zone(inner) => inner.code(),
+            HoursRefusal::At { .. } => "AT_NOT_RFC3339",
+        }
+    }
+}
+
 impl fmt::Display for HoursRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

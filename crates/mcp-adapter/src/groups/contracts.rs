@@ -238,7 +238,7 @@ impl Lazy {
                 // to that agent, and one naming another is refused before the store is asked.
                 let authenticated = context
                     .agent()
-                    .and_then(|a| AgentId::parse(a).ok())
+                    .and_then(|a| AgentId::new(a).ok())
                     .map(DefaultAgent::Authenticated);
                 let default = authenticated.as_ref().unwrap_or(&self.agent);
                 let answer = target.call(tool, args, default, &cancel);
@@ -459,8 +459,8 @@ fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
         config,
     );
     let contracts = lazy.get().map_err(std::io::Error::other)?;
-    let alice = AgentId::parse("alice").map_err(std::io::Error::other)?;
-    let bob = AgentId::parse("bob").map_err(std::io::Error::other)?;
+    let alice = AgentId::new("alice").map_err(std::io::Error::other)?;
+    let bob = AgentId::new("bob").map_err(std::io::Error::other)?;
     let request = DispatchRequest {
         contract_schema: json!({"type": "object", "required": ["verdict"],
                                 "properties": {"verdict": {"enum": ["approve", "reject"]}}})
