@@ -16,7 +16,7 @@ const RENAMES: [(&str, &str); 7] = [
     ),
     ("`shiftwork_core::budget::DIMENSIONS`", "`BudgetDimension::ALL`"),
     ("`shiftwork_hours::ZonedExpr`", "`Hours`"),
-    ("`shiftwork_seams::agent::AgentId::parse`", "`AgentId::new`"),
+    ("AgentId::parse`", "`AgentId::new`"),
     ("`shiftwork_worklog::Config::from_values`", "`Config::builder()`"),
     ("`shiftwork_worklog::core::Plan`", "`AppendPlan`"),
 ];

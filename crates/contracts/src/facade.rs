@@ -79,7 +79,17 @@ pub struct Unset;
 /// use shiftwork_contracts::{Contracts, MemoryStore};
 /// use shiftwork_seams::SystemClock;
 /// // No filesystem and no id source: there is no `build` to call.
-/// let c = Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).real_fs().real_ids().build();
+/// let c = Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).build();
+/// ```
+///
+/// ```
+/// use std::sync::Arc;
+/// use shiftwork_contracts::{Contracts, MemoryStore, SeededIdSource};
+/// use shiftwork_seams::{MemFs, SystemClock};
+/// let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+/// let in_memory = Contracts::builder(store.clone()).fs(Arc::new(MemFs::new())).ids(Arc::new(SeededIdSource::new(7))).build();
+/// let real = Contracts::builder(store).real_fs().real_ids().build(); // the disk and the OS's ids, named
+/// # let _ = (in_memory, real);
 /// ```
 pub struct ContractsBuilder<F = Unset, I = Unset> {
     store: Arc<dyn Store>,
