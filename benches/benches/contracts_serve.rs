@@ -119,7 +119,7 @@ fn fill(store: Arc<dyn Store>, roots: &Path, agents: usize, per_agent: usize) {
         for a in 0..agents {
             c.dispatch(&DispatchRequest::new(
                 boss.clone(),
-                AgentId::new(&agent(a)).unwrap(),
+                AgentId::new(agent(a)).unwrap(),
                 format!("job {n}"),
                 roots.display().to_string(),
             ))

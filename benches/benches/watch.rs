@@ -105,7 +105,7 @@ fn store() -> (Arc<MemoryStore>, ManualClock) {
         .build();
     let lead = AgentId::new("lead").unwrap();
     for i in 0..300 {
-        let target = AgentId::new(&format!("agent-{}", i % 3)).unwrap();
+        let target = AgentId::new(format!("agent-{}", i % 3)).unwrap();
         queue
             .dispatch(
                 &DispatchRequest::new(lead.clone(), target.clone(), format!("Contract {i}"), "/repo")

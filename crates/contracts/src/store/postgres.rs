@@ -700,7 +700,7 @@ fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
 }
 
 fn agent(row: &Row, name: &str) -> Result<AgentId, StoreError> {
-    AgentId::new(&text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
+    AgentId::new(text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
 }
 
 fn contract_id(text: String) -> Result<ContractId, StoreError> {
@@ -840,12 +840,12 @@ fn sweep_tx(
     let (ids, agents, at): (Vec<String>, Vec<String>, Vec<Option<i64>>) =
         (row.get(4), row.get(5), row.get(6));
     for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
-        let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+        let agent = AgentId::new(agent).map_err(|_| bad("target_agent is not an agent id"))?;
         events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
     }
     let (ids, agents): (Vec<String>, Vec<String>) = (row.get(7), row.get(8));
     for (id, agent) in ids.into_iter().zip(agents) {
-        let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+        let agent = AgentId::new(agent).map_err(|_| bad("target_agent is not an agent id"))?;
         events.extend(swept_lease(contract_id(id)?, agent, None));
     }
     Ok((
@@ -1297,7 +1297,7 @@ impl Store for PgStore {
                 )
                 .map_err(classify)?;
             for row in rows {
-                let agent = AgentId::new(&row.get::<_, String>(0))
+                let agent = AgentId::new(row.get::<_, String>(0))
                     .map_err(|_| bad("target_agent is not an agent id"))?;
                 depth
                     .submitted_by_target
