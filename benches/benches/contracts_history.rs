@@ -110,12 +110,13 @@ fn facade(store: &Arc<dyn Store>) -> Contracts {
         .unwrap();
     Contracts::builder(store.clone())
         .fs(Arc::new(fs))
+        .real_ids()
         .config(config)
         .build()
 }
 
 fn who(name: &str) -> AgentId {
-    AgentId::parse(name).unwrap()
+    AgentId::new(name).unwrap()
 }
 
 /// Dispatches `n` contracts to `worker`, then claims them one poll at a time and fulfils each; the

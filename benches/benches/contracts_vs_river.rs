@@ -414,7 +414,7 @@ fn counters(admin: &mut postgres::Client, db: &str) -> (i64, i64) {
 }
 
 fn who(name: &str) -> AgentId {
-    AgentId::parse(name).unwrap()
+    AgentId::new(name).unwrap()
 }
 
 /// How many of `n` jobs producer `i` of [`PRODUCERS`] inserts.
@@ -431,7 +431,13 @@ fn ours(store: Arc<dyn Store>, workload: Workload, n: usize) -> Figures {
         .allowed_roots(AllowedRoots::new(["/w"]))
         .build()
         .unwrap();
-    let c = Arc::new(Contracts::builder(store).fs(Arc::new(fs)).config(config).build());
+    let c = Arc::new(
+        Contracts::builder(store)
+            .fs(Arc::new(fs))
+            .real_ids()
+            .config(config)
+            .build(),
+    );
     let (boss, worker) = (who("boss"), who("worker"));
     let done = AtomicUsize::new(0);
     let cancel = Cancel::new();

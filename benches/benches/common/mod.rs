@@ -45,7 +45,7 @@ pub fn p4_clock_out(checkpoint: impl Into<PathBuf>) -> ClockOut {
         UnitStatus::Blocked,
         HistoryEntry::new(unit, outcome),
     )
-    .with_accounting(Accounting::new(1234, 5))
+    .with_accounting(Accounting::new(1234, std::time::Duration::from_millis(5)))
 }
 
 /// Whether this is a measuring run: `cargo bench` passes `--bench`; `cargo test --all-targets` runs

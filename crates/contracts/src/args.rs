@@ -14,7 +14,7 @@
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));
-//! let c = Contracts::builder(Arc::new(MemoryStore::new(clock))).fs(Arc::new(MemFs::new())).build();
+//! let c = Contracts::builder(Arc::new(MemoryStore::new(clock))).fs(Arc::new(MemFs::new())).real_ids().build();
 //! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), &DefaultAgent::Unset);
 //! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id, wait_sec");
 //! let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");

@@ -271,3 +271,33 @@ pub struct RetentionError {
     /// The text given, clipped for the message.
     pub given: String,
 }
+
+impl ConfigError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::DefaultExecTtl { .. } => "INVALID_DEFAULT_EXEC_TTL",
+            ConfigError::DefaultQueueTtl { .. } => "INVALID_DEFAULT_QUEUE_TTL",
+            ConfigError::FinishedRetention { .. } => "INVALID_FINISHED_RETENTION",
+        }
+    }
+}
+
+impl RetentionError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        "INVALID_FINISHED_RETENTION"
+    }
+}
+
+impl shiftwork_seams::Coded for RetentionError {
+    fn code(&self) -> &'static str {
+        RetentionError::code(self)
+    }
+}
+
+impl shiftwork_seams::Coded for ConfigError {
+    fn code(&self) -> &'static str {
+        ConfigError::code(self)
+    }
+}

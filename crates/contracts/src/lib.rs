@@ -22,8 +22,8 @@
 //! let queue = Contracts::builder(Arc::new(MemoryStore::new(clock)))
 //!     .fs(Arc::new(fs))
 //!     .config(ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/work"])).build()?)
-//!     .build();
-//! let (alice, bob) = (AgentId::parse("alice")?, AgentId::parse("bob")?);
+//!     .real_ids().build();
+//! let (alice, bob) = (AgentId::new("alice")?, AgentId::new("bob")?);
 //! let sent = queue.dispatch(&DispatchRequest::new(alice, bob.clone(), "Review add()", "/work").pointers(["src/lib.rs"]))?;
 //! let work = queue.poll_next_task(&bob)?;
 //! let held = work.held().expect("bob's contract");
@@ -127,7 +127,7 @@ pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder, Retention
 #[allow(deprecated)]
 pub use error::Refusal;
 pub use error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};
-pub use facade::{Contracts, ContractsBuilder, PollStep, PollTask, payload_sha256};
+pub use facade::{Contracts, ContractsBuilder, PollStep, PollTask, Unset, payload_sha256};
 pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, AgentIdError, Contract, ContractId, ContractIdError, Drift, DriftReason, EndReason, Pointer,
@@ -135,6 +135,7 @@ pub use model::{
 };
 pub use observe::{ContractEvent, ContractsObserver};
 pub use request::{DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest};
+pub use roots::RootsError;
 pub use store::{MemoryStore, QueueDepth, Store};
 #[cfg(feature = "postgres")]
 pub use store::{PgOptions, PgStore};

@@ -62,6 +62,23 @@ pub enum LocationError {
     HomeItself,
 }
 
+impl LocationError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LocationError::NoHome => "LOCATION_NO_HOME",
+            LocationError::TildeWithoutHome => "LOCATION_TILDE_WITHOUT_HOME",
+            LocationError::HomeItself => "LOCATION_HOME_ITSELF",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for LocationError {
+    fn code(&self) -> &'static str {
+        LocationError::code(self)
+    }
+}
+
 impl Location {
     /// The location of `value` (`None` or blank: the default under `home`); `~` at the start is `home`,
     /// and a relative path is taken relative to `cwd`.
@@ -193,6 +210,8 @@ impl LazyContracts {
         {
             let empty = Contracts::builder(Arc::new(crate::MemoryStore::new(Arc::new(SystemClock::new()))))
                 .config(self.config.clone())
+                .real_fs()
+                .real_ids()
                 .build();
             let name = crate::store::sqlite_file::shown(path);
             return Ok(ForTool::Absent {
@@ -240,9 +259,12 @@ impl LazyContracts {
                     }));
                 }
                 Ok(store) => {
-                    // A store this process opens for its tools keeps finished contracts for the
-                    // configured retention, purged in the background.
+                    // A store the server opened serves real workspaces: the disk and the OS's ids,
+                    // named; it keeps finished contracts for the configured retention, purged in the
+                    // background.
                     let mut builder = Contracts::builder(store)
+                        .real_fs()
+                        .real_ids()
                         .config(self.config.clone())
                         .purge_in_background(true);
                     if let Some(observer) = &self.observer {

@@ -6,7 +6,7 @@ use crate::model::{AgentId, Contract, ContractId, EpochMs, Status};
 /// pointers.
 pub fn sample_contract(now: EpochMs) -> Contract {
     let agent =
-        |s: &str| AgentId::parse(s).unwrap_or_else(|_| unreachable!("the fixture names are valid agent ids"));
+        |s: &str| AgentId::new(s).unwrap_or_else(|_| unreachable!("the fixture names are valid agent ids"));
     Contract {
         seq: 1,
         contract_id: ContractId::parse("0196f3a0-0000-7000-8000-000000000001")

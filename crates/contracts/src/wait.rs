@@ -306,7 +306,7 @@ mod tests {
     use crate::model::AgentId;
 
     fn agent(name: &str) -> AgentId {
-        AgentId::parse(name).unwrap_or_else(|_| unreachable!("a valid test agent"))
+        AgentId::new(name).unwrap_or_else(|_| unreachable!("a valid test agent"))
     }
 
     /// Issue 36 item 2: one wake per contract, each to a different waiter; a waiter that leaves

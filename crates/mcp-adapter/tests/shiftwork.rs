@@ -264,7 +264,7 @@ fn probe_past_its_timeout_is_terminated_and_escalates_sw135() {
         let mut env = Env::os().with_probes(true);
         env.probe_timeout = Duration::from_millis(500);
         let start = Instant::now();
-        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in(
+        let answer = shiftwork_core::Answer::to_answer(&shiftwork_core::clock_in_arguments(
             &env,
             std::path::Path::new(&cp),
             None,

@@ -267,6 +267,27 @@ pub trait Fs: Send + Sync {
             "this Fs cannot create directories",
         ))
     }
+
+    /// Takes the times this filesystem gives its files (their modification time) from `clock` from
+    /// now on, so that a lock's age and the time its holder wrote it read the same clock as the code
+    /// that judges them. A real filesystem has the operating system's times and ignores it (the
+    /// default); [`crate::MemFs`] uses it. `shiftwork-core`'s `Env` gives its filesystem its clock.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use std::sync::Arc;
+    /// use chrono::{TimeZone, Utc};
+    /// use shiftwork_seams::{Clock, Fs, ManualClock, MemFs};
+    /// let clock = ManualClock::new(Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap());
+    /// let fs = MemFs::new();
+    /// fs.use_clock(Arc::new(clock.clone()));
+    /// fs.write_file("/lock", b"1\n");
+    /// let written: std::time::SystemTime = clock.now().into();
+    /// assert_eq!(fs.metadata(Path::new("/lock")).unwrap().modified, written);
+    /// ```
+    fn use_clock(&self, clock: std::sync::Arc<dyn crate::Clock>) {
+        let _ = clock;
+    }
 }
 
 macro_rules! forward_fs {
@@ -290,6 +311,7 @@ macro_rules! forward_fs {
             fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> { (**self).lock(path, timeout) }
             fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir(path, mode) }
             fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir_all(path, mode) }
+            fn use_clock(&self, clock: std::sync::Arc<dyn crate::Clock>) { (**self).use_clock(clock) }
         }
     )*};
 }

@@ -26,6 +26,9 @@
 //! environment; it logs nothing. Its errors are `std::io::Error`s (the OS error number kept), plus
 //! [`durable::ReplaceError`], which names the step of a replace that failed.
 //!
+//! It also holds the family's one error, [`Error`]: every error of a shiftwork crate converts into it
+//! with `?`, and its [`Coded::code`] names the error's kind the same way in every crate.
+//!
 //! # Platform
 //!
 //! POSIX (Linux, macOS). [`OsFs::lock`] is `flock(2)`, released by the OS when the holder dies.
@@ -34,6 +37,7 @@ pub mod agent;
 mod clock;
 pub mod durable;
 pub mod echo;
+mod error;
 mod fs;
 pub mod hash;
 mod host;
@@ -46,6 +50,7 @@ pub mod path;
 mod probe_supervisor;
 
 pub use clock::{Clock, ManualClock, Signal, SystemClock, WeakSignal};
+pub use error::{Coded, Error};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 pub use host::{Host, MemHost, OsHost, PROBE_KILL_GRACE, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
 pub use mem_fs::{MemFs, Op, ReadHold};

@@ -130,6 +130,9 @@ struct State {
     entries: BTreeMap<PathBuf, u64>,
     next_ino: u64,
     time: SystemTime,
+    /// The clock times come from, once given ([`Fs::use_clock`]); until then each change ticks
+    /// `time` by a millisecond.
+    clock: Option<ClockSource>,
     counts: HashMap<Op, u64>,
     faults: Vec<Fault>,
     crashed: bool,
@@ -194,9 +197,21 @@ enum Walk {
     MissingLast(PathBuf, OsString),
 }
 
+/// A clock for [`State`], which is `Debug`.
+struct ClockSource(Arc<dyn crate::Clock>);
+
+impl std::fmt::Debug for ClockSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClockSource")
+    }
+}
+
 impl State {
     fn tick(&mut self) -> SystemTime {
-        self.time += Duration::from_millis(1);
+        self.time = match &self.clock {
+            Some(clock) => clock.0.now().into(),
+            None => self.time + Duration::from_millis(1),
+        };
         self.time
     }
 
@@ -383,6 +398,7 @@ impl MemFs {
                     entries,
                     next_ino: ROOT_INO + 1,
                     time: start,
+                    clock: None,
                     counts: HashMap::new(),
                     faults: Vec::new(),
                     crashed: false,
@@ -716,6 +732,10 @@ impl Drop for MemLock {
 }
 
 impl Fs for MemFs {
+    fn use_clock(&self, clock: Arc<dyn crate::Clock>) {
+        self.state().clock = Some(ClockSource(clock));
+    }
+
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.file_bytes(path)
     }

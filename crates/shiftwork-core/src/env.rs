@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use shiftwork_seams::{Clock, Fs, Host};
+use shiftwork_seams::{Clock, Fs, Host, Signal, WeakSignal};
 
 use crate::admission::{MemoryBudget, Reservation};
 
@@ -63,8 +63,11 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    /// An environment with probes off and a fresh in-process lock table.
+    /// An environment with probes off and a fresh in-process lock table. The filesystem takes its
+    /// files' times from `clock` ([`Fs::use_clock`]: an in-memory one does, a real one has the
+    /// operating system's), so a lock's age and the time its holder wrote it read one clock.
     pub fn new(fs: Arc<dyn Fs>, clock: Arc<dyn Clock>, host: Arc<dyn Host>) -> Self {
+        fs.use_clock(Arc::clone(&clock));
         Env {
             fs,
             clock,
@@ -180,10 +183,14 @@ impl Env {
     }
 }
 
-/// The lock targets held in this process.
+/// The checkpoint locks calls of this process hold, and the calls waiting for one: a release wakes
+/// its waiters through their [`Signal`]s, so a waiting call waits on the clock
+/// ([`shiftwork_seams::Clock::wait_until`]) instead of sleeping in steps, and two calls on one
+/// `ManualClock` wait for each other as on a real clock without moving it.
 #[derive(Debug, Default)]
 pub(crate) struct LockTable {
     held: Mutex<HashSet<PathBuf>>,
+    waiters: Mutex<Vec<(PathBuf, WeakSignal)>>,
 }
 
 impl LockTable {
@@ -195,10 +202,19 @@ impl LockTable {
             .insert(target.to_path_buf())
     }
 
+    /// Wakes `signal` when `target` is next released (until the signal is dropped).
+    pub(crate) fn watch(&self, target: &Path, signal: &Signal) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.retain(|(_, w)| w.is_alive());
+        waiters.push((target.to_path_buf(), signal.downgrade()));
+    }
+
     pub(crate) fn release(&self, target: &Path) {
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(target);
+        let mut waiters = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.retain(|(path, w)| if path == target { w.notify() } else { w.is_alive() });
     }
 }

@@ -127,7 +127,7 @@ impl CheckStatus {
 /// use shiftwork_seams::MemFs;
 /// use shiftwork_worklog::{AppendStatus, Config, NotWritten, Worklog};
 ///
-/// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), MemFs::new());
+/// let log = Worklog::new(Config::builder().dir("/notes").build(), MemFs::new());
 /// let result = log.append("Fixed the bug", false).unwrap();
 /// assert!(!result.written());
 /// match result.status {
@@ -251,7 +251,7 @@ impl AppendResult {
     ///
     /// let fs = MemFs::new();
     /// fs.write_file("/notes/today.md", b"- [x] Fixed the bug\n");
-    /// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs);
+    /// let log = Worklog::new(Config::builder().dir("/notes").build(), fs);
     /// let again = log.append("Fixed the bug", false).unwrap();
     /// assert_eq!(again.not_written(), Some(NotWritten::Duplicate));
     /// assert_eq!(log.append("Fixed another", false).unwrap().not_written(), None);

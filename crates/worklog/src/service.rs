@@ -47,7 +47,7 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 ///
 /// let fs = MemFs::new();
 /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");
-/// let log = Worklog::new(Config::from_values(Some("/notes"), Some(r"\.md$"), None), fs.clone());
+/// let log = Worklog::new(Config::builder().dir("/notes").pattern(r"\.md$").build(), fs.clone());
 /// let result = log.append("Fixed the bug", false).unwrap();
 /// assert_eq!(result.status, AppendStatus::Written);
 /// assert_eq!(result.file.as_deref(), Some("2026-09-06.md"));

@@ -55,7 +55,7 @@ const WAIT_RECHECK: Duration = Duration::from_secs(5);
 ///     .fs(Arc::new(fs))
 ///     .config(config)
 ///     .build();
-/// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+/// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
 /// let mut task = c.poll_task(&bob, Duration::from_secs(60), &Cancel::new());
 /// let PollStep::Wait { .. } = task.step(&c) else { panic!("nothing to claim yet") };
 /// // Parked: no thread waits. A dispatch gives the task's wake-up.
@@ -204,9 +204,9 @@ impl Contracts {
     ///     Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
     ///         .fs(Arc::new(fs))
     ///         .config(config)
-    ///         .build(),
+    ///         .real_ids().build(),
     /// );
-    /// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+    /// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
     /// let requester = c.clone();
     /// let target = bob.clone();
     /// std::thread::spawn(move || {

@@ -414,7 +414,7 @@ impl Shared {
                         // One notification for each transaction that put contracts of the agent
                         // back in the queue: one waiting poll wakes, and a poll that claims while
                         // more wait wakes the next.
-                        if let Ok(agent) = AgentId::parse(n.payload()) {
+                        if let Ok(agent) = AgentId::new(n.payload()) {
                             self.watchers.notify_one(&agent);
                         }
                     }
@@ -816,7 +816,7 @@ fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
 }
 
 fn agent(row: &Row, name: &str) -> Result<AgentId, StoreError> {
-    AgentId::parse(&text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
+    AgentId::new(text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
 }
 
 fn contract_id(text: String) -> Result<ContractId, StoreError> {
@@ -955,7 +955,7 @@ fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, Stor
             row.try_get("redelivered_at").map_err(corrupt)?,
         );
         for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
-            let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+            let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
             events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
         }
     }
@@ -965,7 +965,7 @@ fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, Stor
             row.try_get("ended_agents").map_err(corrupt)?,
         );
         for (id, agent) in ids.into_iter().zip(agents) {
-            let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+            let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
             events.extend(swept_lease(contract_id(id)?, agent, None));
         }
     }
@@ -1497,7 +1497,7 @@ impl Store for PgStore {
                 )
                 .map_err(classify)?;
             for row in rows {
-                let agent = AgentId::parse(&row.get::<_, String>(0))
+                let agent = AgentId::new(row.get::<_, String>(0))
                     .map_err(|_| bad("target_agent is not an agent id"))?;
                 depth
                     .submitted_by_target

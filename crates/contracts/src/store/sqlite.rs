@@ -1115,7 +1115,7 @@ fn u32_col(row: &Row<'_>, i: usize) -> rusqlite::Result<u32> {
 
 fn agent_col(row: &Row<'_>, i: usize) -> rusqlite::Result<AgentId> {
     let s: String = row.get(i)?;
-    AgentId::parse(&s).map_err(|_| bad(i, "an invalid agent id"))
+    AgentId::new(s).map_err(|_| bad(i, "an invalid agent id"))
 }
 
 fn id_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ContractId> {

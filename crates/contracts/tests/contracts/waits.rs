@@ -452,7 +452,7 @@ fn issue34_item7_a_poll_whose_credentials_lapse_claims_nothing() {
         let s = store(kind, &fx.clock);
         let c = facade(&s, Arc::new(fx.fs.clone()));
         fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
-        let bob = AgentId::parse("bob").unwrap();
+        let bob = AgentId::new("bob").unwrap();
         // Revoked while parked.
         let valid = Arc::new(AtomicBool::new(true));
         let cancel = Cancel::new();

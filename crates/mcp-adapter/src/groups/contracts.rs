@@ -303,7 +303,7 @@ impl Lazy {
         // agent, and one naming another is refused before the store is asked.
         let authenticated = context
             .agent()
-            .and_then(|a| AgentId::parse(a).ok())
+            .and_then(|a| AgentId::new(a).ok())
             .map(DefaultAgent::Authenticated);
         let default = authenticated.as_ref().unwrap_or(&self.agent);
         match target.start(tool, args, default, &cancel) {
@@ -351,7 +351,7 @@ fn park(context: &CallContext, waiting: WaitingCall, progress: Option<ParkProgre
 /// A contracts call's answer (the success's object, or the refusal's with its code), with the
 /// adapter's hints.
 fn answered(result: Result<Value, ContractRefusal>) -> Answered {
-    let code = result.as_ref().err().map(|refusal| refusal.code().as_str());
+    let code = result.as_ref().err().map(|refusal| refusal.code());
     let outcome = Outcome::Answer(answer_object(result), TextStyle::Compact);
     match code {
         None => Answered::result(outcome),
@@ -562,8 +562,8 @@ fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
         config,
     );
     let contracts = lazy.get().map_err(std::io::Error::other)?;
-    let alice = AgentId::parse("alice").map_err(std::io::Error::other)?;
-    let bob = AgentId::parse("bob").map_err(std::io::Error::other)?;
+    let alice = AgentId::new("alice").map_err(std::io::Error::other)?;
+    let bob = AgentId::new("bob").map_err(std::io::Error::other)?;
     let request = DispatchRequest {
         contract_schema: json!({"type": "object", "required": ["verdict"],
                                 "properties": {"verdict": {"enum": ["approve", "reject"]}}})

@@ -213,7 +213,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let unit = a.optional_string("unit_id")?;
                     Ok(answered(
                         "shiftwork_clock_in",
-                        &shiftwork_core::clock_in(&in_env, Path::new(&checkpoint), unit.as_deref()),
+                        &shiftwork_core::clock_in_arguments(&in_env, Path::new(&checkpoint), unit.as_deref()),
                     ))
                 })
             }),
@@ -249,7 +249,12 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     request.conclusion = a.optional("conclusion", Kind::Object)?;
                     request.follow_ups = a.optional("follow_ups", Kind::Array)?;
                     // Over HTTP the caller is who its credentials say (issue 29 item 3).
-                    let request = match args.context().agent() {
+                    // The credentials' agent passed the family's grammar when it was authenticated.
+                    let authenticated = args
+                        .context()
+                        .agent()
+                        .and_then(|a| shiftwork_core::AgentId::new(a).ok());
+                    let request = match &authenticated {
                         Some(agent) => request.acting_as(agent),
                         None => Ok(request),
                     };

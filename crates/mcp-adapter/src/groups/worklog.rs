@@ -72,7 +72,17 @@ It takes no arguments and changes nothing: a file without a checklist is reporte
 
 /// The configuration of §2 from flags and environment, read once at start-up (WL-7, WL-13).
 fn config(settings: &Settings) -> Config {
-    Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
+    let mut config = Config::builder();
+    if let Some(dir) = settings.value(DIR) {
+        config = config.dir(dir);
+    }
+    if let Some(pattern) = settings.value(PATTERN) {
+        config = config.pattern(pattern);
+    }
+    if let Some(home) = settings.env("HOME") {
+        config = config.home(home);
+    }
+    config.build()
 }
 
 /// WL-10: never fails, and prints nothing about the configuration; an invalid pattern or a missing

@@ -10,15 +10,28 @@ use crate::json::Node;
 use crate::ledger_index;
 use crate::ledger_line::Event;
 use crate::lock::{self, Acquired};
+use crate::model::UnitId;
 use crate::paths::CheckpointPaths;
 use crate::records;
 use crate::refusal::ShiftworkRefusal;
 use crate::results::{ClockIn, Escalation};
 use crate::view::Checkpoint;
 
-/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit, recorded in the ledger;
-/// an escalation for an open question; success when every unit is done.
-pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<ClockIn, ShiftworkRefusal> {
+/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit (`unit_id`, else the
+/// cursor), recorded in the ledger; an escalation for an open question; success when every unit is
+/// done.
+pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&UnitId>) -> Result<ClockIn, ShiftworkRefusal> {
+    clock_in_arguments(env, checkpoint, unit_id.map(UnitId::as_str))
+}
+
+/// [`clock_in`] with the tool's `unit_id` argument as a client sent it: any text, the empty one
+/// included (which names no unit: [`ShiftworkRefusal::UnknownUnit`], as bantamkit 0.36.2 answers).
+/// For servers; a program passes a [`UnitId`] to [`clock_in`].
+pub fn clock_in_arguments(
+    env: &Env,
+    checkpoint: &Path,
+    unit_id: Option<&str>,
+) -> Result<ClockIn, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
     env.confine(&paths, &[])?;

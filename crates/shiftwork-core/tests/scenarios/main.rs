@@ -15,6 +15,7 @@ mod hardening;
 mod issue27;
 mod issue28;
 mod issue36;
+mod issue37;
 mod plain_text;
 mod planner;
 mod planner_oracle;

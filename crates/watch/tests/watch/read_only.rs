@@ -51,13 +51,13 @@ fn a_view_leaves_every_file_byte_identical() {
     {
         let clock = Arc::new(SystemClock::new());
         let store = SqliteStore::open(&db, SqliteOptions::default(), clock.clone(), &OsFs).unwrap();
-        let queue = Contracts::builder(Arc::new(store)).build();
+        let queue = Contracts::builder(Arc::new(store)).real_fs().real_ids().build();
         for agent in ["bob", "carol"] {
             queue
                 .dispatch(
                     &DispatchRequest::new(
-                        AgentId::parse("alice").unwrap(),
-                        AgentId::parse(agent).unwrap(),
+                        AgentId::new("alice").unwrap(),
+                        AgentId::new(agent).unwrap(),
                         "Review the parser diff",
                         root.display().to_string(),
                     )
@@ -65,7 +65,7 @@ fn a_view_leaves_every_file_byte_identical() {
                 )
                 .unwrap();
         }
-        queue.poll_next_task(&AgentId::parse("bob").unwrap()).unwrap();
+        queue.poll_next_task(&AgentId::new("bob").unwrap()).unwrap();
     }
     let before = files(root);
     let options = WatchOptions {

@@ -18,6 +18,10 @@ mod text;
 pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
 pub use normalize::normalize;
 pub use plan::{AppendPlan, plan_append};
+
+/// The append plan's former name.
+#[deprecated(since = "0.2.0", note = "renamed to `AppendPlan`")]
+pub type Plan = AppendPlan;
 pub use text::is_ws;
 
 /// The checklist of a file text.
