@@ -228,6 +228,9 @@ fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: 
         Ok(url) => tracing::info!("serving MCP at {url}"),
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
     }
+    if let Some(url) = http.ui_url() {
+        tracing::info!("serving the web view at {url}");
+    }
     let served = http.run();
     shiftwork_mcp::telemetry::shutdown();
     log::flush(Duration::from_millis(200));

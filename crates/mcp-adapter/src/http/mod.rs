@@ -28,6 +28,7 @@
 //!   and exits 0, as on stdio.
 
 pub mod auth;
+pub mod ui;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -174,6 +175,7 @@ impl HttpConfig {
     /// The configuration of `serve` from its settings, `None` when `--http` is not given; the error
     /// is a usage error naming the flag.
     pub fn from_settings(settings: &Settings) -> Result<Option<HttpConfig>, String> {
+        let ui = ui::UiConfig::from_settings(settings)?;
         let Some(addr) = settings.value(&HTTP) else {
             for s in &SETTINGS[1..] {
                 if settings.flag(s).is_some() {
@@ -233,6 +235,7 @@ impl HttpConfig {
             allowed_origins,
             auth,
             tls,
+            ui,
         }))
     }
 }
@@ -248,6 +251,8 @@ pub struct HttpConfig {
     pub auth: Auth,
     /// A certificate chain and its key (PEM) to serve HTTPS, when given.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The web view at `/ui` ([`ui`]).
+    pub ui: ui::UiConfig,
 }
 
 /// A bound HTTP server, ready to run.
@@ -277,6 +282,8 @@ struct State {
     idle: Condvar,
     stopping: AtomicBool,
     stop: tokio::sync::Notify,
+    /// The web view, unless it is off.
+    ui: Option<ui::Ui>,
 }
 
 impl HttpServer {
@@ -296,6 +303,7 @@ impl HttpServer {
         listener
             .set_nonblocking(true)
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+        let ui = ui::Ui::start(config.ui, &server, tls.is_some())?;
         Ok(HttpServer {
             state: Arc::new(State {
                 server,
@@ -309,6 +317,7 @@ impl HttpServer {
                 idle: Condvar::new(),
                 stopping: AtomicBool::new(false),
                 stop: tokio::sync::Notify::new(),
+                ui,
             }),
             listener,
             tls,
@@ -620,6 +629,7 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             response
         }
+        (_, p) if ui::serves(p) => ui::handle(state, request).await,
         (&Method::GET, "/healthz") => health(state).await,
         (&Method::GET, "/metrics") => metrics(state, &request),
         (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => {
