@@ -69,7 +69,7 @@ fn main() {
     let mut held: Vec<TcpStream> = Vec::new();
     let mut threads = Vec::new();
     for (i, cookie) in cookies.iter().enumerate() {
-        let mut stream = open_stream(&server.base, cookie);
+        let stream = open_stream(&server.base, cookie);
         if i < slow {
             // A slow reader: it asked, and never reads.
             held.push(stream);

@@ -250,11 +250,6 @@ impl Ui {
             sign_ins: Mutex::new(Bucket::new(SIGN_IN_RATE, SIGN_IN_RATE * 2.0)),
         }))
     }
-
-    /// The sessions (tests and the bench look at how many there are).
-    pub fn sessions(&self) -> &Sessions {
-        &self.sessions
-    }
 }
 
 impl super::HttpServer {
@@ -300,15 +295,13 @@ pub(super) async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Re
     }
 }
 
-/// The session of a request, or the answer that refuses it.
-fn signed(state: &State, ui: &Ui, headers: &HeaderMap, counted: bool) -> Result<Signed, Response<Body>> {
+/// The session of a request.
+fn signed(state: &State, ui: &Ui, headers: &HeaderMap, counted: bool) -> Result<Signed, SessionError> {
     let cookies = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok());
-    ui.sessions
-        .session(&state.auth, cookies, counted)
-        .map_err(|e| refused(ui, &e))
+    ui.sessions.session(&state.auth, cookies, counted)
 }
 
 /// The answer to a request without a valid session.
@@ -344,8 +337,11 @@ fn front(state: &State, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
 
 /// `POST /ui/sign-in`: the token, once, in a form; a session cookie and the page on success.
 async fn sign_in(state: &State, ui: &Ui, request: Request<Incoming>) -> Response<Body> {
-    if let Err(response) = from_the_page(state, request.headers()) {
-        return response;
+    if !from_the_page(state, request.headers()) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: this form must be sent from the server's own page\n",
+        );
     }
     if !ui.sign_ins.lock().unwrap_or_else(PoisonError::into_inner).take() {
         let mut response = page(
@@ -392,8 +388,11 @@ async fn sign_in(state: &State, ui: &Ui, request: Request<Incoming>) -> Response
 
 /// `POST /ui/sign-out`: ends the session (its sign-out token required).
 async fn sign_out(state: &State, ui: &Ui, request: Request<Incoming>) -> Response<Body> {
-    if let Err(response) = from_the_page(state, request.headers()) {
-        return response;
+    if !from_the_page(state, request.headers()) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: this form must be sent from the server's own page\n",
+        );
     }
     let session = match signed(state, ui, request.headers(), false) {
         Ok(session) => session,
@@ -421,7 +420,7 @@ async fn sign_out(state: &State, ui: &Ui, request: Request<Incoming>) -> Respons
 fn session_info(state: &State, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
     let session = match signed(state, ui, headers, true) {
         Ok(session) => session,
-        Err(response) => return response,
+        Err(e) => return refused(ui, &e),
     };
     let mut response = data(
         StatusCode::OK,
@@ -443,8 +442,8 @@ fn session_info(state: &State, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
 
 /// `GET /ui/state`: the last reading (a fresh one when the view was idle).
 async fn state_document(state: &State, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
-    if let Err(response) = signed(state, ui, headers, true) {
-        return response;
+    if let Err(e) = signed(state, ui, headers, true) {
+        return refused(ui, &e);
     }
     let published = ui.feed.fresh(FRESH, Duration::from_secs(3)).await;
     data(StatusCode::OK, "application/json", envelope(&published))
@@ -469,7 +468,7 @@ fn envelope(published: &Published) -> Bytes {
 fn events(state: &Arc<State>, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
     let session = match signed(state, ui, headers, true) {
         Ok(session) => session,
-        Err(response) => return response,
+        Err(e) => return refused(ui, &e),
     };
     if ui.feed.streams() >= MAX_STREAMS {
         return busy("the web view has too many pages open; try again shortly");
@@ -575,8 +574,8 @@ fn event(name: &str, data: &[u8]) -> Bytes {
 
 /// `GET /ui/plan/<n>.svg?scheme=light|dark` and `GET /ui/plan/<n>.mmd`: job `n`'s plan.
 async fn plan(state: &State, ui: &Ui, request: &Request<Incoming>) -> Response<Body> {
-    if let Err(response) = signed(state, ui, request.headers(), true) {
-        return response;
+    if let Err(e) = signed(state, ui, request.headers(), true) {
+        return refused(ui, &e);
     }
     let name = request.uri().path().trim_start_matches("/ui/plan/");
     let (index, kind) = match name.split_once('.') {
@@ -626,8 +625,8 @@ async fn plan(state: &State, ui: &Ui, request: &Request<Incoming>) -> Response<B
 
 /// `GET /ui/contract/<id>`: one contract's whole record.
 async fn contract(state: &State, ui: &Ui, headers: &HeaderMap, path: &str) -> Response<Body> {
-    if let Err(response) = signed(state, ui, headers, true) {
-        return response;
+    if let Err(e) = signed(state, ui, headers, true) {
+        return refused(ui, &e);
     }
     let id = path.trim_start_matches("/ui/contract/");
     if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
@@ -649,16 +648,16 @@ async fn contract(state: &State, ui: &Ui, headers: &HeaderMap, path: &str) -> Re
     }
 }
 
-/// Refuses a form that did not come from this server's own page: its `Origin` must be the server's
+/// Whether a form came from this server's own page: its `Origin` must be the server's
 /// (or one of `--allowed-origins`); an `Origin` of `null` (a browser that hides it) needs
 /// `Sec-Fetch-Site: same-origin`; without an `Origin`, `Sec-Fetch-Site` must be `same-origin` when
 /// given (a client that sends neither is not a browser, where no other site can act).
-fn from_the_page(state: &State, headers: &HeaderMap) -> Result<(), Response<Body>> {
+fn from_the_page(state: &State, headers: &HeaderMap) -> bool {
     let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     let same_site = headers
         .get("sec-fetch-site")
         .map(|v| v.as_bytes() == b"same-origin");
-    let ok = match text(header::ORIGIN) {
+    match text(header::ORIGIN) {
         Some("null") => same_site == Some(true),
         Some(origin) => {
             let host = text(header::HOST).unwrap_or("");
@@ -668,14 +667,6 @@ fn from_the_page(state: &State, headers: &HeaderMap) -> Result<(), Response<Body
             own || state.origins.iter().any(|o| o == origin)
         }
         None => same_site != Some(false),
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(plain(
-            StatusCode::FORBIDDEN,
-            "forbidden: this form must be sent from the server's own page\n",
-        ))
     }
 }
 

@@ -311,16 +311,6 @@ impl Sessions {
         }
     }
 
-    /// How many sessions are kept.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no session is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Session>> {
         // The table holds plain values; a panic elsewhere cannot leave one half-written.
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
