@@ -15,12 +15,11 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::http::{Client, Server, token_file};
 use serde_json::{Value, json};
 
 const CHECKPOINT: &str = r#"{"version": 1, "job": {"id": "bench", "goal": "Measure the view", "done_definition": "make", "constraints": [], "budget": {"units": 60}}, "plan": {"cursor": "A", "units": [
@@ -44,8 +43,27 @@ fn main() {
     std::fs::create_dir_all(root.join(".shiftwork")).unwrap();
     std::fs::write(root.join(".shiftwork/checkpoint.json"), CHECKPOINT).unwrap();
     let agents = 20;
-    let (file, tokens) = token_file(&root, agents);
-    let server = Server::start(&root, &file);
+    let file = root.join("tokens");
+    let tokens = token_file(
+        &file,
+        (0..agents)
+            .map(|i| format!("viewer{i:02}"))
+            .chain([String::from("caller")]),
+    );
+    let server = Server::start(
+        &[
+            "--tools",
+            "shiftwork,contracts,hours",
+            "--auth-tokens",
+            file.to_str().unwrap(),
+            "--roots",
+            root.to_str().unwrap(),
+            "--contracts-db",
+            root.join("c.db").to_str().unwrap(),
+        ],
+        &[("HOME", &root)],
+        Some(&root),
+    );
     let mut client = Client::new(&server.base, &tokens[agents]);
     let checkpoint = root.join(".shiftwork/checkpoint.json").display().to_string();
     let tools: [(&str, Value); 2] = [
@@ -187,24 +205,6 @@ fn percentiles(client: &mut Client, tool: &str, arguments: &Value, n: usize) -> 
     (at(0.5), at(0.99))
 }
 
-/// A token file of `agents` viewers and the caller (last).
-fn token_file(dir: &Path, agents: usize) -> (std::path::PathBuf, Vec<String>) {
-    let file = dir.join("tokens");
-    let mut tokens = Vec::new();
-    for name in (0..agents)
-        .map(|i| format!("viewer{i:02}"))
-        .chain([String::from("caller")])
-    {
-        let out = Command::new(common::server_binary())
-            .args(["token", "add", &name, "--file", file.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        tokens.push(String::from_utf8(out.stdout).unwrap().trim().to_owned());
-    }
-    (file, tokens)
-}
-
 /// `pages` sessions, spread over the viewers' tokens: their cookies (`name=value`).
 fn sign_in(base: &str, tokens: &[String], pages: usize) -> Vec<String> {
     let agent = ureq::Agent::config_builder()
@@ -254,97 +254,4 @@ fn open_stream(base: &str, cookie: &str) -> TcpStream {
         String::from_utf8_lossy(&head)
     );
     stream
-}
-
-/// A `serve --http` process: its base URL.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(root: &Path, tokens: &Path) -> Server {
-        let mut child = Command::new(common::server_binary())
-            .current_dir(root)
-            .args([
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--tools",
-                "shiftwork,contracts,hours",
-            ])
-            .args(["--auth-tokens", tokens.to_str().unwrap()])
-            .args(["--roots", root.to_str().unwrap()])
-            .args(["--contracts-db", root.join("c.db").to_str().unwrap()])
-            .env("HOME", root)
-            .env("RUST_LOG", "warn,shiftwork_mcp=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (found, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(at) = line.find("serving MCP at ") {
-                    let _ = found.send(
-                        line[at + "serving MCP at ".len()..]
-                            .trim_end_matches("/mcp")
-                            .to_owned(),
-                    );
-                }
-            }
-        });
-        let base = address
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the server says where it listens");
-        Server { child, base }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A client of one agent over one kept-alive connection.
-struct Client {
-    agent: ureq::Agent,
-    url: String,
-    token: String,
-    id: u64,
-}
-
-impl Client {
-    fn new(base: &str, token: &str) -> Client {
-        Client {
-            agent: ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(60)))
-                .build()
-                .new_agent(),
-            url: format!("{base}/mcp"),
-            token: token.to_owned(),
-            id: 0,
-        }
-    }
-
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
-        let mut response = self
-            .agent
-            .post(&self.url)
-            .header("authorization", format!("Bearer {}", self.token))
-            .header("content-type", "application/json")
-            .header("accept", "application/json")
-            .send(body.to_string())
-            .unwrap();
-        let answer: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
-        answer["result"]["structuredContent"].clone()
-    }
 }

@@ -47,7 +47,7 @@ fn issue38_item4_every_answer_carries_the_security_headers() {
     let mut client = team.client();
     let mut signed = team.client();
     assert_eq!(signed.sign_in(&team.lead).status, 303);
-    let check = |path: &str, answer: &web_support::Answer| {
+    let check = |path: &str, answer: &support::HttpAnswer| {
         let policy = answer
             .header("content-security-policy")
             .unwrap_or_else(|| panic!("{path}: no CSP"));

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{self, HttpServer};
+use crate::support::{self, HttpAnswer, HttpServer, answer};
 
 /// A title that would be an image with a handler, if it were markup.
 pub const IMG_TITLE: &str = r#"<img src=x onerror="window.__pwned=1">"#;
@@ -193,27 +193,6 @@ impl Team {
     }
 }
 
-/// An HTTP answer.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-}
-
-impl Answer {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-}
-
 /// A client that keeps the session cookie it is given, as a browser does.
 pub struct Client {
     agent: ureq::Agent,
@@ -241,7 +220,7 @@ impl Client {
         self.base.clone()
     }
 
-    fn keep(&mut self, answer: &Answer) {
+    fn keep(&mut self, answer: &HttpAnswer) {
         if let Some(set) = answer.header("set-cookie") {
             let pair = set.split(';').next().unwrap_or("").trim();
             if pair.ends_with('=') {
@@ -253,7 +232,7 @@ impl Client {
     }
 
     /// `GET path` with the session cookie.
-    pub fn get(&mut self, path: &str) -> Answer {
+    pub fn get(&mut self, path: &str) -> HttpAnswer {
         let mut request = self.agent.get(format!("{}{path}", self.base));
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie.as_str());
@@ -264,7 +243,7 @@ impl Client {
     }
 
     /// `POST path` with a form body and `headers` (an `Origin` of the server's own unless given).
-    pub fn post_form(&mut self, path: &str, body: &str, headers: &[(&str, &str)]) -> Answer {
+    pub fn post_form(&mut self, path: &str, body: &str, headers: &[(&str, &str)]) -> HttpAnswer {
         let mut request = self
             .agent
             .post(format!("{}{path}", self.base))
@@ -284,7 +263,7 @@ impl Client {
     }
 
     /// Signs in with `token`; the answer.
-    pub fn sign_in(&mut self, token: &str) -> Answer {
+    pub fn sign_in(&mut self, token: &str) -> HttpAnswer {
         let body = format!("token={}", form_encode(token));
         self.post_form("/ui/sign-in", &body, &[])
     }
@@ -341,21 +320,6 @@ pub fn next_event(
             Ok(_) => {}
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
         }
-    }
-}
-
-fn answer(mut response: ureq::http::Response<ureq::Body>) -> Answer {
-    let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
-    let body = response.body_mut().read_to_string().unwrap_or_default();
-    Answer {
-        status,
-        headers,
-        body,
     }
 }
 

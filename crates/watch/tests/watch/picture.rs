@@ -298,15 +298,7 @@ proptest::proptest! {
     /// dependencies and holds between units, and any split into finished, waves and unplanned, the
     /// chart is inert, draws each unit once and draws exactly the dependency edges and holds.
     #[test]
-    fn issue27_item12_every_chart_is_inert_and_names_each_unit_once(
-        units in proptest::collection::vec(
-            (text(), text(), text(), proptest::option::of(text()), 0u8..4, proptest::collection::vec(0usize..12, 0..4)),
-            1..12,
-        ),
-        holds in proptest::collection::vec((0usize..12, 0usize..12, text()), 0..3),
-        title in text(),
-    ) {
-        let job = arbitrary_job(units, holds, title);
+    fn issue27_item12_every_chart_is_inert_and_names_each_unit_once(job in arbitrary_jobs()) {
         let chart = render(&job, PlanFormat::Mermaid);
         check_chart(&job, &chart);
     }
@@ -323,6 +315,28 @@ pub fn text() -> impl proptest::strategy::Strategy<Value = String> {
 /// The units of an arbitrary plan: id, title, status, agent, group (0 finished, 1 and 2 the waves, 3
 /// unplanned) and dependencies by position.
 pub type ArbitraryUnits = Vec<(String, String, String, Option<String>, u8, Vec<usize>)>;
+
+/// Jobs of up to 12 arbitrary units and 3 holds, every text from [`text`], for the properties of
+/// their pictures.
+pub fn arbitrary_jobs() -> impl proptest::strategy::Strategy<Value = shiftwork_watch::snapshot::Job> {
+    use proptest::strategy::Strategy as _;
+    (
+        proptest::collection::vec(
+            (
+                text(),
+                text(),
+                text(),
+                proptest::option::of(text()),
+                0u8..4,
+                proptest::collection::vec(0usize..12, 0..4),
+            ),
+            1..12,
+        ),
+        proptest::collection::vec((0usize..12, 0usize..12, text()), 0..3),
+        text(),
+    )
+        .prop_map(|(units, holds, title)| arbitrary_job(units, holds, title))
+}
 
 /// A job of arbitrary units and holds, titled `title`, for the properties of its pictures.
 pub fn arbitrary_job(

@@ -9,7 +9,7 @@ use shiftwork_watch::web::svg::{MAX_DRAWN, Palette, plan};
 use shiftwork_watch::web::{document, escape_markup};
 
 use crate::fixture::{mid_flight, options, sources};
-use crate::picture::{arbitrary_job, text};
+use crate::picture::{arbitrary_job, arbitrary_jobs};
 
 /// The elements and attributes a picture may hold: nothing that runs, styles or links.
 const ELEMENTS: [&str; 8] = ["svg", "title", "defs", "marker", "path", "g", "rect", "text"];
@@ -242,15 +242,7 @@ proptest::proptest! {
     /// its fixed elements and attributes only, escapes every text, and draws each unit once with
     /// exactly the arrows of the plan.
     #[test]
-    fn issue38_item4_every_picture_is_inert(
-        units in proptest::collection::vec(
-            (text(), text(), text(), proptest::option::of(text()), 0u8..4, proptest::collection::vec(0usize..12, 0..4)),
-            1..12,
-        ),
-        holds in proptest::collection::vec((0usize..12, 0usize..12, text()), 0..3),
-        title in text(),
-    ) {
-        let job = arbitrary_job(units, holds, title);
+    fn issue38_item4_every_picture_is_inert(job in arbitrary_jobs()) {
         check_svg(&job, &plan(&job, Palette::Light));
         check_svg(&job, &plan(&job, Palette::Dark));
         let doc = document::of(&shiftwork_watch::snapshot::Snapshot {
