@@ -32,7 +32,7 @@ pub const CLAIMED_LISTED: usize = 100;
 ///     hours: None,
 /// };
 /// let doc = shiftwork_watch::web::document::of(&snapshot);
-/// assert_eq!(doc["now"], 1_790_157_600_000_i64);
+/// assert_eq!(doc["now"], 1_789_984_800_000_i64);
 /// assert_eq!(doc["zone"], "Europe/London");
 /// assert_eq!(doc["jobs"][0]["error"], "checkpoint unreadable");
 /// ```
