@@ -87,6 +87,9 @@ pub const MAX_FORM: usize = 16 * 1024;
 pub const FORM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Sign-ins a second, for the whole server (each checks a token).
 pub const SIGN_IN_RATE: f64 = 20.0;
+/// The frames an event stream's queue holds (an event is three); a reader too slow for them skips
+/// to the newest document.
+pub const STREAM_QUEUE: usize = 8;
 /// How often an event stream checks its session again.
 pub const STREAM_TICK: Duration = Duration::from_secs(1);
 /// How old a reading a request may be answered from: a page is answered at once while the view is
@@ -451,17 +454,28 @@ async fn state_document(state: &State, ui: &Ui, headers: &HeaderMap) -> Response
 
 /// A publication as the page receives it: the server's time now, and the document.
 fn envelope(published: &Published) -> Bytes {
-    let now = chrono::Utc::now().timestamp_millis();
-    let document: &[u8] = if published.document.is_empty() {
-        b"null"
-    } else {
-        &published.document
-    };
-    let mut out = Vec::with_capacity(document.len() + 40);
-    out.extend_from_slice(format!("{{\"now\":{now},\"state\":").as_bytes());
-    out.extend_from_slice(document);
-    out.push(b'}');
+    let [head, document, tail] = envelope_parts(published, b"", b"");
+    let mut out = Vec::with_capacity(head.len() + document.len() + tail.len());
+    for part in [head, document, tail] {
+        out.extend_from_slice(&part);
+    }
     Bytes::from(out)
+}
+
+/// [`envelope`] in three parts between `before` and `after`: the document itself is the published
+/// bytes, shared (an event stream sends it without a copy of its own).
+fn envelope_parts(published: &Published, before: &[u8], after: &'static [u8]) -> [Bytes; 3] {
+    let now = chrono::Utc::now().timestamp_millis();
+    let document = if published.document.is_empty() {
+        Bytes::from_static(b"null")
+    } else {
+        published.document.clone()
+    };
+    let mut head = before.to_vec();
+    head.extend_from_slice(format!("{{\"now\":{now},\"state\":").as_bytes());
+    let mut tail = b"}".to_vec();
+    tail.extend_from_slice(after);
+    [Bytes::from(head), document, Bytes::from(tail)]
 }
 
 /// `GET /ui/events`: the publications as server-sent events while the session lasts.
@@ -484,7 +498,7 @@ fn events(state: &Arc<State>, ui: &Ui, headers: &HeaderMap) -> Response<Body> {
             .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         return response;
     }
-    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(2);
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(STREAM_QUEUE);
     let subscription = ui.feed.subscribe();
     let state = Arc::clone(state);
     tokio::spawn(async move {
@@ -519,16 +533,21 @@ async fn stream(
     let mut quiet = Duration::ZERO;
     loop {
         if pending {
+            if sender.is_closed() {
+                return;
+            }
+            // One event is three frames, the document shared: sent whole when there is room for
+            // all three (this task is the queue's only sender), else left for a later turn.
+            // Marked seen even when it waits for room: `pending` sends the newest at a later turn.
             let published = Arc::clone(&subscription.latest.borrow_and_update());
-            if published.version > 0 {
-                match sender.try_send(event("state", &envelope(&published))) {
-                    Ok(()) => {
-                        pending = false;
-                        quiet = Duration::ZERO;
+            if published.version > 0 && sender.capacity() >= 3 {
+                for frame in envelope_parts(&published, b"event: state\ndata: ", b"\n\n") {
+                    if sender.try_send(frame).is_err() {
+                        return;
                     }
-                    Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
-                    Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
                 }
+                pending = false;
+                quiet = Duration::ZERO;
             }
         }
         tokio::select! {
