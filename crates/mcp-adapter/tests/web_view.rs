@@ -471,3 +471,28 @@ fn issue38_item1_the_web_view_settings() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// Issue 38 item 3 (start-up and shutdown): SIGTERM ends the open pages' streams, and the server
+/// exits 0 as it drains.
+#[test]
+fn issue38_item3_a_signal_ends_the_open_pages_and_the_server_exits() {
+    let mut team = Team::start(&[]);
+    let mut client = team.client();
+    assert_eq!(client.sign_in(&team.lead).status, 303);
+    let events = client.events();
+    assert!(next_event(&events, "state", Duration::from_secs(20), |_| true).is_some());
+    // SAFETY: kill(2) on the server's pid with a valid signal.
+    assert_eq!(unsafe { libc::kill(team.server.pid() as i32, libc::SIGTERM) }, 0);
+    let status = team
+        .server
+        .wait_for_exit(Duration::from_secs(30))
+        .expect("the server exits");
+    assert!(status.success(), "{status:?}");
+    loop {
+        match events.recv_timeout(Duration::from_secs(20)) {
+            Ok(_) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the stream did not end"),
+        }
+    }
+}
