@@ -183,7 +183,7 @@
     });
     put(article, el('h4', { text: 'Waves' }), job.waves.length ? waves : el('p', { class: 'muted', text: 'No unit is left to run.' }));
     if (job.unplanned.length) put(article, el('h4', { text: 'Not planned' }), el('ul', {}, job.unplanned.map(unitLine)));
-    if (job.finished.length) put(article, el('details', {}, el('summary', { text: `Finished (${job.finished.length})` }), el('ul', {}, job.finished.map(unitLine))));
+    if (job.finished.length) put(article, el('details', { 'data-key': `finished:${index}` }, el('summary', { 'data-key': `summary:finished:${index}`, text: `Finished (${job.finished.length})` }), el('ul', {}, job.finished.map(unitLine))));
     if (job.units_left_out) put(article, el('p', { class: 'muted', text: `${job.units_left_out} more units are not listed here.` }));
     if (job.held.length) {
       put(article, el('h4', { text: 'Holds on shared files' }), el('ul', {}, job.held.map((h) =>
@@ -201,7 +201,7 @@
     }
     if (job.questions.length) put(article, el('h4', { text: 'Open questions' }), el('ul', {}, job.questions.map((q) => el('li', {}, el('span', { text: q.text }), el('span', { class: 'muted', text: ` (${q.kind})` })))));
     if (job.history.length) {
-      put(article, el('details', {}, el('summary', { text: `History (${job.history.length})` }), el('ul', {}, job.history.map((h) =>
+      put(article, el('details', { 'data-key': `history:${index}` }, el('summary', { 'data-key': `summary:history:${index}`, text: `History (${job.history.length})` }), el('ul', {}, job.history.map((h) =>
         el('li', {}, el('strong', { text: h.unit }), ` ${h.outcome}`, h.notes ? el('span', { class: 'muted', text: ` — ${h.notes}` }) : null)))));
     }
     return article;
@@ -265,6 +265,8 @@
 
   function render(doc) {
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+    // What the reader opened stays open across updates.
+    const open = new Set([...document.querySelectorAll('details[open][data-key]')].map((d) => d.dataset.key));
     current = doc;
     serverTime = formatter(doc.zone);
     byId('server-zone').textContent = doc.zone;
@@ -275,6 +277,7 @@
     byId('contracts-body').replaceChildren(...contractsSection(doc).filter(Boolean));
     byId('worklog-body').replaceChildren(...worklogSection(doc).filter(Boolean));
     document.body.dataset.version = String(doc.version);
+    for (const details of document.querySelectorAll('details[data-key]')) details.open = open.has(details.dataset.key);
     tick();
     if (focused) {
       const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
