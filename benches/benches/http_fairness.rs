@@ -119,14 +119,16 @@ fn waiting_polls(polls: usize, samples: usize) {
     let bob = token(&file, "bob");
     let db = dir.path().join("contracts.db");
     let server = Server::start(
-        dir.path(),
         &[
+            "--tools",
+            "contracts,hours",
             "--auth-tokens",
             file.to_str().unwrap(),
             "--contracts-db",
             db.to_str().unwrap(),
         ],
         &[("HOME", dir.path())],
+        Some(dir.path()),
     );
     let client = agent();
     let url = format!("{}/mcp", server.base);
@@ -255,8 +257,9 @@ fn stalled_key_fetch(samples: usize) {
     let url = hanging_issuer(std::fs::read_to_string(jwks_fixture()).unwrap());
     let db = dir.path().join("contracts.db");
     let server = Server::start(
-        dir.path(),
         &[
+            "--tools",
+            "contracts,hours",
             "--auth-jwt-jwks",
             &url,
             "--auth-jwt-issuer",
@@ -267,6 +270,7 @@ fn stalled_key_fetch(samples: usize) {
             db.to_str().unwrap(),
         ],
         &[("HOME", dir.path())],
+        Some(dir.path()),
     );
     let client = agent();
     let health = format!("{}/healthz", server.base);

@@ -1,5 +1,5 @@
 //! What several bench targets share: the 1,000-unit checkpoint of the shift-work figures, the
-//! release binary of `shiftwork-mcp` and a client over its stdio ([`stdio`]), a PostgreSQL store of
+//! release binary of `shiftwork-mcp` and a client over its stdio ([`stdio`]) or over HTTP ([`http`]), a PostgreSQL store of
 //! its own, the workload factor and the CPU's name. Each target uses part of it.
 #![allow(dead_code)]
 

@@ -383,6 +383,7 @@ fn serve_notes(groups: &[&Group]) -> String {
 pub fn serve_settings(groups: &[&Group]) -> Vec<Setting> {
     let mut all = settings_of(groups, true);
     all.extend_from_slice(crate::http::SETTINGS);
+    all.extend_from_slice(crate::http::ui::SETTINGS);
     all
 }
 

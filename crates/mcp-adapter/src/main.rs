@@ -238,6 +238,9 @@ fn serve_http(
         Ok(url) => tracing::info!("serving MCP at {url}"),
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
     }
+    if let Some(url) = http.ui_url() {
+        tracing::info!("serving the web view at {url}");
+    }
     let served = http.run();
     shiftwork_mcp::telemetry::shutdown(shutdown::GRACE);
     log::flush(Duration::from_millis(200));

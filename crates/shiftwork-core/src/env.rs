@@ -136,6 +136,29 @@ impl Env {
         self
     }
 
+    /// Refuses `checkpoint` as every call on it is refused when the environment is confined and the
+    /// checkpoint, its ledger or its lock files resolve, links followed, outside the roots
+    /// ([`crate::ShiftworkRefusal::OutsideRoots`]); `Ok` when they all lie inside, or when the
+    /// environment is not confined. A reader that opens a checkpoint without calling an operation (a
+    /// view of the job) asks this first, so that it reads no file the tools would not.
+    ///
+    /// ```
+    /// use std::path::{Path, PathBuf};
+    /// use std::sync::Arc;
+    /// use shiftwork_core::Env;
+    /// use shiftwork_seams::{ManualClock, MemFs, MemHost};
+    /// let fs = MemFs::new();
+    /// fs.write_file("/srv/jobs/a/cp.json", b"{}");
+    /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
+    /// let env = Env::new(Arc::new(fs), Arc::new(clock), Arc::new(MemHost::new(1, "h")))
+    ///     .with_roots([PathBuf::from("/srv/jobs")]);
+    /// assert!(env.confine_checkpoint(Path::new("/srv/jobs/a/cp.json")).is_ok());
+    /// assert_eq!(env.confine_checkpoint(Path::new("/etc/cp.json")).unwrap_err().code(), "OUTSIDE_ROOTS");
+    /// ```
+    pub fn confine_checkpoint(&self, checkpoint: &Path) -> Result<(), crate::ShiftworkRefusal> {
+        self.confine(&crate::paths::CheckpointPaths::new(checkpoint), &[])
+    }
+
     /// Refuses the call when the environment is confined and one of the files every call on `paths`
     /// opens (the checkpoint, its ledger, its lock files) or one of `more` (with the name the refusal
     /// gives it) resolves outside the roots.

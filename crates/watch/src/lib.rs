@@ -10,6 +10,7 @@
 //!   into a [`snapshot::Snapshot`] — plain values, no terminal type;
 //! * [`draw`] is the thin ratatui layer that draws a snapshot, [`report`] writes it as plain text,
 //!   [`picture`] draws a plan as a Mermaid flowchart or text;
+//! * [`web`] is the same snapshot for a web page: a JSON document and the plan as an SVG picture;
 //! * [`view`] is what the person changes (focus, scrolling, the filter), driven by [`view::Key`]s;
 //! * [`run`] is the full-screen terminal session: it redraws when a checkpoint, its ledger or the
 //!   contracts store changes (file change notification, no polling of files), at most ten times a
@@ -56,6 +57,7 @@ pub mod report;
 pub mod snapshot;
 mod sources;
 pub mod view;
+pub mod web;
 
 use std::io::Write;
 use std::path::Path;

@@ -184,6 +184,27 @@ pub struct CheckResult {
     pub message: String,
 }
 
+/// The items of the log's checklist ([`crate::Worklog::items`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogItems {
+    /// What was found, as [`crate::Worklog::check`] says it.
+    pub status: CheckStatus,
+    /// The log file's name, without its directory; `None` for `no_dir` and `no_file`.
+    pub file: Option<String>,
+    /// The checklist's items in order; empty unless the status is `ok`.
+    pub items: Vec<crate::core::ChecklistItem>,
+}
+
+impl LogItems {
+    pub(crate) fn unreached(status: CheckStatus) -> LogItems {
+        LogItems {
+            status,
+            file: None,
+            items: Vec::new(),
+        }
+    }
+}
+
 /// A log file's name as every message shows it: in double quotes, escaped the way
 /// Rust's `{:?}` escapes a string, so that a control character in a name (a line feed, an ESC) is
 /// shown as `\n` or `\u{1b}` and never reaches a terminal raw. A plain name reads exactly `"{name}"`.

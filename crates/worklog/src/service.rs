@@ -14,7 +14,7 @@ use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_
 use crate::config::Config;
 use crate::core::{self, AppendPlan};
 use crate::error::WorklogError;
-use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, messages};
+use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, LogItems, NotWritten, messages};
 
 /// The append lock's file, directly inside the log directory. Hidden, so never a candidate.
 pub const LOCK_FILE_NAME: &str = ".worklog.lock";
@@ -216,6 +216,42 @@ impl<F: Fs> Worklog<F> {
         Ok(match core::find_checklist(&text) {
             Some(list) => CheckResult::ok(&name, list.items as u64),
             None => CheckResult::no_checklist(&name),
+        })
+    }
+
+    /// The items of the log's checklist, for a person to read what was done (a web view of the
+    /// team's work): the newest file's name and its checklist's items in order, each item's text
+    /// as written after its box. Like [`Worklog::check`] it never writes and takes no lock, and it
+    /// names the file only, never a path; `status` says what [`Worklog::check`] would (the items are
+    /// empty unless it is [`CheckStatus::Ok`]).
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// use shiftwork_worklog::{CheckStatus, Config, Worklog};
+    /// let fs = MemFs::new();
+    /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] Fixed the login bug\n- [ ] Review\n");
+    /// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs);
+    /// let today = log.items().unwrap();
+    /// assert_eq!((today.status, today.file.as_deref()), (CheckStatus::Ok, Some("2026-09-06.md")));
+    /// assert_eq!(today.items[0].text, "Fixed the login bug");
+    /// assert!(today.items[0].checked && !today.items[1].checked);
+    /// ```
+    pub fn items(&self) -> Result<LogItems, WorklogError> {
+        let (name, path) = match self.locate()? {
+            Located::NoDir => return Ok(LogItems::unreached(CheckStatus::NoDir)),
+            Located::NoFile { .. } => return Ok(LogItems::unreached(CheckStatus::NoFile)),
+            Located::File { name, path, .. } => (name, path),
+        };
+        let (_, text) = self.read(&name, &path, false)?;
+        let items = core::checklist_items(&text);
+        Ok(LogItems {
+            status: if core::find_checklist(&text).is_some() {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::NoChecklist
+            },
+            file: Some(name),
+            items,
         })
     }
 

@@ -104,7 +104,7 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
 }
 
 /// The roots of a server over HTTP (`--roots`, else the working directory); none over stdio.
-fn roots(settings: &Settings) -> Result<Option<Vec<PathBuf>>, String> {
+pub(crate) fn roots(settings: &Settings) -> Result<Option<Vec<PathBuf>>, String> {
     if settings.value(&crate::http::HTTP).is_none() {
         return Ok(None);
     }

@@ -37,6 +37,7 @@ mod call;
 pub use call::{
     CancelOnDrop, MAX_CALLS, MAX_CALLS_PER_AGENT, MAX_PARKED_PER_AGENT, MAX_QUEUED_PER_AGENT, MAX_WAITING,
 };
+pub mod ui;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -180,6 +181,7 @@ impl HttpConfig {
     /// The configuration of `serve` from its settings, `None` when `--http` is not given; the error
     /// is a usage error naming the flag.
     pub fn from_settings(settings: &Settings) -> Result<Option<HttpConfig>, String> {
+        let ui = ui::UiConfig::from_settings(settings)?;
         let Some(addr) = settings.value(&HTTP) else {
             for s in &SETTINGS[1..] {
                 if settings.flag(s).is_some() {
@@ -239,6 +241,7 @@ impl HttpConfig {
             allowed_origins,
             auth,
             tls,
+            ui,
         }))
     }
 }
@@ -254,6 +257,8 @@ pub struct HttpConfig {
     pub auth: Auth,
     /// A certificate chain and its key (PEM) to serve HTTPS, when given.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The web view at `/ui` ([`ui`]).
+    pub ui: ui::UiConfig,
 }
 
 /// A bound HTTP server, ready to run.
@@ -289,6 +294,8 @@ struct State {
     idle: Condvar,
     stopping: AtomicBool,
     stop: tokio::sync::Notify,
+    /// The web view, unless it is off.
+    ui: Option<ui::Ui>,
 }
 
 impl HttpServer {
@@ -308,6 +315,7 @@ impl HttpServer {
         listener
             .set_nonblocking(true)
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+        let ui = ui::Ui::start(config.ui, &server, tls.is_some())?;
         Ok(HttpServer {
             state: Arc::new(State {
                 server,
@@ -324,6 +332,7 @@ impl HttpServer {
                 idle: Condvar::new(),
                 stopping: AtomicBool::new(false),
                 stop: tokio::sync::Notify::new(),
+                ui,
             }),
             listener,
             tls,
@@ -622,6 +631,7 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             response
         }
+        (_, p) if ui::serves(p) => ui::handle(state, request).await,
         (&Method::GET, "/healthz") => health(state).await,
         (&Method::GET, "/metrics") => metrics(state, &request).await,
         (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => {

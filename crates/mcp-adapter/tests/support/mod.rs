@@ -735,7 +735,8 @@ impl HttpServer {
     }
 }
 
-fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
+/// The status, headers and body of a ureq response.
+pub fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
     let status = response.status().as_u16();
     let headers = response
         .headers()
