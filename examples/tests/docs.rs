@@ -9,7 +9,7 @@
 //! | What | Lines read |
 //! |---|---|
 //! | `crates/*/src/**/*.rs`, every crate folder (the libraries and the MCP adapter) | doc comments (`///`, `//!`, `#[doc`) before the file's `#[cfg(test)]`; files that are test modules (`tests.rs`, `*_tests.rs`) are skipped |
-//! | `crates/*/README.md`, `README.md`, `ARCHITECTURE.md` | every line |
+//! | `crates/*/README.md`, `README.md`, `ARCHITECTURE.md`, `CHANGELOG.md` | every line |
 //! | `crates/*/Cargo.toml`, `Cargo.toml`, `benches/`, `examples/` and `fuzz/Cargo.toml` | comments and the `description` |
 //! | `docs/src/**/*.md` (the guide) | every line |
 //! | `examples/examples/*.rs`, `examples/src/*.rs` | every comment (a reader reads an example whole) |
@@ -33,12 +33,13 @@ enum Lines {
 
 /// What is scanned, relative to the workspace: a file, or a folder read recursively. `crates/*/`
 /// stands for every folder under `crates/`, so a new crate is scanned without being listed.
-const SCANNED: [(&str, Lines); 12] = [
+const SCANNED: [(&str, Lines); 13] = [
     ("crates/*/src", Lines::RustDocs),
     ("crates/*/README.md", Lines::Markdown),
     ("crates/*/Cargo.toml", Lines::Manifest),
     ("README.md", Lines::Markdown),
     ("ARCHITECTURE.md", Lines::Markdown),
+    ("CHANGELOG.md", Lines::Markdown),
     ("Cargo.toml", Lines::Manifest),
     ("benches/Cargo.toml", Lines::Manifest),
     ("examples/Cargo.toml", Lines::Manifest),
@@ -234,8 +235,16 @@ fn read_lines(text: &str, lines: Lines) -> Vec<(usize, &str)> {
     };
     let code = || text.split("#[cfg(test)]").next().unwrap_or_default();
     match lines {
-        Lines::RustDocs => code().lines().enumerate().filter(|(_, l)| comment(l, true)).collect(),
-        Lines::RustComments => code().lines().enumerate().filter(|(_, l)| comment(l, false)).collect(),
+        Lines::RustDocs => code()
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| comment(l, true))
+            .collect(),
+        Lines::RustComments => code()
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| comment(l, false))
+            .collect(),
         Lines::Markdown => text.lines().enumerate().collect(),
         Lines::Manifest => text
             .lines()
@@ -246,11 +255,18 @@ fn read_lines(text: &str, lines: Lines) -> Vec<(usize, &str)> {
 }
 
 /// The names of the items marked `#[doc(hidden)]` in `sources`: the name of the item the attribute
-/// stands on (`pub mod testing;` gives `testing`).
+/// stands on (`pub mod testing;` gives `testing`, `pub use a::b as c;` gives `c`), and the module of
+/// a file that hides itself (`#![doc(hidden)]`).
 fn hidden_items(sources: &[PathBuf]) -> BTreeSet<String> {
     let mut hidden = BTreeSet::new();
     for file in sources {
         let text = std::fs::read_to_string(file).unwrap();
+        if text
+            .lines()
+            .any(|l| l.trim_start().starts_with("#![doc(hidden)]"))
+        {
+            hidden.extend(file.file_stem().map(|s| s.to_string_lossy().into_owned()));
+        }
         let mut lines = text.lines();
         while let Some(line) = lines.next() {
             if !line.trim_start().starts_with("#[doc(hidden)]") {
@@ -261,13 +277,21 @@ fn hidden_items(sources: &[PathBuf]) -> BTreeSet<String> {
                 .map(str::trim)
                 .find(|l| !l.starts_with("#[") && !l.starts_with("//"))
                 .unwrap_or_default();
-            let name = item
+            let mut words = item
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty())
-                .find(|w| {
-                    !["pub", "crate", "super", "mod", "fn", "struct", "enum", "trait", "const", "static", "type", "use", "unsafe", "async", "extern", "in", "self"]
-                        .contains(w)
-                });
+                .filter(|w| !w.is_empty());
+            // A re-export is known by the last name it gives.
+            let name = if item.contains("use ") {
+                words.next_back()
+            } else {
+                words.find(|w| {
+                    ![
+                        "pub", "crate", "super", "mod", "fn", "struct", "enum", "trait", "const", "static",
+                        "type", "use", "unsafe", "async", "extern", "in", "self",
+                    ]
+                    .contains(w)
+                })
+            };
             hidden.extend(name.map(str::to_owned));
         }
     }
@@ -370,7 +394,10 @@ fn the_citation_scan_catches_each_kind() {
 #[test]
 fn the_example_scan_reads_rust_blocks_only() {
     let source = "/// Text naming testing.\n/// ```\n/// # use x::testing;\n/// ```\n/// ```text\n/// testing\n/// ```\nfn f() {}\n";
-    let lines: Vec<&str> = doc_example_lines(source, false).into_iter().map(|(_, l)| l).collect();
+    let lines: Vec<&str> = doc_example_lines(source, false)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
     assert_eq!(lines, [" # use x::testing;"]);
     assert!(names("x::testing::f()", "testing"));
     assert!(!names("x::testing_more", "testing"));

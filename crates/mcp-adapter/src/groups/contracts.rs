@@ -486,7 +486,7 @@ fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> An
     answered(Err(shiftwork_contracts::args::unknown_argument(key, known)))
 }
 
-/// The descriptor parts the spec fixes per tool: title, description, hints.
+/// The descriptor parts fixed per tool: title, description, hints.
 fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     match name {
         "dispatch_contract" => ("Dispatch contract", DISPATCH, Hints::local(false, false, false)),
