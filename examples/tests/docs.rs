@@ -140,7 +140,7 @@ fn docs_manifests_and_the_guide_cite_nothing_outside_the_repository() {
 }
 
 /// No doc example — a fenced block of a doc comment, its hidden `# ` lines included, or a Rust block
-/// of the guide — names an item marked `#[doc(hidden)]`: a reader cannot look it up, and its API is
+/// of the guide or a README — names an item marked `#[doc(hidden)]`: a reader cannot look it up, and its API is
 /// not kept stable.
 #[test]
 fn no_doc_example_uses_a_hidden_item() {
@@ -153,7 +153,10 @@ fn no_doc_example_uses_a_hidden_item() {
     );
     let mut found = Vec::new();
     let mut examples = 0;
-    let guide = expand(&workspace, "docs/src");
+    // The guide and the READMEs: their Rust blocks are examples a reader copies.
+    let mut guide = expand(&workspace, "docs/src");
+    guide.extend(expand(&workspace, "crates/*/README.md"));
+    guide.push(workspace.join("README.md"));
     for file in sources.iter().chain(&guide) {
         let text = std::fs::read_to_string(file).unwrap();
         let markdown = file.extension().is_some_and(|e| e == "md");
