@@ -777,8 +777,13 @@ impl<'a> Scan<'a> {
                     });
                 }
                 "params" => {
+                    let start = scan.pos;
                     fields.params = match scan.peek() {
-                        Some(b'{') => scan.params(reader)?,
+                        Some(b'{') => {
+                            let mut params = scan.params(reader)?;
+                            params.text = Some(scan.text(start, scan.pos));
+                            params
+                        }
                         _ => Params {
                             shape: Some(scan.value()?),
                             ..Params::default()

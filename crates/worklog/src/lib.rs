@@ -68,7 +68,9 @@ mod service;
 
 pub use config::Config;
 pub use error::WorklogError;
-pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, quoted_name};
+pub use outcome::{
+    AppendResult, AppendStatus, CheckResult, CheckStatus, ItemsResult, NotWritten, quoted_name,
+};
 pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, MAX_LOG_BYTES, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
 
 /// The crate's README, run as a doc test so that its example stays true.

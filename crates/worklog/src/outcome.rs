@@ -184,6 +184,33 @@ pub struct CheckResult {
     pub message: String,
 }
 
+/// What a reader of the log is shown ([`crate::Worklog::items`]): the status as a check gives it,
+/// the file's name, the checklist's items and a sentence. Serializes to `{"status", "file", "items",
+/// "message"}` in that order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[must_use = "a read changes nothing: its answer is all it gives"]
+pub struct ItemsResult {
+    /// What was found.
+    pub status: CheckStatus,
+    /// The log file's name, without its directory; `None` for `no_dir` and `no_file`.
+    pub file: Option<String>,
+    /// The checklist's items in file order; empty unless the status is `ok`.
+    pub items: Vec<crate::core::Item>,
+    /// One sentence saying what was found; it names the file, never a path.
+    pub message: String,
+}
+
+impl ItemsResult {
+    pub(crate) fn unreached(status: CheckStatus, message: &str) -> Self {
+        ItemsResult {
+            status,
+            file: None,
+            items: Vec::new(),
+            message: message.to_owned(),
+        }
+    }
+}
+
 /// A log file's name as every message shows it: in double quotes, escaped the way
 /// Rust's `{:?}` escapes a string, so that a control character in a name (a line feed, an ESC) is
 /// shown as `\n` or `\u{1b}` and never reaches a terminal raw. A plain name reads exactly `"{name}"`.

@@ -14,7 +14,9 @@ use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_
 use crate::config::Config;
 use crate::core::{self, AppendPlan};
 use crate::error::WorklogError;
-use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, NotWritten, messages};
+use crate::outcome::{
+    AppendResult, AppendStatus, CheckResult, CheckStatus, ItemsResult, NotWritten, messages,
+};
 
 /// The append lock's file, directly inside the log directory. Hidden, so never a candidate.
 pub const LOCK_FILE_NAME: &str = ".worklog.lock";
@@ -216,6 +218,49 @@ impl<F: Fs> Worklog<F> {
         Ok(match core::find_checklist(&text) {
             Some(list) => CheckResult::ok(&name, list.items as u64),
             None => CheckResult::no_checklist(&name),
+        })
+    }
+
+    /// The items of the newest file's checklist, for a reader that shows what was done (the file's
+    /// name, never its path, and each item's state and text). Never writes and takes no lock, as
+    /// [`Worklog::check`]; the status says what was found as `check`'s does, and `items` is empty
+    /// unless it is [`CheckStatus::Ok`].
+    ///
+    /// ```
+    /// use shiftwork_seams::MemFs;
+    /// use shiftwork_worklog::{CheckStatus, Config, Worklog};
+    /// let fs = MemFs::new();
+    /// fs.write_file("/notes/2026-09-06.md", b"# Today\n\n- [x] Fixed the bug\n- [ ] Write the notes\n");
+    /// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs);
+    /// let read = log.items().unwrap();
+    /// assert_eq!((read.status, read.file.as_deref()), (CheckStatus::Ok, Some("2026-09-06.md")));
+    /// assert_eq!(read.items.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["Fixed the bug", "Write the notes"]);
+    /// ```
+    pub fn items(&self) -> Result<ItemsResult, WorklogError> {
+        let (name, path) = match self.locate()? {
+            Located::NoDir => return Ok(ItemsResult::unreached(CheckStatus::NoDir, messages::NO_DIR)),
+            Located::NoFile { pattern } => {
+                return Ok(ItemsResult::unreached(
+                    CheckStatus::NoFile,
+                    no_file_message(pattern),
+                ));
+            }
+            Located::File { name, path, .. } => (name, path),
+        };
+        let (_, text) = self.read(&name, &path, false)?;
+        Ok(match core::checklist_items(&text) {
+            Some(items) => ItemsResult {
+                status: CheckStatus::Ok,
+                message: messages::ok(&name, items.len() as u64),
+                file: Some(name),
+                items,
+            },
+            None => ItemsResult {
+                status: CheckStatus::NoChecklist,
+                message: messages::no_checklist(&name),
+                file: Some(name),
+                items: Vec::new(),
+            },
         })
     }
 

@@ -23,4 +23,5 @@ mod rules;
 pub mod scenarios;
 mod store_files;
 pub mod support;
+mod tasks;
 mod waits;

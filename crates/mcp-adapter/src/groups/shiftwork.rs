@@ -80,6 +80,12 @@ pub static GROUP: Group = Group {
 };
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
+    Ok(tools(Arc::new(env(settings)?)))
+}
+
+/// The environment the group's calls run in, from the settings: probes, the memory budget, and over
+/// HTTP the roots (the resources read the job through the same one).
+pub(crate) fn env(settings: &Settings) -> Result<Env, String> {
     let probes = settings.switch(&PROBES) && !settings.switch(&NO_PROBES);
     let budget = match settings.value(&MEMORY_BUDGET) {
         Some(text) => parse_bytes(text).ok_or_else(|| {
@@ -94,11 +100,10 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let env = Env::os()
         .with_probes(probes)
         .with_memory_budget(MemoryBudget::new(budget));
-    let env = match roots(settings)? {
+    Ok(match roots(settings)? {
         Some(roots) => env.with_roots(roots),
         None => env,
-    };
-    Ok(tools(Arc::new(env)))
+    })
 }
 
 /// The roots of a server over HTTP (`--roots`, else the working directory); none over stdio.
@@ -468,6 +473,17 @@ fn answered<T: Answer>(tool: &str, result: &Result<T, ShiftworkRefusal>) -> Answ
             verdict: Verdict::Refusal(refusal.code()),
         },
     }
+}
+
+/// The answer object's JSON text of a checkpoint operation's result, as the tool's
+/// `structuredContent` holds it (the resources show the same).
+pub(crate) fn structured<T: Answer>(result: &Result<T, ShiftworkRefusal>) -> String {
+    let mut structured = String::with_capacity(result.size_hint());
+    result.emit(&mut sjson::Formatter::new(
+        &mut structured,
+        sjson::Style::STRUCTURED,
+    ));
+    structured
 }
 
 /// An answer as the tool's result (SW-44): the `structuredContent` text and the indented text block,

@@ -71,7 +71,7 @@ const CHECK_DESCRIPTION: &str = "Tells whether the work log can be reached right
 It takes no arguments and changes nothing: a file without a checklist is reported as `no_checklist`, not given one. The answer gives the file's name and how many items its checklist holds, never the items. Do not call it before every append.";
 
 /// The configuration of §2 from flags and environment, read once at start-up (WL-7, WL-13).
-fn config(settings: &Settings) -> Config {
+pub(crate) fn config(settings: &Settings) -> Config {
     Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
 }
 

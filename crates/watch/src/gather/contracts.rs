@@ -151,6 +151,13 @@ impl ContractsReader {
         }
     }
 
+    /// The store, opened read-only on first use as [`ContractsReader::read`] opens it (never created,
+    /// initialised or written), for a reader that asks it more than the pane shows (one contract in
+    /// full); the pane's sentence when it cannot be opened.
+    pub fn store(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
+        self.opened(fs)
+    }
+
     fn opened(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
         if let Some(store) = &self.store {
             return Ok(store.clone());

@@ -3,7 +3,7 @@
 //! * [`is_ws`] — the whitespace set W;
 //! * [`first_control_character`] and [`MAX_DESCRIPTION_BYTES`] — what a description may hold;
 //! * [`normalize`] — the description's normal form;
-//! * [`find_checklist`] — the checklist of a file text;
+//! * [`find_checklist`] — the checklist of a file text, and [`checklist_items`] its items;
 //! * [`plan_append`] — the duplicate decision and the byte splice of an append.
 //!
 //! The parser scans bytes with `memchr` and stops at the end of the checklist's block.
@@ -11,11 +11,13 @@
 mod checklist;
 mod description;
 mod grammar;
+mod items;
 mod normalize;
 mod plan;
 mod text;
 
 pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
+pub use items::{Item, checklist_items};
 pub use normalize::normalize;
 pub use plan::{AppendPlan, plan_append};
 pub use text::is_ws;
