@@ -114,7 +114,6 @@ pub mod request;
 pub mod roots;
 pub mod schema;
 pub mod store;
-pub mod tasks;
 #[doc(hidden)]
 pub mod testing;
 pub mod transition;

@@ -33,11 +33,7 @@ pub struct MemoryStore {
     watchers: crate::wait::Watchers,
     /// Told of the leases sweeps end.
     observer: ObserverSlot,
-    /// The durable tasks ([`crate::tasks`]), by id.
-    tasks: tasks::Tasks,
 }
-
-mod tasks;
 
 #[derive(Default)]
 struct State {
@@ -53,7 +49,6 @@ impl MemoryStore {
             state: Mutex::new(State::default()),
             watchers: crate::wait::Watchers::default(),
             observer: ObserverSlot::default(),
-            tasks: tasks::Tasks::default(),
         }
     }
 
@@ -144,10 +139,6 @@ impl MemoryStore {
 }
 
 impl Store for MemoryStore {
-    fn tasks(&self) -> Option<&dyn crate::tasks::TaskStore> {
-        Some(self)
-    }
-
     fn clock(&self) -> Arc<dyn Clock> {
         Arc::clone(&self.clock)
     }

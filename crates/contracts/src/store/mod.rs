@@ -351,12 +351,6 @@ pub trait Store: Send + Sync {
         })
     }
 
-    /// The durable tasks this store keeps beside its contracts ([`crate::tasks`]); `None` for a store
-    /// that keeps none (the default).
-    fn tasks(&self) -> Option<&dyn crate::tasks::TaskStore> {
-        None
-    }
-
     /// Tells `observer` of the leases this store's sweeps end or return to the queue
     /// ([`crate::observe::ContractEvent::LeaseExpired`] and `Redelivered`): they happen inside its
     /// transactions, unseen by the facade. The facade's builder calls it when it is given an

@@ -28,9 +28,7 @@ use crate::transition::Reply;
 use crate::wait::{Wake, Watchers};
 
 /// The schema version of this crate (2 since delivery counts, availability and cancellation).
-pub const PG_SCHEMA_VERSION: i64 = 3;
-
-mod tasks;
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// How long the listening thread waits for a notification before it looks at its waiters again.
 const LISTEN_SLICE: Duration = Duration::from_millis(200);
@@ -555,14 +553,13 @@ CREATE INDEX contracts_live ON contracts (target_agent) WHERE status IN ('SUBMIT
 UPDATE contracts_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
-/// What on the store's tables the schema does not define: a trigger, a rule, a row
+/// What on the store's two tables the schema does not define: a trigger, a rule, a row
 /// security policy or row security itself, or a table that is not a plain table (a view named
 /// `contracts`). Each row: the kind, its name, the table.
 const FOREIGN_OBJECTS: &str = "
 WITH ours AS (
   SELECT c.oid, c.relname, c.relkind, c.relrowsecurity FROM pg_class c
-   WHERE c.oid IN (to_regclass('contracts'), to_regclass('contracts_meta'),
-                   to_regclass('contracts_tasks')))
+   WHERE c.oid IN (to_regclass('contracts'), to_regclass('contracts_meta')))
 SELECT 'a trigger', t.tgname::text, o.relname::text FROM pg_trigger t JOIN ours o ON o.oid = t.tgrelid
  WHERE NOT t.tgisinternal
 UNION ALL
@@ -953,7 +950,7 @@ impl PgStore {
                 .get(0);
             if !exists {
                 tx.batch_execute(SCHEMA).map_err(classify)?;
-                return tx.batch_execute(tasks::MIGRATE_V2).map_err(classify);
+                return Ok(());
             }
             check_objects(tx)?;
             let version: String = tx
@@ -965,11 +962,7 @@ impl PgStore {
                 .get(0);
             match version.parse::<i64>() {
                 Ok(PG_SCHEMA_VERSION) => Ok(()),
-                Ok(1) => {
-                    tx.batch_execute(MIGRATE_V1).map_err(classify)?;
-                    tx.batch_execute(tasks::MIGRATE_V2).map_err(classify)
-                }
-                Ok(2) => tx.batch_execute(tasks::MIGRATE_V2).map_err(classify),
+                Ok(1) => tx.batch_execute(MIGRATE_V1).map_err(classify),
                 Ok(v) if v > PG_SCHEMA_VERSION => Err(StoreError::unavailable(format!(
                     "the database has schema version {v}, newer than this build's {PG_SCHEMA_VERSION}"
                 ))),
@@ -1061,10 +1054,6 @@ impl Clock for ServerClock {
 }
 
 impl Store for PgStore {
-    fn tasks(&self) -> Option<&dyn crate::tasks::TaskStore> {
-        Some(self)
-    }
-
     fn clock(&self) -> Arc<dyn Clock> {
         Arc::clone(&self.clock)
     }

@@ -24,14 +24,8 @@ use crate::wait::{Wake, Watchers};
 /// `PRAGMA application_id` of a contracts database: "SWCT".
 pub const APPLICATION_ID: i32 = 0x5357_4354;
 /// The schema version of this crate (2 since delivery counts, availability and
-/// cancellation; 3 since the durable tasks, [`crate::tasks`]).
-pub const SCHEMA_VERSION: i32 = 3;
-
-/// The oldest schema version whose `contracts` table is this build's (version 3 added the tasks
-/// table only): a read-only store reads a database of this version or newer.
-pub const CONTRACTS_SCHEMA_VERSION: i32 = 2;
-
-pub(crate) mod tasks;
+/// cancellation).
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// `PRAGMA synchronous`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -535,7 +529,7 @@ impl SqliteStore {
                         "the database file is not initialised yet, and this store opens it read-only",
                     )));
                 };
-                if version < CONTRACTS_SCHEMA_VERSION {
+                if version < SCHEMA_VERSION {
                     return Err(StoreError::unavailable(format!(
                         "the database has schema version {version}, and this store opens it read-only, so it cannot be upgraded"
                     )));
@@ -969,7 +963,6 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
         Header::Fresh if fresh => {
             tx.execute_batch(&table("contracts")).map_err(io)?;
             tx.execute_batch(INDEXES).map_err(io)?;
-            tasks::create(&tx)?;
         }
         Header::Fresh => {
             return Err(StoreError::unavailable(format!(
@@ -979,14 +972,10 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
         }
         Header::Known(v) => {
             sqlite_file::check_schema(&tx, v, file)?;
-            if v == SCHEMA_VERSION {
+            if v != 1 {
                 return Ok(());
             }
-            if v == 1 {
-                migrate_v1(&tx)?;
-            }
-            // Version 2 → 3: the tasks table, beside the contracts as they are.
-            tasks::create(&tx)?;
+            migrate_v1(&tx)?;
         }
     }
     tx.execute_batch(&format!(
@@ -1307,10 +1296,6 @@ fn filters(query: &ListQuery, with_status: bool) -> (String, Vec<Sql>) {
 }
 
 impl Store for SqliteStore {
-    fn tasks(&self) -> Option<&dyn crate::tasks::TaskStore> {
-        Some(self)
-    }
-
     fn clock(&self) -> Arc<dyn Clock> {
         Arc::clone(&self.clock)
     }

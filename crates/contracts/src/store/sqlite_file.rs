@@ -466,12 +466,6 @@ pub(crate) fn check_schema(conn: &Connection, version: i32, file: &Path) -> Resu
             Some((name, s))
         })
         .collect();
-    let tasks_table = normalized(super::sqlite::tasks::TABLE);
-    let task_indexes: Vec<String> = super::sqlite::tasks::INDEXES
-        .split(';')
-        .map(normalized)
-        .filter(|s| !s.is_empty())
-        .collect();
     for (kind, name, tbl, sql) in rows {
         let sql = sql.as_deref().map(normalized);
         let ok = match kind.as_str() {
@@ -482,17 +476,9 @@ pub(crate) fn check_schema(conn: &Connection, version: i32, file: &Path) -> Resu
                         sql.map(|s| s.replacen("CREATE TABLE \"contracts\"", "CREATE TABLE contracts", 1));
                     version < 2 || sql.as_deref() == Some(table.as_str())
                 }
-                "contracts_tasks" => version >= 3 && sql.as_deref() == Some(tasks_table.as_str()),
                 "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4" => true,
                 _ => false,
             },
-            "index" if tbl == "contracts_tasks" && version >= 3 => {
-                if name.starts_with("sqlite_autoindex_contracts_tasks_") {
-                    sql.is_none()
-                } else {
-                    sql.as_deref().is_some_and(|s| task_indexes.iter().any(|t| t == s))
-                }
-            }
             "index" if tbl == "contracts" => {
                 if name.starts_with("sqlite_autoindex_contracts_") {
                     sql.is_none()

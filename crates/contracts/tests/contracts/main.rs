@@ -23,5 +23,4 @@ mod rules;
 pub mod scenarios;
 mod store_files;
 pub mod support;
-mod tasks;
 mod waits;

@@ -126,11 +126,10 @@ fn ct191_a_sqlite_database_of_schema_version_1_migrates_and_keeps_every_contract
     let clock = clock_at(T0 + 300_000);
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap());
-    // Version 1 → 2 → 3 (issue 35 item 4: the tasks table) in one transaction.
-    assert_eq!(version(&path), i64::from(shiftwork_contracts::store::SCHEMA_VERSION));
+    assert_eq!(version(&path), 2);
     check_kept(&before, &sqlite_rows(&path), "SQLite");
     assert!(store.check_integrity().unwrap().is_clean());
-    // A second open finds the current version and changes nothing.
+    // A second open finds version 2 and changes nothing.
     drop(SqliteStore::open(&path, SqliteOptions::default(), Arc::new(clock.clone()), &OsFs).unwrap());
     check_kept(&before, &sqlite_rows(&path), "SQLite, opened again");
     // It works: the seq counter is kept, and the migrated claim of bob is his.
@@ -154,7 +153,7 @@ fn ct191_a_sqlite_database_of_schema_version_1_migrates_and_keeps_every_contract
 }
 
 /// CT-191 on PostgreSQL: the dumped version-1 schema migrates under the advisory lock, keeps every
-/// contract and its sequence, and `schema_version` becomes 3 (2, then the tasks table).
+/// contract and its sequence, and `schema_version` becomes 2.
 #[cfg(feature = "postgres")]
 #[test]
 fn ct191_a_postgres_schema_of_version_1_migrates_and_keeps_every_contract() {
@@ -195,7 +194,7 @@ fn ct191_a_postgres_schema_of_version_1_migrates_and_keeps_every_contract() {
         )
         .unwrap()
         .get(0);
-    assert_eq!(version, "3", "1 → 2 → 3 (issue 35 item 4: the tasks table)");
+    assert_eq!(version, "2");
     assert!(store.check_integrity().unwrap().is_clean());
     let store: Arc<dyn Store> = Arc::new(store);
     let c = crate::concurrency::facade(store.clone(), 5);
