@@ -191,7 +191,9 @@ pub enum PromptError {
         argument: &'static str,
     },
     /// An argument that is not a string, or too long.
-    #[error("argument '{argument}' of prompt '{prompt}' must be a string of at most {MAX_ARGUMENT_CHARS} characters")]
+    #[error(
+        "argument '{argument}' of prompt '{prompt}' must be a string of at most {MAX_ARGUMENT_CHARS} characters"
+    )]
     Invalid {
         /// The prompt.
         prompt: &'static str,
@@ -231,7 +233,12 @@ pub fn get(
             return Err(PromptError::UnknownArgument {
                 prompt: prompt.name,
                 argument: clip_echo(key),
-                known: prompt.arguments.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+                known: prompt
+                    .arguments
+                    .iter()
+                    .map(|a| a.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
     }
@@ -269,7 +276,9 @@ pub fn get(
             let unit = value("unit_id");
             let which = unit
                 .as_deref()
-                .map_or(String::from("the next ready unit (the plan's cursor)"), |u| format!("the unit '{u}'"));
+                .map_or(String::from("the next ready unit (the plan's cursor)"), |u| {
+                    format!("the unit '{u}'")
+                });
             (
                 format!(
                     "Start {which} of the job whose checkpoint is '{checkpoint}'.\n\n\
@@ -279,7 +288,8 @@ pub fn get(
                      may touch and what upstream units produced. Then start the work.\n\
                      3. If it answers \"escalate\", show me the question that needs a person and stop; if \"error\", \
                      show the reason and the units that are ready.\n\nThe job's plan now:",
-                    unit.as_deref().map_or(String::new(), |u| format!(" and unit_id '{u}'"))
+                    unit.as_deref()
+                        .map_or(String::new(), |u| format!(" and unit_id '{u}'"))
                 ),
                 embed("shiftwork://plan").into_iter().collect(),
             )
@@ -287,11 +297,10 @@ pub fn get(
         "finish_unit" => {
             let unit = value("unit_id");
             let status = value("status").unwrap_or_else(|| String::from("done"));
-            let which = unit
-                .as_deref()
-                .map_or(String::from("the unit this conversation worked on (the plan's cursor if unsure)"), |u| {
-                    format!("the unit '{u}'")
-                });
+            let which = unit.as_deref().map_or(
+                String::from("the unit this conversation worked on (the plan's cursor if unsure)"),
+                |u| format!("the unit '{u}'"),
+            );
             (
                 format!(
                     "Finish {which} of the job whose checkpoint is '{checkpoint}' with status '{status}'.\n\n\
@@ -305,7 +314,8 @@ pub fn get(
                      - accounting: {{\"tokens\": the tokens this work used, \"duration_ms\": how long it took, \"model\": the \
                      model's name}}, estimates marked with \"estimate\": true.\n\
                      Then call it, and tell me the new cursor, or the reason if it refuses.",
-                    unit.as_deref().map_or(String::from("<the unit id>"), |u| format!("'{u}'"))
+                    unit.as_deref()
+                        .map_or(String::from("<the unit id>"), |u| format!("'{u}'"))
                 ),
                 embed("shiftwork://status").into_iter().collect(),
             )
@@ -344,7 +354,9 @@ pub fn get(
             )
         }
         _ => {
-            let zone = value("zone").map_or(String::from("the server's time zone"), |z| format!("the zone {z}"));
+            let zone = value("zone").map_or(String::from("the server's time zone"), |z| {
+                format!("the zone {z}")
+            });
             (
                 format!(
                     "Summarize today's work (today in {zone}) for me in a few sentences, from the work log's items \
@@ -400,10 +412,9 @@ pub fn complete(
                 .map_or(Completer::Nothing, |a| a.completer)
         }
         (Some("ref/resource"), _, Some(uri)) => {
-            let template = views
-                .templates()
-                .find(|t| t.uri == uri)
-                .ok_or_else(|| PromptError::BadReference(format!("no resource template '{}'", clip_echo(uri))))?;
+            let template = views.templates().find(|t| t.uri == uri).ok_or_else(|| {
+                PromptError::BadReference(format!("no resource template '{}'", clip_echo(uri)))
+            })?;
             match (template.kind, template.variable) {
                 (Kind::Brief, Some(v)) if v == argument => Completer::UnitIds,
                 (Kind::Contract, Some(v)) if v == argument => Completer::ContractIds,
@@ -430,13 +441,18 @@ pub fn complete(
 /// Every candidate value of a completer, in the order offered.
 fn candidates(views: &Views, completer: Completer) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    let mut unique = |values: Vec<String>| -> Vec<String> { values.into_iter().filter(|v| seen.insert(v.clone())).collect() };
+    let mut unique = |values: Vec<String>| -> Vec<String> {
+        values.into_iter().filter(|v| seen.insert(v.clone())).collect()
+    };
     match completer {
         Completer::Nothing => Vec::new(),
         Completer::UnitStatuses => ["done", "blocked", "in_progress", "todo", "dropped"]
             .map(String::from)
             .to_vec(),
-        Completer::Zones => chrono_tz::TZ_VARIANTS.iter().map(|z| z.name().to_owned()).collect(),
+        Completer::Zones => chrono_tz::TZ_VARIANTS
+            .iter()
+            .map(|z| z.name().to_owned())
+            .collect(),
         Completer::UnitIds => views.gathered_job().map_or_else(Vec::new, |job| {
             unique(
                 job.waves
@@ -454,8 +470,18 @@ fn candidates(views: &Views, completer: Completer) -> Vec<String> {
                     .claimed
                     .iter()
                     .flat_map(|c| [c.holder.clone(), c.requester.clone()])
-                    .chain(queue.waiting.iter().flat_map(|w| [w.target.clone(), w.requester.clone()]))
-                    .chain(queue.ended.iter().flat_map(|e| [e.target.clone(), e.requester.clone()]))
+                    .chain(
+                        queue
+                            .waiting
+                            .iter()
+                            .flat_map(|w| [w.target.clone(), w.requester.clone()]),
+                    )
+                    .chain(
+                        queue
+                            .ended
+                            .iter()
+                            .flat_map(|e| [e.target.clone(), e.requester.clone()]),
+                    )
                     .collect(),
             ),
             _ => Vec::new(),

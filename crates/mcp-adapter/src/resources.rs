@@ -160,7 +160,8 @@ impl ResourceDef {
     /// expansion encodes).
     pub fn instance(&self, value: &str) -> String {
         let variable = self.variable.unwrap_or_default();
-        self.uri.replace(&format!("{{{variable}}}"), &percent_encode(value))
+        self.uri
+            .replace(&format!("{{{variable}}}"), &percent_encode(value))
     }
 }
 
@@ -333,7 +334,8 @@ impl Views {
         };
         let hours = match settings.value(&HOURS).filter(|_| served("hours")) {
             Some(text) => {
-                let zone = crate::groups::hours::server_zone(settings, &crate::groups::hours::ZONE, "--hours")?;
+                let zone =
+                    crate::groups::hours::server_zone(settings, &crate::groups::hours::ZONE, "--hours")?;
                 Some(HoursWatch::parse(text, zone, zone).map_err(|e| {
                     format!(
                         "{} / {} must be an operating-hours expression: {e}",
@@ -444,8 +446,54 @@ impl Views {
         Ok(Contents {
             uri: uri.to_owned(),
             mime_type: def.mime_type,
-            text,
+            text: self.scrub(text),
         })
+    }
+
+    /// `text` with every path and URL of the server's own files put as their names: a sentence of
+    /// the live view's (a store not there yet, a checkpoint that cannot be read) names the file, as
+    /// the work-log tools do, never where it is (issue 35 item 2: no path in any resource).
+    fn scrub(&self, mut text: String) -> String {
+        for (long, short) in self.paths() {
+            if !long.is_empty() && text.contains(&long) {
+                text = text.replace(&long, &short);
+            }
+        }
+        text
+    }
+
+    /// The server's paths and URLs as a text may show them, longest first, each with what replaces it.
+    fn paths(&self) -> Vec<(String, String)> {
+        let name = |path: &std::path::Path| {
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        let mut with = |path: &std::path::Path| {
+            found.push(path.to_path_buf());
+            if let Ok(cwd) = std::env::current_dir() {
+                found.push(cwd.join(path));
+            }
+            if let Ok(real) = std::fs::canonicalize(path) {
+                found.push(real);
+            }
+        };
+        with(&self.checkpoint);
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        match &self.store {
+            Some(StoreLocation::Sqlite(path)) => with(path),
+            Some(location @ StoreLocation::Postgres(url)) => {
+                pairs.push((url.clone(), String::from("the PostgreSQL store")));
+                pairs.push((location.shown(), String::from("the PostgreSQL store")));
+            }
+            None => {}
+        }
+        if let Some(dir) = self.worklog.as_ref().and_then(|w| w.config().dir.clone()) {
+            with(&dir);
+        }
+        pairs.extend(found.iter().map(|p| (p.to_string_lossy().into_owned(), name(p))));
+        pairs.sort_by_key(|(long, _)| std::cmp::Reverse(long.len()));
+        pairs
     }
 
     /// The job as the live view gathers it, drawn by `draw`; the refusal's sentence when the
@@ -471,7 +519,9 @@ impl Views {
 
     fn status(&self) -> String {
         match &self.env {
-            Some(env) => crate::groups::shiftwork::structured(&shiftwork_core::status(env, &self.checkpoint, None)),
+            Some(env) => {
+                crate::groups::shiftwork::structured(&shiftwork_core::status(env, &self.checkpoint, None))
+            }
             None => String::from("{}"),
         }
     }
@@ -549,7 +599,9 @@ impl Views {
 
     /// When the hours gate next opens or closes.
     pub fn next_hours_change(&self) -> Option<chrono::DateTime<chrono::Utc>> {
-        self.hours.as_ref().and_then(|w| w.line(self.clock.now()).next_change)
+        self.hours
+            .as_ref()
+            .and_then(|w| w.line(self.clock.now()).next_change)
     }
 
     fn worklog(&self) -> Value {

@@ -227,6 +227,9 @@ pub struct Params<'a> {
     pub tracestate: Option<Cow<'a, str>>,
     /// `params._meta.baggage`, when a string.
     pub baggage: Option<Cow<'a, str>>,
+    /// The JSON text of `params`, when it is an object: the methods other than `tools/call`
+    /// (resources, prompts, completion, tasks) read their few members from it.
+    pub text: Option<&'a str>,
 }
 
 /// The per-request envelope of MCP 2026-07-28: what `params._meta` says of the client, under the

@@ -3,7 +3,7 @@
 
 pub mod hours;
 pub mod shiftwork;
-mod worklog;
+pub(crate) mod worklog;
 
 use crate::registry::Group;
 

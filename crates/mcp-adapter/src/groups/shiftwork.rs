@@ -63,7 +63,13 @@ pub const ROOTS: Setting = Setting {
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[PROBES, NO_PROBES, MEMORY_BUDGET, ROOTS],
+    settings: &[
+        PROBES,
+        NO_PROBES,
+        MEMORY_BUDGET,
+        ROOTS,
+        crate::resources::CHECKPOINT,
+    ],
     build,
     demo_settings,
     demo,

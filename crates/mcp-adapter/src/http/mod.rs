@@ -371,6 +371,10 @@ impl HttpHandle {
         for context in contexts {
             context.cancel();
         }
+        // The listen streams end, so that the connections holding them close.
+        if let Some(hub) = self.state.server.hub() {
+            hub.close_all();
+        }
     }
 
     /// Waits up to `timeout` until no request is being handled; true when none is.
@@ -792,6 +796,8 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
         Classified::Call { id, progress } => {
             call(state, agent, id, body, progress.filter(|_| accepts_events), link).await
         }
+        Classified::Read => read(state, agent, body).await,
+        Classified::Listen { id, uris } => listen(state, &id, uris, accepts_events),
     };
     (response, true)
 }
@@ -831,6 +837,11 @@ enum Classified {
     Accepted,
     /// A `tools/call` to run: its id token, and its progress token when it asked for progress.
     Call { id: String, progress: Option<String> },
+    /// A request that reads files or a store (a resource, a prompt, a completion): answered on a
+    /// worker thread.
+    Read,
+    /// A `subscriptions/listen` (2026-07-28): its id token and the resources it follows.
+    Listen { id: String, uris: Vec<String> },
 }
 
 /// Decodes a body and answers what needs no tool: a malformed message, a notification (a cancel
@@ -883,6 +894,23 @@ fn classify(state: &State, agent: &str, body: &[u8], headers: &RoutingHeaders) -
                     id: id.raw().to_owned(),
                     progress: params.progress_token.map(str::to_owned),
                 };
+            }
+            if state.server.hub().is_some() {
+                if method == "subscriptions/listen" {
+                    return match state.server.listen_uris(id, &params) {
+                        Ok(uris) => Classified::Listen {
+                            id: id.raw().to_owned(),
+                            uris,
+                        },
+                        Err(refusal) => Classified::Answer(StatusCode::OK, server::refusal_line(&refusal)),
+                    };
+                }
+                if matches!(
+                    method.as_ref(),
+                    "resources/read" | "prompts/get" | "completion/complete"
+                ) {
+                    return Classified::Read;
+                }
             }
             Classified::Answer(
                 StatusCode::OK,
@@ -1026,6 +1054,83 @@ async fn call(
             server::error_line(Some(&id), wire::INTERNAL_ERROR, "the call failed"),
         ),
     }
+}
+
+/// A request that reads files or a store, answered on a worker thread so that no runtime thread
+/// waits for a disk or a database.
+async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
+    let worker_state = Arc::clone(state);
+    let answered = tokio::task::spawn_blocking(move || match wire::decode(&body) {
+        Ok(Some(Message::Request { id, method, params })) => worker_state.server.respond_via(
+            id,
+            &method,
+            &params,
+            crate::telemetry::Transport::Tcp,
+            Some(&agent),
+        ),
+        _ => server::error_line(None, wire::INTERNAL_ERROR, "the request could not be read again"),
+    })
+    .await;
+    match answered {
+        Ok(line) => json_response(StatusCode::OK, line),
+        Err(_) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            server::error_line(None, wire::INTERNAL_ERROR, "the request failed"),
+        ),
+    }
+}
+
+/// `subscriptions/listen` (MCP 2026-07-28, issue 35 item 2): an event stream that opens with
+/// `notifications/subscriptions/acknowledged` and carries a `notifications/resources/updated` for
+/// each change of a followed resource, until the client closes it. The subscription ends with the
+/// stream: a sink whose receiver is gone reports it, and the hub forgets it.
+fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool) -> Response<Body> {
+    let Some(hub) = state.server.hub() else {
+        return json_response(
+            StatusCode::OK,
+            server::error_line(
+                Some(id),
+                wire::METHOD_NOT_FOUND,
+                "this server serves no resources",
+            ),
+        );
+    };
+    if !accepts_events {
+        return json_response(
+            StatusCode::NOT_ACCEPTABLE,
+            server::error_line(
+                Some(id),
+                wire::INVALID_REQUEST,
+                "subscriptions/listen answers with an event stream: the request must accept text/event-stream",
+            ),
+        );
+    }
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let _ = sender.try_send(event(&crate::subscriptions::acknowledged_line(id, &uris)));
+    let sink: crate::subscriptions::Sink = Arc::new(move |line: Option<&[u8]>| match line {
+        None => !sender.is_closed(),
+        Some(line) => match sender.try_send(event(line)) {
+            Ok(()) => true,
+            // A client that does not read its stream misses an update, and reads the resource again.
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => true,
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
+        },
+    });
+    if let Err(e) = hub.subscribe(uris, Some(id.to_owned()), sink) {
+        return json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            server::error_line(Some(id), wire::INVALID_REQUEST, &e.to_string()),
+        );
+    }
+    let mut response = Response::new(Body::Events(receiver, None));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 fn busy_response(id: &str) -> Response<Body> {

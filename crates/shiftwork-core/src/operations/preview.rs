@@ -38,7 +38,11 @@ use crate::results::ClockIn;
 /// assert_eq!(brief.unit().id.as_str(), "a");
 /// assert!(fs.file("/repo/.shiftwork/checkpoint.json.log.jsonl").is_none(), "nothing was recorded");
 /// ```
-pub fn preview_brief(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<ClockIn, ShiftworkRefusal> {
+pub fn preview_brief(
+    env: &Env,
+    checkpoint: &Path,
+    unit_id: Option<&str>,
+) -> Result<ClockIn, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
     env.confine(&paths, &[])?;
