@@ -179,8 +179,10 @@ struct Shared {
     sleepers: [AtomicUsize; 3],
     /// This session's `resources/subscribe`s: its subscriber in the server's hub, once it has one.
     subscriber: Mutex<Option<u64>>,
-    /// The `subscriptions/listen` requests open, by id, with their subscribers in the hub.
-    listens: Mutex<Vec<(IdKey, u64)>>,
+    /// The `subscriptions/listen` requests open, by id, with their subscribers in the hub (`None`
+    /// from when the request is read until its subscriber is made, so that a cancel read meanwhile
+    /// finds it).
+    listens: Mutex<Vec<(IdKey, Option<u64>)>>,
 }
 
 /// What a sleeper waits for: a request's end wakes only those it concerns, so that in the common case
@@ -533,6 +535,12 @@ impl Shared {
                         "the server is shutting down (it received SIGTERM or SIGINT)",
                     ));
                 }
+                if method == "subscriptions/listen" && self.server.hub().is_some() {
+                    self.listens
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((id.key(), None));
+                }
                 if method != "tools/call" {
                     return Work::Request(id, method, params);
                 }
@@ -626,22 +634,38 @@ impl Shared {
         };
         let refused = |refusal: &Refusal| server::refusal_line(refusal);
         if method == "subscriptions/listen" {
+            let key = id.key();
+            let forget = || {
+                let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(at) = listens.iter().position(|(k, h)| *k == key && h.is_none()) {
+                    listens.remove(at);
+                }
+            };
             let uris = match self.server.listen_uris(id, params) {
                 Ok(uris) => uris,
-                Err(refusal) => return self.send(&refused(&refusal)),
+                Err(refusal) => {
+                    forget();
+                    return self.send(&refused(&refusal));
+                }
             };
             self.send(&crate::subscriptions::acknowledged_line(id.raw(), &uris));
             match hub.subscribe(uris, Some(id.raw().to_owned()), self.sink()) {
-                Ok(subscriber) => self
-                    .listens
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push((id.key(), subscriber)),
-                Err(e) => self.send(&server::error_line(
-                    Some(id.raw()),
-                    wire::INVALID_REQUEST,
-                    &e.to_string(),
-                )),
+                Ok(subscriber) => {
+                    let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
+                    match listens.iter_mut().find(|(k, h)| *k == key && h.is_none()) {
+                        Some(entry) => entry.1 = Some(subscriber),
+                        // Cancelled while it was being made.
+                        None => hub.unsubscribe(subscriber),
+                    }
+                }
+                Err(e) => {
+                    forget();
+                    self.send(&server::error_line(
+                        Some(id.raw()),
+                        wire::INVALID_REQUEST,
+                        &e.to_string(),
+                    ));
+                }
             }
             return;
         }
@@ -689,7 +713,7 @@ impl Shared {
             let ended = listens
                 .iter()
                 .filter(|(k, _)| k == key)
-                .map(|(_, h)| *h)
+                .filter_map(|(_, h)| *h)
                 .collect();
             listens.retain(|(k, _)| k != key);
             ended
