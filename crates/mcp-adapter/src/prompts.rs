@@ -20,6 +20,9 @@ use crate::resources::{Contents, Kind, Views};
 /// The longest argument value a prompt takes, in characters.
 pub const MAX_ARGUMENT_CHARS: usize = 2_000;
 
+/// The longest wait `take_contract` asks `poll_next_task` for, in seconds (the tool's maximum).
+pub const MAX_WAIT_SEC: u64 = 60;
+
 /// The most values one completion answers (MCP's bound).
 pub const MAX_COMPLETIONS: usize = 100;
 
@@ -141,7 +144,7 @@ pub static PROMPTS: &[PromptDef] = &[
         description: "Take the next contract handed to you (poll_next_task), do the work it asks for and fulfil it, or release it when you cannot.",
         arguments: &[PromptArg {
             name: "wait_sec",
-            description: "Seconds to wait for work when none is waiting: 0 (default) to 60; up to 86400 for a client that declared the tasks extension.",
+            description: "Seconds poll_next_task waits for work when none is waiting: an integer from 0 (the default: answer at once) to 60.",
             required: false,
             completer: Completer::Nothing,
         }],
@@ -322,6 +325,12 @@ pub fn get(
         }
         "hand_review" => {
             let agent = value("agent").unwrap_or_default();
+            if shiftwork_contracts::AgentId::parse(&agent).is_err() {
+                return Err(PromptError::Invalid {
+                    prompt: prompt.name,
+                    argument: "agent",
+                });
+            }
             let focus = value("focus").map_or(String::new(), |f| format!(" Focus the review on: {f}."));
             (
                 format!(
@@ -337,7 +346,18 @@ pub fn get(
             )
         }
         "take_contract" => {
-            let wait = value("wait_sec").unwrap_or_else(|| String::from("0"));
+            let wait = match value("wait_sec") {
+                None => 0,
+                Some(text) => match text.parse::<u64>() {
+                    Ok(seconds) if seconds <= MAX_WAIT_SEC => seconds,
+                    _ => {
+                        return Err(PromptError::Invalid {
+                            prompt: prompt.name,
+                            argument: "wait_sec",
+                        });
+                    }
+                },
+            };
             (
                 format!(
                     "Take the next contract handed to me.\n\n\
