@@ -433,8 +433,8 @@ impl Views {
         };
         let (def, value) = self.find(uri).ok_or_else(not_found)?;
         let text = match (def.kind, value.as_deref()) {
-            (Kind::PlanText, _) => self.job(|job| shiftwork_watch::picture::text(job)),
-            (Kind::PlanMermaid, _) => self.job(|job| shiftwork_watch::picture::mermaid(job)),
+            (Kind::PlanText, _) => self.job(shiftwork_watch::picture::text),
+            (Kind::PlanMermaid, _) => self.job(shiftwork_watch::picture::mermaid),
             (Kind::Status, _) => self.status(),
             (Kind::Brief, Some(unit)) => self.brief(unit).ok_or_else(not_found)?,
             (Kind::Queue, _) => self.queue().to_string(),

@@ -251,7 +251,7 @@ fn issue35_item3_arguments_complete_from_the_state_on_both_transports() {
             "{all}"
         );
         let template = json!({"type": "ref/resource", "uri": "shiftwork://contracts/{contract_id}"});
-        assert_eq!(values(&complete(template, "contract_id", "")), [id.clone()]);
+        assert_eq!(values(&complete(template, "contract_id", "")), [id.as_str()]);
         let template = json!({"type": "ref/resource", "uri": "shiftwork://units/{unit_id}/brief"});
         assert_eq!(values(&complete(template, "unit_id", "U1")), ["U1"]);
 
