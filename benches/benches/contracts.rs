@@ -32,7 +32,7 @@ use shiftwork_seams::{MemFs, OsFs, SystemClock};
 const AGENTS: [&str; 4] = ["a0", "a1", "a2", "a3"];
 
 fn agent(name: &str) -> AgentId {
-    AgentId::parse(name).unwrap()
+    AgentId::new(name).unwrap()
 }
 
 fn who(name: &str) -> AgentId {
@@ -88,6 +88,7 @@ fn facade(store: Arc<dyn Store>, fs: &MemFs) -> Contracts {
     Contracts::builder(store)
         .fs(Arc::new(fs.clone()))
         .config(config())
+        .real_ids()
         .build()
 }
 
@@ -289,6 +290,7 @@ fn sweep_figure() {
     let c = Contracts::builder(store.clone())
         .fs(Arc::new(fs))
         .config(config())
+        .real_ids()
         .build();
     let d = |agent_name: &str, qttl: u64, ettl: u64| {
         c.dispatch(
@@ -448,7 +450,7 @@ fn poll_claim_sqlite(bencher: Bencher<'_, '_>) {
 #[divan::bench]
 fn transition_extend() -> shiftwork_contracts::transition::Step {
     let c = shiftwork_contracts::testing::sample_contract(0);
-    let bob = shiftwork_contracts::AgentId::parse("bob").unwrap();
+    let bob = shiftwork_contracts::AgentId::new("bob").unwrap();
     let claimed = shiftwork_contracts::transition::claim(&c, &bob, 1000).unwrap();
     shiftwork_contracts::transition::apply(
         divan::black_box(&claimed),

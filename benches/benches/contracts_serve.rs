@@ -104,18 +104,22 @@ fn library(store: Arc<dyn Store>, roots: &Path) -> Contracts {
         .allowed_roots(AllowedRoots::new([roots]))
         .build()
         .unwrap();
-    Contracts::builder(store).config(config).build()
+    Contracts::builder(store)
+        .config(config)
+        .real_fs()
+        .real_ids()
+        .build()
 }
 
 /// Dispatches `per_agent` contracts to each of `agents` agents into `store`, without pointers.
 fn fill(store: Arc<dyn Store>, roots: &Path, agents: usize, per_agent: usize) {
     let c = library(store, roots);
-    let boss = AgentId::parse("boss").unwrap();
+    let boss = AgentId::new("boss").unwrap();
     for n in 0..per_agent {
         for a in 0..agents {
             c.dispatch(&DispatchRequest::new(
                 boss.clone(),
-                AgentId::parse(&agent(a)).unwrap(),
+                AgentId::new(agent(a)).unwrap(),
                 format!("job {n}"),
                 roots.display().to_string(),
             ))
@@ -208,7 +212,7 @@ fn library_worker(role: &str) {
     let store = sqlite_store(Path::new(db));
     let roots = Path::new(parts.next().unwrap());
     let c = library(store, roots);
-    let me = AgentId::parse(name).unwrap();
+    let me = AgentId::new(name).unwrap();
     while !Path::new(go).exists() {
         std::thread::sleep(Duration::from_micros(200));
     }

@@ -41,7 +41,7 @@ fn main() {
 }
 
 fn who(name: &str) -> AgentId {
-    AgentId::parse(name).unwrap()
+    AgentId::new(name).unwrap()
 }
 
 fn open(path: &Path) -> Arc<dyn Store> {
@@ -59,7 +59,11 @@ fn facade(store: Arc<dyn Store>) -> Contracts {
         .allowed_roots(AllowedRoots::new(["/w"]))
         .build()
         .unwrap();
-    Contracts::builder(store).fs(Arc::new(fs)).config(config).build()
+    Contracts::builder(store)
+        .fs(Arc::new(fs))
+        .config(config)
+        .real_ids()
+        .build()
 }
 
 fn fill(c: &Contracts, n: usize) {

@@ -16,13 +16,12 @@
 mod common;
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde_json::{Value, json};
+use common::http::{Client, Server, token_file};
+use serde_json::json;
 
 fn main() {
     let benching = common::benching();
@@ -89,93 +88,6 @@ fn fresh_database(url: &str, _name: &str) -> String {
     url.to_owned()
 }
 
-/// A `serve --http` process on a free port: its base URL.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(db: &str, tokens: &Path, roots: &Path) -> Server {
-        let mut child = Command::new(common::server_binary())
-            .args(["serve", "--http", "127.0.0.1:0", "--tools", "contracts,hours"])
-            .args(["--auth-tokens", tokens.to_str().unwrap(), "--contracts-db", db])
-            .env("SHIFTWORK_CONTRACTS_ROOTS", roots)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (found, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(at) = line.find("serving MCP at ") {
-                    let _ = found.send(
-                        line[at + "serving MCP at ".len()..]
-                            .trim_end_matches("/mcp")
-                            .to_owned(),
-                    );
-                }
-            }
-        });
-        // `serve --http` logs where it listens at info, its default level.
-        let base = address
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the server says where it listens");
-        Server { child, base }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A client of one agent: one kept-alive connection.
-struct Client {
-    agent: ureq::Agent,
-    url: String,
-    token: String,
-    id: u64,
-}
-
-impl Client {
-    fn new(base: &str, token: &str) -> Client {
-        Client {
-            agent: ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(120)))
-                .build()
-                .new_agent(),
-            url: format!("{base}/mcp"),
-            token: token.to_owned(),
-            id: 0,
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params});
-        let mut response = self
-            .agent
-            .post(&self.url)
-            .header("authorization", format!("Bearer {}", self.token))
-            .header("content-type", "application/json")
-            .header("accept", "application/json")
-            .send(body.to_string())
-            .unwrap();
-        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
-    }
-
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"]["structuredContent"].clone()
-    }
-}
-
 /// What one client saw: the (contract, epoch) pairs it claimed and the time of each pair (µs).
 type Seen = (Vec<(String, u64)>, Vec<u64>);
 
@@ -186,25 +98,30 @@ fn agent(i: usize) -> String {
 /// A token file with `agents` agents and the boss: the file and the tokens (the boss's last).
 fn tokens(dir: &Path, agents: usize) -> (std::path::PathBuf, Vec<String>) {
     let file = dir.join(format!("tokens-{agents}"));
-    let _ = std::fs::remove_file(&file);
-    let mut tokens = Vec::new();
-    for name in (0..agents).map(agent).chain([String::from("boss")]) {
-        let out = Command::new(common::server_binary())
-            .args(["token", "add", &name, "--file", file.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        tokens.push(String::from_utf8(out.stdout).unwrap().trim().to_owned());
-    }
+    let tokens = token_file(&file, (0..agents).map(agent).chain([String::from("boss")]));
     (file, tokens)
+}
+
+/// A server of the contracts and hours tools on the store `db`, workspace roots under `roots`.
+fn serve(db: &str, tokens: &Path, roots: &Path) -> Server {
+    Server::start(
+        &[
+            "--tools",
+            "contracts,hours",
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+            "--contracts-db",
+            db,
+        ],
+        &[("SHIFTWORK_CONTRACTS_ROOTS", roots)],
+        None,
+    )
 }
 
 fn pairs(label: &str, db: &str, replicas: usize, agents: usize, per_agent: usize, dir: &Path) {
     let roots = tempfile::tempdir_in(dir).unwrap();
     let (file, tokens) = tokens(dir, agents);
-    let servers: Vec<Server> = (0..replicas)
-        .map(|_| Server::start(db, &file, roots.path()))
-        .collect();
+    let servers: Vec<Server> = (0..replicas).map(|_| serve(db, &file, roots.path())).collect();
     let mut boss = Client::new(&servers[0].base, &tokens[agents]);
     for n in 0..per_agent {
         for a in 0..agents {
@@ -290,7 +207,7 @@ fn trivial_call(n: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (file, tokens) = tokens(dir.path(), 1);
     let db = dir.path().join("c.db").display().to_string();
-    let server = Server::start(&db, &file, dir.path());
+    let server = serve(&db, &file, dir.path());
     let mut client = Client::new(&server.base, &tokens[0]);
     let mut samples = Vec::new();
     for i in 0..n + n / 10 {

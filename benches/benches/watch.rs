@@ -103,9 +103,9 @@ fn store() -> (Arc<MemoryStore>, ManualClock) {
         .ids(Arc::new(SeededIdSource::new(1)))
         .config(config)
         .build();
-    let lead = AgentId::parse("lead").unwrap();
+    let lead = AgentId::new("lead").unwrap();
     for i in 0..300 {
-        let target = AgentId::parse(&format!("agent-{}", i % 3)).unwrap();
+        let target = AgentId::new(format!("agent-{}", i % 3)).unwrap();
         queue
             .dispatch(
                 &DispatchRequest::new(lead.clone(), target.clone(), format!("Contract {i}"), "/repo")

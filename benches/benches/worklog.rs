@@ -149,10 +149,7 @@ fn fixture(ending: &str) -> String {
 fn on_disk(ending: &str) -> (tempfile::TempDir, Worklog<OsFs>) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2026-09-06.md"), fixture(ending)).unwrap();
-    let log = Worklog::new(
-        Config::from_values(dir.path().to_str(), Some(r"\.md$"), None),
-        OsFs,
-    );
+    let log = Worklog::new(Config::builder().dir(dir.path()).pattern(r"\.md$").build(), OsFs);
     (dir, log)
 }
 

@@ -1,8 +1,10 @@
-//! A small agent runtime built on the shiftwork crates, from their READMEs and rustdoc alone (issue 28):
-//! it plans a six-unit job, gates the work on operating hours across a daylight-saving change, clocks
-//! each unit in and out, logs each finished unit in the work log, and hands one unit to another agent as
-//! a contract that four threads race to claim — exactly one wins. No JSON is built by hand, and every
-//! refusal is matched by its variant or code, never by its text.
+//! A small agent runtime built on the shiftwork crates, from their READMEs and rustdoc alone: it plans
+//! a six-unit job, gates the work on operating hours across a daylight-saving change, clocks each unit
+//! in and out, logs each finished unit in the work log, and hands one unit to another agent as a
+//! contract that four threads race to claim — exactly one wins. No JSON is built by hand, every refusal
+//! is matched by its variant or code, never by its text, and the values are typed in and out: ids are
+//! `UnitId` and `AgentId`, durations `Duration`, paths `Path`. Every crate's error goes into the
+//! family's one error, `shiftwork_seams::Error`, with `?`.
 //!
 //! The seams make it deterministic: on `MemFs` and a `ManualClock` two runs write the same transcript,
 //! byte for byte (the test below checks it); `cargo run -p examples --example agent_runtime` runs it once
@@ -10,7 +12,7 @@
 
 #![allow(clippy::expect_used)] // Only on literals the example controls (a unit id, a text), which are valid.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -25,7 +27,7 @@ use shiftwork_core::authoring::{CheckpointBuilder, Job, create};
 use shiftwork_core::model::{HistoryEntry, PlannedUnit, Role, Text, UnitId, UnitStatus};
 use shiftwork_core::{Accounting, ClockIn, ClockOut, Env, ShiftworkRefusal};
 use shiftwork_hours::{Hours, Tz};
-use shiftwork_seams::{Clock, ManualClock, MemFs, MemHost};
+use shiftwork_seams::{Clock, Coded, Error, ManualClock, MemFs, MemHost};
 use shiftwork_worklog::{Config, Worklog};
 
 /// What the reviewer hands back, typed.
@@ -35,7 +37,22 @@ struct Review {
     findings: u32,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// The runtime's own failures, which join the family's error beside the crates' own.
+#[derive(Debug, thiserror::Error)]
+#[error("the runtime stopped: {0}")]
+struct Stopped(String);
+
+impl Coded for Stopped {
+    fn code(&self) -> &'static str {
+        "RUNTIME_STOPPED"
+    }
+}
+
+fn stopped(why: impl Into<String>) -> Error {
+    Stopped(why.into()).into()
+}
+
+fn main() -> Result<(), Error> {
     for line in run()? {
         println!("{line}");
     }
@@ -43,16 +60,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// One run of the runtime on fresh in-memory seams: the transcript of what happened.
-fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+fn run() -> Result<Vec<String>, Error> {
     let mut log = Vec::new();
     // Friday 27 March 2026, 16:00 in London; the clocks go forward on Sunday.
     let clock = ManualClock::new(
         Utc.with_ymd_and_hms(2026, 3, 27, 16, 0, 0)
             .single()
-            .ok_or("a valid instant")?,
+            .ok_or_else(|| stopped("no such instant"))?,
     );
+    let notes = Path::new("/notes");
+    let today = notes.join("2026-03-27.md");
     let fs = MemFs::new();
-    fs.write_file("/notes/2026-03-27.md", b"# Friday\n");
+    fs.write_file(&today, b"# Friday\n");
     let env = Env::new(
         Arc::new(fs.clone()),
         Arc::new(clock.clone()),
@@ -82,16 +101,24 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         "planned {} waves: {:?}",
         plan.batches.len(),
         plan.batches
+            .iter()
+            .map(|wave| wave.iter().map(UnitId::as_str).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(" | ")
     ));
 
     // 2. Work only in hours: London office hours, across the change to summer time.
-    let hours = Hours::parse("TZ=Europe/London Mon-Fri 09:00-17:30", Tz::UTC)?;
-    let worklog = Worklog::new(Config::from_values(Some("/notes"), None, None), fs.clone());
+    // The hours crate depends on nothing of the family: its error enters with its own code.
+    let hours =
+        Hours::parse("TZ=Europe/London Mon-Fri 09:00-17:30", Tz::UTC).map_err(|e| Error::new(e.code(), e))?;
+    let worklog = Worklog::new(Config::builder().dir(notes).build(), fs.clone());
     let queue = contract_queue(&clock)?;
     loop {
         let now = clock.now();
         if !hours.is_in(now) {
-            let opens = hours.next_open(now).ok_or("the hours open again")?;
+            let opens = hours
+                .next_open(now)
+                .ok_or_else(|| stopped("the hours never open again"))?;
             log.push(format!("{} closed; opens again {opens}", stamp(now)));
             clock.set(opens);
             continue;
@@ -99,9 +126,9 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         let brief = match shiftwork_core::clock_in(&env, checkpoint, None)? {
             ClockIn::Brief(brief) => brief,
             ClockIn::AllDone => break,
-            other => return Err(format!("unexpected clock-in: {other:?}").into()),
+            other => return Err(stopped(format!("unexpected clock-in: {other:?}"))),
         };
-        let unit = brief.unit().id.clone();
+        let unit: UnitId = brief.unit().id.clone();
         // The review goes to another agent as a contract; the others are done here.
         if unit == id("review") {
             let review = hand_over(&queue, &mut log)?;
@@ -110,20 +137,23 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
                 review.verdict, review.findings
             ));
         }
-        clock.advance(Duration::from_secs(90 * 60));
+        let worked = Duration::from_secs(90 * 60);
+        clock.advance(worked);
         let done = ClockOut::new(
             checkpoint,
             unit.clone(),
             UnitStatus::Done,
             HistoryEntry::new(unit.clone(), text("done")),
         )
-        .with_accounting(Accounting::new(12_000, 90 * 60 * 1000));
+        .with_accounting(Accounting::new(12_000, worked));
         let out = shiftwork_core::clock_out(&env, &done)?;
+        // The new cursor comes back as the id it is.
+        let cursor: &UnitId = &out.cursor;
         let written = worklog.append(&format!("Finished {unit}"), false)?;
         log.push(format!(
             "{} {unit} done (cursor now {}), logged: {}",
             stamp(clock.now()),
-            out.cursor,
+            cursor,
             written.written()
         ));
     }
@@ -136,23 +166,26 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         HistoryEntry::new(id("lexer"), text("again")),
     );
     match shiftwork_core::clock_out(&env, &again) {
-        Err(ShiftworkRefusal::AlreadyFinished { .. }) => log.push(String::from("lexer is already finished")),
-        other => return Err(format!("expected AlreadyFinished, got {other:?}").into()),
+        Err(ShiftworkRefusal::AlreadyFinished { unit, status, .. }) => {
+            log.push(format!("{unit} is already finished ({status})"))
+        }
+        other => return Err(stopped(format!("expected AlreadyFinished, got {other:?}"))),
     }
+    let text = fs.file(&today).ok_or_else(|| stopped("the work log is gone"))?;
     log.push(format!(
         "work log: {}",
-        String::from_utf8(fs.file("/notes/2026-03-27.md").ok_or("the log")?)?.replace('\n', " | ")
+        String::from_utf8_lossy(&text).replace('\n', " | ")
     ));
     Ok(log)
 }
 
 /// The contract queue the runtime shares with its reviewers (in memory here; `SqliteStore` or
 /// `PgStore` in production).
-fn contract_queue(clock: &ManualClock) -> Result<Arc<Contracts>, Box<dyn std::error::Error>> {
+fn contract_queue(clock: &ManualClock) -> Result<Arc<Contracts>, Error> {
     let fs = MemFs::new();
-    fs.write_file("/repo/src/parser.rs", b"pub fn parse() {}\n");
+    fs.write_file(Path::new("/repo/src/parser.rs"), b"pub fn parse() {}\n");
     let config = ContractsConfig::builder()
-        .allowed_roots(AllowedRoots::new(["/repo"]))
+        .allowed_roots(AllowedRoots::new([Path::new("/repo")]))
         .build()?;
     Ok(Arc::new(
         Contracts::builder(Arc::new(MemoryStore::new(Arc::new(clock.clone()))))
@@ -165,10 +198,11 @@ fn contract_queue(clock: &ManualClock) -> Result<Arc<Contracts>, Box<dyn std::er
 
 /// Hands the review to reviewer `rev`: four of its threads race to claim it, one wins and delivers
 /// a typed result, which the runtime reads back typed.
-fn hand_over(queue: &Arc<Contracts>, log: &mut Vec<String>) -> Result<Review, Box<dyn std::error::Error>> {
-    let (runtime, reviewer) = (AgentId::parse("runtime")?, AgentId::parse("rev")?);
+fn hand_over(queue: &Arc<Contracts>, log: &mut Vec<String>) -> Result<Review, Error> {
+    let (runtime, reviewer) = (AgentId::new("runtime")?, AgentId::new("rev")?);
+    let workspace: PathBuf = PathBuf::from("/repo");
     let sent = queue.dispatch(
-        &DispatchRequest::new(runtime, reviewer.clone(), "Review the parser", "/repo")
+        &DispatchRequest::new(runtime, reviewer.clone(), "Review the parser", workspace)
             .pointers(["src/parser.rs"]),
     )?;
     let start = Arc::new(Barrier::new(4));
@@ -195,7 +229,7 @@ fn hand_over(queue: &Arc<Contracts>, log: &mut Vec<String>) -> Result<Review, Bo
         .collect();
     let mut winners = 0;
     for racer in racers {
-        winners += usize::from(racer.join().map_err(|_| "a racer panicked")??);
+        winners += usize::from(racer.join().map_err(|_| stopped("a racer panicked"))??);
     }
     log.push(format!("{winners} of 4 threads claimed the review"));
     // The claim is over: extending it now is refused by code.
@@ -207,11 +241,14 @@ fn hand_over(queue: &Arc<Contracts>, log: &mut Vec<String>) -> Result<Review, Bo
     if let Err(refused) = late {
         log.push(format!(
             "a late extend is refused {:?}",
-            refused.code() == RefusalCode::AlreadyTerminal
+            refused.refusal_code() == RefusalCode::AlreadyTerminal
         ));
     }
-    let review: Option<Review> = queue.detail(&sent.contract_id)?.output()?;
-    review.ok_or_else(|| "the review carries its output".into())
+    let review: Option<Review> = queue
+        .detail(&sent.contract_id)?
+        .output()
+        .map_err(|e| Error::new("OUTPUT_UNREADABLE", e))?;
+    review.ok_or_else(|| stopped("the review carries no output"))
 }
 
 /// A local wall-clock stamp for the transcript.
@@ -242,6 +279,6 @@ mod tests {
             all.contains("closed; opens again 2026-03-30 08:00:00 UTC"),
             "the first opening after the DST change is 09:00 BST: {all}"
         );
-        assert!(all.contains("lexer is already finished"), "{all}");
+        assert!(all.contains("lexer is already finished (done)"), "{all}");
     }
 }

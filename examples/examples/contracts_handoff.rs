@@ -27,7 +27,7 @@ struct Review {
 }
 
 fn agent(name: &str) -> AgentId {
-    AgentId::parse(name).unwrap()
+    AgentId::new(name).unwrap()
 }
 
 fn agent_facade(db: &std::path::Path, workspaces: &std::path::Path) -> Contracts {
@@ -37,7 +37,11 @@ fn agent_facade(db: &std::path::Path, workspaces: &std::path::Path) -> Contracts
         .allowed_roots(AllowedRoots::new([workspaces]))
         .build()
         .unwrap();
-    Contracts::builder(Arc::new(store)).config(config).build()
+    Contracts::builder(Arc::new(store))
+        .config(config)
+        .real_fs()
+        .real_ids()
+        .build()
 }
 
 fn main() {

@@ -67,7 +67,7 @@ fn main() {
             UnitStatus::Done,
             HistoryEntry::new(unit.clone(), text("done")),
         )
-        .with_accounting(Accounting::new(12_000, 60_000));
+        .with_accounting(Accounting::new(12_000, std::time::Duration::from_secs(60)));
         match shiftwork_core::clock_out(&env, &request) {
             Ok(out) => println!("clocked out {unit}; the cursor is now {}", out.cursor),
             // Refusals are matched by variant; their text is the sentence a person reads.

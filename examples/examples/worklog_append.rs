@@ -31,8 +31,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     // The embedder reads its own configuration; `~` is expanded from the HOME it passes in.
-    let home = std::env::var("HOME").ok();
-    let config = Config::from_values(Some(&dir), Some(r"\.md$"), home.as_deref());
+    let mut config = Config::builder().dir(&dir).pattern(r"\.md$");
+    if let Some(home) = std::env::var_os("HOME") {
+        config = config.home(home);
+    }
+    let config = config.build();
     let log = Worklog::new(config, OsFs);
 
     // A preview first: nothing is written, and the answer names the file, never its path. A

@@ -89,8 +89,8 @@ fn tools(checkpoint: &[u8], ledger: &[u8], u: &mut Unstructured<'_>) {
     check_answer(&shiftwork_core::plan_checkpoint(&env, Path::new(CP)));
     check_answer(&shiftwork_core::status(&env, Path::new(CP), Some("lock U1")));
     let unit = pick_unit(u);
-    check_answer(&shiftwork_core::clock_in(&env, Path::new(CP), unit.as_deref()));
-    check_answer(&shiftwork_core::clock_in(&env, Path::new(CP), None));
+    check_answer(&shiftwork_core::clock_in_arguments(&env, Path::new(CP), unit.as_deref()));
+    check_answer(&shiftwork_core::clock_in_arguments(&env, Path::new(CP), None));
 
     let Ok(args) = clock_out_args(u) else {
         return;

@@ -1,8 +1,9 @@
 //! What several bench targets share: the 1,000-unit checkpoint of the shift-work figures, the
-//! release binary of `shiftwork-mcp` and a client over its stdio ([`stdio`]), a PostgreSQL store of
+//! release binary of `shiftwork-mcp` and a client over its stdio ([`stdio`]) or over HTTP ([`http`]), a PostgreSQL store of
 //! its own, the workload factor and the CPU's name. Each target uses part of it.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod stdio;
 
 use std::path::PathBuf;
@@ -44,7 +45,7 @@ pub fn p4_clock_out(checkpoint: impl Into<PathBuf>) -> ClockOut {
         UnitStatus::Blocked,
         HistoryEntry::new(unit, outcome),
     )
-    .with_accounting(Accounting::new(1234, 5))
+    .with_accounting(Accounting::new(1234, std::time::Duration::from_millis(5)))
 }
 
 /// Whether this is a measuring run: `cargo bench` passes `--bench`; `cargo test --all-targets` runs

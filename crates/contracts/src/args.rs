@@ -14,7 +14,7 @@
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! let clock = Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH));
-//! let c = Contracts::builder(Arc::new(MemoryStore::new(clock))).fs(Arc::new(MemFs::new())).build();
+//! let c = Contracts::builder(Arc::new(MemoryStore::new(clock))).fs(Arc::new(MemFs::new())).real_ids().build();
 //! let answer = args::call(&c, "poll_next_task", json!({"agent": "bob"}).as_object().unwrap(), &DefaultAgent::Unset);
 //! assert_eq!(answer["error"]["message"], "unknown argument 'agent'; known: agent_id, wait_sec");
 //! let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
@@ -22,18 +22,21 @@
 //! assert_eq!(answer["has_task"], false);
 //! ```
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
+use shiftwork_seams::Clock;
 
 use crate::error::{ContractRefusal, RefusalDetails};
-use crate::facade::{Contracts, accept_schema};
+use crate::facade::{Contracts, PollStep, PollTask, accept_schema};
 use crate::limits::*;
 use crate::model::{AgentId, ContractId};
 use crate::request::{
     self, DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest, MAX_EPOCH,
 };
 use crate::views::PollOutcome;
-use crate::wait::Cancel;
+use crate::wait::{Cancel, Wake};
 
 /// How long a text argument may be, and in which unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +102,12 @@ pub enum Fallback {
 pub struct Arg {
     /// The argument's name.
     pub name: &'static str,
+    /// What it is, for the one who calls the tool: its meaning and unit in a sentence or two, and,
+    /// for an optional argument without a default value ([`Fallback::None`]), what leaving it out
+    /// means. Its bounds, its format and any default value are in [`Arg::kind`] and
+    /// [`Arg::default`]: a host that writes a description from the row adds them, and says where
+    /// the default identity comes from (this text names no flag or variable of any host).
+    pub about: &'static str,
     /// Its JSON type and bounds.
     pub kind: Kind,
     /// Whether it must be given.
@@ -129,35 +138,48 @@ impl Tool {
     }
 }
 
-const fn arg(name: &'static str, kind: Kind) -> Arg {
+const fn arg(name: &'static str, kind: Kind, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: false,
         default: Fallback::None,
     }
 }
 
-const fn required(name: &'static str, kind: Kind) -> Arg {
+const fn required(name: &'static str, kind: Kind, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: true,
         default: Fallback::None,
     }
 }
 
-const fn with_default(name: &'static str, kind: Kind, default: Fallback) -> Arg {
+const fn with_default(name: &'static str, kind: Kind, default: Fallback, about: &'static str) -> Arg {
     Arg {
         name,
+        about,
         kind,
         required: false,
         default,
     }
 }
 
-const AGENT_ID: Arg = with_default("agent_id", Kind::Agent, Fallback::DefaultAgent);
-const CONTRACT: Arg = required("contract_id", Kind::ContractId);
+/// The holder's identity on the calls that act on a claim.
+const HOLDER: Arg = with_default(
+    "agent_id",
+    Kind::Agent,
+    Fallback::DefaultAgent,
+    "Who calls: the contract's holder, its target agent.",
+);
+const CONTRACT: Arg = required(
+    "contract_id",
+    Kind::ContractId,
+    "The contract, by the contract_id that dispatch_contract or poll_next_task answered.",
+);
 /// `claim_epoch`: 1 ..= 2^53 − 1.
 const EPOCH: Arg = arg(
     "claim_epoch",
@@ -165,6 +187,7 @@ const EPOCH: Arg = arg(
         min: 1,
         max: MAX_EPOCH as i64,
     },
+    "The claim_epoch poll_next_task answered, proving the call comes from the current claim (an older one is refused STALE_EPOCH). Without it the holder is checked by agent id alone, with a warning.",
 );
 
 /// The task type grammar.
@@ -175,13 +198,18 @@ pub const TOOLS: [Tool; 9] = [
     Tool {
         name: "dispatch_contract",
         args: &[
-            required("target_agent", Kind::Agent),
+            required(
+                "target_agent",
+                Kind::Agent,
+                "The agent to do the work: only it can claim the contract.",
+            ),
             required(
                 "title",
                 Kind::Text {
                     min: 1,
                     max: Length::Chars(MAX_TITLE_CHARS),
                 },
+                "One line saying what to do; not blank, no control characters.",
             ),
             required(
                 "workspace_root",
@@ -189,12 +217,18 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
+                "Absolute path of the directory the work is about, on the server's machine; pointers are relative to it.",
             ),
-            arg("pointers", Kind::Paths),
+            arg(
+                "pointers",
+                Kind::Paths,
+                "The files to work on, if any, relative to workspace_root; each is pinned by size and SHA-256 so the receiver sees exactly what you saw.",
+            ),
             with_default(
                 "task_type",
                 Kind::Pattern(TASK_TYPE_PATTERN),
                 Fallback::Text("review"),
+                "The kind of work: review, audit, implementation, test or a label of yours.",
             ),
             arg(
                 "context_summary",
@@ -202,8 +236,13 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Bytes(MAX_CONTEXT_SUMMARY_BYTES),
                 },
+                "What the receiver needs to know beyond the title, as plain text (empty when left out).",
             ),
-            arg("contract_schema", Kind::Object),
+            arg(
+                "contract_schema",
+                Kind::Object,
+                "A JSON Schema (2020-12 unless its $schema names draft 4, 6, 7 or 2019-09; no external $ref; at most 16 KiB) that the delivery's structured_output must match; without one any output is accepted.",
+            ),
             with_default(
                 "exec_ttl_sec",
                 Kind::Integer {
@@ -211,6 +250,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_EXEC_TTL_SEC as i64,
                 },
                 Fallback::Integer(DEFAULT_EXEC_TTL_SEC as i64),
+                "The lease of a claim, in seconds: the holder's time to deliver or renew.",
             ),
             with_default(
                 "queue_ttl_sec",
@@ -219,6 +259,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_QUEUE_TTL_SEC as i64,
                 },
                 Fallback::Integer(DEFAULT_QUEUE_TTL_SEC as i64),
+                "How long the contract may wait to be claimed, in seconds; it ends at the latest 4 × this after dispatch.",
             ),
             arg(
                 "idempotency_key",
@@ -226,8 +267,14 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_IDEMPOTENCY_KEY_CHARS),
                 },
+                "A key of yours (printable ASCII) that makes a repeated dispatch answer the first one instead of queueing twice.",
             ),
-            with_default("requester_agent", Kind::Agent, Fallback::DefaultAgent),
+            with_default(
+                "requester_agent",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who dispatches: the agent that may cancel the contract.",
+            ),
             with_default(
                 "max_deliveries",
                 Kind::Integer {
@@ -235,13 +282,19 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_DELIVERIES as i64,
                 },
                 Fallback::Integer(1),
+                "How many claims the contract may get: a lost lease or a retryable failure queues it again until then.",
             ),
         ],
     },
     Tool {
         name: "poll_next_task",
         args: &[
-            AGENT_ID,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Whose queue to claim from: the oldest SUBMITTED contract addressed to this agent.",
+            ),
             with_default(
                 "wait_sec",
                 Kind::Integer {
@@ -249,12 +302,13 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_WAIT_SEC as i64,
                 },
                 Fallback::Integer(0),
+                "How long to wait for work when none is queued, in seconds; 0 answers at once.",
             ),
         ],
     },
     Tool {
         name: "extend_ttl",
-        args: &[CONTRACT, EPOCH, AGENT_ID],
+        args: &[CONTRACT, EPOCH, HOLDER],
     },
     Tool {
         name: "release_contract",
@@ -266,9 +320,10 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Chars(MAX_REASON_CHARS),
                 },
+                "Why you hand it back, if you say, kept in its history.",
             ),
             EPOCH,
-            AGENT_ID,
+            HOLDER,
         ],
     },
     Tool {
@@ -281,10 +336,16 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_REASON_CHARS),
                 },
+                "Why the work failed, kept in its history; not blank.",
             ),
             EPOCH,
-            AGENT_ID,
-            with_default("retryable", Kind::Boolean, Fallback::Boolean(false)),
+            HOLDER,
+            with_default(
+                "retryable",
+                Kind::Boolean,
+                Fallback::Boolean(false),
+                "true queues it again for another claim while deliveries are left (max_deliveries); false ends it FAILED.",
+            ),
         ],
     },
     Tool {
@@ -297,24 +358,58 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Bytes(MAX_RESULT_SUMMARY_BYTES),
                 },
+                "What you did and found, as plain text; not blank.",
             ),
-            arg("structured_output", Kind::Object),
-            arg("artifacts_pointers", Kind::Paths),
+            arg(
+                "structured_output",
+                Kind::Object,
+                "The result as an object (at most 32 KiB), checked against the contract's contract_schema when it has one.",
+            ),
+            arg(
+                "artifacts_pointers",
+                Kind::Paths,
+                "Files you produced, if any, relative to workspace_root; each is fingerprinted.",
+            ),
             EPOCH,
-            AGENT_ID,
+            HOLDER,
         ],
     },
     Tool {
         name: "verify_contract",
-        args: &[CONTRACT, AGENT_ID, EPOCH],
+        args: &[
+            CONTRACT,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who asks: fulfillable says whether this agent's delivery would pass now. Without any identity, fulfillable is false.",
+            ),
+            EPOCH,
+        ],
     },
     Tool {
         name: "inspect_mesh_state",
         args: &[
-            arg("target_agent", Kind::Agent),
-            arg("requester_agent", Kind::Agent),
-            arg("status", Kind::Statuses),
-            arg("contract_id", Kind::ContractId),
+            arg(
+                "target_agent",
+                Kind::Agent,
+                "Only contracts addressed to this agent (any when left out).",
+            ),
+            arg(
+                "requester_agent",
+                Kind::Agent,
+                "Only contracts this agent dispatched (any when left out).",
+            ),
+            arg(
+                "status",
+                Kind::Statuses,
+                "Only contracts in this status, or in any of these (any when left out).",
+            ),
+            arg(
+                "contract_id",
+                Kind::ContractId,
+                "One contract in full (its result, failure causes and files) instead of a page.",
+            ),
             with_default(
                 "limit",
                 Kind::Integer {
@@ -322,6 +417,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: INSPECT_MAX_LIMIT as i64,
                 },
                 Fallback::Integer(INSPECT_DEFAULT_LIMIT as i64),
+                "Contracts per page, newest first.",
             ),
             arg(
                 "cursor",
@@ -329,6 +425,7 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
+                "The next_cursor of the page before, with the same filters, for the next page; the first page when left out.",
             ),
         ],
     },
@@ -342,8 +439,14 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_CANCEL_REASON_CHARS),
                 },
+                "Why you withdraw it; its holder is told. Not blank.",
             ),
-            AGENT_ID,
+            with_default(
+                "agent_id",
+                Kind::Agent,
+                Fallback::DefaultAgent,
+                "Who cancels: the contract's requester.",
+            ),
         ],
     },
 ];
@@ -490,13 +593,137 @@ fn answer_with<T: Serialize>(outcome: &T, first: &[(&str, Value)]) -> Value {
     Value::Object(map)
 }
 
-fn run(
-    c: &Contracts,
+/// A tool call its host steps instead of blocking on it ([`start`]): answered, or a waiting poll
+/// that found nothing yet and is parked as state.
+#[derive(Debug)]
+pub enum Step {
+    /// The tool answered: its success's answer object, or its refusal, as [`try_call`] gives it.
+    Answered(Result<Value, ContractRefusal>),
+    /// A waiting poll (`poll_next_task` with a `wait_sec`) has nothing to claim yet: resume it
+    /// ([`WaitingCall::resume`]) once its wake-up is given or its clock reaches its deadline.
+    Waiting(WaitingCall),
+}
+
+/// A waiting poll between two steps: plain state, holding no thread, transaction or connection.
+pub struct WaitingCall {
+    contracts: Arc<Contracts>,
+    task: PollTask,
+    until: std::time::Duration,
+}
+
+impl std::fmt::Debug for WaitingCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitingCall")
+            .field("task", &self.task)
+            .field("until", &self.until)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WaitingCall {
+    /// The signal that says to resume now: given by the store when a contract of the agent may have
+    /// become claimable, and by the call's [`Cancel`].
+    pub fn wake(&self) -> &Wake {
+        self.task.wake()
+    }
+
+    /// The clock [`WaitingCall::until`] is read on (the facade's; its [`Clock::monotonic`] time).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        self.contracts.clock()
+    }
+
+    /// The call's cancellation.
+    pub fn cancel(&self) -> &Cancel {
+        self.task.cancel()
+    }
+
+    /// The latest monotonic instant at which to resume.
+    pub fn until(&self) -> std::time::Duration {
+        self.until
+    }
+
+    /// Tells the call its wake-up was given and taken by the waiter (as [`Clock::wait_until`] takes
+    /// it): it polls at once when resumed.
+    pub fn woken(&mut self) {
+        self.task.woken();
+    }
+
+    /// Runs the poll again as far as it goes without waiting.
+    pub fn resume(mut self) -> Step {
+        match self.task.step(&self.contracts) {
+            PollStep::Done(answered) => Step::Answered(answered.map(|outcome| poll_answer(&outcome))),
+            PollStep::Wait { until } => {
+                self.until = until;
+                Step::Waiting(self)
+            }
+        }
+    }
+
+    /// Waits on this thread, on the facade's clock, until the poll answers.
+    pub fn finish(self) -> Result<Value, ContractRefusal> {
+        let mut call = self;
+        loop {
+            if call.clock().wait_until(call.wake(), call.until) {
+                call.woken();
+            }
+            match call.resume() {
+                Step::Answered(answer) => return answer,
+                Step::Waiting(next) => call = next,
+            }
+        }
+    }
+}
+
+/// [`call_cancellable`] as a step: every tool answers at once, except a waiting poll that finds
+/// nothing to claim, which comes back as a [`WaitingCall`] for its host to park (an async host holds
+/// no thread while it waits) and resume.
+///
+/// ```
+/// use shiftwork_contracts::{args, Contracts, MemoryStore};
+/// use shiftwork_contracts::request::DefaultAgent;
+/// use shiftwork_contracts::wait::Cancel;
+/// use shiftwork_seams::{MemFs, SystemClock};
+/// use serde_json::json;
+/// use std::sync::Arc;
+/// let c = Arc::new(Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
+///     .fs(Arc::new(MemFs::new())).build());
+/// let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
+/// let cancel = Cancel::new();
+/// let args::Step::Waiting(waiting) = args::start(&c, "poll_next_task", json!({"wait_sec": 30}).as_object().unwrap(), &bob, &cancel)
+///     else { panic!("nothing to claim: it waits") };
+/// cancel.cancel(); // the client went away
+/// assert!(waiting.wake().take(), "the cancellation wakes the parked call");
+/// let args::Step::Answered(answer) = waiting.resume() else { panic!("cancelled: it answers") };
+/// assert_eq!(answer.unwrap()["has_task"], false);
+/// ```
+pub fn start(
+    contracts: &Arc<Contracts>,
     tool_name: &str,
     args: &Map<String, Value>,
     default_agent: &DefaultAgent,
     cancel: &Cancel,
-) -> Result<Value, ContractRefusal> {
+) -> Step {
+    if tool_name != "poll_next_task" {
+        return Step::Answered(try_call(contracts, tool_name, args, default_agent, cancel));
+    }
+    let (agent, wait) = match prepare(tool_name, args, default_agent).and_then(|(_, a)| a.poll()) {
+        Ok(request) => request,
+        Err(refusal) => return Step::Answered(Err(refusal)),
+    };
+    let call = WaitingCall {
+        contracts: Arc::clone(contracts),
+        task: contracts.poll_task(&agent, wait, cancel),
+        until: std::time::Duration::ZERO,
+    };
+    call.resume()
+}
+
+/// The tool called `tool_name` with its arguments checked against its table.
+fn prepare<'a>(
+    tool_name: &str,
+    args: &'a Map<String, Value>,
+    default_agent: &'a DefaultAgent,
+) -> Result<(&'static Tool, Args<'a>), ContractRefusal> {
     let Some(tool) = tool(tool_name) else {
         return Err(ContractRefusal::invalid_argument(
             "tool",
@@ -506,20 +733,27 @@ fn run(
     if let Some(refusal) = check_keys(tool, args) {
         return Err(refusal);
     }
-    let a = Args {
-        map: args,
-        default_agent,
-    };
+    Ok((
+        tool,
+        Args {
+            map: args,
+            default_agent,
+        },
+    ))
+}
+
+fn run(
+    c: &Contracts,
+    tool_name: &str,
+    args: &Map<String, Value>,
+    default_agent: &DefaultAgent,
+    cancel: &Cancel,
+) -> Result<Value, ContractRefusal> {
+    let (tool, a) = prepare(tool_name, args, default_agent)?;
     match tool.name {
         "dispatch_contract" => Ok(answer(&c.dispatch_checked(&a.dispatch()?, cancel, true)?)),
         "poll_next_task" => {
-            let agent = a.identity("agent_id")?;
-            let wait = match a.integer("wait_sec")? {
-                Some(w) => request::wait_sec(w)?,
-                None => 0,
-            };
-            let agent = agent.resolve("agent_id")?;
-            let wait = std::time::Duration::from_secs(u64::from(wait));
+            let (agent, wait) = a.poll()?;
             Ok(poll_answer(&c.poll_next_task_wait(&agent, wait, cancel)?))
         }
         "extend_ttl" => {
@@ -679,6 +913,17 @@ impl Args<'_> {
                 request::claim_epoch(u64::try_from(e).unwrap_or(0)).map(Some)
             }
         }
+    }
+
+    /// A poll's agent (resolved) and wait, in table order.
+    fn poll(&self) -> Result<(AgentId, std::time::Duration), ContractRefusal> {
+        let agent = self.identity("agent_id")?;
+        let wait = match self.integer("wait_sec")? {
+            Some(w) => request::wait_sec(w)?,
+            None => 0,
+        };
+        let agent = agent.resolve("agent_id")?;
+        Ok((agent, std::time::Duration::from_secs(u64::from(wait))))
     }
 
     /// `contract_id`, then the tool's own arguments (`extra`), then `claim_epoch`, then `agent_id`;

@@ -286,7 +286,8 @@ pub enum RefusalDetails {
         /// Which rule it broke.
         #[serde(serialize_with = "crate::wire::name")]
         reason: PathReason,
-        /// The sensitive name it matched, for `SENSITIVE_FILE`.
+        /// The sensitive name it matched, for `SENSITIVE_FILE`, or the kind of private key its first
+        /// bytes are (one of [`crate::paths::PRIVATE_KEY_CONTENTS`]).
         pattern: Option<&'static str>,
     },
     /// See [`RefusalCode::ArtifactRefused`].
@@ -296,7 +297,8 @@ pub enum RefusalDetails {
         /// Which rule it broke.
         #[serde(serialize_with = "crate::wire::name")]
         reason: PathReason,
-        /// The sensitive name it matched, for `SENSITIVE_FILE`.
+        /// The sensitive name it matched, for `SENSITIVE_FILE`, or the kind of private key its first
+        /// bytes are (one of [`crate::paths::PRIVATE_KEY_CONTENTS`]).
         pattern: Option<&'static str>,
     },
     /// See [`RefusalCode::ContractNotFound`].
@@ -466,9 +468,29 @@ pub enum RefusalDetails {
     },
 }
 
+/// A code's wire name compares equal to the code: `refused.code() == RefusalCode::StaleEpoch`.
+impl PartialEq<RefusalCode> for &str {
+    fn eq(&self, code: &RefusalCode) -> bool {
+        *self == code.as_str()
+    }
+}
+
+/// A code compares equal to its wire name.
+impl PartialEq<&str> for RefusalCode {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
 impl RefusalDetails {
-    /// The code these details belong to.
-    pub fn code(&self) -> RefusalCode {
+    /// The code these details belong to, as its wire name (`CONTRACT_NOT_FOUND`, …): a
+    /// `&'static str`, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        self.refusal_code().as_str()
+    }
+
+    /// The code these details belong to, typed.
+    pub fn refusal_code(&self) -> RefusalCode {
         match self {
             RefusalDetails::UnknownArgument { .. } => RefusalCode::UnknownArgument,
             RefusalDetails::InvalidArgument { .. } => RefusalCode::InvalidArgument,
@@ -548,7 +570,7 @@ impl RefusalDetails {
 /// assert_eq!(refused.to_string(), "CONTRACT_NOT_FOUND: No contract has the id 0196f3a0-0000-7000-8000-000000000001.");
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}: {message}", .details.code())]
+#[error("{}: {message}", .details.refusal_code())]
 pub struct ContractRefusal {
     message: String,
     details: RefusalDetails,
@@ -567,9 +589,16 @@ impl ContractRefusal {
         }
     }
 
-    /// What kind of refusal.
-    pub fn code(&self) -> RefusalCode {
+    /// What kind of refusal, as a stable machine name (`STALE_EPOCH`, …): a `&'static str`, as
+    /// every `code()` of the family. It compares equal to its [`RefusalCode`], so
+    /// `refused.code() == RefusalCode::StaleEpoch` reads as it says.
+    pub fn code(&self) -> &'static str {
         self.details.code()
+    }
+
+    /// What kind of refusal, typed: the [`RefusalCode`] to match on.
+    pub fn refusal_code(&self) -> RefusalCode {
+        self.details.refusal_code()
     }
 
     /// One sentence naming the argument, contract or limit concerned.
@@ -606,8 +635,14 @@ impl ContractRefusal {
     pub fn to_json(&self) -> Value {
         json!({
             "ok": false,
-            "error": { "code": self.code().as_str(), "message": self.message, "details": self.details.to_json() },
+            "error": { "code": self.code(), "message": self.message, "details": self.details.to_json() },
         })
+    }
+}
+
+impl shiftwork_seams::Coded for ContractRefusal {
+    fn code(&self) -> &'static str {
+        ContractRefusal::code(self)
     }
 }
 
@@ -674,6 +709,25 @@ pub enum StoreError {
         /// Why it is read-only, in words.
         reason: String,
     },
+}
+
+impl StoreError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::Busy { .. } => "STORE_BUSY",
+            StoreError::Unavailable { .. } => "STORE_UNAVAILABLE",
+            StoreError::Io { .. } => "STORE_IO_ERROR",
+            StoreError::Corrupt { .. } => "STORE_CORRUPT",
+            StoreError::ReadOnly { .. } => "STORE_READ_ONLY",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for StoreError {
+    fn code(&self) -> &'static str {
+        StoreError::code(self)
+    }
 }
 
 impl PartialEq for StoreError {

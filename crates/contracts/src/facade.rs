@@ -27,6 +27,9 @@ use crate::wait::Cancel;
 
 mod inspect;
 mod poll;
+mod retention;
+
+pub use poll::{PollStep, PollTask};
 
 /// The contract queue: one method per operation. `Send + Sync`: share it (in an `Arc`) between
 /// threads and call it from all of them. Every method is synchronous and may block on the store and on
@@ -48,7 +51,7 @@ mod poll;
 ///     .ids(Arc::new(SeededIdSource::new(1)))
 ///     .config(config)
 ///     .build();
-/// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+/// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
 /// let sent = c.dispatch(&DispatchRequest::new(alice, bob.clone(), "Review", "/w").pointers(["src/lib.rs"])).unwrap();
 /// let polled = c.poll_next_task(&bob).unwrap();
 /// assert_eq!(polled.held().unwrap().contract_id, sent.contract_id);
@@ -60,31 +63,81 @@ pub struct Contracts {
     ids: Arc<dyn IdSource>,
     config: ContractsConfig,
     observer: Option<Arc<dyn ContractsObserver>>,
+    /// The background retention purge, when the builder asked for one.
+    _purger: Option<retention::Purger>,
 }
+
+/// A seam a [`ContractsBuilder`] has not been given yet: a builder builds only once it has a
+/// filesystem and an id source, so no facade reads the real disk unless asked to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unset;
 
 /// Builds a [`Contracts`] facade over a store ([`Contracts::builder`]). The facade reads time from
-/// the store's clock ([`Store::clock`]), so the two never disagree.
-pub struct ContractsBuilder {
+/// the store's clock ([`Store::clock`]), so the two never disagree. It builds only once it is given
+/// the filesystem workspace files are read through ([`ContractsBuilder::fs`], or
+/// [`ContractsBuilder::real_fs`] for the operating system's) and where contract ids come from
+/// ([`ContractsBuilder::ids`], or [`ContractsBuilder::real_ids`]): nothing defaults to the real
+/// world, so a test that forgets `.fs(…)` does not compile rather than read the developer's files.
+///
+/// ```compile_fail
+/// use std::sync::Arc;
+/// use shiftwork_contracts::{Contracts, MemoryStore};
+/// use shiftwork_seams::SystemClock;
+/// // No filesystem and no id source: there is no `build` to call.
+/// let c = Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new())))).build();
+/// ```
+///
+/// ```
+/// use std::sync::Arc;
+/// use shiftwork_contracts::{Contracts, MemoryStore, SeededIdSource};
+/// use shiftwork_seams::{MemFs, SystemClock};
+/// let store = Arc::new(MemoryStore::new(Arc::new(SystemClock::new())));
+/// let in_memory = Contracts::builder(store.clone()).fs(Arc::new(MemFs::new())).ids(Arc::new(SeededIdSource::new(7))).build();
+/// let real = Contracts::builder(store).real_fs().real_ids().build(); // the disk and the OS's ids, named
+/// # let _ = (in_memory, real);
+/// ```
+pub struct ContractsBuilder<F = Unset, I = Unset> {
     store: Arc<dyn Store>,
-    fs: Option<Arc<dyn Fs>>,
-    ids: Option<Arc<dyn IdSource>>,
+    fs: F,
+    ids: I,
     config: ContractsConfig,
     observer: Option<Arc<dyn ContractsObserver>>,
+    purge_in_background: bool,
 }
 
-impl ContractsBuilder {
-    /// The file system workspace files are read through (default: the operating system's,
-    /// [`shiftwork_seams::OsFs`]).
-    pub fn fs(mut self, fs: Arc<dyn Fs>) -> Self {
-        self.fs = Some(fs);
-        self
+impl<F, I> ContractsBuilder<F, I> {
+    /// The filesystem workspace files are read through (tests: a [`shiftwork_seams::MemFs`]).
+    pub fn fs(self, fs: Arc<dyn Fs>) -> ContractsBuilder<Arc<dyn Fs>, I> {
+        ContractsBuilder {
+            store: self.store,
+            fs,
+            ids: self.ids,
+            config: self.config,
+            observer: self.observer,
+            purge_in_background: self.purge_in_background,
+        }
     }
 
-    /// Where the random bits of contract ids come from (default: the operating system's generator,
-    /// [`OsIdSource`]; tests use [`crate::SeededIdSource`]).
-    pub fn ids(mut self, ids: Arc<dyn IdSource>) -> Self {
-        self.ids = Some(ids);
-        self
+    /// The operating system's filesystem, [`shiftwork_seams::OsFs`]: the real disk, named.
+    pub fn real_fs(self) -> ContractsBuilder<Arc<dyn Fs>, I> {
+        self.fs(Arc::new(shiftwork_seams::OsFs))
+    }
+
+    /// Where the random bits of contract ids come from (tests: [`crate::SeededIdSource`]).
+    pub fn ids(self, ids: Arc<dyn IdSource>) -> ContractsBuilder<F, Arc<dyn IdSource>> {
+        ContractsBuilder {
+            store: self.store,
+            fs: self.fs,
+            ids,
+            config: self.config,
+            observer: self.observer,
+            purge_in_background: self.purge_in_background,
+        }
+    }
+
+    /// The operating system's random generator, [`OsIdSource`]: the real one, named.
+    pub fn real_ids(self) -> ContractsBuilder<F, Arc<dyn IdSource>> {
+        self.ids(Arc::new(OsIdSource))
     }
 
     /// The configuration (default: [`ContractsConfig::default`]).
@@ -100,18 +153,39 @@ impl ContractsBuilder {
         self
     }
 
+    /// Purge finished contracts past their retention ([`ContractsConfig::finished_retention`]) in
+    /// the background (default off): a thread of the facade runs [`Contracts::purge_finished`] a
+    /// second after the facade is built and then every minute on the store's clock, batch after batch of at most 100 contracts
+    /// (each its own short transaction, so a claim waits for one batch at most) until none is left;
+    /// it stops when the facade is dropped, or for good when the store is read-only. Without it, the
+    /// host calls [`Contracts::purge_finished`] when it likes.
+    pub fn purge_in_background(mut self, on: bool) -> Self {
+        self.purge_in_background = on;
+        self
+    }
+}
+
+impl ContractsBuilder<Arc<dyn Fs>, Arc<dyn IdSource>> {
     /// The facade.
     pub fn build(self) -> Contracts {
         if let Some(observer) = &self.observer {
             self.store.observe(Arc::clone(observer));
         }
+        let clock = self.store.clock();
+        let purger = match self.config.finished_retention() {
+            Some(kept) if self.purge_in_background => {
+                retention::Purger::start(Arc::clone(&self.store), Arc::clone(&clock), kept)
+            }
+            _ => None,
+        };
         Contracts {
-            clock: self.store.clock(),
+            clock,
             store: self.store,
-            fs: self.fs.unwrap_or_else(|| Arc::new(shiftwork_seams::OsFs)),
-            ids: self.ids.unwrap_or_else(|| Arc::new(OsIdSource)),
+            fs: self.fs,
+            ids: self.ids,
             config: self.config,
             observer: self.observer,
+            _purger: purger,
         }
     }
 }
@@ -155,6 +229,22 @@ fn path_refusal(code: RefusalCode, r: &PathRefusal) -> ContractRefusal {
     let path = r.path.as_deref().map(clip_echo);
     let message = match (&path, r.pattern) {
         (None, _) => format!("At most {MAX_POINTERS} {noun} paths are accepted."),
+        // Refused by what the file holds: the sentence says what kind of key, never a byte of it.
+        (Some(p), Some(kind)) if crate::paths::PRIVATE_KEY_CONTENTS.contains(&kind) => {
+            // The labels are a closed list: these three are read with "an".
+            let article = if matches!(
+                kind,
+                "OpenSSH private key" | "SSH2 private key" | "age secret key"
+            ) {
+                "an"
+            } else {
+                "a"
+            };
+            format!(
+                "The {noun} path '{p}' was refused: {} (its first bytes are {article} {kind}, whatever the file is called).",
+                r.reason.as_str()
+            )
+        }
         (Some(p), Some(pattern)) => format!(
             "The {noun} path '{p}' was refused: {} (matches {pattern}).",
             r.reason.as_str()
@@ -182,10 +272,11 @@ impl Contracts {
     pub fn builder(store: Arc<dyn Store>) -> ContractsBuilder {
         ContractsBuilder {
             store,
-            fs: None,
-            ids: None,
+            fs: Unset,
+            ids: Unset,
             config: ContractsConfig::default(),
             observer: None,
+            purge_in_background: false,
         }
     }
 
@@ -291,6 +382,7 @@ impl Contracts {
     ) -> Result<DispatchOutcome, ContractRefusal> {
         // Every argument, in the tool's argument order, then the schema.
         request::title(&req.title)?;
+        let workspace_root = request::workspace_root(&req.workspace_root)?;
         if let Some(t) = &req.task_type {
             request::task_type(t)?;
         }
@@ -324,23 +416,20 @@ impl Contracts {
             return replay(&existing, &payload);
         }
         // The root.
-        let root = match fingerprint::accept_root(
-            self.fs.as_ref(),
-            &req.workspace_root,
-            self.config.allowed_roots(),
-        ) {
-            Ok(Ok(root)) => root,
-            Ok(Err(reason)) => return Err(self.root_refusal(reason)),
-            Err(CouldNotRun { path, error }) => {
-                return Err(io_refusal(None, path.as_deref(), None, &error));
-            }
-        };
+        let root =
+            match fingerprint::accept_root(self.fs.as_ref(), workspace_root, self.config.allowed_roots()) {
+                Ok(Ok(root)) => root,
+                Ok(Err(reason)) => return Err(self.root_refusal(reason)),
+                Err(CouldNotRun { path, error }) => {
+                    return Err(io_refusal(None, path.as_deref(), None, &error));
+                }
+            };
         // The pointers, no transaction open.
         let paths = req.pointers.clone().unwrap_or_default();
         let pointers = match fingerprint::accept_paths_cancellable(
             self.fs.as_ref(),
             &paths,
-            &req.workspace_root,
+            workspace_root,
             &root,
             cancel,
         ) {
@@ -883,6 +972,20 @@ impl Contracts {
         }
     }
 
+    /// One step of the retention purge: deletes at most 100 finished contracts (`COMPLETED`,
+    /// `FAILED`, `CANCELLED`, `TIMED_OUT`, `POINTER_STALE`) that ended longer ago than the configured
+    /// retention ([`ContractsConfig::finished_retention`], 7 days by default), oldest first, in one
+    /// short store transaction; the number deleted (fewer than 100: none is left). Nothing when the
+    /// retention is off. [`ContractsBuilder::purge_in_background`] runs it on a thread of its own.
+    pub fn purge_finished(&self) -> Result<u64, ContractRefusal> {
+        let Some(kept) = self.config.finished_retention() else {
+            return Ok(0);
+        };
+        self.tx("purge_finished", |s| {
+            retention::step(s, self.clock.as_ref(), kept)
+        })
+    }
+
     /// How many contracts the store holds in each state, and how many wait for each agent: two cheap
     /// queries, for a gauge read now and then (not on every call).
     pub fn queue_depth(&self) -> Result<QueueDepth, ContractRefusal> {
@@ -954,7 +1057,10 @@ pub fn payload_sha256(req: &DispatchRequest) -> String {
     let mut m = Map::new();
     m.insert("target_agent".into(), json!(req.target_agent));
     m.insert("title".into(), json!(req.title));
-    m.insert("workspace_root".into(), json!(req.workspace_root));
+    m.insert(
+        "workspace_root".into(),
+        json!(req.workspace_root.to_string_lossy()),
+    );
     if let Some(v) = &req.pointers {
         m.insert("pointers".into(), json!(v));
     }

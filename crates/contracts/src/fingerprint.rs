@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use shiftwork_seams::{FileKind, Fs};
 
-use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES};
+use crate::limits::{LINE_CHARS, MAX_POINTERS, MAX_TOTAL_POINTER_BYTES, SECRET_HEAD_BYTES};
 use crate::model::{Drift, DriftReason, Pointer};
 use crate::paths::{self, PathReason};
 use crate::roots::{self, AllowedRoots};
@@ -171,7 +171,8 @@ pub struct PathRefusal {
     pub path: Option<String>,
     /// Why.
     pub reason: PathReason,
-    /// The sensitive pattern matched, for `SENSITIVE_FILE`.
+    /// The sensitive pattern matched, for `SENSITIVE_FILE`: a name pattern, or the kind of private
+    /// key the file's first bytes are (one of [`paths::PRIVATE_KEY_CONTENTS`]).
     pub pattern: Option<&'static str>,
 }
 
@@ -270,8 +271,21 @@ pub fn accept_paths_cancellable(
         if meta.len > MAX_TOTAL_POINTER_BYTES || total.saturating_add(meta.len) > MAX_TOTAL_POINTER_BYTES {
             return refuse(raw, PathReason::TooLarge, None);
         }
-        // The read is bounded by what the list may still hold, whatever the metadata said.
-        match fingerprint_cancellable(fs, &resolved, &rel, MAX_TOTAL_POINTER_BYTES - total, cancel) {
+        // The read is bounded by what the list may still hold, whatever the metadata said. The file's
+        // first bytes are kept from the same pass: a private key is refused whatever its name, and
+        // the refusal quotes none of it.
+        let mut head = Vec::new();
+        match fingerprint_cancellable(
+            fs,
+            &resolved,
+            &rel,
+            MAX_TOTAL_POINTER_BYTES - total,
+            cancel,
+            &mut head,
+        ) {
+            Ok(_) if paths::private_key_in(&head).is_some() => {
+                return refuse(raw, PathReason::SensitiveFile, paths::private_key_in(&head));
+            }
             Ok(p) => {
                 total += p.size;
                 pointers.push(p);
@@ -374,7 +388,7 @@ pub fn fingerprint(fs: &dyn Fs, path: &Path, rel: &str) -> io::Result<Pointer> {
 /// [`shiftwork_seams::file_too_large`] after `limit + 1` bytes (a file that grows, or a
 /// device, is never read without end).
 pub fn fingerprint_within(fs: &dyn Fs, path: &Path, rel: &str, limit: u64) -> io::Result<Pointer> {
-    fingerprint_cancellable(fs, path, rel, limit, &Cancel::new())
+    fingerprint_cancellable(fs, path, rel, limit, &Cancel::new(), &mut Vec::new())
 }
 
 /// The error of a file operation stopped because the call was cancelled: kind
@@ -392,16 +406,22 @@ pub fn is_cancelled(error: &io::Error) -> bool {
 #[error("the call was cancelled")]
 struct Cancelled;
 
-/// [`fingerprint_within`] that stops between chunks once `cancel` is triggered ([`cancelled`]).
+/// [`fingerprint_within`] that stops between chunks once `cancel` is triggered ([`cancelled`]), and
+/// keeps the file's first [`SECRET_HEAD_BYTES`] in `head`.
 fn fingerprint_cancellable(
     fs: &dyn Fs,
     path: &Path,
     rel: &str,
     limit: u64,
     cancel: &Cancel,
+    head: &mut Vec<u8>,
 ) -> io::Result<Pointer> {
     let mut lines = Lines::default();
-    let digest = hash(fs, path, limit, cancel, &mut |chunk| lines.feed(chunk))?;
+    let digest = hash(fs, path, limit, cancel, &mut |chunk| {
+        let room = SECRET_HEAD_BYTES.saturating_sub(head.len());
+        head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        lines.feed(chunk);
+    })?;
     let (first_line, last_line) = lines.finish();
     Ok(Pointer {
         path: rel.to_owned(),

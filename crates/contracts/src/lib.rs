@@ -22,8 +22,8 @@
 //! let queue = Contracts::builder(Arc::new(MemoryStore::new(clock)))
 //!     .fs(Arc::new(fs))
 //!     .config(ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/work"])).build()?)
-//!     .build();
-//! let (alice, bob) = (AgentId::parse("alice")?, AgentId::parse("bob")?);
+//!     .real_ids().build();
+//! let (alice, bob) = (AgentId::new("alice")?, AgentId::new("bob")?);
 //! let sent = queue.dispatch(&DispatchRequest::new(alice, bob.clone(), "Review add()", "/work").pointers(["src/lib.rs"]))?;
 //! let work = queue.poll_next_task(&bob)?;
 //! let held = work.held().expect("bob's contract");
@@ -75,7 +75,9 @@
 //! `Send + Sync`: share one `Arc<Contracts>` between threads. A call blocks while it waits for a
 //! store lock, hashes files, or — [`Contracts::poll_next_task_wait`] — waits for work, so a tokio host
 //! runs each call with `tokio::task::spawn_blocking(move || contracts.poll_next_task(&agent))`, never
-//! on an async worker thread; to end a waiting poll early, trigger its [`wait::Cancel`].
+//! on an async worker thread; to end a waiting poll early, trigger its [`wait::Cancel`]. A host that
+//! must not hold a thread while a poll waits steps a [`PollTask`] ([`Contracts::poll_task`], or
+//! [`args::start`] for the tool surface) and parks it between two steps.
 //!
 //! # What this crate never does
 //!
@@ -99,7 +101,7 @@ pub mod canonical;
 mod config;
 pub mod error;
 mod facade;
-#[cfg(feature = "test-failpoints")]
+#[doc(hidden)]
 pub mod failpoints;
 pub mod fingerprint;
 pub mod ids;
@@ -121,11 +123,11 @@ pub mod views;
 pub mod wait;
 mod wire;
 
-pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder};
+pub use config::{ConfigError, ContractsConfig, ContractsConfigBuilder, RetentionError, parse_retention};
 #[allow(deprecated)]
 pub use error::Refusal;
 pub use error::{ContractRefusal, RefusalCode, RefusalDetails, StoreError};
-pub use facade::{Contracts, ContractsBuilder, payload_sha256};
+pub use facade::{Contracts, ContractsBuilder, PollStep, PollTask, Unset, payload_sha256};
 pub use ids::{IdSource, OsIdSource, SeededIdSource};
 pub use model::{
     AgentId, AgentIdError, Contract, ContractId, ContractIdError, Drift, DriftReason, EndReason, Pointer,
@@ -133,6 +135,7 @@ pub use model::{
 };
 pub use observe::{ContractEvent, ContractsObserver};
 pub use request::{DefaultAgent, DispatchRequest, FulfillRequest, HolderRef, Identity, InspectRequest};
+pub use roots::RootsError;
 pub use store::{MemoryStore, QueueDepth, Store};
 #[cfg(feature = "postgres")]
 pub use store::{PgOptions, PgStore};

@@ -34,6 +34,8 @@ pub const MAX_QUEUE_TTL_SEC: u32 = 604_800;
 pub const MAX_POINTERS: usize = 32;
 /// Length of a normalized pointer path in bytes.
 pub const MAX_PATH_BYTES: usize = 512;
+/// The first bytes of a pointer or artifact looked at for a private key, whatever its name.
+pub const SECRET_HEAD_BYTES: usize = 8192;
 /// Sum of pointer sizes per contract (also for artifacts): 1 GiB.
 pub const MAX_TOTAL_POINTER_BYTES: u64 = 1 << 30;
 /// A larger pointer file adds a `LARGE_POINTER` warning at dispatch: 8 MiB.
@@ -90,3 +92,13 @@ pub const SUMMARY_ERROR_REASON_CHARS: usize = 200;
 pub const MAX_VALIDATION_ERRORS: usize = 10;
 /// Violations an integrity report lists at most.
 pub const MAX_INTEGRITY_VIOLATIONS: usize = 100;
+/// How long finished contracts are kept by default before the retention purge deletes them: 7 days.
+pub const DEFAULT_FINISHED_RETENTION_SEC: u64 = 7 * 86_400;
+/// The shortest retention a configuration accepts: 1 minute.
+pub const MIN_FINISHED_RETENTION_SEC: u64 = 60;
+/// The longest retention a configuration accepts: 100 years (longer is "forever": no retention).
+pub const MAX_FINISHED_RETENTION_SEC: u64 = 100 * 365 * 86_400;
+/// Finished contracts one retention purge step deletes at most, in one store transaction.
+pub const RETENTION_PURGE_BATCH: usize = 100;
+/// How often the background retention purge looks for finished contracts past their retention.
+pub const RETENTION_PURGE_PERIOD_SEC: u64 = 60;

@@ -62,6 +62,23 @@ pub enum LocationError {
     HomeItself,
 }
 
+impl LocationError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LocationError::NoHome => "LOCATION_NO_HOME",
+            LocationError::TildeWithoutHome => "LOCATION_TILDE_WITHOUT_HOME",
+            LocationError::HomeItself => "LOCATION_HOME_ITSELF",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for LocationError {
+    fn code(&self) -> &'static str {
+        LocationError::code(self)
+    }
+}
+
 impl Location {
     /// The location of `value` (`None` or blank: the default under `home`); `~` at the start is `home`,
     /// and a relative path is taken relative to `cwd`.
@@ -193,6 +210,8 @@ impl LazyContracts {
         {
             let empty = Contracts::builder(Arc::new(crate::MemoryStore::new(Arc::new(SystemClock::new()))))
                 .config(self.config.clone())
+                .real_fs()
+                .real_ids()
                 .build();
             let name = crate::store::sqlite_file::shown(path);
             return Ok(ForTool::Absent {
@@ -240,7 +259,14 @@ impl LazyContracts {
                     }));
                 }
                 Ok(store) => {
-                    let mut builder = Contracts::builder(store).config(self.config.clone());
+                    // A store the server opened serves real workspaces: the disk and the OS's ids,
+                    // named; it keeps finished contracts for the configured retention, purged in the
+                    // background.
+                    let mut builder = Contracts::builder(store)
+                        .real_fs()
+                        .real_ids()
+                        .config(self.config.clone())
+                        .purge_in_background(true);
                     if let Some(observer) = &self.observer {
                         builder = builder.observer(Arc::clone(observer));
                     }
@@ -314,13 +340,31 @@ impl ForTool {
         default_agent: &crate::DefaultAgent,
         cancel: &crate::wait::Cancel,
     ) -> Result<Value, crate::ContractRefusal> {
-        let mut answer = crate::args::try_call(self.contracts(), tool, args, default_agent, cancel)?;
+        match self.start(tool, args, default_agent, cancel) {
+            crate::args::Step::Answered(answer) => answer,
+            crate::args::Step::Waiting(waiting) => waiting.finish(),
+        }
+    }
+
+    /// [`ForTool::try_call`] as a step ([`crate::args::start`]): a waiting poll with nothing to claim
+    /// yet comes back as state for its host to park and resume.
+    pub fn start(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        default_agent: &crate::DefaultAgent,
+        cancel: &crate::wait::Cancel,
+    ) -> crate::args::Step {
+        if let ForTool::Store(contracts) = self {
+            return crate::args::start(contracts, tool, args, default_agent, cancel);
+        }
+        let mut answer = crate::args::try_call(self.contracts(), tool, args, default_agent, cancel);
         if let ForTool::Absent { note, .. } = self
             && tool == "inspect_mesh_state"
-            && let Some(fields) = answer.as_object_mut()
+            && let Ok(Value::Object(fields)) = &mut answer
         {
             fields.insert(String::from("note"), Value::String(note.clone()));
         }
-        Ok(answer)
+        crate::args::Step::Answered(answer)
     }
 }

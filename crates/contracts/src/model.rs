@@ -11,7 +11,15 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use shiftwork_seams::agent::AgentIdError;
+/// Who an agent is: the family's one agent id ([`shiftwork_seams::agent::AgentId`]), shared with
+/// `shiftwork-core`'s clock-out and the MCP server's credentials.
+///
+/// ```
+/// use shiftwork_contracts::{AgentId, AgentIdError};
+/// assert_eq!(AgentId::new("bob.smith").unwrap().as_str(), "bob.smith");
+/// assert_eq!(AgentId::new("-x"), Err(AgentIdError::BadStart { found: '-' }));
+/// ```
+pub use shiftwork_seams::agent::{AgentId, AgentIdError};
 
 /// An instant as a store keeps it and a tool answer writes it: milliseconds since
 /// 1970-01-01T00:00:00Z, truncated from the clock's reading. The facade's own inputs and outputs are
@@ -28,69 +36,6 @@ pub fn instant(ms: EpochMs) -> DateTime<Utc> {
     } else {
         DateTime::<Utc>::MAX_UTC
     })
-}
-
-/// Who an agent is: the family's one agent-id grammar ([`shiftwork_seams::agent`]), 1 to 64 ASCII
-/// characters of `A-Z a-z 0-9 . _ @ : -`, starting with a letter or a digit (`alice`, `bob.smith`,
-/// `ci-runner-7`, `svc:deploy@eu`). Compared exactly (case-sensitive). The same grammar names a
-/// clock-out's agent in `shiftwork-core` and a bearer token's agent in the MCP server.
-///
-/// ```
-/// use shiftwork_contracts::{AgentId, AgentIdError};
-/// let bob = AgentId::parse("bob.smith").unwrap();
-/// assert_eq!(bob.as_str(), "bob.smith");
-/// assert_eq!(AgentId::parse("bad name"), Err(AgentIdError::BadCharacter { found: ' ', at: 3 }));
-/// assert_eq!(AgentId::parse("-x"), Err(AgentIdError::BadStart { found: '-' }));
-/// assert!("claude-main".parse::<AgentId>().is_ok());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct AgentId(String);
-
-impl AgentId {
-    /// The agent id `text`, or why it is not one.
-    pub fn parse(text: &str) -> Result<AgentId, AgentIdError> {
-        shiftwork_seams::agent::check_agent_id(text)?;
-        Ok(AgentId(text.to_owned()))
-    }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for AgentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl FromStr for AgentId {
-    type Err = AgentIdError;
-    fn from_str(text: &str) -> Result<AgentId, AgentIdError> {
-        AgentId::parse(text)
-    }
-}
-
-impl TryFrom<String> for AgentId {
-    type Error = AgentIdError;
-    fn try_from(text: String) -> Result<AgentId, AgentIdError> {
-        shiftwork_seams::agent::check_agent_id(&text)?;
-        Ok(AgentId(text))
-    }
-}
-
-impl From<AgentId> for String {
-    fn from(a: AgentId) -> String {
-        a.0
-    }
-}
-
-impl AsRef<str> for AgentId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
 }
 
 /// The most characters of a contract id argument.
@@ -127,6 +72,22 @@ pub enum ContractIdError {
         /// Its length in characters.
         chars: usize,
     },
+}
+
+impl ContractIdError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ContractIdError::Empty => "CONTRACT_ID_EMPTY",
+            ContractIdError::TooLong { .. } => "CONTRACT_ID_TOO_LONG",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for ContractIdError {
+    fn code(&self) -> &'static str {
+        ContractIdError::code(self)
+    }
 }
 
 impl ContractId {
@@ -334,6 +295,14 @@ pub enum DriftReason {
 }
 
 impl DriftReason {
+    /// Every reason.
+    pub const ALL: [DriftReason; 4] = [
+        DriftReason::FileMissing,
+        DriftReason::SizeMismatch,
+        DriftReason::ContentChanged,
+        DriftReason::PathRefused,
+    ];
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -509,6 +478,13 @@ pub enum WarningCode {
 }
 
 impl WarningCode {
+    /// Every code.
+    pub const ALL: [WarningCode; 3] = [
+        WarningCode::LargePointer,
+        WarningCode::EpochNotSupplied,
+        WarningCode::NoIdentity,
+    ];
+
     /// The wire name (`LARGE_POINTER`, …).
     pub fn as_str(self) -> &'static str {
         match self {

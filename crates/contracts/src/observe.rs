@@ -23,8 +23,8 @@
 //!     .fs(Arc::new(fs))
 //!     .config(shiftwork_contracts::ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/w"])).build().unwrap())
 //!     .observer(Arc::new(move |event: &ContractEvent| log.lock().unwrap().push(event.name())))
-//!     .build();
-//! let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+//!     .real_ids().build();
+//! let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
 //! queue.dispatch(&DispatchRequest::new(alice, bob.clone(), "Review", "/w")).unwrap();
 //! queue.poll_next_task(&bob).unwrap();
 //! assert_eq!(*seen.lock().unwrap(), ["claim"]);

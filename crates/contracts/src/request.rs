@@ -3,6 +3,7 @@
 //! The rules live here, once: the facade checks every request with them, and [`crate::args`] runs
 //! the same checks while decoding tool arguments, in each tool's argument order.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -47,7 +48,7 @@ impl DefaultAgent {
     pub fn from_value(value: Option<&str>, source: &'static str) -> DefaultAgent {
         match value.filter(|v| !v.is_empty()) {
             None => DefaultAgent::Unset,
-            Some(v) => AgentId::parse(v).map_or(DefaultAgent::Invalid { source }, DefaultAgent::Valid),
+            Some(v) => AgentId::new(v).map_or(DefaultAgent::Invalid { source }, DefaultAgent::Valid),
         }
     }
 }
@@ -87,13 +88,13 @@ impl Identity {
     ///
     /// ```
     /// use shiftwork_contracts::{AgentId, DefaultAgent, Identity, RefusalCode, RefusalDetails};
-    /// let carol = DefaultAgent::Authenticated(AgentId::parse("carol").unwrap());
-    /// let mallory = AgentId::parse("mallory").unwrap();
+    /// let carol = DefaultAgent::Authenticated(AgentId::new("carol").unwrap());
+    /// let mallory = AgentId::new("mallory").unwrap();
     /// let refused = Identity::checked("agent_id", Some(mallory.clone()), &carol).unwrap_err();
     /// assert_eq!(refused.code(), RefusalCode::IdentityMismatch);
     /// assert_eq!(refused.message(), "agent_id names mallory, but this caller authenticated as carol: an agent acts only as itself.");
     /// assert!(matches!(refused.details(), RefusalDetails::IdentityMismatch { given, .. } if given == &mallory));
-    /// assert_eq!(Identity::checked("agent_id", None, &carol), Ok(Identity::Default(AgentId::parse("carol").unwrap())));
+    /// assert_eq!(Identity::checked("agent_id", None, &carol), Ok(Identity::Default(AgentId::new("carol").unwrap())));
     /// ```
     pub fn checked(
         argument: &str,
@@ -124,7 +125,7 @@ impl Identity {
     /// assert!(Identity::given("bad name").is_err());
     /// ```
     pub fn given(text: &str) -> Result<Identity, crate::AgentIdError> {
-        AgentId::parse(text).map(Identity::Given)
+        AgentId::new(text).map(Identity::Given)
     }
 
     /// An absent argument resolved against the embedder's default.
@@ -171,7 +172,7 @@ impl Identity {
 /// ```
 /// use shiftwork_contracts::{AgentId, DispatchRequest};
 /// use std::time::Duration;
-/// let (alice, bob) = (AgentId::parse("alice").unwrap(), AgentId::parse("bob").unwrap());
+/// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
 /// let req = DispatchRequest::new(alice, bob, "Review add()", "/work")
 ///     .pointers(["src/lib.rs"])
 ///     .exec_ttl(Duration::from_secs(600))
@@ -187,8 +188,9 @@ pub struct DispatchRequest {
     pub target_agent: AgentId,
     /// One line saying what to do: 1 to 200 characters, not blank, no control characters.
     pub title: String,
-    /// The absolute directory both agents read at the same path; every pointer is relative to it.
-    pub workspace_root: String,
+    /// The absolute directory both agents read at the same path; every pointer is relative to it. A
+    /// path that is not UTF-8 text is refused (`INVALID_ARGUMENT`): a store keeps it as text.
+    pub workspace_root: PathBuf,
     /// Files to pin by size and SHA-256, relative to the workspace root (absent: none; at most 32).
     pub pointers: Option<Vec<String>>,
     /// A label matching `^[a-z][a-z0-9_-]{0,31}$` (absent: `review`).
@@ -219,7 +221,7 @@ impl DispatchRequest {
         requester_agent: AgentId,
         target_agent: AgentId,
         title: impl Into<String>,
-        workspace_root: impl Into<String>,
+        workspace_root: impl Into<PathBuf>,
     ) -> Self {
         DispatchRequest {
             requester_agent,
@@ -437,6 +439,19 @@ pub fn nul_in_json(value: &Value) -> Option<String> {
     None
 }
 
+/// The workspace root as the text a store keeps: refused when it is not UTF-8.
+pub(crate) fn workspace_root(root: &Path) -> Result<&str, ContractRefusal> {
+    root.to_str().ok_or_else(|| {
+        ContractRefusal::invalid_argument(
+            "workspace_root",
+            format!(
+                "workspace_root must be UTF-8 text, which {} is not.",
+                shiftwork_seams::echo::echo(&root.to_string_lossy())
+            ),
+        )
+    })
+}
+
 /// Refuses a stored text argument holding the NUL character (see [`nul_in_json`]).
 fn no_nul(argument: &str, value: &str) -> Result<(), ContractRefusal> {
     if value.contains('\0') {
@@ -452,7 +467,7 @@ fn no_nul(argument: &str, value: &str) -> Result<(), ContractRefusal> {
 
 /// An `AgentId` argument.
 pub fn agent(argument: &str, value: &str) -> Result<AgentId, ContractRefusal> {
-    AgentId::parse(value).map_err(|_| {
+    AgentId::new(value).map_err(|_| {
         ContractRefusal::invalid_argument(
             argument,
             format!("{argument} must be 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit."),

@@ -12,7 +12,11 @@
 //! assert_eq!(roots.roots(), [Path::new("/home/me"), Path::new("/tmp")]);
 //! let listed = AllowedRoots::from_values(Some("/srv/work, ~/code"), Some("/home/me"), "/tmp").unwrap();
 //! assert_eq!(listed.roots(), [Path::new("/srv/work"), Path::new("/home/me/code")]);
-//! assert!(AllowedRoots::from_values(Some("relative/dir"), None, "/tmp").is_err());
+//! use shiftwork_contracts::roots::RootsError;
+//! assert_eq!(
+//!     AllowedRoots::from_values(Some("relative/dir"), None, "/tmp"),
+//!     Err(RootsError::NotAbsolute { entry: String::from("relative/dir") })
+//! );
 //! assert_eq!(shiftwork_contracts::roots::system_directory(Path::new("/proc/self")), Some("/proc"));
 //! ```
 
@@ -26,6 +30,51 @@ pub const SYSTEM_DIRECTORIES: [&str; 5] = ["/proc", "/sys", "/dev", "/etc", "/bo
 /// The system directory `path` is in or under, if any (component-wise).
 pub fn system_directory(path: &Path) -> Option<&'static str> {
     SYSTEM_DIRECTORIES.into_iter().find(|dir| path.starts_with(dir))
+}
+
+/// Why a configured list of allowed roots is refused ([`AllowedRoots::from_values`]). `Display` is
+/// a sentence naming the entry (clipped).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RootsError {
+    /// An entry starts with `~`, and no home directory was given.
+    #[error(
+        "the allowed root '{}' starts with ~ but there is no home directory",
+        shiftwork_seams::echo::clip_echo(entry)
+    )]
+    NoHome {
+        /// The entry as listed.
+        entry: String,
+    },
+    /// An entry is not an absolute path once `~` is expanded.
+    #[error(
+        "the allowed root '{}' is not an absolute path",
+        shiftwork_seams::echo::clip_echo(entry)
+    )]
+    NotAbsolute {
+        /// The entry as listed.
+        entry: String,
+    },
+    /// The list names no root (only separators and blanks).
+    #[error("the list of allowed roots is empty")]
+    Empty,
+}
+
+impl RootsError {
+    /// A stable machine name: `ROOTS_NO_HOME`, `ROOTS_NOT_ABSOLUTE`, `ROOTS_EMPTY`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RootsError::NoHome { .. } => "ROOTS_NO_HOME",
+            RootsError::NotAbsolute { .. } => "ROOTS_NOT_ABSOLUTE",
+            RootsError::Empty => "ROOTS_EMPTY",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for RootsError {
+    fn code(&self) -> &'static str {
+        RootsError::code(self)
+    }
 }
 
 /// The directories workspace roots must lie in (each root itself or anything beneath it).
@@ -56,7 +105,7 @@ impl AllowedRoots {
     /// The rule of the configuration: `list` is `DIR,DIR,…` (blanks around each entry ignored; a
     /// leading `~` is `home`); without a list, `home` (when known) and `temp_dir`. Every entry must be
     /// absolute after expansion; the error names the first that is not.
-    pub fn from_values(list: Option<&str>, home: Option<&str>, temp_dir: &str) -> Result<Self, String> {
+    pub fn from_values(list: Option<&str>, home: Option<&str>, temp_dir: &str) -> Result<Self, RootsError> {
         let home = home.filter(|h| !h.trim().is_empty());
         let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
             let mut roots: Vec<PathBuf> = home.map(PathBuf::from).into_iter().collect();
@@ -70,23 +119,21 @@ impl AllowedRoots {
                     PathBuf::from(format!("{home}{rest}"))
                 }
                 (Some(_), None) => {
-                    return Err(format!(
-                        "the allowed root '{}' starts with ~ but there is no home directory",
-                        shiftwork_seams::echo::clip_echo(entry)
-                    ));
+                    return Err(RootsError::NoHome {
+                        entry: entry.to_owned(),
+                    });
                 }
                 _ => PathBuf::from(entry),
             };
             if !expanded.is_absolute() {
-                return Err(format!(
-                    "the allowed root '{}' is not an absolute path",
-                    shiftwork_seams::echo::clip_echo(entry)
-                ));
+                return Err(RootsError::NotAbsolute {
+                    entry: entry.to_owned(),
+                });
             }
             roots.push(expanded);
         }
         if roots.is_empty() {
-            return Err(String::from("the list of allowed roots is empty"));
+            return Err(RootsError::Empty);
         }
         Ok(AllowedRoots { roots })
     }

@@ -6,7 +6,7 @@ use crate::model::{AgentId, Contract, ContractId, EpochMs, Status};
 /// pointers.
 pub fn sample_contract(now: EpochMs) -> Contract {
     let agent =
-        |s: &str| AgentId::parse(s).unwrap_or_else(|_| unreachable!("the fixture names are valid agent ids"));
+        |s: &str| AgentId::new(s).unwrap_or_else(|_| unreachable!("the fixture names are valid agent ids"));
     Contract {
         seq: 1,
         contract_id: ContractId::parse("0196f3a0-0000-7000-8000-000000000001")
@@ -50,6 +50,28 @@ pub fn sample_contract(now: EpochMs) -> Contract {
         cancel_reason: None,
     }
 }
+
+/// Credential files by names the sensitive-name list once missed, each with the pattern it is now
+/// refused under: security-key and host keys, exported and keyring PGP keys, a service account's key,
+/// a kubeconfig, Docker's and rclone's older files, a wallet, and credential files under the names a
+/// backup gives them.
+pub const CREDENTIAL_NAMES: [(&str, &str); 15] = [
+    ("id_ed25519_sk", "id_ed25519_sk"),
+    ("id_ecdsa_sk", "id_ecdsa_sk"),
+    ("id_rsa.bak", "id_rsa"),
+    ("id_rsa~", "id_rsa"),
+    ("ssh_host_ed25519_key", "ssh_host_*key"),
+    ("private.asc", "*private*.asc"),
+    ("secring.gpg", "secring.*"),
+    ("service-account.json", "*service-account*.json"),
+    ("kubeconfig", "kubeconfig"),
+    (".git-credentials.bak", ".git-credentials"),
+    (".pgpass.old", ".pgpass"),
+    (".netrc~", ".netrc"),
+    (".dockercfg", ".dockercfg"),
+    ("wallet.dat", "wallet.dat"),
+    (".rclone.conf", ".rclone.conf"),
+];
 
 /// Runs `sql` on the SQLite database at `path` with a plain connection (tests that plant what an
 /// attacker or an accident would: a trigger, a foreign table).

@@ -7,7 +7,7 @@
 //! use shiftwork_contracts::transition::{self, Command, Holder, Policy, Reply};
 //! # use shiftwork_contracts::{AgentId, Contract};
 //! # fn contract() -> Contract { shiftwork_contracts::testing::sample_contract(0) }
-//! let bob = AgentId::parse("bob").unwrap();
+//! let bob = AgentId::new("bob").unwrap();
 //! let submitted = contract(); // SUBMITTED for bob, dispatched at 0 with the default TTLs
 //! let claimed = transition::claim(&submitted, &bob, 60_000).unwrap();
 //! assert_eq!(claimed.claim_epoch, 1);

@@ -3,6 +3,7 @@
 //! answer-only fields: `ok` (and `has_task` of a poll) are added when an outcome becomes a tool answer
 //! ([`crate::args`]).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -97,7 +98,7 @@ pub struct HeldContract {
     /// Context summary.
     pub context_summary: String,
     /// Workspace root.
-    pub workspace_root: String,
+    pub workspace_root: PathBuf,
     /// The baseline.
     pub pointers: Vec<Pointer>,
     /// The result schema.
@@ -141,7 +142,7 @@ impl HeldContract {
             task_type: c.task_type.clone(),
             title: c.title.clone(),
             context_summary: c.context_summary.clone(),
-            workspace_root: c.workspace_root.clone(),
+            workspace_root: PathBuf::from(&c.workspace_root),
             pointers: c.pointers.clone(),
             contract_schema: c.contract_schema.clone(),
             claimed_at: instant(c.claimed_at.unwrap_or_default()),
@@ -455,7 +456,7 @@ pub struct ContractDetail {
     /// Context summary.
     pub context_summary: String,
     /// Workspace root.
-    pub workspace_root: String,
+    pub workspace_root: PathBuf,
     /// The baseline (`None` when omitted to keep a tool answer within 64 KiB).
     pub pointers: Option<Vec<Pointer>>,
     /// The result schema.
@@ -489,7 +490,7 @@ impl ContractDetail {
             queue_ttl: secs(c.queue_ttl_sec),
             idempotency_key: c.idempotency_key.clone(),
             context_summary: c.context_summary.clone(),
-            workspace_root: c.workspace_root.clone(),
+            workspace_root: PathBuf::from(&c.workspace_root),
             pointers: Some(c.pointers.clone()),
             contract_schema: c.contract_schema.clone(),
             dirty_files: c.dirty_files.clone(),
@@ -605,6 +606,10 @@ pub struct InspectOutcome {
     /// The reading's instant.
     #[serde(serialize_with = "crate::wire::ms")]
     pub now: DateTime<Utc>,
+    /// How long finished contracts are kept after they end before the retention purge deletes them
+    /// (written `finished_kept_sec`, whole seconds), or `None` (`null`): until deleted by hand.
+    #[serde(rename = "finished_kept_sec", serialize_with = "crate::wire::opt_secs")]
+    pub finished_kept: Option<std::time::Duration>,
 }
 
 /// What a verify answers: whether the pinned files still match, and whether the caller could deliver.

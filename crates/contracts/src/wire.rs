@@ -25,6 +25,14 @@ pub(crate) fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
     s.serialize_u64(d.as_secs())
 }
 
+/// An optional window as whole seconds or `null`.
+pub(crate) fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs()),
+        None => s.serialize_none(),
+    }
+}
+
 /// An optional wait as milliseconds or `null`.
 pub(crate) fn opt_duration_ms<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {

@@ -85,6 +85,29 @@ pub enum ParseErrorKind {
     EqualStartEnd,
 }
 
+impl ParseErrorKind {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ParseErrorKind::Blank => "EXPRESSION_BLANK",
+            ParseErrorKind::MissingZoneName => "EXPRESSION_MISSING_ZONE_NAME",
+            ParseErrorKind::UnknownZone => "EXPRESSION_UNKNOWN_ZONE",
+            ParseErrorKind::NoWindow => "EXPRESSION_NO_WINDOW",
+            ParseErrorKind::EmptyWindow => "EXPRESSION_EMPTY_WINDOW",
+            ParseErrorKind::MalformedWindow => "EXPRESSION_MALFORMED_WINDOW",
+            ParseErrorKind::UnknownDay => "EXPRESSION_UNKNOWN_DAY",
+            ParseErrorKind::EmptyDay => "EXPRESSION_EMPTY_DAY",
+            ParseErrorKind::MalformedRange => "EXPRESSION_MALFORMED_RANGE",
+            ParseErrorKind::MalformedTime => "EXPRESSION_MALFORMED_TIME",
+            ParseErrorKind::MalformedHour => "EXPRESSION_MALFORMED_HOUR",
+            ParseErrorKind::MalformedMinute => "EXPRESSION_MALFORMED_MINUTE",
+            ParseErrorKind::TwentyFourAsStart => "EXPRESSION_TWENTY_FOUR_AS_START",
+            ParseErrorKind::OutOfRange => "EXPRESSION_OUT_OF_RANGE",
+            ParseErrorKind::EqualStartEnd => "EXPRESSION_EQUAL_START_END",
+        }
+    }
+}
+
 /// Why [`Expr::parse`](crate::Expr::parse) refused an input. Its `Display` is a stable sentence naming
 /// the part that failed (`window "…": start time "…": malformed hour`); [`kind`](ParseError::kind) tells
 /// which error it is.
@@ -108,6 +131,12 @@ impl ParseError {
     /// Which error this is.
     pub fn kind(&self) -> ParseErrorKind {
         self.kind
+    }
+
+    /// A stable machine name of the error's kind (`EXPRESSION_MALFORMED_HOUR`, …), as every `code()`
+    /// of the family.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
     }
 
     /// Prefixes the text with `prefix` (naming the window or time it occurred in), keeping the kind.
@@ -143,6 +172,16 @@ pub enum ZoneError {
         /// The name as given.
         name: String,
     },
+}
+
+impl ZoneError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ZoneError::Blank => "ZONE_BLANK",
+            ZoneError::Unknown { .. } => "ZONE_UNKNOWN",
+        }
+    }
 }
 
 impl fmt::Display for ZoneError {
@@ -183,6 +222,11 @@ impl ModeError {
         ModeError {
             given: given.to_owned(),
         }
+    }
+
+    /// A stable machine name of the error's kind: `MODE_UNKNOWN`.
+    pub fn code(&self) -> &'static str {
+        "MODE_UNKNOWN"
     }
 
     /// The text that was given.

@@ -69,6 +69,11 @@ pub use close::{
 };
 pub use error::{ECHO_LIMIT, ModeError, ParseError, ParseErrorKind, ZoneError};
 pub use eval::{Check, Hours};
+
+/// The borrowed expression-and-zone of 0.1, replaced by the owned [`Hours`] (which `Expr::bind`
+/// returns); the lifetime is kept so that code naming `ZonedExpr<'_>` still compiles.
+#[deprecated(since = "0.2.0", note = "renamed to `Hours`, which owns its expression")]
+pub type ZonedExpr<'a> = Hours;
 pub use expr::{Expr, Window};
 pub use gate::{
     ARM_LEAD, CLOSE_QUIET, CLOSE_SETTLE, DEFAULT_LEASE, DEFAULT_SHUTDOWN_TIMEOUT, GateAction, GateEvent,

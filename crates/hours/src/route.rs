@@ -45,6 +45,18 @@ pub enum LeaseRefusal {
 }
 
 impl LeaseRefusal {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LeaseRefusal::NonPositive => "NO_LEASE_NON_POSITIVE",
+            LeaseRefusal::UnknownHarness => "UNKNOWN_HARNESS",
+            LeaseRefusal::Ungated(..) => "NO_LEASE_UNGATED",
+            LeaseRefusal::InHours(..) => "NO_LEASE_IN_HOURS",
+        }
+    }
+}
+
+impl LeaseRefusal {
     /// True for the three `no lease applies: …` refusals, false for `unknown harness`.
     ///
     /// ```

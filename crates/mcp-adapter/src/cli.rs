@@ -334,39 +334,32 @@ pub const MAX_ARGUMENTS: u64 = crate::wire::MAX_LINE as u64;
 impl ArgumentsSource {
     /// The arguments' text; the error names the source and what is wrong.
     pub fn read(&self) -> Result<String, String> {
-        use shiftwork_seams::Fs as _;
         use std::io::Read as _;
-        let bytes =
-            match self {
-                ArgumentsSource::Inline(text) => return Ok(text.clone()),
-                ArgumentsSource::Stdin => {
-                    let mut bytes = Vec::new();
-                    std::io::stdin()
-                        .lock()
-                        .take(MAX_ARGUMENTS + 1)
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| format!("cannot read the arguments from stdin: {e}"))?;
-                    if bytes.len() as u64 > MAX_ARGUMENTS {
-                        return Err(format!(
-                            "the arguments on stdin are over {MAX_ARGUMENTS} bytes (16 MiB)"
-                        ));
-                    }
-                    bytes
+        let bytes = match self {
+            ArgumentsSource::Inline(text) => return Ok(text.clone()),
+            ArgumentsSource::Stdin => {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .lock()
+                    .take(MAX_ARGUMENTS + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| format!("cannot read the arguments from stdin: {e}"))?;
+                if bytes.len() as u64 > MAX_ARGUMENTS {
+                    return Err(format!(
+                        "the arguments on stdin are over {MAX_ARGUMENTS} bytes (16 MiB)"
+                    ));
                 }
-                ArgumentsSource::File(path) => shiftwork_seams::OsFs
-                    .read_limited(path, MAX_ARGUMENTS)
-                    .map_err(|e| {
-                        let why = if shiftwork_seams::is_file_too_large(&e) {
-                            format!("it is over {MAX_ARGUMENTS} bytes (16 MiB)")
-                        } else {
-                            shiftwork_seams::os_reason(&e)
-                        };
-                        format!(
-                            "cannot read the arguments from {}: {why}",
-                            shiftwork_seams::echo::echo(&path.display().to_string())
-                        )
-                    })?,
-            };
+                bytes
+            }
+            ArgumentsSource::File(path) => {
+                crate::settings::read_named_file(path, MAX_ARGUMENTS).map_err(|why| {
+                    format!(
+                        "cannot read the arguments from {}: {why}",
+                        shiftwork_seams::echo::echo(&path.display().to_string())
+                    )
+                })?
+            }
+        };
         String::from_utf8(bytes).map_err(|_| String::from("the arguments are not UTF-8 text"))
     }
 }
@@ -390,6 +383,7 @@ fn serve_notes(groups: &[&Group]) -> String {
 pub fn serve_settings(groups: &[&Group]) -> Vec<Setting> {
     let mut all = settings_of(groups, true);
     all.extend_from_slice(crate::http::SETTINGS);
+    all.extend_from_slice(crate::http::ui::SETTINGS);
     all
 }
 

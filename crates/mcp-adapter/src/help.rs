@@ -160,14 +160,15 @@ pub fn tools(registry: &Registry) -> String {
     out
 }
 
-/// One argument of a tool, as its schema declares it.
+/// One argument of a tool, or one member of its answer, as its schema declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Argument {
-    /// Its name.
+    /// Its name; a member of an object argument or answer member is named by its path
+    /// (`handoff_patch.next_action`, `contract.pointers[].sha256`).
     pub name: String,
     /// Its type in words (`string`, `integer 0–60`, `array of string`, `one of: a, b`).
     pub kind: String,
-    /// Whether the schema requires it.
+    /// Whether the schema requires it (of the object holding it).
     pub required: bool,
     /// Its default, when the schema names one.
     pub default: Option<String>,
@@ -175,35 +176,130 @@ pub struct Argument {
     pub meaning: String,
 }
 
-/// The arguments of `tool`, in schema order.
+/// The arguments of `tool`, in schema order, each followed by the members of an object it takes.
 pub fn arguments(tool: &ToolDef) -> Vec<Argument> {
-    let required: Vec<&str> = tool
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
+    rows(&tool.input_schema)
+}
+
+/// The members of the object schema `schema` in order, each followed by the members of an object it
+/// holds (directly, as an array's items, or as the object of a value that may be null): the rows any
+/// definition's table is printed from — a tool's arguments, an answer's members.
+pub fn rows(schema: &Value) -> Vec<Argument> {
+    let mut rows = Vec::new();
+    members(schema, "", &mut rows);
+    rows
+}
+
+/// One shape of a tool's answer: which one it is, and its members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The members that tell this shape apart, as `name: value` (`result: "plan"`, `ok: true`);
+    /// empty for a tool with one shape.
+    pub label: String,
+    /// What the shape means: its discriminating member's description.
+    pub meaning: String,
+    /// Its members in schema order, each followed by its own members.
+    pub members: Vec<Argument>,
+}
+
+/// The shapes of `tool`'s answer, in schema order ([`shapes`] of its output schema).
+pub fn answers(tool: &ToolDef) -> Vec<Answer> {
+    shapes(&tool.output_schema)
+}
+
+/// The shapes an object schema admits, in order: its `oneOf` branches, each labelled by the members
+/// its `const`s fix, or the schema itself when it has one shape.
+pub fn shapes(schema: &Value) -> Vec<Answer> {
+    let Some(branches) = schema.get("oneOf").and_then(Value::as_array) else {
+        return vec![Answer {
+            label: String::new(),
+            meaning: String::new(),
+            members: rows(schema),
+        }];
     };
-    properties
+    branches
         .iter()
-        .map(|(name, schema)| Argument {
-            name: name.clone(),
-            kind: kind(schema),
-            required: required.contains(&name.as_str()),
-            default: schema.get("default").map(Value::to_string),
-            meaning: schema
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+        .map(|branch| {
+            let constants: Vec<(&String, &Value)> = branch
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.iter().filter(|(_, m)| m.get("const").is_some()).collect())
+                .unwrap_or_default();
+            let label = constants
+                .iter()
+                .map(|(name, m)| format!("{name}: {}", m["const"]))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let meaning = constants
+                .iter()
+                .filter_map(|(_, m)| m.get("description").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut members = rows(branch);
+            members.retain(|row| !constants.iter().any(|(name, _)| **name == row.name));
+            Answer {
+                label,
+                meaning,
+                members,
+            }
         })
         .collect()
 }
 
+/// The members of the object schema `schema`, named under `prefix`, each followed by its own.
+fn members(schema: &Value, prefix: &str, rows: &mut Vec<Argument>) {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, member) in properties {
+        let path = format!("{prefix}{name}");
+        rows.push(Argument {
+            name: path.clone(),
+            kind: kind(member),
+            required: required.contains(&name.as_str()),
+            default: member.get("default").map(Value::to_string),
+            meaning: member
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        });
+        // The members of an object it holds: directly, as the items of an array, or as the one
+        // object of an `anyOf` (a value that may be null).
+        let inner = [member]
+            .into_iter()
+            .chain(
+                member
+                    .get("anyOf")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten(),
+            )
+            .find_map(|s| {
+                if s.get("properties").is_some() {
+                    Some((s, format!("{path}.")))
+                } else {
+                    s.get("items")
+                        .filter(|i| i.get("properties").is_some())
+                        .map(|i| (i, format!("{path}[].")))
+                }
+            });
+        if let Some((object, prefix)) = inner {
+            members(object, &prefix, rows);
+        }
+    }
+}
+
 /// A schema's type in words.
 fn kind(schema: &Value) -> String {
+    if let Some(value) = schema.get("const") {
+        return format!("= {value}");
+    }
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         let values: Vec<String> = values
             .iter()
@@ -252,8 +348,8 @@ fn hints_line(tool: &ToolDef) -> String {
     )
 }
 
-/// `shiftwork-mcp call TOOL --help`: the tool's title, description, annotations and its arguments as
-/// a table (name, type, required, default, meaning).
+/// `shiftwork-mcp call TOOL --help`: the tool's title, description, annotations, its arguments as a
+/// table (name, type, required, default, meaning) and the shapes of its answer with their members.
 pub fn tool_help(tool: &ToolDef) -> String {
     let mut out = format!("{} — {}\n\n", tool.name, tool.title);
     out.push_str(&wrap(tool.description, 100));
@@ -263,30 +359,14 @@ pub fn tool_help(tool: &ToolDef) -> String {
         out.push_str("\nArguments: none.\n");
     } else {
         out.push_str("\nArguments:\n");
-        let name_w = args.iter().map(|a| a.name.len()).max().unwrap_or(4).max(4);
-        let kind_w = args
-            .iter()
-            .map(|a| a.kind.chars().count())
-            .max()
-            .unwrap_or(4)
-            .clamp(4, 30);
-        let _ = writeln!(
-            out,
-            "  {:<name_w$}  {:<kind_w$}  {:<8}  {:<8}  meaning",
-            "name", "type", "required", "default"
-        );
-        for a in &args {
-            let default = a.default.clone().unwrap_or_else(|| String::from("-"));
-            let _ = writeln!(
-                out,
-                "  {:<name_w$}  {:<kind_w$}  {:<8}  {:<8}  {}",
-                a.name,
-                a.kind,
-                if a.required { "yes" } else { "no" },
-                default,
-                a.meaning
-            );
+        table_rows(&mut out, &args, true);
+    }
+    out.push_str("\nAnswers (structuredContent):\n");
+    for answer in answers(tool) {
+        if !answer.label.is_empty() {
+            let _ = writeln!(out, "  {} — {}", answer.label, answer.meaning);
         }
+        table_rows(&mut out, &answer.members, false);
     }
     let _ = write!(
         out,
@@ -296,8 +376,49 @@ pub fn tool_help(tool: &ToolDef) -> String {
     out
 }
 
+/// Rows of the text table of `call TOOL --help`: name, type, required (or, for an answer member,
+/// always present), default (arguments only), meaning.
+fn table_rows(out: &mut String, rows: &[Argument], with_default: bool) {
+    let name_w = rows
+        .iter()
+        .map(|a| a.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let kind_w = rows
+        .iter()
+        .map(|a| a.kind.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 30);
+    let (flag, default) = if with_default {
+        ("required", "default")
+    } else {
+        ("always", "")
+    };
+    let _ = write!(out, "    {:<name_w$}  {:<kind_w$}  {flag:<8}  ", "name", "type");
+    if with_default {
+        let _ = write!(out, "{default:<8}  ");
+    }
+    out.push_str("meaning\n");
+    for a in rows {
+        let _ = write!(
+            out,
+            "    {:<name_w$}  {:<kind_w$}  {:<8}  ",
+            a.name,
+            a.kind,
+            if a.required { "yes" } else { "no" }
+        );
+        if with_default {
+            let _ = write!(out, "{:<8}  ", a.default.as_deref().unwrap_or("-"));
+        }
+        let _ = writeln!(out, "{}", a.meaning);
+    }
+}
+
 /// The tool reference of the user guide (`docs/src/reference/tools.md`): every tool of `registry`
-/// with its description, hints and argument table, as Markdown. `shiftwork-mcp tools --markdown`
+/// with its description, hints, argument table and the members of each shape of its answer, as
+/// Markdown. `shiftwork-mcp tools --markdown`
 /// prints it; CI fails when the committed page differs, so the guide cannot drift from the server.
 pub fn tools_markdown(registry: &Registry) -> String {
     let mut out = String::from(
@@ -317,25 +438,42 @@ pub fn tools_markdown(registry: &Registry) -> String {
             text(tool.description)
         );
         let _ = writeln!(out, "{}\n", hints_line(tool));
+        let cell = |t: &str| text(t).replace('|', "\\|").replace('\n', " ");
         let args = arguments(tool);
         if args.is_empty() {
             out.push_str("Arguments: none.\n");
-            continue;
+        } else {
+            out.push_str("| argument | type | required | default | meaning |\n|---|---|---|---|---|\n");
+            for a in args {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} | {} |",
+                    a.name,
+                    cell(&a.kind),
+                    if a.required { "yes" } else { "no" },
+                    a.default
+                        .as_deref()
+                        .map_or_else(|| String::from("–"), |d| format!("`{}`", cell(d))),
+                    cell(&a.meaning)
+                );
+            }
         }
-        out.push_str("| argument | type | required | default | meaning |\n|---|---|---|---|---|\n");
-        for a in args {
-            let cell = |t: &str| text(t).replace('|', "\\|").replace('\n', " ");
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} | {} | {} |",
-                a.name,
-                cell(&a.kind),
-                if a.required { "yes" } else { "no" },
-                a.default
-                    .as_deref()
-                    .map_or_else(|| String::from("–"), |d| format!("`{}`", cell(d))),
-                cell(&a.meaning)
-            );
+        out.push_str("\nAnswers (`structuredContent`):\n");
+        for answer in answers(tool) {
+            if !answer.label.is_empty() {
+                let _ = write!(out, "\n`{}` — {}\n", answer.label, cell(&answer.meaning));
+            }
+            out.push_str("\n| member | type | always | meaning |\n|---|---|---|---|\n");
+            for m in &answer.members {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    m.name,
+                    cell(&m.kind),
+                    if m.required { "yes" } else { "no" },
+                    cell(&m.meaning)
+                );
+            }
         }
     }
     out

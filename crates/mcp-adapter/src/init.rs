@@ -15,7 +15,6 @@ use serde::Deserialize;
 use shiftwork_core::authoring::{CheckpointBuilder, Job, RepoState, create, default_checkpoint};
 use shiftwork_core::model::{PlannedUnit, Role, Text, UnitId};
 use shiftwork_core::{CheckpointPaths, Env};
-use shiftwork_seams::Fs as _;
 use toml::Spanned;
 
 use crate::cli::{self, UsageError};
@@ -170,14 +169,8 @@ struct UnitTable {
 fn init(plan: &Path, checkpoint: Option<&Path>) -> Result<String, String> {
     let fs = shiftwork_seams::OsFs;
     let shown = plan.display().to_string();
-    let bytes = fs.read_limited(plan, MAX_PLAN_BYTES).map_err(|e| {
-        let why = if e.raw_os_error() == Some(27) {
-            format!("it is larger than {MAX_PLAN_BYTES} bytes")
-        } else {
-            shiftwork_seams::os_reason(&e)
-        };
-        format!("cannot read the plan {shown}: {why}")
-    })?;
+    let bytes = crate::settings::read_named_file(plan, MAX_PLAN_BYTES)
+        .map_err(|why| format!("cannot read the plan {shown}: {why}"))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "{shown}: not UTF-8 text (a bad byte at offset {})",

@@ -28,6 +28,7 @@ pub mod log;
 pub mod prompts;
 pub mod registry;
 pub mod resources;
+pub mod schema;
 pub mod schema_lint;
 pub mod server;
 pub mod settings;
@@ -37,6 +38,7 @@ pub mod subscriptions;
 pub mod telemetry;
 pub mod terminal;
 pub mod tokens;
+pub mod watched_file;
 pub mod wire;
 
 pub use registry::{Group, Outcome, Registry, ToolDef};

@@ -90,8 +90,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Serve { groups: selected } => {
-            // Before any thread starts, so that every thread inherits the blocked signals.
-            let signals = shutdown::block_signals();
+            // Before any thread starts, so that every thread inherits the blocked signals, and before
+            // any file is read, so that a signal ends start-up at any step.
+            let signals = shutdown::Signals::take();
             let over_http = settings.value(&shiftwork_mcp::http::HTTP).is_some();
             let format = match shiftwork_mcp::telemetry::LogFormat::of(&settings) {
                 Ok(format) => format,
@@ -107,6 +108,7 @@ fn main() -> ExitCode {
             std::panic::set_hook(Box::new(|info| {
                 tracing::error!("{}", shiftwork_seams::echo::echo(&info.to_string()));
             }));
+            test_pause(&settings);
             let registry = match Registry::build(&groups, &selected, &settings) {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
@@ -142,8 +144,8 @@ fn main() -> ExitCode {
             shiftwork_mcp::stdio::enlarge_pipe(input.as_fd());
             shiftwork_mcp::stdio::enlarge_pipe(output.as_fd());
             let session = Session::start(server, input, output);
-            if signals && let Err(e) = shutdown::on_signals(session.clone()) {
-                tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
+            if let Some(signals) = &signals {
+                signals.drain(session.clone());
             }
             session.wait();
             shiftwork_mcp::telemetry::shutdown(shutdown::GRACE);
@@ -235,17 +237,24 @@ fn unknown_tool(registry: &Registry, tool: &str) -> ExitCode {
 }
 
 /// `serve --http`: binds, takes the signals, serves until the first signal has drained it.
-fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: bool) -> ExitCode {
+fn serve_http(
+    server: Server,
+    config: shiftwork_mcp::http::HttpConfig,
+    signals: Option<shutdown::Signals>,
+) -> ExitCode {
     let http = match shiftwork_mcp::http::HttpServer::bind(server, config) {
         Ok(http) => http,
         Err(message) => return fail(&message),
     };
-    if signals && let Err(e) = shutdown::on_signals(http.handle()) {
-        tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
+    if let Some(signals) = &signals {
+        signals.drain(http.handle());
     }
     match http.url() {
         Ok(url) => tracing::info!("serving MCP at {url}"),
         Err(e) => tracing::warn!("the listening address is unknown: {e}"),
+    }
+    if let Some(url) = http.ui_url() {
+        tracing::info!("serving the web view at {url}");
     }
     let served = http.run();
     shiftwork_mcp::telemetry::shutdown(shutdown::GRACE);
@@ -254,6 +263,38 @@ fn serve_http(server: Server, config: shiftwork_mcp::http::HttpConfig, signals: 
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
     }
+}
+
+/// In a build for the tests only (the contracts' `test-failpoints` feature): holds the first poll
+/// that reaches the pause point named in `SHIFTWORK_TEST_PAUSE_AT` until its call is cancelled (and,
+/// at `poll-answered`, until its answer is dropped), saying `test pause at POINT` on stderr, so a test
+/// cancels a call at that very step. A release build has no pause point and reads no such variable.
+fn test_pause(settings: &Settings) {
+    use shiftwork_contracts::failpoints;
+    use shiftwork_seams::{Clock, Signal, SystemClock};
+    if !failpoints::COMPILED {
+        return;
+    }
+    let Some(point) = settings.env("SHIFTWORK_TEST_PAUSE_AT").map(str::to_owned) else {
+        return;
+    };
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    failpoints::on_pause(Box::new(move |name, cancel| {
+        if name != point || fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tracing::warn!("test pause at {name}");
+        let clock = SystemClock::new();
+        let wake = Signal::new();
+        cancel.attach(&wake);
+        clock.wait_until(&wake, clock.monotonic() + Duration::from_secs(30));
+        if name == "poll-answered" {
+            let deadline = clock.monotonic() + Duration::from_secs(2);
+            while !cancel.is_undelivered() && clock.monotonic() < deadline {
+                clock.sleep(Duration::from_millis(10));
+            }
+        }
+    }));
 }
 
 fn usage_error(message: &str) -> ExitCode {

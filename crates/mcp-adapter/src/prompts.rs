@@ -325,7 +325,7 @@ pub fn get(
         }
         "hand_review" => {
             let agent = value("agent").unwrap_or_default();
-            if shiftwork_contracts::AgentId::parse(&agent).is_err() {
+            if shiftwork_contracts::AgentId::new(&agent).is_err() {
                 return Err(PromptError::Invalid {
                     prompt: prompt.name,
                     argument: "agent",

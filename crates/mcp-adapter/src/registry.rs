@@ -327,7 +327,75 @@ struct ContextInner {
     agent: Option<String>,
     transport: Option<crate::telemetry::Transport>,
     link: Option<String>,
-    on_undelivered: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    on_undelivered: std::sync::Mutex<Undelivered>,
+    /// The transport parks a waiting call instead of giving it a thread ([`CallContext::park`]).
+    parks: bool,
+    parked: std::sync::Mutex<Option<Park>>,
+    /// The transport's check that the caller's credentials still hold.
+    credentials: Option<CredentialCheck>,
+}
+
+impl ContextInner {
+    /// The context of an authenticated caller over HTTP.
+    fn caller(progress: Option<ProgressFn>, agent: String, link: Option<String>) -> ContextInner {
+        ContextInner {
+            progress,
+            agent: Some(agent),
+            transport: Some(crate::telemetry::Transport::Tcp),
+            link,
+            ..ContextInner::default()
+        }
+    }
+}
+
+/// The undo callbacks of a call, and whether its answer was already dropped.
+#[derive(Default)]
+struct Undelivered {
+    dropped: bool,
+    undo: Vec<Box<dyn FnOnce() + Send>>,
+}
+
+/// Whether a caller's credentials still hold (a token not revoked, a JWT not expired and still signed
+/// by a key of the issuer's set): judged again before a waiting call claims work or answers.
+pub type CredentialCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// A call that waits without a thread ([`CallContext::park`]): the transport keeps it as state until
+/// `wake` is given or `clock` reaches `until`, then runs `resume` on a worker — which answers, or parks
+/// again through the same context.
+pub struct Park {
+    /// Given when the call may go on (the store has work for it, the call was cancelled).
+    pub wake: shiftwork_seams::Signal,
+    /// The clock `until` is read on.
+    pub clock: Arc<dyn shiftwork_seams::Clock>,
+    /// Resume at the latest when the clock's monotonic time reaches this.
+    pub until: std::time::Duration,
+    /// The progress to report while the call waits, when the client asked for reports.
+    pub progress: Option<ParkProgress>,
+    /// Goes on with the call.
+    pub resume: Box<dyn FnOnce() -> Answered + Send>,
+}
+
+impl std::fmt::Debug for Park {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Park")
+            .field("until", &self.until)
+            .field("progress", &self.progress)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a parked call reports while it waits: every `every` since `started` (monotonic, on the
+/// park's clock), `progress` is the seconds waited and `total` what the call may wait.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParkProgress {
+    /// When the wait began.
+    pub started: std::time::Duration,
+    /// How often to report.
+    pub every: std::time::Duration,
+    /// The report's `total`.
+    pub total: Option<f64>,
+    /// The report's message.
+    pub message: &'static str,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -359,40 +427,105 @@ impl CallContext {
         link: Option<String>,
     ) -> Self {
         CallContext {
+            inner: Arc::new(ContextInner::caller(progress, agent.into(), link)),
+        }
+    }
+
+    /// A context for a call over HTTP from `agent`: as [`CallContext::authenticated`], and the
+    /// transport parks a waiting call instead of holding a thread for it ([`CallContext::park`]), and
+    /// `credentials` says whether the caller's credentials still hold
+    /// ([`CallContext::credentials_hold`]).
+    pub fn over_http(
+        progress: Option<ProgressFn>,
+        agent: impl Into<String>,
+        link: Option<String>,
+        credentials: CredentialCheck,
+    ) -> Self {
+        CallContext {
             inner: Arc::new(ContextInner {
-                progress,
-                agent: Some(agent.into()),
-                transport: Some(crate::telemetry::Transport::Tcp),
-                link,
-                ..ContextInner::default()
+                parks: true,
+                credentials: Some(credentials),
+                ..ContextInner::caller(progress, agent.into(), link)
             }),
         }
     }
 
     /// Runs `undo` if the transport drops the call's answer instead of sending it (the client
-    /// cancelled it, or went away, after the answer was made): what the call did that its caller will
-    /// never learn of is undone (issue 27: a cancelled call answers or undoes what it did).
+    /// cancelled it, or went away, at any step): what the call did that its caller will never learn
+    /// of is undone (a cancelled call answers or undoes what it did). Register it before the work it
+    /// undoes can happen: when the answer is already dropped, `undo` runs at once.
     pub fn on_undelivered(&self, undo: impl FnOnce() + Send + 'static) {
+        let mut undelivered = self.undelivered_state();
+        if undelivered.dropped {
+            drop(undelivered);
+            undo();
+        } else {
+            undelivered.undo.push(Box::new(undo));
+        }
+    }
+
+    /// The transport drops the call's answer: every [`CallContext::on_undelivered`] callback runs,
+    /// once, and one registered later runs as it is registered. The callbacks may run store
+    /// transactions: call it where blocking is allowed.
+    pub fn undelivered(&self) {
+        let undo = {
+            let mut undelivered = self.undelivered_state();
+            undelivered.dropped = true;
+            std::mem::take(&mut undelivered.undo)
+        };
+        for undo in undo {
+            undo();
+        }
+    }
+
+    /// True once the transport dropped the call's answer ([`CallContext::undelivered`]).
+    pub fn is_undelivered(&self) -> bool {
+        self.undelivered_state().dropped
+    }
+
+    fn undelivered_state(&self) -> std::sync::MutexGuard<'_, Undelivered> {
+        // Plain values: a panic cannot leave them half-written.
         self.inner
             .on_undelivered
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Box::new(undo));
     }
 
-    /// The transport drops the call's answer: every [`CallContext::on_undelivered`] callback runs,
-    /// once.
-    pub fn undelivered(&self) {
-        let undo = std::mem::take(
-            &mut *self
-                .inner
-                .on_undelivered
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        for undo in undo {
-            undo();
-        }
+    /// Whether the transport can park a waiting call ([`CallContext::park`]) rather than give it a
+    /// thread for its wait (HTTP can; stdio and `call` run the wait on the call's thread).
+    pub fn parks(&self) -> bool {
+        self.inner.parks
+    }
+
+    /// Parks the call: the handler returns the outcome this gives (never sent), and the transport keeps
+    /// `park` as state, without a thread, until its wake-up or its deadline, then resumes it. Only
+    /// when [`CallContext::parks`] is true; otherwise the handler waits itself.
+    pub fn park(&self, park: Park) -> Answered {
+        *self
+            .inner
+            .parked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(park);
+        Answered::tool_error(None, String::from("the call waits (parked)"))
+    }
+
+    /// The park the handler left, if any (the transport takes it when the handler returns).
+    pub fn take_park(&self) -> Option<Park> {
+        self.inner
+            .parked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// The transport's check that the caller's credentials still hold, when it has one (over HTTP).
+    pub fn credential_check(&self) -> Option<CredentialCheck> {
+        self.inner.credentials.clone()
+    }
+
+    /// Whether the caller's credentials still hold (always, for a trusted local caller).
+    pub fn credentials_hold(&self) -> bool {
+        self.inner.credentials.as_ref().is_none_or(|check| check())
     }
 
     /// The transport the call came by (stdio unless said otherwise).

@@ -562,8 +562,11 @@ impl Views {
     /// (or is not there to ask).
     fn contract(&self, id: &str) -> Option<String> {
         let fs = self.fs.clone();
-        let store = self.with_reader(|reader| reader.store(fs.as_ref()))?.ok()?;
-        let contracts = shiftwork_contracts::Contracts::builder(store).build();
+        let store = self.with_reader(|reader| reader.store(fs.as_ref()))?.ok()??;
+        let contracts = shiftwork_contracts::Contracts::builder(store)
+            .fs(self.fs.clone())
+            .real_ids()
+            .build();
         let mut args = serde_json::Map::new();
         args.insert(String::from("contract_id"), Value::from(id));
         // An id that is no UUID names no contract.
@@ -607,9 +610,17 @@ impl Views {
     fn worklog(&self) -> Value {
         match &self.worklog {
             None => json!({"error": "this server serves no work log"}),
-            Some(log) => match log.items() {
-                Ok(items) => serde_json::to_value(&items).unwrap_or_default(),
-                Err(e) => json!({"status": e.code(), "message": e.to_string()}),
+            Some(log) => match (log.items(), log.check()) {
+                (Ok(read), Ok(check)) => json!({
+                    "status": read.status.as_str(),
+                    "file": read.file,
+                    "items": read.items.iter().map(|item| json!({
+                        "checked": item.checked,
+                        "text": shiftwork_seams::echo::escape_controls(&item.text),
+                    })).collect::<Vec<_>>(),
+                    "message": check.message,
+                }),
+                (Err(e), _) | (_, Err(e)) => json!({"status": e.code(), "message": e.to_string()}),
             },
         }
     }

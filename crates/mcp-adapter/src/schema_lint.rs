@@ -1,17 +1,23 @@
-//! The rules a tool's `inputSchema` must keep so that every major client loads the tool.
+//! The rules a tool's `inputSchema` and `outputSchema` must keep so that every major client loads
+//! the tool and every client learns from it what each member is.
 //!
 //! OpenAI's function calling rejects an `array` without `items` ("array schema missing items"), as
 //! does VS Code's Copilot; Gemini's function declarations reject a `type` that is an array
-//! (`["string", "null"]`); every client expects an object at the root. We also keep MC-7's closed
-//! root (`additionalProperties: false`) and require every property to say what it takes, so that a
-//! free-form object is declared as `"type": "object"` rather than left blank.
+//! (`["string", "null"]`); a `$ref` is resolved by some clients and not by others; every client
+//! expects an object at the root. We also keep the input schema's closed root
+//! (`additionalProperties: false`) and require every property, at any depth, to say what it takes
+//! (`type`, `enum`, `const`, `anyOf` or `oneOf`: a free-form object is declared as
+//! `"type": "object"` rather than left blank) and what it means (`description`).
 //!
 //! ```
 //! use serde_json::json;
-//! use shiftwork_mcp::schema_lint::lint;
+//! use shiftwork_mcp::schema_lint::{lint, lint_answer, ARRAY_ITEMS, PROPERTY_DESCRIBED};
 //!
-//! let broken = json!({"type": "object", "properties": {"ids": {"type": "array"}}, "additionalProperties": false});
+//! let broken = json!({"type": "object", "properties": {"ids": {"type": "array", "description": "Ids."}}, "additionalProperties": false});
 //! assert_eq!(lint(&broken)[0].pointer, "/properties/ids");
+//! assert_eq!(lint(&broken)[0].rule, ARRAY_ITEMS);
+//! let answer = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+//! assert_eq!(lint_answer(&answer)[0].rule, PROPERTY_DESCRIBED);
 //! ```
 
 use serde_json::Value;
@@ -46,16 +52,15 @@ pub const NO_TYPE_ARRAY: &str = "\"type\" must be one string, not an array (Gemi
 pub const ARRAY_ITEMS: &str = "an array schema must have \"items\" (OpenAI, VS Code)";
 /// Properties need a type.
 pub const PROPERTY_TYPED: &str = "a property must say what it takes: \"type\", \"enum\", \"const\" or \"anyOf\" (free-form objects are \"type\": \"object\")";
+/// Properties need a description.
+pub const PROPERTY_DESCRIBED: &str = "a property must say what it means: a non-empty \"description\"";
+/// No references.
+pub const NO_REF: &str = "no \"$ref\": not every client resolves one";
 
-/// Every violation in `schema`, in document order.
+/// Every violation in the input schema `schema`, in document order: the root must be a closed
+/// object.
 pub fn lint(schema: &Value) -> Vec<Violation> {
-    let mut found = Vec::new();
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        found.push(Violation {
-            pointer: String::new(),
-            rule: ROOT_OBJECT,
-        });
-    }
+    let mut found = root(schema);
     if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
         found.push(Violation {
             pointer: String::new(),
@@ -66,10 +71,35 @@ pub fn lint(schema: &Value) -> Vec<Violation> {
     found
 }
 
+/// Every violation in the output schema `schema`, in document order: the root must be an object,
+/// open or closed.
+pub fn lint_answer(schema: &Value) -> Vec<Violation> {
+    let mut found = root(schema);
+    walk(schema, String::new(), &mut found);
+    found
+}
+
+fn root(schema: &Value) -> Vec<Violation> {
+    let mut found = Vec::new();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        found.push(Violation {
+            pointer: String::new(),
+            rule: ROOT_OBJECT,
+        });
+    }
+    found
+}
+
 fn walk(schema: &Value, pointer: String, found: &mut Vec<Violation>) {
     let Some(object) = schema.as_object() else {
         return;
     };
+    if object.contains_key("$ref") {
+        found.push(Violation {
+            pointer: pointer.clone(),
+            rule: NO_REF,
+        });
+    }
     match object.get("type") {
         Some(Value::Array(_)) => found.push(Violation {
             pointer: pointer.clone(),
@@ -93,6 +123,16 @@ fn walk(schema: &Value, pointer: String, found: &mut Vec<Violation>) {
                 found.push(Violation {
                     pointer: at.clone(),
                     rule: PROPERTY_TYPED,
+                });
+            }
+            let described = property
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.trim().is_empty());
+            if !described {
+                found.push(Violation {
+                    pointer: at.clone(),
+                    rule: PROPERTY_DESCRIBED,
                 });
             }
             walk(property, at, found);
@@ -123,20 +163,24 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn check(schema: Value, expected: &[(&str, &str)]) {
+    fn check_with(lint: fn(&Value) -> Vec<Violation>, schema: Value, expected: &[(&str, &str)]) {
         let got: Vec<(String, &str)> = lint(&schema).into_iter().map(|v| (v.pointer, v.rule)).collect();
         let want: Vec<(String, &str)> = expected.iter().map(|(p, r)| ((*p).to_owned(), *r)).collect();
         assert_eq!(got, want, "{schema}");
+    }
+
+    fn check(schema: Value, expected: &[(&str, &str)]) {
+        check_with(lint, schema, expected);
     }
 
     #[test]
     fn a_portable_schema_passes() {
         check(
             json!({"type": "object", "properties": {
-                "ids": {"type": "array", "items": {"type": "string"}},
-                "status": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-                "mode": {"enum": ["a", "b"]},
-                "extra": {"type": "object"},
+                "ids": {"type": "array", "items": {"type": "string"}, "description": "Ids."},
+                "status": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "One or more."},
+                "mode": {"enum": ["a", "b"], "description": "A mode."},
+                "extra": {"type": "object", "description": "Anything."},
             }, "additionalProperties": false}),
             &[],
         );
@@ -147,11 +191,13 @@ mod tests {
         check(json!({"type": "string"}), &[("", ROOT_OBJECT), ("", ROOT_CLOSED)]);
         check(
             json!({"type": "object", "additionalProperties": false, "properties": {
-                "unit_id": {"type": ["string", "null"]},
-                "nodes": {"type": "array"},
+                "unit_id": {"type": ["string", "null"], "description": "A unit."},
+                "nodes": {"type": "array", "description": "Nodes."},
                 "free": {"description": "anything"},
-                "a/b": {"type": "array", "items": {"type": "object", "properties": {"deps": {"type": "array"}}}},
-                "either": {"anyOf": [{"type": "array"}]},
+                "a/b": {"type": "array", "description": "Pairs.", "items": {"type": "object", "properties": {"deps": {"type": "array", "description": "Deps."}}}},
+                "either": {"anyOf": [{"type": "array"}], "description": "Either."},
+                "blank": {"type": "string", "description": " "},
+                "linked": {"$ref": "#/$defs/x", "description": "Elsewhere."},
             }}),
             &[
                 ("/properties/unit_id", NO_TYPE_ARRAY),
@@ -159,6 +205,27 @@ mod tests {
                 ("/properties/free", PROPERTY_TYPED),
                 ("/properties/a~1b/items/properties/deps", ARRAY_ITEMS),
                 ("/properties/either/anyOf/0", ARRAY_ITEMS),
+                ("/properties/blank", PROPERTY_DESCRIBED),
+                ("/properties/linked", PROPERTY_TYPED),
+                ("/properties/linked", NO_REF),
+            ],
+        );
+    }
+
+    /// Issue 35 item 1: an answer's members are held to the same rules at every depth, its root
+    /// may stay open.
+    #[test]
+    fn issue35_item1_an_answer_member_without_a_description_or_a_type_is_named() {
+        check_with(
+            lint_answer,
+            json!({"type": "object", "oneOf": [
+                {"properties": {"ok": {"const": true, "description": "Done."}, "contract": {"type": "object", "description": "It.", "properties": {"id": {"type": "string"}}}}},
+                {"properties": {"error": {}}},
+            ]}),
+            &[
+                ("/oneOf/0/properties/contract/properties/id", PROPERTY_DESCRIBED),
+                ("/oneOf/1/properties/error", PROPERTY_TYPED),
+                ("/oneOf/1/properties/error", PROPERTY_DESCRIBED),
             ],
         );
     }

@@ -14,9 +14,14 @@
 //!   `resultType: "complete"` and the server's identity in `_meta`. An envelope missing the
 //!   capabilities, or with a version that is not a string, is `-32602`; a version this server does not
 //!   speak is `-32022` with `data: {"supported": [...], "requested": ...}`.
-//! - **2024-11-05 … 2025-11-25, with the `initialize` handshake.** A request without the envelope
-//!   is answered as these versions answer it. `initialize` is always of this family (2026-07-28 has
-//!   no handshake): asked for 2026-07-28 it answers the newest version it has, 2025-11-25.
+//! - **2024-11-05, 2025-06-18 and 2025-11-25, with the `initialize` handshake.** A request without
+//!   the envelope is answered as these versions answer it. `initialize` is always of this family
+//!   (2026-07-28 has no handshake): asked for a version it does not speak, it answers the newest one
+//!   older than that ([`agreed_version`]): 2025-11-25 for 2026-07-28, 2024-11-05 for 2025-03-26.
+//!   2025-03-26 is the one version whose transport requires JSON-RPC batches; this server takes one
+//!   message at a time (a batch is `-32600`), so it does not agree to that version.
+//!
+//! An error answering a message whose id cannot be read has no `id` member ([`error_line`]).
 //!
 //! Answers are written straight into the response line: a tool's answer is rendered once and its text
 //! placed both in the text block and, unparsed, as `structuredContent`; `tools/list` never changes while
@@ -80,7 +85,7 @@ const STATELESS_TAIL: &str = concat!(
 /// The protocol a request speaks, read from the request alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
-    /// A version with the `initialize` handshake (2024-11-05 … 2025-11-25).
+    /// A version with the `initialize` handshake ([`HANDSHAKE_VERSIONS`]).
     Handshake,
     /// The stateless protocol at this version (2026-07-28): results carry `resultType` and the
     /// server's identity.
@@ -141,7 +146,7 @@ impl Era {
                     wire::UNSUPPORTED_PROTOCOL_VERSION,
                     format!(
                         "Unsupported protocol version '{requested}': this server speaks {} per request, and \
-                         2024-11-05 to 2025-11-25 after initialize",
+                         2024-11-05, 2025-06-18 and 2025-11-25 after initialize",
                         STATELESS_VERSIONS.join(", ")
                     ),
                     Some(data.to_string()),
@@ -175,6 +180,56 @@ impl Era {
             }
         }
     }
+}
+
+/// The protocol versions this server agrees to in the `initialize` handshake, oldest first.
+///
+/// 2025-03-26 is not among them: its transport requires JSON-RPC batches (which 2025-06-18 removed
+/// again), and this server answers one message at a time, so that every limit, cancellation and undo
+/// holds per request. A client asking for 2025-03-26 is offered 2024-11-05 ([`agreed_version`]).
+pub const HANDSHAKE_VERSIONS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+];
+
+/// The version to agree to with a client that asked for `requested` in `initialize`: that version
+/// when this server speaks it ([`HANDSHAKE_VERSIONS`]); else the newest one it speaks that is older
+/// than `requested` (a client speaks the versions before its own, and a 2025-03-26 client knows
+/// 2024-11-05, not what came later); else, for a request older than all of them or not a date, the
+/// newest.
+///
+/// ```
+/// use shiftwork_mcp::server::agreed_version;
+/// assert_eq!(agreed_version(Some("2025-06-18")).as_str(), "2025-06-18");
+/// assert_eq!(agreed_version(Some("2025-03-26")).as_str(), "2024-11-05");
+/// assert_eq!(agreed_version(Some("2026-07-28")).as_str(), "2025-11-25");
+/// assert_eq!(agreed_version(Some("2024-10-07")).as_str(), "2025-11-25");
+/// assert_eq!(agreed_version(None).as_str(), "2025-11-25");
+/// ```
+pub fn agreed_version(requested: Option<&str>) -> ProtocolVersion {
+    let newest = || HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1].clone();
+    let Some(requested) = requested else {
+        return newest();
+    };
+    let is_date = requested.len() == 10
+        && requested.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if !is_date {
+        return newest();
+    }
+    // Dates of one form compare as text.
+    HANDSHAKE_VERSIONS
+        .iter()
+        .rev()
+        .find(|v| v.as_str() <= requested)
+        .cloned()
+        .unwrap_or_else(newest)
 }
 
 /// The MCP server: a registry of tools and the server's `instructions`.
@@ -280,14 +335,10 @@ impl Server {
             ))
     }
 
-    /// The `initialize` result (MC-12) for a client that asked for `requested`: the same version when
-    /// this server speaks it over the `initialize` handshake, else the newest one it does.
+    /// The `initialize` result (MC-12) for a client that asked for `requested`: the version
+    /// [`agreed_version`] chooses.
     pub fn initialize_result(&self, requested: Option<&str>) -> ServerConfig {
-        let version = ProtocolVersion::KNOWN_VERSIONS
-            .iter()
-            .find(|v| Some(v.as_str()) == requested && v.has_initialize())
-            .cloned()
-            .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let version = agreed_version(requested);
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(ToolsCapability::default());
         if self.inner.extras.is_some() {
@@ -692,15 +743,70 @@ pub enum CallAnswer {
     Result(Outcome, Era, Verdict),
     /// The call could not be processed at all: the JSON-RPC error line.
     Refused(Vec<u8>),
+    /// The call waits, parked as state ([`crate::registry::CallContext::park`]): the transport
+    /// resumes it ([`Server::resume`]) once its wake-up is given or its deadline comes.
+    Parked(Box<ParkedCall>),
 }
 
 impl CallAnswer {
-    /// The whole response line.
-    pub fn line(&self, id: &str) -> Vec<u8> {
+    /// The whole response line (a parked call has none yet: it is waited for on this thread first).
+    pub fn line(self, server: &Server, id: &str) -> Vec<u8> {
         match self {
-            CallAnswer::Result(outcome, era, _) => ResultLine::of(id, outcome, *era).concat(),
-            CallAnswer::Refused(line) => line.clone(),
+            CallAnswer::Result(outcome, era, _) => ResultLine::of(id, &outcome, era).concat(),
+            CallAnswer::Refused(line) => line,
+            CallAnswer::Parked(parked) => server.finish_here(*parked).line(server, id),
         }
+    }
+}
+
+/// A call its handler parked: what it waits for, and the request's span and log line, kept open
+/// until it answers. Dropped unanswered (its client went away), it is logged as cancelled.
+pub struct ParkedCall {
+    id: String,
+    request: OpenRequest,
+    era: Era,
+    context: crate::registry::CallContext,
+    park: crate::registry::Park,
+}
+
+/// A request whose log line is not written yet: written as cancelled if it is dropped so.
+struct OpenRequest(Option<telemetry::Request>);
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take() {
+            request.finish(telemetry::Finished::Cancelled);
+        }
+    }
+}
+
+impl std::fmt::Debug for ParkedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParkedCall")
+            .field("id", &self.id)
+            .field("park", &self.park)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParkedCall {
+    /// What the call waits for.
+    pub fn park(&self) -> &crate::registry::Park {
+        &self.park
+    }
+
+    /// The call's context.
+    pub fn context(&self) -> &crate::registry::CallContext {
+        &self.context
+    }
+
+    /// Refuses the call instead of letting it wait (a bound on waiting calls): the JSON-RPC error
+    /// line, logged as that error. The call's wait had claimed nothing.
+    pub fn refuse(mut self, code: i32, message: &str) -> Vec<u8> {
+        if let Some(request) = self.request.0.take() {
+            request.finish(telemetry::Finished::Error(code));
+        }
+        error_line(Some(&self.id), code, message)
     }
 }
 
@@ -741,10 +847,81 @@ impl Server {
             let _entered = request.span().enter();
             self.run_call(id, params, context.clone(), read)
         };
+        self.settle(id.raw(), request, context, answer)
+    }
+
+    /// Resumes a parked call ([`CallAnswer::Parked`]) on this thread: it answers, or parks again.
+    pub fn resume(&self, parked: ParkedCall) -> CallAnswer {
+        let ParkedCall {
+            id,
+            mut request,
+            era,
+            context,
+            park,
+        } = parked;
+        let Some(open) = request.0.take() else {
+            return CallAnswer::Refused(error_line(
+                Some(&id),
+                wire::INTERNAL_ERROR,
+                "the call was resumed twice",
+            ));
+        };
+        let answer = {
+            let _entered = open.span().enter();
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(park.resume)) {
+                Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
+                Err(panic) => panicked(&id, "the tool", &panic),
+            }
+        };
+        self.settle(&id, open, context, answer)
+    }
+
+    /// Waits for a parked call on this thread (a transport that keeps no parked state), on the
+    /// park's clock, until it answers.
+    pub fn finish_here(&self, parked: ParkedCall) -> CallAnswer {
+        let mut parked = parked;
+        loop {
+            let park = &parked.park;
+            // A given wake-up stays given for the resumed step to take.
+            if park.clock.wait_until(&park.wake, park.until) {
+                park.wake.notify();
+            }
+            match self.resume(parked) {
+                CallAnswer::Parked(next) => parked = *next,
+                answered => return answered,
+            }
+        }
+    }
+
+    /// A call's answer as the transport gets it: a handler that parked the call makes it
+    /// [`CallAnswer::Parked`] (its request stays open); otherwise the request's log line, span and
+    /// duration are finished.
+    fn settle(
+        &self,
+        id: &str,
+        request: telemetry::Request,
+        context: crate::registry::CallContext,
+        answer: CallAnswer,
+    ) -> CallAnswer {
+        if let Some(park) = context.take_park() {
+            let era = match &answer {
+                CallAnswer::Result(_, era, _) => *era,
+                _ => Era::Handshake,
+            };
+            return CallAnswer::Parked(Box::new(ParkedCall {
+                id: id.to_owned(),
+                request: OpenRequest(Some(request)),
+                era,
+                context,
+                park,
+            }));
+        }
         request.finish(match &answer {
             _ if context.is_cancelled() => telemetry::Finished::Cancelled,
             CallAnswer::Result(_, _, verdict) => telemetry::Finished::Tool(*verdict),
-            CallAnswer::Refused(_) => telemetry::Finished::Error(wire::INVALID_PARAMS),
+            CallAnswer::Refused(_) | CallAnswer::Parked(_) => {
+                telemetry::Finished::Error(wire::INVALID_PARAMS)
+            }
         });
         answer
     }
@@ -767,23 +944,7 @@ impl Server {
             tool.invoke_read(&arguments, read)
         })) {
             Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(
-                    tool = tool.name,
-                    "the tool handler panicked: {}",
-                    shiftwork_seams::echo::echo(&what)
-                );
-                CallAnswer::Refused(error_line(
-                    Some(id.raw()),
-                    wire::INTERNAL_ERROR,
-                    &format!("the tool handler panicked: {}", clip_echo(&what)),
-                ))
-            }
+            Err(panic) => panicked(id.raw(), tool.name, &panic),
         }
     }
 }
@@ -811,6 +972,25 @@ fn params_object(params: &Params<'_>) -> Result<serde_json::Map<String, Value>, 
         },
         (Some(kind), _) => Err(format!("params must be an object, not {}", kind.described())),
     }
+}
+
+/// The answer of a handler that panicked: an internal error.
+fn panicked(id: &str, tool: &str, panic: &Box<dyn std::any::Any + Send>) -> CallAnswer {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(
+        tool,
+        "the tool handler panicked: {}",
+        shiftwork_seams::echo::echo(&what)
+    );
+    CallAnswer::Refused(error_line(
+        Some(id),
+        wire::INTERNAL_ERROR,
+        &format!("the tool handler panicked: {}", clip_echo(&what)),
+    ))
 }
 
 /// The trace context of a request: `_meta`'s, and the HTTP request's `traceparent` to link.
@@ -994,17 +1174,30 @@ pub fn result_line(id: &str, result: &str) -> Vec<u8> {
     line
 }
 
-/// A JSON-RPC error response line; `id` `None` answers `"id": null`.
+/// A JSON-RPC error response line. `id` `None` (the request's id could not be read) leaves the
+/// `id` member out: MCP's schema has never allowed a `null` id (it makes the member optional in an
+/// error since 2025-11-25), and the TypeScript SDK refuses a response whose `id` is `null` as a
+/// parse failure instead of reporting the error — though JSON-RPC 2.0 itself writes `null`.
+///
+/// ```
+/// use shiftwork_mcp::server::error_line;
+/// assert_eq!(error_line(None, -32700, "not JSON"), b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"not JSON\"}}\n");
+/// assert!(error_line(Some("7"), -32601, "no").starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":7,"));
+/// ```
 pub fn error_line(id: Option<&str>, code: i32, message: &str) -> Vec<u8> {
     error_line_with_data(id, code, message, None)
 }
 
-/// A JSON-RPC error response line with `data` (a JSON text) when given.
+/// A JSON-RPC error response line with `data` (a JSON text) when given ([`error_line`]).
 pub fn error_line_with_data(id: Option<&str>, code: i32, message: &str, data: Option<&str>) -> Vec<u8> {
     let mut line = Vec::with_capacity(message.len() + 80);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    line.extend_from_slice(id.unwrap_or("null").as_bytes());
-    line.extend_from_slice(br#","error":{"code":"#);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","#);
+    if let Some(id) = id {
+        line.extend_from_slice(br#""id":"#);
+        line.extend_from_slice(id.as_bytes());
+        line.push(b',');
+    }
+    line.extend_from_slice(br#""error":{"code":"#);
     line.extend_from_slice(code.to_string().as_bytes());
     line.extend_from_slice(br#","message":"#);
     push_json_string(&mut line, message);

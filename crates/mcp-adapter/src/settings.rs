@@ -132,3 +132,31 @@ impl Settings {
             .filter(|v| !v.trim().is_empty())
     }
 }
+
+/// Reads a file an option or argument names (a certificate, a key, a token file, a key set, a plan,
+/// `call @FILE`) as the stores read theirs: opened without blocking (a FIFO never holds start-up),
+/// refused unless it is a regular file (`/dev/zero`, a socket, a directory), and read to at most
+/// `limit` bytes, so memory never depends on what the path leads to. The error is the reason, for a
+/// sentence that names the file: `it is larger than <limit> bytes`, `Not a regular file`, or the
+/// operating system's text.
+///
+/// ```
+/// use shiftwork_mcp::settings::read_named_file;
+/// let dir = tempfile::tempdir().unwrap();
+/// let file = dir.path().join("cert.pem");
+/// std::fs::write(&file, b"12345").unwrap();
+/// assert_eq!(read_named_file(&file, 5).unwrap(), b"12345");
+/// assert_eq!(read_named_file(&file, 4).unwrap_err(), "it is larger than 4 bytes");
+/// assert_eq!(read_named_file(std::path::Path::new("/dev/zero"), 4).unwrap_err(), "Not a regular file");
+/// assert_eq!(read_named_file(dir.path(), 4).unwrap_err(), "Is a directory");
+/// ```
+pub fn read_named_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+    use shiftwork_seams::Fs as _;
+    shiftwork_seams::OsFs.read_limited(path, limit).map_err(|e| {
+        if shiftwork_seams::is_file_too_large(&e) {
+            format!("it is larger than {limit} bytes")
+        } else {
+            shiftwork_seams::os_reason(&e)
+        }
+    })
+}

@@ -2,10 +2,14 @@
 //! exits 0, the whole shutdown — the calls in flight, then the last export of spans and metrics and
 //! the log lines — within [`GRACE`]; a second exits at once.
 //!
-//! The signals are blocked in every thread ([`block_signals`], called before any thread starts, so all
-//! inherit the mask) and taken by one thread with `sigwait`; no code runs in a signal handler. Child
-//! processes do not inherit the mask: the standard library clears it when it spawns one.
+//! The signals are blocked in every thread and taken by one thread with `sigwait`; no code runs in a
+//! signal handler. [`Signals::take`] blocks them and starts that thread at once, before `serve` reads
+//! a file or binds a port, so a signal ends start-up at any step (a certificate named as a FIFO, a key
+//! set that does not answer): until the server is ready to drain ([`Signals::drain`]), the first
+//! signal exits 0 at once, since nothing is in flight. Child processes do not inherit the mask: the
+//! standard library clears it when it spawns one.
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::stdio::Session;
@@ -62,42 +66,85 @@ pub fn block_signals() -> bool {
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0 }
 }
 
-/// Starts the thread that takes the signals for `session` (a [`Drain`]).
-pub fn on_signals(session: impl Drain + Clone) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name(String::from("shiftwork-mcp-signals"))
-        .spawn(move || {
-            let set = stop_signals();
-            let mut first = true;
-            loop {
-                let mut signal = 0;
-                // SAFETY: `set` is initialised and `signal` is a valid place for the number.
-                if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
-                    continue;
-                }
-                if !first {
-                    // SAFETY: `_exit` ends the process at once, as a second signal asks.
-                    unsafe { libc::_exit(128 + signal) };
-                }
-                first = false;
-                let session = session.clone();
-                let drain = std::thread::Builder::new().spawn(move || finish(&session, signal));
-                if drain.is_err() {
-                    // SAFETY: as above; without a thread to wait in, the process cannot wait.
-                    unsafe { libc::_exit(128 + signal) };
-                }
-            }
-        })
-        .map(drop)
+/// The thread that takes SIGTERM and SIGINT, running from the start of `serve`.
+pub struct Signals {
+    drain: Arc<OnceLock<Arc<dyn Drain>>>,
 }
 
-/// After the first signal: refuse new requests, let the calls in flight finish, exit 0.
-fn finish(session: &impl Drain, signal: i32) {
-    let name = if signal == libc::SIGINT {
+impl Signals {
+    /// Blocks the signals ([`block_signals`]; call it before any other thread starts) and starts the
+    /// thread that takes them. Until [`Signals::drain`] is called, the first signal exits the process
+    /// with status 0 at once; afterwards it drains. `None` when the system refused either step: the
+    /// signals then keep their default action and end the process at once whenever they come.
+    pub fn take() -> Option<Signals> {
+        if !block_signals() {
+            return None;
+        }
+        let drain: Arc<OnceLock<Arc<dyn Drain>>> = Arc::new(OnceLock::new());
+        let seen = Arc::clone(&drain);
+        let started = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp-signals"))
+            .spawn(move || take_signals(&seen));
+        match started {
+            Ok(_) => Some(Signals { drain }),
+            Err(e) => {
+                // Without the thread nobody would take the signals: give them back their default.
+                let set = stop_signals();
+                // SAFETY: `set` is an initialised signal set.
+                unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+                tracing::warn!("SIGTERM and SIGINT will end the server at once: {e}");
+                None
+            }
+        }
+    }
+
+    /// From now on the first signal drains `session` (stops it taking work, lets what is in flight
+    /// finish for at most [`GRACE`], exits 0).
+    pub fn drain(&self, session: impl Drain) {
+        let _ = self.drain.set(Arc::new(session));
+    }
+}
+
+/// The loop of the signal thread.
+fn take_signals(drain: &OnceLock<Arc<dyn Drain>>) {
+    let set = stop_signals();
+    let mut first = true;
+    loop {
+        let mut signal = 0;
+        // SAFETY: `set` is initialised and `signal` is a valid place for the number.
+        if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+            continue;
+        }
+        if !first {
+            // SAFETY: `_exit` ends the process at once, as a second signal asks.
+            unsafe { libc::_exit(128 + signal) };
+        }
+        first = false;
+        let Some(session) = drain.get().cloned() else {
+            tracing::info!("{}: stopping during start-up", signal_name(signal));
+            crate::log::flush(Duration::from_millis(200));
+            // SAFETY: `_exit` ends the process at once; start-up has nothing in flight to finish.
+            unsafe { libc::_exit(0) };
+        };
+        let drained = std::thread::Builder::new().spawn(move || finish(session.as_ref(), signal));
+        if drained.is_err() {
+            // SAFETY: as above; without a thread to wait in, the process cannot wait.
+            unsafe { libc::_exit(128 + signal) };
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    if signal == libc::SIGINT {
         "SIGINT"
     } else {
         "SIGTERM"
-    };
+    }
+}
+
+/// After the first signal: refuse new requests, let the calls in flight finish, exit 0.
+fn finish(session: &dyn Drain, signal: i32) {
+    let name = signal_name(signal);
     let deadline = Instant::now() + GRACE;
     tracing::info!("{name}: finishing the calls in flight, then exiting");
     session.stop();

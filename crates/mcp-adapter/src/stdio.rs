@@ -593,7 +593,11 @@ impl Shared {
                 None
             }
             Work::Call(id, params, context, call, serial, read) => {
-                let answer = self.server.call(id, &params, context.clone(), read);
+                let answer = match self.server.call(id, &params, context.clone(), read) {
+                    // A stdio call waits on its own thread (its context never parks).
+                    server::CallAnswer::Parked(parked) => self.server.finish_here(*parked),
+                    answer => answer,
+                };
                 if call.cancelled_by_client.load(Ordering::SeqCst) {
                     tracing::debug!("a cancelled call's answer was not sent");
                     context.undelivered();
@@ -603,6 +607,7 @@ impl Shared {
                             self.send_pieces(&server::ResultLine::of(id.raw(), outcome, *era).pieces())
                         }
                         server::CallAnswer::Refused(line) => self.send(line),
+                        server::CallAnswer::Parked(_) => {}
                     }
                 }
                 call.finished.store(true, Ordering::SeqCst);

@@ -23,9 +23,10 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
 
 use shiftwork_seams::Fs as _;
+
+use crate::watched_file::{Trouble, WatchedFile};
 
 /// What begins the name of every token.
 pub const TOKEN_PREFIX: &str = "swk_";
@@ -204,76 +205,38 @@ pub fn render(entries: &[TokenEntry]) -> String {
     text
 }
 
-/// Refuses a file (and its directory) that another user may write or that another user owns.
-fn check_safe(path: &Path) -> Result<(), TokenFileError> {
-    use std::os::unix::fs::MetadataExt;
-    let shown = path.display().to_string();
-    let me = unsafe_free_uid();
-    let unsafe_of = |what: &str, meta: &std::fs::Metadata| -> Option<String> {
-        if meta.mode() & 0o022 != 0 {
-            return Some(format!(
-                "{what} may be written by other users (mode {:o})",
-                meta.mode() & 0o7777
-            ));
-        }
-        if meta.uid() != me && meta.uid() != 0 {
-            return Some(format!("{what} belongs to another user (uid {})", meta.uid()));
-        }
-        None
-    };
-    let unreadable = |e: std::io::Error| TokenFileError::Unreadable {
-        path: shown.clone(),
-        reason: shiftwork_seams::os_reason(&e),
-    };
-    let meta = std::fs::symlink_metadata(path).map_err(unreadable)?;
-    if !meta.file_type().is_file() {
-        return Err(TokenFileError::Unsafe {
-            path: shown,
-            what: String::from("it is not a regular file (a link, a directory or a device)"),
-        });
-    }
-    if let Some(what) = unsafe_of("the file", &meta) {
-        return Err(TokenFileError::Unsafe { path: shown, what });
-    }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let dir_meta = std::fs::metadata(dir).map_err(unreadable)?;
-    // A sticky directory (/tmp) lets nobody replace another user's file.
-    if dir_meta.mode() & 0o1000 == 0
-        && let Some(what) = unsafe_of("its directory", &dir_meta)
-    {
-        return Err(TokenFileError::Unsafe { path: shown, what });
-    }
-    Ok(())
-}
-
-fn unsafe_free_uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
-}
-
-/// Reads and parses a token file, refusing an unsafe one.
+/// Reads and parses a token file, refusing an unsafe one (the rule of
+/// [`crate::watched_file::check_safe`]).
 pub fn read(path: &Path) -> Result<Vec<TokenEntry>, TokenFileError> {
-    check_safe(path)?;
-    let shown = path.display().to_string();
-    let bytes =
-        shiftwork_seams::OsFs
-            .read_limited(path, MAX_FILE)
-            .map_err(|e| TokenFileError::Unreadable {
-                path: shown.clone(),
-                reason: if shiftwork_seams::is_file_too_large(&e) {
-                    format!("it is larger than {MAX_FILE} bytes")
-                } else {
-                    shiftwork_seams::os_reason(&e)
-                },
-            })?;
-    let text = String::from_utf8(bytes).map_err(|_| TokenFileError::Malformed {
-        path: shown.clone(),
+    load(path, &|bytes| parse_bytes(&path.display().to_string(), bytes))
+}
+
+/// The text of a token file's bytes, parsed.
+fn parse_bytes(shown: &str, bytes: &[u8]) -> Result<Vec<TokenEntry>, TokenFileError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| TokenFileError::Malformed {
+        path: shown.to_owned(),
         line: 1,
     })?;
-    parse(&shown, &text)
+    parse(shown, text)
+}
+
+/// Judges the file, reads it and applies `read`; a trouble becomes the token file's error.
+fn load<T>(path: &Path, read: &dyn Fn(&[u8]) -> Result<T, TokenFileError>) -> Result<T, TokenFileError> {
+    let shown = path.display().to_string();
+    let trouble = |t: Trouble| match t {
+        Trouble::Unreadable(reason) | Trouble::Content(reason) => TokenFileError::Unreadable {
+            path: shown.clone(),
+            reason,
+        },
+        Trouble::Unsafe(what) => TokenFileError::Unsafe {
+            path: shown.clone(),
+            what,
+        },
+    };
+    crate::watched_file::check_safe(path).map_err(trouble)?;
+    let bytes = crate::settings::read_named_file(path, MAX_FILE)
+        .map_err(|reason| trouble(Trouble::Unreadable(reason)))?;
+    read(&bytes)
 }
 
 /// Changes a token file under its lock: reads it (a missing file is empty), applies `change`, and
@@ -355,76 +318,45 @@ pub fn revoke(path: &Path, agent: &str) -> Result<(), TokenFileError> {
     })
 }
 
-/// The tokens a running server accepts: the file read again whenever it changed (its size,
-/// modification time or inode), so a revocation takes effect at the next request.
+/// The tokens a running server accepts: a [`WatchedFile`], read again whenever it changed and judged
+/// again whenever its owner, its mode or its directory's changed, so a revocation takes effect at the
+/// next request, and so does a file that became unsafe (`chmod o+w`, a directory others may write) or
+/// unreadable: it lets no token in until it is fixed.
 #[derive(Debug)]
 pub struct TokenFile {
-    path: PathBuf,
-    state: Mutex<Loaded>,
-}
-
-#[derive(Debug, Default)]
-struct Loaded {
-    /// What the file was when read: (device, inode, size, modification time in ns).
-    stamp: Option<(u64, u64, u64, i128)>,
-    by_hash: HashMap<[u8; 32], String>,
+    file: WatchedFile<HashMap<[u8; 32], String>>,
 }
 
 impl TokenFile {
     /// Opens `path`: it must be a safe, readable token file now (the server refuses to start
     /// otherwise).
     pub fn open(path: &Path) -> Result<TokenFile, TokenFileError> {
-        let file = TokenFile {
-            path: path.to_owned(),
-            state: Mutex::new(Loaded::default()),
-        };
-        let mut state = file.state.lock().unwrap_or_else(PoisonError::into_inner);
-        file.reload(&mut state)?;
-        drop(state);
-        Ok(file)
+        // The sentence of every trouble is the one `read` gives; the watched file keeps its words.
+        read(path)?;
+        let file = WatchedFile::open(path, MAX_FILE, |shown, bytes| {
+            parse_bytes(shown, bytes)
+                .map(|entries| entries.into_iter().map(|e| (e.hash, e.agent)).collect())
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|t| TokenFileError::Unreadable {
+            path: path.display().to_string(),
+            reason: t.words().to_owned(),
+        })?;
+        Ok(TokenFile { file })
     }
 
     /// The file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    /// The agent `token` authenticates as, or `None`. A file that changed is read again first; one
-    /// that cannot be read (or became unsafe) lets no token in.
+    /// The agent `token` authenticates as, or `None`. The file's stamp is taken at every call; when
+    /// it changed, the file's safety is judged again and it is read again, and one that cannot be
+    /// read or is no longer safe lets no token in.
     pub fn agent(&self, token: &str) -> Option<String> {
         let hash = token_hash(token);
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if stamp(&self.path) != state.stamp
-            && let Err(e) = self.reload(&mut state)
-        {
-            tracing::error!("{e}; no bearer token is accepted until it is fixed");
-            *state = Loaded {
-                stamp: stamp(&self.path),
-                by_hash: HashMap::new(),
-            };
-        }
-        state.by_hash.get(&hash).cloned()
+        self.file.current().ok()?.get(&hash).cloned()
     }
-
-    fn reload(&self, state: &mut Loaded) -> Result<(), TokenFileError> {
-        let before = stamp(&self.path);
-        let entries = read(&self.path)?;
-        state.by_hash = entries.into_iter().map(|e| (e.hash, e.agent)).collect();
-        state.stamp = before;
-        Ok(())
-    }
-}
-
-/// What identifies a version of the file.
-fn stamp(path: &Path) -> Option<(u64, u64, u64, i128)> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).ok()?;
-    Some((
-        meta.dev(),
-        meta.ino(),
-        meta.size(),
-        i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-    ))
 }
 
 /// The usage of `shiftwork-mcp token`.

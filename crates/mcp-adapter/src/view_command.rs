@@ -88,12 +88,17 @@ pub fn watch(args: &[String]) -> ExitCode {
         let colour = std::io::stdout().is_terminal() && settings.env("NO_COLOR").is_none();
         // The snapshot is written whole, then printed as `call` prints: a closed reader ends quietly.
         let mut text = Vec::new();
-        let all_read = match shiftwork_watch::once(&options, colour, &mut text) {
-            Ok(all_read) => all_read,
+        let unread = match shiftwork_watch::once(&options, colour, &mut text) {
+            Ok(unread) => unread,
             Err(e) => return failure(e),
         };
         super::print_out(&String::from_utf8_lossy(&text));
-        return if all_read {
+        // A source that could not be read is named on stderr as well as in the view (exit 1); a store
+        // that does not exist yet is an empty queue, read.
+        for sentence in &unread {
+            super::print_err(&format!("shiftwork-mcp: watch: {}\n", escape_controls(sentence)));
+        }
+        return if unread.is_empty() {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)

@@ -256,7 +256,7 @@ pub struct Refusal {
     pub code: i32,
     /// The error message (never more than a short quote of the input).
     pub message: String,
-    /// The id token to answer with, when the message showed one; `null` otherwise.
+    /// The id token to answer with, when the message showed one; the answer has no `id` otherwise.
     pub id: Option<String>,
     /// The error's `data`, as JSON text, when it has one.
     pub data: Option<String>,
@@ -319,7 +319,9 @@ pub fn decode_with<'a>(
     };
     let Top::Object(fields) = top else {
         let detail = match top {
-            Top::Array => "batches are not supported: send one JSON-RPC message per line",
+            Top::Array => {
+                "JSON-RPC batches are not supported (no protocol version this server agrees to has them): send one message at a time"
+            }
             _ => "a JSON-RPC message must be a JSON object",
         };
         return Err(Refusal::new(

@@ -32,10 +32,11 @@ fn every_group_is_a_known_group_listed_in_order() {
     assert_eq!(names, MC2_GROUPS);
 }
 
-/// Issue 16: every tool's `inputSchema` loads in every major client (OpenAI: arrays need `items`;
-/// Gemini: no type arrays; all: an object root), and stays closed (MC-7).
+/// Issue 16, issue 35 item 1: every tool's `inputSchema` and `outputSchema` load in every major
+/// client (OpenAI: arrays need `items`; Gemini: no type arrays; no `$ref`; all: an object root), the
+/// input stays closed (MC-7), and every property says its type and meaning.
 #[test]
-fn every_input_schema_passes_the_client_lint() {
+fn every_schema_passes_the_client_lint() {
     let tmp = tempfile::tempdir().unwrap();
     let settings = demo_settings(tmp.path());
     let all = groups::all();
@@ -44,21 +45,27 @@ fn every_input_schema_passes_the_client_lint() {
     for tool in registry.tools() {
         let descriptor = serde_json::to_value(shiftwork_mcp::server::descriptor(tool)).unwrap();
         for violation in shiftwork_mcp::schema_lint::lint(&descriptor["inputSchema"]) {
-            broken.push(format!("{}: {violation}", tool.name));
+            broken.push(format!("{} inputSchema: {violation}", tool.name));
+        }
+        for violation in shiftwork_mcp::schema_lint::lint_answer(&descriptor["outputSchema"]) {
+            broken.push(format!("{} outputSchema: {violation}", tool.name));
         }
     }
     assert!(
         broken.is_empty(),
-        "input schemas that some client rejects:\n{}",
+        "schemas that some client rejects or that leave a member undescribed:\n{}",
         broken.join("\n")
     );
 }
 
+/// MC-7 and MC-11 (with the bounds of issue 35 item 1, `support::LISTING_BOUNDS`): every descriptor
+/// is complete, and `tools/list` stays within its bounds, per group and for every group.
 #[test]
-fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_small() {
+fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_within_its_bounds() {
     let tmp = tempfile::tempdir().unwrap();
     let settings = demo_settings(tmp.path());
     let all = groups::all();
+    let bounds = support::LISTING_BOUNDS;
     let mut total = Vec::new();
     for group in &all {
         let registry = Registry::build(&all, &[group.name], &settings).unwrap();
@@ -94,18 +101,24 @@ fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_small() {
             // The output schema itself must compile.
             jsonschema::validator_for(&d["outputSchema"]).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
-        let size = serde_json::to_string(&json!({"tools": descriptors}))
-            .unwrap()
-            .len();
-        assert!(
-            size < 10_000,
-            "MC-11: the {} group's tools/list is {size} bytes",
+        let (full, for_models) = support::listing_sizes(registry.tools());
+        eprintln!(
+            "tools/list of the {} group: {full} bytes, {for_models} without outputSchema",
             group.name
         );
-        total.extend(descriptors);
+        assert!(
+            for_models < bounds.for_models(group.name) && full < bounds.full_group,
+            "MC-11: the {} group's tools/list is {full} bytes, {for_models} without outputSchema",
+            group.name
+        );
+        total.extend(registry.tools().iter().cloned());
     }
-    let size = serde_json::to_string(&json!({"tools": total})).unwrap().len();
-    assert!(size < 24_000, "MC-11: the full tools/list is {size} bytes");
+    let (full, for_models) = support::listing_sizes(&total);
+    eprintln!("tools/list of every group: {full} bytes, {for_models} without outputSchema");
+    assert!(
+        for_models < bounds.for_models_all && full < bounds.full_all,
+        "MC-11: the full tools/list is {full} bytes, {for_models} without outputSchema"
+    );
 }
 
 #[test]

@@ -149,3 +149,39 @@ fn call_reads_its_arguments_from_stdin_or_a_file() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/args.json"));
 }
+
+/// Issue 35 item 1: `call TOOL --help` and the guide's reference (`tools --markdown`) are written
+/// from the definitions `tools/list` serves, so each shows every argument (object arguments' members
+/// included) and every member of every shape of the answer, with its meaning.
+#[test]
+fn issue35_item1_help_and_the_reference_show_every_argument_and_answer_member() {
+    let registry = registry();
+    let markdown = help::tools_markdown(&registry);
+    let cell = |t: &str| t.replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|");
+    for tool in registry.tools() {
+        let text = help::tool_help(tool);
+        let answers = help::answers(tool);
+        assert!(!answers.is_empty(), "{}", tool.name);
+        let rows = help::arguments(tool)
+            .into_iter()
+            .chain(answers.into_iter().flat_map(|a| a.members));
+        for row in rows {
+            assert!(!row.meaning.is_empty(), "{}: {}", tool.name, row.name);
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{} ", row.name))
+                        && l.ends_with(&row.meaning)),
+                "{}: call --help has no row for {}",
+                tool.name,
+                row.name
+            );
+            assert!(
+                markdown.contains(&format!("| `{}` | {} |", row.name, cell(&row.kind)))
+                    && markdown.contains(&cell(&row.meaning)),
+                "{}: the reference has no row for {}",
+                tool.name,
+                row.name
+            );
+        }
+    }
+}

@@ -28,6 +28,7 @@ use shiftwork_mcp::registry::Registry;
 use shiftwork_mcp::settings::Settings;
 use shiftwork_mcp::{Server, groups};
 use shiftwork_seams::{ManualClock, MemFs, OsFs};
+use support::postgres_url;
 
 /// A connected client, the tools it listed, and the facade behind its server.
 type Connected = (RunningService<RoleClient, ()>, Vec<Tool>, Arc<Contracts>);
@@ -115,21 +116,6 @@ impl Surface for Mcp {
             .unwrap();
         (r.queued_timed_out, r.claimed_timed_out)
     }
-}
-
-/// The PostgreSQL server of the tests (set by scripts/setup.d/20-postgres.sh), if any.
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
 }
 
 fn kinds() -> Vec<&'static str> {
@@ -261,15 +247,16 @@ fn ct81_ct93_ct94_descriptors_in_order_with_hints_and_texts() {
             .description
             .starts_with("Queue a contract for another agent. Each pointer")
     );
+    // CT-94's text, then what issue 35 item 1 adds: what the call changes and answers.
     assert!(
         dispatch
             .description
-            .ends_with("Follow it with inspect_mesh_state.")
+            .contains("Follow it with inspect_mesh_state. Writes the store, never a file;")
     );
     assert!(
         r.tools()[5]
             .description
-            .ends_with("put proposed changes in structured_output, e.g. under fixes.")
+            .contains("put proposed changes in structured_output, e.g. under fixes. Writes the store")
     );
 }
 
@@ -291,9 +278,19 @@ fn ct85_input_schemas_are_closed_with_arguments_in_table_order() {
         dispatch["required"],
         json!(["target_agent", "title", "workspace_root"])
     );
+    let exec_ttl = &dispatch["properties"]["exec_ttl_sec"];
     assert_eq!(
-        dispatch["properties"]["exec_ttl_sec"],
-        json!({"type": "integer", "minimum": 60, "maximum": 86400, "default": 1800})
+        (
+            &exec_ttl["type"],
+            &exec_ttl["minimum"],
+            &exec_ttl["maximum"],
+            &exec_ttl["default"]
+        ),
+        (&json!("integer"), &json!(60), &json!(86400), &json!(1800))
+    );
+    assert!(
+        exec_ttl["description"].as_str().unwrap().contains("in seconds"),
+        "{exec_ttl}"
     );
     assert_eq!(dispatch["properties"]["queue_ttl_sec"]["maximum"], 604800);
     assert_eq!(
@@ -315,7 +312,12 @@ fn ct84_output_schemas_are_one_of_closed_branches() {
         let s = &tool.output_schema;
         assert_eq!(s["type"], "object");
         let branches = s["oneOf"].as_array().unwrap();
-        let expected = if tool.name == "poll_next_task" { 3 } else { 2 };
+        // Two success shapes for a poll (claimed or not) and a failure (ended, or queued again).
+        let expected = if matches!(tool.name, "poll_next_task" | "fail_contract") {
+            3
+        } else {
+            2
+        };
         assert_eq!(branches.len(), expected, "{}", tool.name);
         for b in branches {
             assert_eq!(b["additionalProperties"], false, "{}", tool.name);
@@ -783,11 +785,11 @@ fn issue11_input_schemas_carry_the_limits_of_the_crate() {
     const { assert!(MAX_CLAIM_EPOCH > 1 << 32) };
     assert_eq!(
         bounds("poll_next_task", "wait_sec"),
-        (Some(0), Some(i64::from(MAX_WAIT_SEC)), None)
+        (Some(0), Some(i64::from(MAX_WAIT_SEC)), Some(0))
     );
     assert_eq!(
         bounds("dispatch_contract", "max_deliveries"),
-        (Some(1), Some(i64::from(MAX_DELIVERIES)), None)
+        (Some(1), Some(i64::from(MAX_DELIVERIES)), Some(1))
     );
     assert_eq!(
         schema("cancel_contract", "reason")["maxLength"],
@@ -807,7 +809,8 @@ fn issue11_input_schemas_carry_the_limits_of_the_crate() {
         schema("dispatch_contract", "task_type")["pattern"],
         shiftwork_contracts::args::TASK_TYPE_PATTERN
     );
-    // Every table row is a property, typed, with `required` exactly the required rows.
+    // Every table row is a property, typed, with `required` exactly the required rows, described from
+    // the row's `about` (issue 35 item 1: the library's table is the one source of the meaning).
     for tool in shiftwork_contracts::args::TOOLS {
         let s = &r.get(tool.name).unwrap().input_schema;
         let required: Vec<&str> = tool.args.iter().filter(|a| a.required).map(|a| a.name).collect();
@@ -819,6 +822,14 @@ fn issue11_input_schemas_carry_the_limits_of_the_crate() {
         );
         for a in tool.args {
             assert!(s["properties"][a.name].is_object(), "{}.{}", tool.name, a.name);
+            assert!(
+                s["properties"][a.name]["description"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with(a.about)),
+                "{}.{}",
+                tool.name,
+                a.name
+            );
         }
     }
 }
@@ -1076,4 +1087,64 @@ fn issue27_a_planted_wal_a_triggered_store_and_an_empty_file_through_the_binary(
         assert!(shown.contains(names), "{case}: watch --once names it: {shown}");
         assert_eq!(files_of(dir.path()), before, "{case}: every byte as it was");
     }
+}
+
+/// Issue 36 item 5: `--contracts-retention` / `SHIFTWORK_CONTRACTS_RETENTION` says how long finished
+/// contracts are kept (default 7 days, `forever` keeps them); a value the library cannot read is a
+/// start-up error naming the flag and the variable; `inspect_mesh_state` says what is configured.
+#[test]
+fn issue36_item5_contracts_retention_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db").display().to_string();
+    let kept = |flags: Vec<(&'static str, String)>, env: Vec<(&str, &str)>| -> Value {
+        let r = registry(flags, env).unwrap();
+        let out = r.get("inspect_mesh_state").unwrap().call(&serde_json::Map::new());
+        let answer: Value = serde_json::from_str(&out.outcome.text()).unwrap();
+        answer["finished_kept_sec"].clone()
+    };
+    assert_eq!(kept(vec![("--contracts-db", db.clone())], vec![]), json!(604_800));
+    assert_eq!(
+        kept(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", "24h".into())
+            ],
+            vec![]
+        ),
+        json!(86_400)
+    );
+    assert_eq!(
+        kept(
+            vec![("--contracts-db", db.clone())],
+            vec![("SHIFTWORK_CONTRACTS_RETENTION", "forever")]
+        ),
+        json!(null)
+    );
+    // The flag wins over the variable.
+    assert_eq!(
+        kept(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", "90m".into())
+            ],
+            vec![("SHIFTWORK_CONTRACTS_RETENTION", "forever")]
+        ),
+        json!(5_400)
+    );
+    for bad in ["30", "1w", "soon", "-1d"] {
+        let e = registry(
+            vec![
+                ("--contracts-db", db.clone()),
+                ("--contracts-retention", bad.into()),
+            ],
+            vec![],
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            e.contains("--contracts-retention / SHIFTWORK_CONTRACTS_RETENTION") && e.contains(bad),
+            "{bad}: {e}"
+        );
+    }
+    assert!(!std::path::Path::new(&db).exists(), "reading creates no store");
 }

@@ -291,8 +291,8 @@ fn issue27_a_cancelled_plain_poll_through_the_handler_undoes_its_claim() {
     let sent = plain
         .dispatch(
             &shiftwork_contracts::DispatchRequest::new(
-                shiftwork_contracts::AgentId::parse("alice").unwrap(),
-                shiftwork_contracts::AgentId::parse("bob").unwrap(),
+                shiftwork_contracts::AgentId::new("alice").unwrap(),
+                shiftwork_contracts::AgentId::new("bob").unwrap(),
                 "big",
                 "/w",
             )

@@ -154,6 +154,31 @@ fn the_endpoint_answers_each_shape_of_request_as_streamable_http_says() {
     assert_eq!(listed.json()["result"]["resultType"], "complete", "{listed:?}");
 }
 
+/// Issue 35 item 5 over HTTP: a batch (no version this server agrees to has them) is 400 with
+/// `-32600`, and an error whose request id cannot be read has no `id` member, as on stdio.
+#[test]
+fn issue35_item5_a_batch_or_an_unreadable_id_is_answered_without_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, alice, _) = token_server(dir.path(), &[]);
+    for (body, code) in [
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            -32600,
+        ),
+        ("not json", -32700),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, -32600),
+    ] {
+        let answer = server.post(Some(&alice), &[], body);
+        let json = answer.json();
+        assert_eq!(
+            (answer.status, json["error"]["code"].clone()),
+            (400, json!(code)),
+            "{body}: {answer:?}"
+        );
+        assert!(json.get("id").is_none(), "{body}: {json}");
+    }
+}
+
 /// Issue 29 item 2: a waiting poll with a progress token is answered as an event stream: progress
 /// while it waits (at least every 20 s), then the result.
 #[test]

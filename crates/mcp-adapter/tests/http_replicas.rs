@@ -8,69 +8,10 @@
 mod support;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{HttpServer, add_token};
-
-/// The PostgreSQL server of the tests, if any.
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        assert!(
-            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
-            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("PostgreSQL replicas skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
-    }
-    url
-}
-
-/// `url` naming the database `name` instead of its own (the query, such as `?host=`, kept).
-fn with_database(url: &str, name: &str) -> String {
-    let (scheme, rest) = url.split_once("://").expect("a postgres:// URL");
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let query = tail.find('?').map_or("", |q| &tail[q..]);
-    format!("{scheme}://{authority}/{name}{query}")
-}
-
-/// A database of the test's own, dropped (with its connections) when the test ends.
-struct Database {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl Database {
-    fn create() -> Option<Database> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let admin = postgres_url()?;
-        let name = format!(
-            "replicas_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        Some(Database {
-            url: with_database(&admin, &name),
-            admin,
-            name,
-        })
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
-}
+use support::{Database, HttpServer, add_token};
 
 /// Two replicas serving `db`, alice's and bob's tokens, and a workspace.
 struct Replicas {
@@ -111,7 +52,9 @@ fn answer(reply: Value) -> Value {
 /// and answers the contract well before its wait ends.
 #[test]
 fn issue29_a_poll_waiting_on_one_replica_wakes_on_a_dispatch_through_the_other() {
-    let Some(db) = Database::create() else { return };
+    let Some(db) = Database::create("replicas") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let r = replicas(dir.path(), &db);
     // The store is opened (and its schema made) before bob waits.
@@ -141,7 +84,9 @@ fn issue29_a_poll_waiting_on_one_replica_wakes_on_a_dispatch_through_the_other()
 /// refused `STALE_EPOCH` through either replica.
 #[test]
 fn issue29_a_lease_taken_through_one_replica_is_fenced_through_the_other() {
-    let Some(db) = Database::create() else { return };
+    let Some(db) = Database::create("replicas") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let r = replicas(dir.path(), &db);
     let sent = answer(r.one.call(

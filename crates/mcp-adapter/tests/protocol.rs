@@ -1,7 +1,8 @@
 //! Every protocol version a client may speak, request by request (issue 29 item 1): the stateless
 //! 2026-07-28 (`server/discover`, the per-request `_meta` envelope, `resultType` and the server's
 //! identity on every result, `-32022` for a version not spoken) beside the `initialize` handshake
-//! of 2024-11-05 … 2025-11-25, on one connection, in any order.
+//! of 2024-11-05, 2025-06-18 and 2025-11-25, on one connection, in any order; a JSON-RPC batch,
+//! which no version agreed to has, is refused.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod support;
@@ -110,13 +111,17 @@ fn each_request_is_answered_in_the_protocol_it_speaks() {
             assert_eq!(a["error"]["code"], -32602);
         },
     );
-    // The handshake on the same connection; 2026-07-28 asked of `initialize` answers the newest
-    // version the handshake has.
+    // The handshake on the same connection; a version not spoken gets the newest one older than
+    // it: 2026-07-28 the newest the handshake has, 2025-03-26 (whose transport requires JSON-RPC
+    // batches, which this server does not take: issue 35 item 5) 2024-11-05.
     for (asked, answered) in [
         ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2024-11-05"),
         ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
         ("2026-07-28", "2025-11-25"),
         ("1999-01-01", "2025-11-25"),
+        ("latest", "2025-11-25"),
     ] {
         check(
             &mut peer,
@@ -151,4 +156,31 @@ fn each_request_is_answered_in_the_protocol_it_speaks() {
             assert_eq!(a["result"]["resultType"], "complete", "{a}");
         },
     );
+}
+
+/// Issue 35 item 5: no version this server agrees to has JSON-RPC batches (2025-03-26 had them; it
+/// is not agreed to), so a batch is refused `-32600`, without an `id` member (an array has none), with
+/// a sentence that says to send one message at a time; nothing in it runs, and the server goes on.
+#[test]
+fn issue35_item5_a_batch_is_refused_whole_without_an_id() {
+    let registry =
+        Registry::build(&groups::all(), &["hours"], &Settings::new(Vec::new(), Vec::new())).unwrap();
+    let mut peer = Peer::new(Server::new(registry, String::new()));
+    peer.send(&json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]));
+    let answer = peer.receive();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(answer.get("id").is_none(), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batches are not supported"),
+        "{answer}"
+    );
+    // The next answer is the next request's: nothing of the batch ran.
+    peer.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(peer.receive(), json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
 }

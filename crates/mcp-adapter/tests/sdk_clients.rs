@@ -196,3 +196,89 @@ fn the_typescript_sdk_lists_and_calls_every_tool_on_each_transport() {
         check(&setup, &report, &format!("TypeScript SDK over {transport:?}"));
     }
 }
+
+/// The error lines the binary answers to messages whose request id cannot be read: a line that is
+/// not JSON, an id that is an object, a batch.
+fn unreadable_id_errors() -> Vec<String> {
+    let mut server = support::Binary::serve(&[], &[]);
+    server.initialize();
+    let mut lines = Vec::new();
+    for line in [
+        "not json",
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+    ] {
+        server.send_line(line);
+        let answer = server.receive();
+        assert!(answer.get("id").is_none(), "{line}: {answer}");
+        lines.push(answer.to_string());
+    }
+    lines
+}
+
+/// What a reader of `program` with `args` makes of `lines`: one verdict per line.
+fn verdicts(program: &str, args: &[String], lines: &[String]) -> Vec<bool> {
+    use std::io::Write as _;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.join("\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Issue 35 item 5: an error answering a message whose id cannot be read has no `id` member, which
+/// MCP's schema allows since 2025-11-25 (no version allows `null`), and which the TypeScript SDK
+/// reads as the error it is; the same line with `"id": null`, as JSON-RPC 2.0 writes it, the
+/// TypeScript SDK refuses as not a message. The Python SDK 2.3.0 reads it the other way round: its
+/// error model requires the member and allows `null`. The two official SDKs disagree; we follow
+/// MCP's schema and the TypeScript SDK, which most hosts are built on.
+#[test]
+fn issue35_item5_an_error_without_a_readable_id_omits_it_and_each_sdk_says_what_it_reads() {
+    let ts = sdk("SHIFTWORK_TEST_TS_SDK");
+    let python = sdk("SHIFTWORK_TEST_PYTHON_SDK");
+    if ts.is_none() && python.is_none() {
+        return;
+    }
+    let ours = unreadable_id_errors();
+    let with_null: Vec<String> = ours
+        .iter()
+        .map(|l| l.replacen(r#"{"jsonrpc":"2.0","#, r#"{"jsonrpc":"2.0","id":null,"#, 1))
+        .collect();
+    let n = ours.len();
+    if let Some(sdk_dir) = ts {
+        let args = [script("read_messages.mjs").display().to_string(), sdk_dir];
+        assert_eq!(
+            verdicts("node", &args, &ours),
+            vec![true; n],
+            "TypeScript SDK: {ours:?}"
+        );
+        assert_eq!(
+            verdicts("node", &args, &with_null),
+            vec![false; n],
+            "TypeScript SDK: {with_null:?}"
+        );
+    }
+    if let Some(python) = python {
+        let args = [script("read_messages.py").display().to_string()];
+        assert_eq!(
+            verdicts(&python, &args, &ours),
+            vec![false; n],
+            "Python SDK: {ours:?}"
+        );
+        assert_eq!(
+            verdicts(&python, &args, &with_null),
+            vec![true; n],
+            "Python SDK: {with_null:?}"
+        );
+    }
+}

@@ -458,6 +458,20 @@ fn differential_against_bantamkit_0_36_2_sw140() {
         .args(["serve", "--tools", "shiftwork"])
         .current_dir(&ours_dir);
     let mut ours = Server::start(ours_cmd);
+    // Issue 35 item 1: every answer of ours also validates against the tool's advertised output schema.
+    let listed = ours.request("tools/list", json!({}));
+    let schemas: std::collections::BTreeMap<String, jsonschema::Validator> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let validator = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&t["outputSchema"])
+                .unwrap();
+            (t["name"].as_str().unwrap().to_owned(), validator)
+        })
+        .collect();
 
     let mut g = Gen {
         rng: fastrand::Rng::with_seed(seed),
@@ -481,6 +495,19 @@ fn differential_against_bantamkit_0_36_2_sw140() {
             let b = theirs.call(tool, &args);
             calls += 1;
             trace.push(format!("{tool} {args}"));
+            if !a.0 {
+                let answer: Value = serde_json::from_str(&a.1).unwrap();
+                let errors: Vec<String> = schemas[tool]
+                    .iter_errors(&answer)
+                    .map(|e| format!("{e} at {}", e.instance_path()))
+                    .collect();
+                if !errors.is_empty() {
+                    failures.push(format!(
+                        "{name}: {tool}: the answer does not match its output schema: {}\n{answer}",
+                        errors.join("; ")
+                    ));
+                }
+            }
             let (na, nb) = (normalize_answer(&a.1), normalize_answer(&b.1));
             let kind = sjson::parse(&nb)
                 .ok()

@@ -146,6 +146,10 @@ fn as46_probe_exit_codes() {
 /// AS-47 (a), WL-73, WL-74, WL-75, WL-76, WL-77, WL-78: `tools/list` holds both tools with exactly
 /// the titles, descriptions, schemas and annotations of §15, and no `_meta`. WL-4: no tool accepts a
 /// path (the only arguments are `description` and `dry_run`).
+///
+/// Deliberate differences from §15's text (issue 35 item 1): a value that may be null is
+/// `anyOf: [{type}, {type: null}]` rather than a `type` array, which Gemini's clients refuse; the
+/// `description` argument states its bounds and `dry_run` its default in words.
 #[tokio::test]
 async fn as47a_tools_list() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,7 +167,7 @@ async fn as47a_tools_list() {
 fn expected_descriptors() -> [Value; 2] {
     let append = "Adds one completed piece of work, as a checked item, to the checklist of the user's current work log: the newest file in a log directory fixed when the server started. That directory cannot be passed, chosen or revealed.\n\nCall it once per piece of work, right after the work is really done (a bug fixed, a change merged, a question settled). Do not call it for plans, notes or unfinished work.\n\n`description`: a single plain sentence in the past tense, in the language the user keeps the log in, saying what changed and, for a bug, its cause. No issue keys, links or branch names unless the user asks for them.\n\nSending the same sentence twice is harmless: the second answer is `duplicate` and nothing is written. `created` means the file had no checklist and one was started at its end, which the user should be told. `no_dir` or `no_file` means the log is not set up or not started: report it in one line and stop, without creating files, looking for the log or asking for its path.\n\n`dry_run` is for a preview the user asked for. The answer gives the status, the file's name (never its path) and the line.";
     let check = "Tells whether the work log can be reached right now. Use it after an append answered `no_dir` or `no_file`, to tell a server that is not configured (`no_dir`) from a log that has not been started (`no_file`).\n\nIt takes no arguments and changes nothing: a file without a checklist is reported as `no_checklist`, not given one. The answer gives the file's name and how many items its checklist holds, never the items. Do not call it before every append.";
-    let file = json!({"type": ["string", "null"], "description": "Name of the log file without its directory; null when no file was reached."});
+    let file = json!({"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Name of the log file without its directory; null when no file was reached."});
     let message = json!({"type": "string", "description": "One sentence describing the outcome, fit to repeat to the user."});
     [
         json!({
@@ -173,8 +177,8 @@ fn expected_descriptors() -> [Value; 2] {
             "inputSchema": {
                 "type": "object",
                 "properties": {
-                    "description": {"type": "string", "minLength": 1, "description": "The finished work as one past-tense sentence. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."},
-                    "dry_run": {"type": "boolean", "default": false, "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."}
+                    "description": {"type": "string", "minLength": 1, "description": "The finished work as one past-tense sentence, at most 4,096 bytes, no control character but whitespace. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."},
+                    "dry_run": {"type": "boolean", "default": false, "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for. Default false."}
                 },
                 "required": ["description"],
                 "additionalProperties": false
@@ -184,7 +188,7 @@ fn expected_descriptors() -> [Value; 2] {
                 "properties": {
                     "status": {"type": "string", "enum": ["written", "created", "duplicate", "dry_run", "empty", "no_dir", "no_file"], "description": "What happened: written, created, duplicate, dry_run, empty, no_dir or no_file."},
                     "file": file,
-                    "line": {"type": ["string", "null"], "description": "The line written, or the line that would have been written; null when no file was reached."},
+                    "line": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "The line written, or the line that would have been written; null when no file was reached."},
                     "message": message
                 },
                 "required": ["status", "file", "line", "message"],
@@ -202,7 +206,7 @@ fn expected_descriptors() -> [Value; 2] {
                 "properties": {
                     "status": {"type": "string", "enum": ["ok", "no_dir", "no_file", "no_checklist"], "description": "ok, or the first thing missing: no_dir, no_file or no_checklist."},
                     "file": file,
-                    "items": {"type": ["integer", "null"], "minimum": 0, "description": "How many items the checklist holds; null unless the status is ok."},
+                    "items": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}], "description": "How many items the checklist holds; null unless the status is ok."},
                     "message": message
                 },
                 "required": ["status", "file", "items", "message"],

@@ -6,8 +6,14 @@
 //! digit: `alice`, `bob.smith`, `ci-runner-7`, `svc:deploy@eu`. It never holds whitespace, a path
 //! separator or a control character, so it is safe in a file name, a log line and a URL.
 //!
+//! [`AgentId`] is the one type of an agent's id, shared by every crate of the family (re-exported as
+//! `shiftwork_core::AgentId` and `shiftwork_contracts::AgentId`): one constructor, [`AgentId::new`],
+//! and one error, [`AgentIdError`].
+//!
 //! ```
-//! use shiftwork_seams::agent::{check_agent_id, AgentIdError};
+//! use shiftwork_seams::agent::{check_agent_id, AgentId, AgentIdError};
+//! assert_eq!(AgentId::new("bob.smith").unwrap().as_str(), "bob.smith");
+//! assert_eq!(AgentId::new("-x"), Err(AgentIdError::BadStart { found: '-' }));
 //! assert_eq!(check_agent_id("bob.smith"), Ok(()));
 //! assert_eq!(check_agent_id(""), Err(AgentIdError::Empty));
 //! assert_eq!(check_agent_id("-x"), Err(AgentIdError::BadStart { found: '-' }));
@@ -49,6 +55,121 @@ pub enum AgentIdError {
         /// Its byte offset.
         at: usize,
     },
+}
+
+impl AgentIdError {
+    /// A stable machine name of the error: `AGENT_ID_EMPTY`, `AGENT_ID_TOO_LONG`,
+    /// `AGENT_ID_BAD_START`, `AGENT_ID_BAD_CHARACTER`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentIdError::Empty => "AGENT_ID_EMPTY",
+            AgentIdError::TooLong { .. } => "AGENT_ID_TOO_LONG",
+            AgentIdError::BadStart { .. } => "AGENT_ID_BAD_START",
+            AgentIdError::BadCharacter { .. } => "AGENT_ID_BAD_CHARACTER",
+        }
+    }
+}
+
+/// Who an agent is: a text of the agent-id grammar (see the module's documentation), valid by
+/// construction. Compared exactly (case-sensitive). With the `serde` feature it is written as its
+/// string and read through the grammar.
+///
+/// ```
+/// use shiftwork_seams::agent::{AgentId, AgentIdError};
+/// let bob = AgentId::new("bob.smith").unwrap();
+/// assert_eq!(bob.as_str(), "bob.smith");
+/// assert_eq!(bob.to_string(), "bob.smith");
+/// assert_eq!(AgentId::new("bad name"), Err(AgentIdError::BadCharacter { found: ' ', at: 3 }));
+/// assert!("claude-main".parse::<AgentId>().is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "String", into = "String"))]
+pub struct AgentId(String);
+
+impl AgentId {
+    /// The agent id `text`, or why it is not one.
+    pub fn new(text: impl Into<String>) -> Result<AgentId, AgentIdError> {
+        let text = text.into();
+        check_agent_id(&text)?;
+        Ok(AgentId(text))
+    }
+
+    /// The agent id `text`, or why it is not one.
+    #[deprecated(
+        since = "0.2.0",
+        note = "renamed to `AgentId::new`, the one constructor of the family's agent id"
+    )]
+    pub fn parse(text: &str) -> Result<AgentId, AgentIdError> {
+        AgentId::new(text)
+    }
+
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::fmt::Display for AgentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::str::FromStr for AgentId {
+    type Err = AgentIdError;
+    fn from_str(text: &str) -> Result<AgentId, AgentIdError> {
+        AgentId::new(text)
+    }
+}
+
+impl TryFrom<String> for AgentId {
+    type Error = AgentIdError;
+    fn try_from(text: String) -> Result<AgentId, AgentIdError> {
+        AgentId::new(text)
+    }
+}
+
+impl TryFrom<&str> for AgentId {
+    type Error = AgentIdError;
+    fn try_from(text: &str) -> Result<AgentId, AgentIdError> {
+        AgentId::new(text)
+    }
+}
+
+impl From<AgentId> for String {
+    fn from(id: AgentId) -> String {
+        id.0
+    }
+}
+
+impl AsRef<str> for AgentId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for AgentId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for AgentId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for AgentId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
 }
 
 /// Checks `text` against the agent-id grammar (see the module's documentation).

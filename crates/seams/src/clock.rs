@@ -90,6 +90,8 @@ pub struct WeakSignal(Weak<SignalState>);
 struct SignalState {
     given: Mutex<bool>,
     cv: Condvar,
+    /// Told whenever the signal is given ([`Signal::on_give`]).
+    hook: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 impl SignalState {
@@ -101,6 +103,10 @@ impl SignalState {
     fn give(&self) {
         *self.lock() = true;
         self.cv.notify_all();
+        let hook = self.hook.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(hook) = hook {
+            hook();
+        }
     }
 
     /// Wakes the waiter without giving the signal, so that it looks at its clock again. The lock is
@@ -140,6 +146,29 @@ impl Signal {
     /// A handle that gives this signal while it lives, without keeping it alive.
     pub fn downgrade(&self) -> WeakSignal {
         WeakSignal(Arc::downgrade(&self.0))
+    }
+
+    /// Calls `hook` whenever the signal is given from now on (at once if it is given already), on
+    /// the giver's thread, without taking it: a waiter that holds no thread (an async task) is woken
+    /// this way and then takes the signal. The hook must not block; the last one set counts.
+    ///
+    /// ```
+    /// use shiftwork_seams::Signal;
+    /// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+    /// let signal = Signal::new();
+    /// let told = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&told);
+    /// signal.on_give(move || { counter.fetch_add(1, Ordering::SeqCst); });
+    /// signal.downgrade().notify();
+    /// assert_eq!(told.load(Ordering::SeqCst), 1);
+    /// assert!(signal.take(), "the hook does not take the signal");
+    /// ```
+    pub fn on_give(&self, hook: impl Fn() + Send + Sync + 'static) {
+        let hook: Arc<dyn Fn() + Send + Sync> = Arc::new(hook);
+        *self.0.hook.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&hook));
+        if *self.0.lock() {
+            hook();
+        }
     }
 
     /// Takes the signal if it was given; true when it was.

@@ -316,7 +316,31 @@ pub fn create_temp<F: Fs + ?Sized>(
 /// assert_eq!(fs.file("/log/a.jsonl").unwrap(), b"{}\n{}\n");
 /// ```
 pub fn append_line<F: Fs + ?Sized>(fs: &F, path: &Path, bytes: &[u8], create: bool) -> io::Result<()> {
+    append_line_measured(fs, path, bytes, create).map(|_| ())
+}
+
+/// [`append_line`], answering the file's metadata just before the write and just after the flush
+/// (`None` when either cannot be read; the append does not depend on them): what a caller that keeps
+/// a summary of the file beside it needs to tell that its own append alone changed the file.
+///
+/// ```
+/// use shiftwork_seams::{MemFs, durable::append_line_measured};
+/// use std::path::Path;
+/// let fs = MemFs::new();
+/// fs.write_file("/log/a.jsonl", b"{}\n");
+/// let (before, after) = append_line_measured(&fs, Path::new("/log/a.jsonl"), b"{}\n", false).unwrap().unwrap();
+/// assert_eq!((before.len, after.len), (3, 6));
+/// assert!(before.same_file(&after) && after.changed > before.changed);
+/// ```
+pub fn append_line_measured<F: Fs + ?Sized>(
+    fs: &F,
+    path: &Path,
+    bytes: &[u8],
+    create: bool,
+) -> io::Result<Option<(Metadata, Metadata)>> {
     let mut file = fs.open_append(path, create)?;
+    let before = file.metadata().ok();
     file.write_all(bytes)?;
-    file.sync()
+    file.sync()?;
+    Ok(before.zip(file.metadata().ok()))
 }

@@ -32,6 +32,11 @@ pub struct Metadata {
     pub len: u64,
     /// Modification time, at the precision the filesystem reports.
     pub modified: SystemTime,
+    /// Status-change time (`ctime`), at the precision the filesystem reports: moved forward by every
+    /// change of the file's contents or attributes (a write, a truncation, a new mode or owner, a set
+    /// modification time, a rename), and never set by a caller to a time of its choosing, so it tells
+    /// whether a file changed since it was last looked at where the modification time can be put back.
+    pub changed: SystemTime,
     /// The twelve permission bits (access bits, set-user-ID, set-group-ID, sticky).
     pub mode: u32,
     /// Owner user id.
@@ -262,6 +267,27 @@ pub trait Fs: Send + Sync {
             "this Fs cannot create directories",
         ))
     }
+
+    /// Takes the times this filesystem gives its files (their modification time) from `clock` from
+    /// now on, so that a lock's age and the time its holder wrote it read the same clock as the code
+    /// that judges them. A real filesystem has the operating system's times and ignores it (the
+    /// default); [`crate::MemFs`] uses it. `shiftwork-core`'s `Env` gives its filesystem its clock.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use std::sync::Arc;
+    /// use chrono::{TimeZone, Utc};
+    /// use shiftwork_seams::{Clock, Fs, ManualClock, MemFs};
+    /// let clock = ManualClock::new(Utc.with_ymd_and_hms(2030, 5, 1, 12, 0, 0).unwrap());
+    /// let fs = MemFs::new();
+    /// fs.use_clock(Arc::new(clock.clone()));
+    /// fs.write_file("/lock", b"1\n");
+    /// let written: std::time::SystemTime = clock.now().into();
+    /// assert_eq!(fs.metadata(Path::new("/lock")).unwrap().modified, written);
+    /// ```
+    fn use_clock(&self, clock: std::sync::Arc<dyn crate::Clock>) {
+        let _ = clock;
+    }
 }
 
 macro_rules! forward_fs {
@@ -285,6 +311,7 @@ macro_rules! forward_fs {
             fn lock(&self, path: &Path, timeout: Duration) -> io::Result<Box<dyn LockGuard>> { (**self).lock(path, timeout) }
             fn create_dir(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir(path, mode) }
             fn create_dir_all(&self, path: &Path, mode: u32) -> io::Result<()> { (**self).create_dir_all(path, mode) }
+            fn use_clock(&self, clock: std::sync::Arc<dyn crate::Clock>) { (**self).use_clock(clock) }
         }
     )*};
 }

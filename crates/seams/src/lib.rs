@@ -16,7 +16,8 @@
 //! created exclusively, for interoperation with programs that know nothing of `flock(2)`; the rule
 //! that says when its holder is gone is the caller's). Because they are built from primitives,
 //! [`MemFs`] can fail or "crash" any step of them, and every crate tests that a failure at any step
-//! loses nothing.
+//! loses nothing. The rule of whose files a process trusts (yours or root's, writable by nobody else)
+//! lives here once too ([`owner`]).
 //!
 //! # What this crate never does
 //!
@@ -24,6 +25,9 @@
 //! agent-id grammar every crate shares, [`agent`]); it never reads the
 //! environment; it logs nothing. Its errors are `std::io::Error`s (the OS error number kept), plus
 //! [`durable::ReplaceError`], which names the step of a replace that failed.
+//!
+//! It also holds the family's one error, [`Error`]: every error of a shiftwork crate converts into it
+//! with `?`, and its [`Coded::code`] names the error's kind the same way in every crate.
 //!
 //! # Platform
 //!
@@ -33,17 +37,20 @@ pub mod agent;
 mod clock;
 pub mod durable;
 pub mod echo;
+mod error;
 mod fs;
 pub mod hash;
 mod host;
 pub mod lock_file;
 mod mem_fs;
 mod os_fs;
+pub mod owner;
 pub mod path;
 #[cfg(target_os = "linux")]
 mod probe_supervisor;
 
 pub use clock::{Clock, ManualClock, Signal, SystemClock, WeakSignal};
+pub use error::{Coded, Error};
 pub use fs::{DirEntry, FileKind, FileWriter, Fs, LockGuard, Metadata};
 pub use host::{Host, MemHost, OsHost, PROBE_KILL_GRACE, PROBE_OUTPUT_CAP, ProbeOutcome, ProbeStatus};
 pub use mem_fs::{MemFs, Op, ReadHold};

@@ -109,6 +109,8 @@ struct Inode {
     uid: u32,
     gid: u32,
     mtime: SystemTime,
+    /// The status-change time: moved by every change of contents or attributes.
+    ctime: SystemTime,
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +130,9 @@ struct State {
     entries: BTreeMap<PathBuf, u64>,
     next_ino: u64,
     time: SystemTime,
+    /// The clock times come from, once given ([`Fs::use_clock`]); until then each change ticks
+    /// `time` by a millisecond.
+    clock: Option<ClockSource>,
     counts: HashMap<Op, u64>,
     faults: Vec<Fault>,
     crashed: bool,
@@ -192,9 +197,21 @@ enum Walk {
     MissingLast(PathBuf, OsString),
 }
 
+/// A clock for [`State`], which is `Debug`.
+struct ClockSource(Arc<dyn crate::Clock>);
+
+impl std::fmt::Debug for ClockSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClockSource")
+    }
+}
+
 impl State {
     fn tick(&mut self) -> SystemTime {
-        self.time += Duration::from_millis(1);
+        self.time = match &self.clock {
+            Some(clock) => clock.0.now().into(),
+            None => self.time + Duration::from_millis(1),
+        };
         self.time
     }
 
@@ -298,6 +315,7 @@ impl State {
             kind,
             len,
             modified: node.mtime,
+            changed: node.ctime,
             mode: node.mode,
             uid: node.uid,
             gid: node.gid,
@@ -318,6 +336,7 @@ impl State {
                 uid: 0,
                 gid: 0,
                 mtime,
+                ctime: mtime,
             },
         );
         self.entries.insert(path, ino);
@@ -367,6 +386,7 @@ impl MemFs {
                 uid: 0,
                 gid: 0,
                 mtime: start,
+                ctime: start,
             },
         );
         let mut entries = BTreeMap::new();
@@ -378,6 +398,7 @@ impl MemFs {
                     entries,
                     next_ino: ROOT_INO + 1,
                     time: start,
+                    clock: None,
                     counts: HashMap::new(),
                     faults: Vec::new(),
                     crashed: false,
@@ -410,6 +431,7 @@ impl MemFs {
             if let Some(node) = st.inodes.get_mut(&ino) {
                 node.data = Data::File(bytes.to_vec());
                 node.mtime = now;
+                node.ctime = now;
                 return;
             }
         }
@@ -478,12 +500,15 @@ impl MemFs {
         });
     }
 
+    /// Changes what `path` leads to, moving its status-change time as the operating system does.
     fn edit(&self, path: &Path, f: impl FnOnce(&mut Inode)) {
         let mut st = self.state();
+        let now = st.tick();
         if let Ok((_, ino)) = st.found(path, true)
             && let Some(node) = st.inodes.get_mut(&ino)
         {
             f(node);
+            node.ctime = now;
         }
     }
 
@@ -659,18 +684,23 @@ impl FileWriter for MemWriter {
                 data.extend_from_slice(bytes);
             }
             node.mtime = now;
+            node.ctime = now;
         })
     }
     fn sync(&mut self) -> io::Result<()> {
         self.with_file(Op::Fsync, |_, _| ())
     }
     fn set_mode(&mut self, mode: u32) -> io::Result<()> {
-        self.with_file(Op::SetMode, |node, _| node.mode = mode & 0o7777)
+        self.with_file(Op::SetMode, |node, now| {
+            node.mode = mode & 0o7777;
+            node.ctime = now;
+        })
     }
     fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
-        self.with_file(Op::SetOwner, |node, _| {
+        self.with_file(Op::SetOwner, |node, now| {
             node.uid = uid;
             node.gid = gid;
+            node.ctime = now;
         })
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
@@ -679,6 +709,7 @@ impl FileWriter for MemWriter {
                 data.resize(usize::try_from(len).unwrap_or(usize::MAX), 0);
             }
             node.mtime = now;
+            node.ctime = now;
         })
     }
     fn metadata(&self) -> io::Result<Metadata> {
@@ -701,6 +732,10 @@ impl Drop for MemLock {
 }
 
 impl Fs for MemFs {
+    fn use_clock(&self, clock: Arc<dyn crate::Clock>) {
+        self.state().clock = Some(ClockSource(clock));
+    }
+
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.file_bytes(path)
     }
@@ -827,7 +862,10 @@ impl Fs for MemFs {
         }
         st.entries.remove(&src);
         st.entries.insert(dst, ino);
-        st.tick();
+        let now = st.tick();
+        if let Some(node) = st.inodes.get_mut(&ino) {
+            node.ctime = now;
+        }
         Ok(())
     }
 

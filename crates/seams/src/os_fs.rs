@@ -204,11 +204,22 @@ fn convert(meta: &fs::Metadata) -> Metadata {
         len: meta.len(),
         // Every platform this crate builds on reports a modification time.
         modified: meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+        changed: status_changed(meta),
         mode: meta.mode() & 0o7777,
         uid: meta.uid(),
         gid: meta.gid(),
         dev: meta.dev(),
         ino: meta.ino(),
+    }
+}
+
+/// A file's `ctime` as a `SystemTime` (seconds and nanoseconds since the epoch, either side of it).
+fn status_changed(meta: &fs::Metadata) -> std::time::SystemTime {
+    let nanos = Duration::from_nanos(u64::try_from(meta.ctime_nsec()).unwrap_or(0));
+    let epoch = std::time::UNIX_EPOCH;
+    match u64::try_from(meta.ctime()) {
+        Ok(secs) => epoch + Duration::from_secs(secs) + nanos,
+        Err(_) => epoch - Duration::from_secs(meta.ctime().unsigned_abs()) + nanos,
     }
 }
 

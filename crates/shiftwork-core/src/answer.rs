@@ -185,7 +185,7 @@ impl Answer for Plan {
     fn emit<E: Emit>(&self, out: &mut E) {
         begin_plan(out, &self.batches, true);
         out.key("cursor");
-        out.string(&self.cursor);
+        out.string(self.cursor.as_str());
         if let Some(records) = &self.held {
             held(out, records);
         }
@@ -243,7 +243,7 @@ impl Answer for Status {
     /// `{"result": "status", "cursor", "units", "open_questions", "last_history"}` plus `search`.
     fn to_answer(&self) -> Json {
         let mut out = start("status");
-        out.insert(String::from("cursor"), Json::str(self.cursor()));
+        out.insert(String::from("cursor"), Json::str(self.cursor().as_str()));
         out.insert(
             String::from("units"),
             Json::Object(

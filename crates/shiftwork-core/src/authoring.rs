@@ -95,6 +95,48 @@ impl Job {
         self
     }
 
+    /// This job allowing `role` only the `models` (a clock-out of a unit in that role must name one
+    /// of them); a role given twice keeps the last list.
+    ///
+    /// ```
+    /// use shiftwork_core::authoring::Job;
+    /// use shiftwork_core::model::{Role, Text};
+    /// use shiftwork_core::BudgetDimension;
+    /// let text = |t: &str| Text::new(t).unwrap();
+    /// let job = Job::new(text("j"), text("Ship it."), text("make test"))
+    ///     .with_role(Role::Reviewer, [text("claude-opus-4")])
+    ///     .with_agreements([text("small commits")])
+    ///     .with_budget(BudgetDimension::Tokens, 2_000_000);
+    /// assert_eq!(job.roles, [(Role::Reviewer, vec![text("claude-opus-4")])]);
+    /// assert_eq!(job.agreements, Some(vec![text("small commits")]));
+    /// assert_eq!(job.budget, [(BudgetDimension::Tokens, 2_000_000)]);
+    /// ```
+    pub fn with_role(mut self, role: Role, models: impl IntoIterator<Item = Text>) -> Job {
+        let models: Vec<Text> = models.into_iter().collect();
+        match self.roles.iter_mut().find(|(r, _)| *r == role) {
+            Some((_, existing)) => *existing = models,
+            None => self.roles.push((role, models)),
+        }
+        self
+    }
+
+    /// This job keeping a list of working agreements (at most 20; the clock-out adds and retires
+    /// them). An empty list still makes the job keep one.
+    pub fn with_agreements(mut self, agreements: impl IntoIterator<Item = Text>) -> Job {
+        self.agreements = Some(agreements.into_iter().collect());
+        self
+    }
+
+    /// This job with a budget `limit` (at least 1) in `dimension`; a dimension given twice keeps the
+    /// last limit.
+    pub fn with_budget(mut self, dimension: BudgetDimension, limit: u64) -> Job {
+        match self.budget.iter_mut().find(|(d, _)| *d == dimension) {
+            Some((_, existing)) => *existing = limit,
+            None => self.budget.push((dimension, limit)),
+        }
+        self
+    }
+
     fn to_json(&self) -> Json {
         let texts = |items: &[Text]| Json::strings(items.iter().map(Text::as_str));
         let mut o = json::object([

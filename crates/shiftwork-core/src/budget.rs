@@ -9,6 +9,13 @@ use crate::view::Checkpoint;
 /// The tokens a unit is assumed to cost when no accounting line reports any.
 pub const DEFAULT_PER_UNIT: i128 = 60_000;
 
+/// The budget's dimensions as `job.budget` spells them.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `BudgetDimension::ALL` (typed; `BudgetDimension::as_str` spells each)"
+)]
+pub const DIMENSIONS: [&str; 2] = ["tokens", "units"];
+
 /// A dimension a job's budget limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BudgetDimension {

@@ -9,6 +9,7 @@ use shiftwork_seams::durable::{Alphabet, ReplaceOptions, TempName, prepare_repla
 
 use crate::decide::clock_out::Commit;
 use crate::env::Env;
+use crate::ledger_index::Appended;
 use crate::lock::CheckpointLock;
 use crate::paths::CheckpointPaths;
 use crate::records;
@@ -52,7 +53,8 @@ fn checkpoint_unwritable(paths: &CheckpointPaths, e: &io::Error) -> ShiftworkRef
 /// Runs the write steps under `lock` — open or create the ledger (its creation recorded first), write
 /// and flush the temporary checkpoint, record the commit's intent, append the ledger line, rename the
 /// checkpoint into place, flush the directory — for the decided `commit` of checkpoint `paths` (lock target `target`),
-/// `last_byte` being the ledger's last byte as the gates read it.
+/// `last_byte` being the ledger's last byte as the gates read it. Once committed, the ledger's metadata
+/// around the append (`None` when it could not be read after it), for the ledger's index.
 pub(crate) fn run(
     env: &Env,
     lock: &mut CheckpointLock<'_>,
@@ -60,7 +62,7 @@ pub(crate) fn run(
     target: &Path,
     commit: &Commit,
     last_byte: Option<u8>,
-) -> Result<(), ShiftworkRefusal> {
+) -> Result<Option<Appended>, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let ledger_unwritable = |e: &io::Error| ledger_unwritable(paths, e);
     let checkpoint_unwritable = |e: &io::Error| checkpoint_unwritable(paths, e);
@@ -87,13 +89,14 @@ pub(crate) fn run(
             let _ = fs.remove_file(&paths.ledger);
         }
     };
-    let pre = match ledger.metadata() {
-        Ok(m) => m.len,
+    let before = match ledger.metadata() {
+        Ok(m) => m,
         Err(e) => {
             remove_created(ledger);
             return Err(ledger_unwritable(&e));
         }
     };
+    let pre = before.len;
     let bytes = records::appended(last_byte.filter(|_| pre > 0), &commit.line);
     // W2: the temp file, written and flushed.
     let prepared = match prepare_replace(fs, target, None, &[commit.document.as_bytes()], &options) {
@@ -122,6 +125,7 @@ pub(crate) fn run(
         remove_created(ledger);
         return Err(ledger_unwritable(&e));
     }
+    let after = ledger.metadata().ok();
     // W5: the rename (W6, the directory flush, is part of the commit and its failure is ignored).
     if let Err(e) = prepared.commit(fs) {
         let appended_len = pre + bytes.len() as u64;
@@ -140,7 +144,11 @@ pub(crate) fn run(
         }
         return Err(checkpoint_unwritable(&e.source));
     }
-    Ok(())
+    Ok(after.map(|after| Appended {
+        before,
+        after,
+        len: bytes.len() as u64,
+    }))
 }
 
 /// Refuses, before the first write, intent records that would take the lock file past what a reader

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use shiftwork_seams::{Clock, Fs, Host};
+use shiftwork_seams::{Clock, Fs, Host, Signal, WeakSignal};
 
 use crate::admission::{MemoryBudget, Reservation};
 
@@ -63,8 +63,11 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    /// An environment with probes off and a fresh in-process lock table.
+    /// An environment with probes off and a fresh in-process lock table. The filesystem takes its
+    /// files' times from `clock` ([`Fs::use_clock`]: an in-memory one does, a real one has the
+    /// operating system's), so a lock's age and the time its holder wrote it read one clock.
     pub fn new(fs: Arc<dyn Fs>, clock: Arc<dyn Clock>, host: Arc<dyn Host>) -> Self {
+        fs.use_clock(Arc::clone(&clock));
         Env {
             fs,
             clock,
@@ -133,6 +136,29 @@ impl Env {
         self
     }
 
+    /// Refuses `checkpoint` as every call on it is refused when the environment is confined and the
+    /// checkpoint, its ledger or its lock files resolve, links followed, outside the roots
+    /// ([`crate::ShiftworkRefusal::OutsideRoots`]); `Ok` when they all lie inside, or when the
+    /// environment is not confined. A reader that opens a checkpoint without calling an operation (a
+    /// view of the job) asks this first, so that it reads no file the tools would not.
+    ///
+    /// ```
+    /// use std::path::{Path, PathBuf};
+    /// use std::sync::Arc;
+    /// use shiftwork_core::Env;
+    /// use shiftwork_seams::{ManualClock, MemFs, MemHost};
+    /// let fs = MemFs::new();
+    /// fs.write_file("/srv/jobs/a/cp.json", b"{}");
+    /// let clock = ManualClock::new(chrono::DateTime::UNIX_EPOCH);
+    /// let env = Env::new(Arc::new(fs), Arc::new(clock), Arc::new(MemHost::new(1, "h")))
+    ///     .with_roots([PathBuf::from("/srv/jobs")]);
+    /// assert!(env.confine_checkpoint(Path::new("/srv/jobs/a/cp.json")).is_ok());
+    /// assert_eq!(env.confine_checkpoint(Path::new("/etc/cp.json")).unwrap_err().code(), "OUTSIDE_ROOTS");
+    /// ```
+    pub fn confine_checkpoint(&self, checkpoint: &Path) -> Result<(), crate::ShiftworkRefusal> {
+        self.confine(&crate::paths::CheckpointPaths::new(checkpoint), &[])
+    }
+
     /// Refuses the call when the environment is confined and one of the files every call on `paths`
     /// opens (the checkpoint, its ledger, its lock files) or one of `more` (with the name the refusal
     /// gives it) resolves outside the roots.
@@ -180,10 +206,14 @@ impl Env {
     }
 }
 
-/// The lock targets held in this process.
+/// The checkpoint locks calls of this process hold, and the calls waiting for one: a release wakes
+/// its waiters through their [`Signal`]s, so a waiting call waits on the clock
+/// ([`shiftwork_seams::Clock::wait_until`]) instead of sleeping in steps, and two calls on one
+/// `ManualClock` wait for each other as on a real clock without moving it.
 #[derive(Debug, Default)]
 pub(crate) struct LockTable {
     held: Mutex<HashSet<PathBuf>>,
+    waiters: Mutex<Vec<(PathBuf, WeakSignal)>>,
 }
 
 impl LockTable {
@@ -195,10 +225,19 @@ impl LockTable {
             .insert(target.to_path_buf())
     }
 
+    /// Wakes `signal` when `target` is next released (until the signal is dropped).
+    pub(crate) fn watch(&self, target: &Path, signal: &Signal) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.retain(|(_, w)| w.is_alive());
+        waiters.push((target.to_path_buf(), signal.downgrade()));
+    }
+
     pub(crate) fn release(&self, target: &Path) {
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(target);
+        let mut waiters = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.retain(|(path, w)| if path == target { w.notify() } else { w.is_alive() });
     }
 }

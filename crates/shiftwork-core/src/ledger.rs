@@ -34,15 +34,48 @@ pub struct LedgerSummary {
     pub last_byte: Option<u8>,
 }
 
+/// What the lines naming one unit leave of `briefed`, read in order: whether the unit was briefed
+/// since its last accounting line, and what that flag was just before that line (the value an
+/// uncommitted marker, withdrawing the line, puts back).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    pub(crate) briefed: bool,
+    pub(crate) before: bool,
+}
+
+impl Flags {
+    /// One more line naming the unit: a brief sets `briefed`; an uncommitted marker puts back the
+    /// flag the accounting line it follows cleared; any other line (an accounting line, another or
+    /// no `event`) keeps the flag in `before` and clears it.
+    pub(crate) fn apply(&mut self, event: Event) {
+        match event {
+            Event::Brief => self.briefed = true,
+            Event::Uncommitted => self.briefed = self.before,
+            Event::Absent | Event::Other => {
+                self.before = self.briefed;
+                self.briefed = false;
+            }
+        }
+    }
+
+    /// Both flags false: what a unit no line names has.
+    pub(crate) fn is_clear(self) -> bool {
+        self == Flags::default()
+    }
+}
+
 /// The per-unit state of the pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct UnitState {
-    /// Whether the unit was briefed since its last accounting line, and whether a line was seen before.
-    briefed: bool,
-    before: bool,
+    flags: Flags,
     /// The unit's last accounting line while it is not yet known to count: `Some(tokens)`.
     pending: Option<Option<i128>>,
 }
+
+/// The most units the plan does not name whose flags a pass keeps for the ledger's index
+/// ([`LedgerPass::keeping_flags`]); past it the pass gives no flags and no index is written, so a
+/// ledger naming millions of units costs no more memory than the units of the plan.
+pub const MAX_FLAGGED_STRANGERS: usize = 100_000;
 
 /// A streaming reader of the ledger: feed bytes, then finish. One pass yields `briefed` for every
 /// unit, the in-flight set and the budget figures: O(ledger size) time, O(units) memory
@@ -62,6 +95,9 @@ pub struct LedgerPass<'u> {
     units: Vec<UnitState>,
     /// The pending accounting line of each unit the plan does not name.
     strangers: HashMap<Vec<u8>, Option<i128>>,
+    /// The flags of each unit the plan does not name whose flags are not clear, when kept for the
+    /// ledger's index (`None` when not asked for, or once there were too many).
+    stranger_flags: Option<HashMap<Box<str>, Flags, RandomState>>,
     keep_tokens: bool,
     lines: LineBuffer,
     summary: LedgerSummary,
@@ -78,10 +114,19 @@ impl<'u> LedgerPass<'u> {
             index,
             units: vec![UnitState::default(); unit_ids.len()],
             strangers: HashMap::new(),
+            stranger_flags: None,
             keep_tokens,
             lines: LineBuffer::skipping_longer_than(MAX_LEDGER_LINE_BYTES),
             summary: LedgerSummary::default(),
         }
+    }
+
+    /// The same pass keeping the flags of every unit the ledger names, the plan's and any other
+    /// (at most [`MAX_FLAGGED_STRANGERS`] others), for [`LedgerPass::finish_with_flags`]: what the
+    /// ledger's index holds.
+    pub(crate) fn keeping_flags(mut self) -> Self {
+        self.stranger_flags = Some(HashMap::default());
+        self
     }
 
     /// Feeds the next bytes of the ledger.
@@ -98,7 +143,15 @@ impl<'u> LedgerPass<'u> {
     }
 
     /// Ends the pass.
-    pub fn finish(mut self) -> LedgerSummary {
+    pub fn finish(self) -> LedgerSummary {
+        self.finish_with_flags().0
+    }
+
+    /// Ends the pass, with the flags of every unit whose flags are not clear when they were kept
+    /// ([`LedgerPass::keeping_flags`]) and did not overflow.
+    pub(crate) fn finish_with_flags(
+        mut self,
+    ) -> (LedgerSummary, Option<HashMap<Box<str>, Flags, RandomState>>) {
         let rest = self.lines.take_rest();
         self.piece(&rest);
         let mut pending: Vec<Option<i128>> = self.strangers.drain().map(|(_, t)| t).collect();
@@ -106,8 +159,18 @@ impl<'u> LedgerPass<'u> {
         for tokens in pending {
             self.count(tokens);
         }
-        self.summary.briefed = self.units.iter().map(|u| u.briefed).collect();
-        self.summary
+        self.summary.briefed = self.units.iter().map(|u| u.flags.briefed).collect();
+        let flags = self.stranger_flags.take().map(|mut all| {
+            for (id, &i) in &self.index {
+                let flags = self.units[i].flags;
+                if !flags.is_clear() {
+                    // Plan ids are strings, so their bytes are UTF-8.
+                    all.insert(String::from_utf8_lossy(id).into(), flags);
+                }
+            }
+            all
+        });
+        (self.summary, flags)
     }
 
     /// One `\n`-delimited piece: one line, or several when it holds another line break Python recognises.
@@ -128,14 +191,7 @@ impl<'u> LedgerPass<'u> {
         let previous = match self.index.get(unit) {
             Some(&i) => {
                 let state = &mut self.units[i];
-                match event {
-                    Event::Brief => state.briefed = true,
-                    Event::Uncommitted => state.briefed = state.before,
-                    Event::Absent | Event::Other => {
-                        state.before = state.briefed;
-                        state.briefed = false;
-                    }
-                }
+                state.flags.apply(event);
                 let previous = state.pending.take();
                 if event == Event::Absent {
                     state.pending = Some(view.tokens);
@@ -143,6 +199,7 @@ impl<'u> LedgerPass<'u> {
                 previous
             }
             None => {
+                self.stranger_line(unit, event);
                 let previous = self.strangers.remove(unit);
                 if event == Event::Absent {
                     self.strangers.insert(unit.to_vec(), view.tokens);
@@ -155,6 +212,34 @@ impl<'u> LedgerPass<'u> {
         {
             self.count(tokens);
         }
+    }
+
+    /// Keeps the flags of a unit the plan does not name, when they are kept.
+    fn stranger_line(&mut self, unit: &[u8], event: Event) {
+        let Some(all) = self.stranger_flags.as_mut() else {
+            return;
+        };
+        // A unit read from a line is a JSON string, decoded: valid UTF-8.
+        let Ok(id) = std::str::from_utf8(unit) else {
+            return;
+        };
+        if let Some(flags) = all.get_mut(id) {
+            flags.apply(event);
+            if flags.is_clear() {
+                all.remove(id);
+            }
+            return;
+        }
+        let mut flags = Flags::default();
+        flags.apply(event);
+        if flags.is_clear() {
+            return;
+        }
+        if all.len() >= MAX_FLAGGED_STRANGERS {
+            self.stranger_flags = None;
+            return;
+        }
+        all.insert(id.into(), flags);
     }
 
     fn count(&mut self, tokens: Option<i128>) {

@@ -46,7 +46,7 @@
 //! }
 //!
 //! // Clock out the lexer with its cost: the cursor moves on.
-//! let done = shiftwork_core::clock_out(&env, &out("lexer").with_accounting(Accounting::new(41_250, 95_000))).unwrap();
+//! let done = shiftwork_core::clock_out(&env, &out("lexer").with_accounting(Accounting::new(41_250, std::time::Duration::from_millis(95_000)))).unwrap();
 //! assert_eq!((done.status, done.cursor.as_str()), (UnitStatus::Done, "parser"));
 //! assert_eq!(done.log, "/repo/.shiftwork/checkpoint.json.log.jsonl");
 //! ```
@@ -142,6 +142,7 @@ mod commit;
 pub mod decide;
 mod env;
 pub mod ledger;
+mod ledger_index;
 mod ledger_line;
 mod line_split;
 pub mod lock;
@@ -167,20 +168,29 @@ pub use budget::BudgetDimension;
 pub use decide::clock_out::{ClockOutArguments, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};
 pub use operations::{
-    clock_in, clock_out, clock_out_arguments, confined, plan_checkpoint, preview_brief, status,
+    clock_in, clock_in_arguments, clock_out, clock_out_arguments, confined, plan_checkpoint, preview_brief,
+    status,
 };
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;
 pub use refusal::{FileError, NodeField, ShiftworkRefusal, TextPosition, Written};
 pub use request::{
-    Accounting, AgentId, AgreementsPatch, ClockOut, Conclusion, ConclusionOutcome, FollowUp, HandoffPatch,
+    Accounting, AgentId, AgentIdError, AgreementsPatch, ClockOut, Conclusion, ConclusionOutcome, FollowUp,
+    HandoffPatch,
 };
 pub use results::{
     Brief, ClockIn, ClockedOut, Escalation, FailedProbe, HeldUnit, OpenQuestions, Plan, Ranked, Status,
     Upstream, WorkPlan,
 };
 pub use roots::Confined;
+
+/// The refusal's former name.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `ShiftworkRefusal`, so that it reads apart from the contracts' refusals"
+)]
+pub type Refusal = ShiftworkRefusal;
 pub use schema::CHECKPOINT_SCHEMA;
 pub use view::{Checkpoint, Unit};
 

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
-use shiftwork_seams::Metadata;
 use shiftwork_seams::lock_file::Acquired as Acquired_;
 use shiftwork_seams::lock_file::{self, ExistingLock, HeldLock, LockFileOptions, LockSnapshot, Staleness};
+use shiftwork_seams::{Metadata, Signal};
 
 use crate::env::Env;
 use crate::recovery;
@@ -136,14 +136,19 @@ pub fn acquire<'e>(env: &'e Env, target: &Path) -> Acquired<'e> {
     let start = env.clock.monotonic();
     let deadline = start + WAIT;
     let path = lock_path(target);
+    // Another call of this process that holds the lock wakes this one when it releases it; the
+    // signal is watched before the first try, so a release in between is not missed.
+    let released = Signal::new();
+    env.locks.watch(target, &released);
     while !env.locks.try_take(target) {
         if env.clock.monotonic() >= deadline {
             // Held by another call of this process: its file (if it has made it yet) names this process.
             let seen = lock_file::look(env.fs.as_ref(), &path);
             return Acquired::TimedOut(LockHolder::of(path, seen.as_ref()));
         }
-        env.clock.sleep(POLL);
+        env.clock.wait_until(&released, deadline);
     }
+    drop(released);
     let staleness = CheckpointStaleness { env, target };
     let head = head(env);
     match lock_file::acquire(

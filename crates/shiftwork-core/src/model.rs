@@ -61,6 +61,24 @@ pub enum ModelError {
     AgentId(#[from] shiftwork_seams::agent::AgentIdError),
 }
 
+impl ModelError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ModelError::Empty { .. } => "EMPTY_TEXT",
+            ModelError::NotAStatus { .. } => "NOT_A_STATUS",
+            ModelError::NotARole { .. } => "NOT_A_ROLE",
+            ModelError::AgentId(inner) => inner.code(),
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for ModelError {
+    fn code(&self) -> &'static str {
+        ModelError::code(self)
+    }
+}
+
 fn non_empty(text: String, what: &'static str) -> Result<String, ModelError> {
     if text.is_empty() {
         Err(ModelError::Empty { what })
@@ -560,6 +578,47 @@ impl PlannedUnit {
     /// This unit declaring the repository-relative paths it writes.
     pub fn touches(mut self, paths: impl IntoIterator<Item = String>) -> PlannedUnit {
         self.touches = Some(paths.into_iter().collect());
+        self
+    }
+
+    /// This unit with the status `status` (a new unit is `todo`).
+    ///
+    /// ```
+    /// use shiftwork_core::model::{PlannedUnit, Role, Text, UnitId, UnitStatus};
+    /// let (id, text) = (|t: &str| UnitId::new(t).unwrap(), |t: &str| Text::new(t).unwrap());
+    /// let review = PlannedUnit::new(id("review"), text("Review"), Role::Reviewer, text("make review"))
+    ///     .depends_on([id("build")])
+    ///     .reviews([id("build")])
+    ///     .status(UnitStatus::Blocked)
+    ///     .concludes(true);
+    /// assert_eq!((review.reviews.as_slice(), review.status, review.concludes), (&[id("build")][..], UnitStatus::Blocked, Some(true)));
+    /// ```
+    pub fn status(mut self, status: UnitStatus) -> PlannedUnit {
+        self.status = status;
+        self
+    }
+
+    /// This unit reviewing `units` (each among its dependencies, of another role).
+    pub fn reviews(mut self, units: impl IntoIterator<Item = UnitId>) -> PlannedUnit {
+        self.reviews = units.into_iter().collect();
+        self
+    }
+
+    /// This unit allowed (`true`) to send the job's conclusion in its clock-out.
+    pub fn concludes(mut self, concludes: bool) -> PlannedUnit {
+        self.concludes = Some(concludes);
+        self
+    }
+
+    /// This unit testing the hypothesis `hypothesis` (a run of an experimentation job).
+    pub fn tests(mut self, hypothesis: Text) -> PlannedUnit {
+        self.tests = Some(hypothesis);
+        self
+    }
+
+    /// This unit replaying the run `run`.
+    pub fn replay_of(mut self, run: UnitId) -> PlannedUnit {
+        self.replay_of = Some(run);
         self
     }
 

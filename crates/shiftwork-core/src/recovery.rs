@@ -21,6 +21,16 @@ pub fn recover(fs: &dyn Fs, target: &Path, contents: &str) {
                 committed |= replay_commit(fs, target, &dir, commit);
             }
         }
+        // The ledger index's temp file, if the holder died writing the index after its commit.
+        for intent in &intents {
+            let ledger = intent
+                .get("commit")
+                .and_then(|c| c.get("ledger"))
+                .or_else(|| intent.get("ledger_created"));
+            if let Some(ledger) = ledger.and_then(Json::as_str) {
+                crate::ledger_index::remove_leftover(fs, Path::new(ledger));
+            }
+        }
         if !committed {
             for intent in &intents {
                 if let Some(ledger) = intent.get("ledger_created").and_then(Json::as_str)

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use crate::json::{Json, python_str, python_string_literal};
+use crate::model::{UnitId, UnitStatus};
 pub use crate::roots::Confined;
 use crate::schema::SchemaViolation;
 
@@ -142,7 +143,9 @@ pub enum NodeField {
 ///
 /// ```
 /// use shiftwork_core::ShiftworkRefusal;
-/// let refusal = ShiftworkRefusal::NotCursor { unit: "U4".into(), cursor: "U3".into() };
+/// use shiftwork_core::model::UnitId;
+/// let id = |t: &str| UnitId::new(t).unwrap();
+/// let refusal = ShiftworkRefusal::NotCursor { unit: id("U4"), cursor: id("U3") };
 /// assert_eq!(refusal.to_string(), "unit U4 is not the cursor unit U3");
 /// assert!(matches!(refusal, ShiftworkRefusal::NotCursor { ref cursor, .. } if cursor == "U3"));
 /// ```
@@ -232,21 +235,23 @@ pub enum ShiftworkRefusal {
         role: String,
     },
     /// A clock-in names a unit that is not ready (not in the first wave).
-    #[error("unit {unit} is not ready; ready is {}", .ready.join(", "))]
+    #[error("unit {unit} is not ready; ready is {}", join(ready))]
     NotReady {
         /// The selected unit.
-        unit: String,
+        unit: UnitId,
         /// The ready units.
-        ready: Vec<String>,
+        ready: Vec<UnitId>,
     },
     /// Clock-in of a `unit_id` that names no unit of the plan. The sentence is the one of
     /// [`ShiftworkRefusal::NotReady`] (bantamkit 0.36.2 words both alike); the variant tells them apart.
-    #[error("unit {unit} is not ready; ready is {}", .ready.join(", "))]
+    /// The id is the one asked for; from [`crate::clock_in_arguments`] it is the client's text as
+    /// sent, which may be empty (the one `UnitId` that is: a client may ask for `""`).
+    #[error("unit {unit} is not ready; ready is {}", join(ready))]
     UnknownUnit {
         /// The `unit_id` asked for.
-        unit: String,
+        unit: UnitId,
         /// The ready units.
-        ready: Vec<String>,
+        ready: Vec<UnitId>,
     },
     /// A clock-in's unit touches a path that a unit in flight (briefed, not finished) holds.
     #[error("unit {unit} touches {path}, which {holder} holds until its clock-out")]
@@ -291,9 +296,9 @@ pub enum ShiftworkRefusal {
     #[error("unit {unit} is not the cursor unit {cursor}")]
     NotCursor {
         /// The `unit_id` argument.
-        unit: String,
+        unit: UnitId,
         /// `plan.cursor`.
-        cursor: String,
+        cursor: UnitId,
     },
     /// A clock-out names a unit that is already finished (`done` or `dropped`), is not the cursor
     /// and was not briefed since: it was clocked out before. The sentence is the one of
@@ -301,11 +306,11 @@ pub enum ShiftworkRefusal {
     #[error("unit {unit} is not the cursor unit {cursor}")]
     AlreadyFinished {
         /// The `unit_id` argument.
-        unit: String,
+        unit: UnitId,
         /// Its status, `done` or `dropped`.
-        status: String,
+        status: UnitStatus,
         /// `plan.cursor`.
-        cursor: String,
+        cursor: UnitId,
     },
     /// A clock-out of a unit whose role `job.roles` names with something other than a list of models.
     #[error(
@@ -532,7 +537,7 @@ pub enum ShiftworkRefusal {
         /// The agent the argument named (a value that is not a string, as its JSON text).
         given: String,
         /// The agent the caller is.
-        authenticated: String,
+        authenticated: crate::AgentId,
     },
     /// A path the call would open resolves, symbolic links followed, outside every root of an
     /// [`crate::Env`] confined to roots ([`crate::Env::with_roots`]). Refused before any file is
@@ -669,6 +674,11 @@ impl ShiftworkRefusal {
     }
 }
 
+/// Ids joined with `, `, as the sentences list them.
+fn join(ids: &[UnitId]) -> String {
+    ids.iter().map(UnitId::as_str).collect::<Vec<_>>().join(", ")
+}
+
 fn node_shape(index: usize, field: Option<NodeField>) -> String {
     match field {
         None => format!("nodes[{index}] must be an object"),
@@ -703,4 +713,10 @@ fn locked(
     format!(
         "checkpoint locked by another clock-out, nothing written: {path} (held by {who}; if that holder is gone, the lock is stale: remove {path})"
     )
+}
+
+impl shiftwork_seams::Coded for ShiftworkRefusal {
+    fn code(&self) -> &'static str {
+        ShiftworkRefusal::code(self)
+    }
 }

@@ -4,14 +4,16 @@
 //! server decodes from a client's JSON), into which it converts.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::decide::clock_out::ClockOutArguments;
 use crate::json::{Json, Object};
-use crate::model::{Extras, HistoryEntry, ModelError, Question, Role, Text, UnitId, UnitStatus};
+use crate::model::{Extras, HistoryEntry, Question, Role, Text, UnitId, UnitStatus};
 use crate::refusal::ShiftworkRefusal;
 
-/// An agent's id in the family's grammar ([`shiftwork_seams::agent`]): 1 to 64 characters of
-/// `A-Z a-z 0-9 . _ @ : -`, starting with a letter or a digit (`alice`, `bob.smith`, `ci-runner-7`).
+/// An agent's id: the family's one agent id ([`shiftwork_seams::agent::AgentId`]), 1 to 64
+/// characters of `A-Z a-z 0-9 . _ @ : -`, starting with a letter or a digit (`alice`, `bob.smith`,
+/// `ci-runner-7`), shared with `shiftwork-contracts`.
 ///
 /// ```
 /// use shiftwork_core::AgentId;
@@ -21,42 +23,24 @@ use crate::refusal::ShiftworkRefusal;
 ///     "an agent id starts with a letter or a digit, not '-'"
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AgentId(String);
-
-impl AgentId {
-    /// The agent id `text`, or why it is not one.
-    pub fn new(text: impl Into<String>) -> Result<AgentId, ModelError> {
-        let text = text.into();
-        shiftwork_seams::agent::check_agent_id(&text)?;
-        Ok(AgentId(text))
-    }
-
-    /// The id.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for AgentId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use shiftwork_seams::agent::{AgentId, AgentIdError};
 
 /// What a unit cost, written on its accounting line in the ledger (`<checkpoint>.log.jsonl`).
 ///
 /// ```
+/// use std::time::Duration;
 /// use shiftwork_core::Accounting;
-/// let cost = Accounting::new(41_250, 95_000).with_model("claude-sonnet-4");
+/// let cost = Accounting::new(41_250, Duration::from_secs(95)).with_model("claude-sonnet-4");
 /// assert_eq!(cost.model.as_deref(), Some("claude-sonnet-4"));
+/// assert_eq!(cost.duration.as_millis(), 95_000);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accounting {
     /// Tokens spent.
     pub tokens: u64,
-    /// Wall time in milliseconds.
-    pub duration_ms: u64,
+    /// Wall time, written as whole milliseconds (`duration_ms`, rounded down; past `u64::MAX`
+    /// milliseconds, that).
+    pub duration: Duration,
     /// Tokens read from a cache.
     pub cache_read_tokens: Option<u64>,
     /// Tool calls made.
@@ -74,11 +58,11 @@ pub struct Accounting {
 }
 
 impl Accounting {
-    /// A cost of `tokens` over `duration_ms`.
-    pub fn new(tokens: u64, duration_ms: u64) -> Accounting {
+    /// A cost of `tokens` over `duration` of wall time.
+    pub fn new(tokens: u64, duration: Duration) -> Accounting {
         Accounting {
             tokens,
-            duration_ms,
+            duration,
             cache_read_tokens: None,
             tool_uses: None,
             model: None,
@@ -98,7 +82,10 @@ impl Accounting {
         let number = |n: u64| crate::budget::int(i128::from(n));
         let mut o = crate::json::object([
             ("tokens", number(self.tokens)),
-            ("duration_ms", number(self.duration_ms)),
+            (
+                "duration_ms",
+                number(u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX)),
+            ),
         ]);
         let mut put = |key: &str, value: Option<Json>| {
             if let Some(v) = value {
@@ -244,6 +231,7 @@ impl FollowUp {
 /// checkpoint can tell (the unit is not the cursor, the model is not allowed, …).
 ///
 /// ```
+/// use std::time::Duration;
 /// use shiftwork_core::model::{HistoryEntry, Text, UnitId, UnitStatus};
 /// use shiftwork_core::{Accounting, ClockOut};
 ///
@@ -254,7 +242,7 @@ impl FollowUp {
 ///     UnitStatus::Done,
 ///     HistoryEntry::new(lexer, Text::new("lexer written").unwrap()),
 /// )
-/// .with_accounting(Accounting::new(41_250, 95_000));
+/// .with_accounting(Accounting::new(41_250, Duration::from_secs(95)));
 /// assert_eq!(out.unit().as_str(), "lexer");
 /// assert_eq!(out.to_arguments().status, "done");
 /// ```
@@ -397,30 +385,31 @@ impl ClockOutArguments {
     /// ([`ShiftworkRefusal::IdentityMismatch`]: an agent acts only as itself) before anything is read.
     ///
     /// ```
-    /// use shiftwork_core::{ClockOutArguments, ShiftworkRefusal};
+    /// use shiftwork_core::{AgentId, ClockOutArguments, ShiftworkRefusal};
     /// use shiftwork_core::json::{Json, Object};
     /// let args = ClockOutArguments::new("cp.json", "U1", "done", Object::default(), Object::default());
-    /// let mine = args.clone().acting_as("alice").unwrap();
+    /// let alice = AgentId::new("alice").unwrap();
+    /// let mine = args.clone().acting_as(&alice).unwrap();
     /// assert_eq!(mine.agent_id, Some(Json::str("alice")));
     /// let mut theirs = args;
     /// theirs.agent_id = Some(Json::str("bob"));
-    /// let refused = theirs.acting_as("alice").unwrap_err();
+    /// let refused = theirs.acting_as(&alice).unwrap_err();
     /// assert_eq!(refused.to_string(), "agent_id names bob, but this caller authenticated as alice: an agent acts only as itself.");
     /// assert_eq!(refused.code(), "IDENTITY_MISMATCH");
     /// ```
-    pub fn acting_as(mut self, agent: &str) -> Result<ClockOutArguments, ShiftworkRefusal> {
+    pub fn acting_as(mut self, agent: &AgentId) -> Result<ClockOutArguments, ShiftworkRefusal> {
         match &self.agent_id {
             None | Some(Json::Null) => {
-                self.agent_id = Some(Json::str(agent));
+                self.agent_id = Some(Json::str(agent.as_str()));
                 Ok(self)
             }
-            Some(Json::String(given)) if given == agent => Ok(self),
+            Some(Json::String(given)) if given == agent.as_str() => Ok(self),
             Some(other) => Err(ShiftworkRefusal::IdentityMismatch {
                 given: shiftwork_seams::echo::clip_echo(&match other {
                     Json::String(given) => given.clone(),
                     value => crate::json::to_compact_text(value),
                 }),
-                authenticated: agent.to_owned(),
+                authenticated: agent.clone(),
             }),
         }
     }

@@ -34,9 +34,9 @@ pub struct HeldUnit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The batches of the non-terminal units.
-    pub batches: Vec<Vec<String>>,
+    pub batches: Vec<Vec<UnitId>>,
     /// `plan.cursor`.
-    pub cursor: String,
+    pub cursor: UnitId,
     /// The holds, present when some non-terminal unit has a `touches` key.
     pub held: Option<Vec<HeldUnit>>,
     /// The budget figures, present when the checkpoint declares `job.budget`.
@@ -79,7 +79,7 @@ impl WorkPlan<'_> {
 
 impl Plan {
     /// `ready`: the first batch, or none.
-    pub fn ready(&self) -> &[String] {
+    pub fn ready(&self) -> &[UnitId] {
         self.batches.first().map_or(&[], Vec::as_slice)
     }
 
@@ -103,7 +103,7 @@ impl Plan {
 /// history entry and, when asked for, the archive's matching lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
-    cursor: String,
+    cursor: UnitId,
     units: Vec<(UnitStatus, usize)>,
     open_questions: usize,
     last_history: Option<HistoryEntry>,
@@ -114,7 +114,7 @@ pub struct Status {
 
 impl Status {
     pub(crate) fn new(
-        cursor: String,
+        cursor: UnitId,
         units: Vec<(UnitStatus, usize)>,
         open_questions: usize,
         last_history_json: Option<Json>,
@@ -131,7 +131,7 @@ impl Status {
     }
 
     /// `plan.cursor`: the unit a clock-in briefs by default.
-    pub fn cursor(&self) -> &str {
+    pub fn cursor(&self) -> &UnitId {
         &self.cursor
     }
 
@@ -329,7 +329,7 @@ pub struct ClockedOut {
     /// Its new status.
     pub status: UnitStatus,
     /// The new `plan.cursor`.
-    pub cursor: String,
+    pub cursor: UnitId,
     /// The ledger's path as printed, `<checkpoint>.log.jsonl`.
     pub log: String,
 }

@@ -32,3 +32,24 @@ pub enum WatchError {
     #[error("the output could not be written: {}", inert(&.0.to_string()))]
     Output(std::io::Error),
 }
+
+impl WatchError {
+    /// A stable machine name of the error's kind, as every `code()` of the family.
+    pub fn code(&self) -> &'static str {
+        match self {
+            WatchError::Hours(inner) => inner.code(),
+            WatchError::Agent(..) => "WATCH_AGENT",
+            WatchError::NotATerminal => "WATCH_NOT_A_TERMINAL",
+            WatchError::Terminal(..) => "WATCH_TERMINAL",
+            WatchError::Notify(..) => "WATCH_NOTIFY",
+            WatchError::Plan(..) => "WATCH_PLAN",
+            WatchError::Output(..) => "WATCH_OUTPUT",
+        }
+    }
+}
+
+impl shiftwork_seams::Coded for WatchError {
+    fn code(&self) -> &'static str {
+        WatchError::code(self)
+    }
+}

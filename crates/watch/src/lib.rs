@@ -10,6 +10,7 @@
 //!   into a [`snapshot::Snapshot`] — plain values, no terminal type;
 //! * [`draw`] is the thin ratatui layer that draws a snapshot, [`report`] writes it as plain text,
 //!   [`picture`] draws a plan as a Mermaid flowchart or text;
+//! * [`web`] is the same snapshot for a web page: a JSON document and the plan as an SVG picture;
 //! * [`view`] is what the person changes (focus, scrolling, the filter), driven by [`view::Key`]s;
 //! * [`run`] is the full-screen terminal session: it redraws when a checkpoint, its ledger or the
 //!   contracts store changes (file change notification, no polling of files), at most ten times a
@@ -56,6 +57,7 @@ pub mod report;
 pub mod snapshot;
 mod sources;
 pub mod view;
+pub mod web;
 
 use std::io::Write;
 use std::path::Path;
@@ -66,9 +68,10 @@ pub use live::{MAX_REFRESH_RATE, run};
 pub use picture::PlanFormat;
 pub use sources::{Sources, WatchOptions};
 
-/// Prints one snapshot of `options` as plain text to `out` (colours when `colour`) and tells whether
-/// every source could be read (every checkpoint, and the store when one is watched).
-pub fn once(options: &WatchOptions, colour: bool, out: &mut dyn Write) -> Result<bool, WatchError> {
+/// Prints one snapshot of `options` as plain text to `out` (colours when `colour`) and returns the
+/// sources that could not be read, one sentence each ([`unread`]; empty when every checkpoint, and
+/// the store when one is watched, was read — a store that does not exist yet is an empty queue, read).
+pub fn once(options: &WatchOptions, colour: bool, out: &mut dyn Write) -> Result<Vec<String>, WatchError> {
     let mut sources = Sources::new(
         options,
         Arc::new(shiftwork_seams::OsFs),
@@ -78,12 +81,50 @@ pub fn once(options: &WatchOptions, colour: bool, out: &mut dyn Write) -> Result
     out.write_all(report::render(&snapshot, colour).as_bytes())
         .and_then(|()| out.flush())
         .map_err(WatchError::Output)?;
-    Ok(all_read(&snapshot))
+    Ok(unread(&snapshot))
 }
 
 /// Whether every source of `snapshot` could be read.
 pub fn all_read(snapshot: &snapshot::Snapshot) -> bool {
-    snapshot.jobs.iter().all(|j| j.body.is_ok()) && snapshot.contracts.as_ref().is_none_or(|c| c.body.is_ok())
+    unread(snapshot).is_empty()
+}
+
+/// One sentence for each source of `snapshot` that could not be read, naming it: `checkpoint PATH:
+/// why` and `contracts store LOCATION: why`, in the order of the view. Their text is as clean as the
+/// view's ([`display_text`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use chrono::{TimeZone, Utc};
+/// use shiftwork_seams::{ManualClock, MemFs};
+/// use shiftwork_watch::{Sources, WatchOptions};
+/// let options = WatchOptions {
+///     checkpoints: vec!["/job/missing.json".into()],
+///     store: None,
+///     agent: None,
+///     hours: None,
+///     zone: chrono_tz::UTC,
+/// };
+/// let clock = ManualClock::new(Utc.with_ymd_and_hms(2026, 9, 21, 8, 0, 0).unwrap());
+/// let snapshot = Sources::new(&options, Arc::new(MemFs::new()), Arc::new(clock)).unwrap().snapshot();
+/// let unread = shiftwork_watch::unread(&snapshot);
+/// assert_eq!(unread.len(), 1);
+/// assert!(unread[0].starts_with("checkpoint /job/missing.json: checkpoint unreadable"));
+/// ```
+pub fn unread(snapshot: &snapshot::Snapshot) -> Vec<String> {
+    let jobs = snapshot.jobs.iter().filter_map(|j| {
+        j.body
+            .as_ref()
+            .err()
+            .map(|why| format!("checkpoint {}: {why}", j.checkpoint))
+    });
+    let store = snapshot.contracts.iter().filter_map(|c| {
+        c.body
+            .as_ref()
+            .err()
+            .map(|why| format!("contracts store {}: {why}", c.store))
+    });
+    jobs.chain(store).collect()
 }
 
 /// The plan of the checkpoint at `checkpoint` as a picture; the shift-work tools' refusal sentence

@@ -56,7 +56,7 @@ pub fn render(job: &Job, format: PlanFormat) -> String {
 }
 
 /// The groups of a picture, in order: finished units, the waves (or the unplanned units).
-fn groups(job: &Job) -> Vec<(String, String, &[Unit])> {
+pub(crate) fn groups(job: &Job) -> Vec<(String, String, &[Unit])> {
     let mut out = Vec::new();
     if !job.finished.is_empty() {
         out.push((
@@ -100,7 +100,7 @@ fn groups(job: &Job) -> Vec<(String, String, &[Unit])> {
 ///     // Two ids that show alike, and a title that tries a directive.
 ///     waves: vec![vec![unit(0, "U\u{fffd}x", vec![])], vec![unit(1, "U\u{fffd}x", vec![0])]],
 ///     unplanned: Vec::new(), finished: Vec::new(), plan_refusal: None, held: Vec::new(),
-///     budget: None, history: Vec::new(), questions: Vec::new(),
+///     budget: None, history: Vec::new(), questions: Vec::new(), clock_outs: Vec::new(),
 /// };
 /// let chart = mermaid(&job);
 /// assert!(chart.contains("n0[\"U\u{fffd}x · T<br/>todo · r\"]") && chart.contains("n1[\""));

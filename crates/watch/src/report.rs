@@ -241,6 +241,10 @@ fn contracts(out: &mut Report, pane: &ContractsPane, snapshot: &Snapshot) {
             return;
         }
     };
+    if let Some(note) = &c.note {
+        let text = out.paint(note, Tone::Muted);
+        out.line(&format!("  {text}"));
+    }
     counts(out, c);
     let now = snapshot.now;
     if !c.claimed.is_empty() {

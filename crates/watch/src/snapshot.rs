@@ -97,6 +97,31 @@ pub struct Job {
     pub history: Vec<HistoryEntry>,
     /// `handoff.open_questions`, in order.
     pub questions: Vec<Question>,
+    /// The last clock-outs the ledger records (its accounting lines), newest first, at most
+    /// [`CLOCK_OUTS_SHOWN`].
+    pub clock_outs: Vec<ClockOut>,
+}
+
+/// The clock-outs a [`Job`] keeps: the newest.
+pub const CLOCK_OUTS_SHOWN: usize = 10;
+
+/// One clock-out as its ledger line records it, with what it cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockOut {
+    /// The unit.
+    pub unit: String,
+    /// The status it was clocked out with.
+    pub status: String,
+    /// The agent that clocked it out, when the line names one.
+    pub agent: Option<String>,
+    /// The tokens it reported.
+    pub tokens: Option<i128>,
+    /// How long it reported it took, in milliseconds.
+    pub duration_ms: Option<i128>,
+    /// The model it reported.
+    pub model: Option<String>,
+    /// When the line was written (its `ts`), as written.
+    pub at: String,
 }
 
 /// One unit of the plan.
@@ -211,6 +236,10 @@ pub struct ContractsPane {
 /// What the store holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contracts {
+    /// A sentence shown above the counts: that no store exists at the location yet (the first call
+    /// that writes creates it), when the counts are those of an empty queue. An empty queue is read,
+    /// not a failure.
+    pub note: Option<String>,
     /// Records per stored status, every status this build knows, in the store's order.
     pub counts: Vec<StatusCount>,
     /// Live records past their deadline that no sweep has recorded yet.
@@ -238,6 +267,8 @@ pub struct Claimed {
     pub epoch: u64,
     /// When the lease ends.
     pub lease_ends: Option<DateTime<Utc>>,
+    /// Claims so far (this one included).
+    pub deliveries: u32,
 }
 
 /// A contract waiting in the queue.
@@ -253,6 +284,12 @@ pub struct Waiting {
     pub requester: String,
     /// When it last entered the queue.
     pub queued_at: DateTime<Utc>,
+    /// Claims so far: more than 0 when it was delivered, lost its lease and was put back.
+    pub deliveries: u32,
+    /// The claims it may get.
+    pub max_deliveries: u32,
+    /// Before this instant it is not claimable (a redelivery's backoff).
+    pub available_at: Option<DateTime<Utc>>,
 }
 
 /// A contract that ended.
@@ -272,9 +309,70 @@ pub struct Ended {
     pub tone: Tone,
     /// Why it ended (the end reason's wire name).
     pub reason: Option<String>,
+    /// What its holder or requester said when it failed or was cancelled (the fail or cancel
+    /// reason), when either did.
+    pub why: Option<String>,
     /// When it ended.
     pub ended_at: Option<DateTime<Utc>>,
 }
+
+/// One contract in full: every field a person needs to follow it from dispatch to its end, each
+/// text cleaned and bounded ([`crate::display_text::clean`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractRecord {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its task type.
+    pub task_type: String,
+    /// Its stored status.
+    pub status: String,
+    /// How the status is coloured.
+    pub tone: Tone,
+    /// Past a deadline no sweep has recorded yet.
+    pub past_deadline: bool,
+    /// The agent that dispatched it.
+    pub requester: String,
+    /// The agent it is for.
+    pub target: String,
+    /// The workspace root its files are under.
+    pub workspace_root: String,
+    /// What the target needs to know.
+    pub context_summary: String,
+    /// The files it pins, at most [`RECORD_POINTERS_SHOWN`].
+    pub pointers: Vec<String>,
+    /// How many files it pins.
+    pub pointer_count: usize,
+    /// The claim epoch (the fencing token).
+    pub epoch: u64,
+    /// Claims so far.
+    pub deliveries: u32,
+    /// The claims it may get.
+    pub max_deliveries: u32,
+    /// Renewals of the current lease.
+    pub extends: u32,
+    /// Releases over its life.
+    pub releases: u32,
+    /// Deliveries the result schema refused.
+    pub retries: u32,
+    /// Its instants in the order they happen: dispatched, queued, claimable again, claimed, lease
+    /// end, queue deadline, ended, lifetime ceiling (the ones it has).
+    pub times: Vec<(String, DateTime<Utc>)>,
+    /// Why it ended (the end reason's wire name).
+    pub end_reason: Option<String>,
+    /// Its history of errors, newest first (the store keeps it as one text, `… | prev: …`).
+    pub history: Vec<String>,
+    /// The holder's reason when it failed.
+    pub fail_reason: Option<String>,
+    /// The requester's reason when it was cancelled.
+    pub cancel_reason: Option<String>,
+    /// The delivered summary.
+    pub result_summary: Option<String>,
+}
+
+/// The pinned files a [`ContractRecord`] lists.
+pub const RECORD_POINTERS_SHOWN: usize = 50;
 
 /// The hours line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -164,6 +164,12 @@ impl WorklogError {
     }
 }
 
+impl shiftwork_seams::Coded for WorklogError {
+    fn code(&self) -> &'static str {
+        WorklogError::code(self)
+    }
+}
+
 /// `U+XXXX (NAME)` for a control character: its code point and, for the C0 and C1 sets, DEL and the
 /// bidirectional controls, its standard abbreviation.
 fn control_name(c: char) -> String {

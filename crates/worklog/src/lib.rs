@@ -16,7 +16,7 @@
 //!
 //! let fs = MemFs::new();
 //! fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n");
-//! let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs.clone());
+//! let log = Worklog::new(Config::builder().dir("/notes").build(), fs.clone());
 //! let result = log.append("Fixed the bug", false).unwrap();
 //! assert_eq!(result.status, AppendStatus::Created);
 //! assert_eq!(result.message, "\"2026-09-06.md\" had no checklist, so one was started with this item");
@@ -66,11 +66,9 @@ mod error;
 mod outcome;
 mod service;
 
-pub use config::Config;
+pub use config::{Config, ConfigBuilder};
 pub use error::WorklogError;
-pub use outcome::{
-    AppendResult, AppendStatus, CheckResult, CheckStatus, ItemsResult, NotWritten, quoted_name,
-};
+pub use outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, LogItems, NotWritten, quoted_name};
 pub use service::{LOCK_FILE_NAME, LOCK_TIMEOUT, MAX_LOG_BYTES, TEMP_PREFIX, TEMP_SUFFIX, Worklog};
 
 /// The crate's README, run as a doc test so that its example stays true.

@@ -127,7 +127,7 @@ impl CheckStatus {
 /// use shiftwork_seams::MemFs;
 /// use shiftwork_worklog::{AppendStatus, Config, NotWritten, Worklog};
 ///
-/// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), MemFs::new());
+/// let log = Worklog::new(Config::builder().dir("/notes").build(), MemFs::new());
 /// let result = log.append("Fixed the bug", false).unwrap();
 /// assert!(!result.written());
 /// match result.status {
@@ -184,29 +184,23 @@ pub struct CheckResult {
     pub message: String,
 }
 
-/// What a reader of the log is shown ([`crate::Worklog::items`]): the status as a check gives it,
-/// the file's name, the checklist's items and a sentence. Serializes to `{"status", "file", "items",
-/// "message"}` in that order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[must_use = "a read changes nothing: its answer is all it gives"]
-pub struct ItemsResult {
-    /// What was found.
+/// The items of the log's checklist ([`crate::Worklog::items`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogItems {
+    /// What was found, as [`crate::Worklog::check`] says it.
     pub status: CheckStatus,
     /// The log file's name, without its directory; `None` for `no_dir` and `no_file`.
     pub file: Option<String>,
-    /// The checklist's items in file order; empty unless the status is `ok`.
-    pub items: Vec<crate::core::Item>,
-    /// One sentence saying what was found; it names the file, never a path.
-    pub message: String,
+    /// The checklist's items in order; empty unless the status is `ok`.
+    pub items: Vec<crate::core::ChecklistItem>,
 }
 
-impl ItemsResult {
-    pub(crate) fn unreached(status: CheckStatus, message: &str) -> Self {
-        ItemsResult {
+impl LogItems {
+    pub(crate) fn unreached(status: CheckStatus) -> LogItems {
+        LogItems {
             status,
             file: None,
             items: Vec::new(),
-            message: message.to_owned(),
         }
     }
 }
@@ -278,7 +272,7 @@ impl AppendResult {
     ///
     /// let fs = MemFs::new();
     /// fs.write_file("/notes/today.md", b"- [x] Fixed the bug\n");
-    /// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs);
+    /// let log = Worklog::new(Config::builder().dir("/notes").build(), fs);
     /// let again = log.append("Fixed the bug", false).unwrap();
     /// assert_eq!(again.not_written(), Some(NotWritten::Duplicate));
     /// assert_eq!(log.append("Fixed another", false).unwrap().not_written(), None);

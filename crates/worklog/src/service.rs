@@ -14,9 +14,7 @@ use shiftwork_seams::{FileKind, Fs, LockGuard, Metadata, is_file_too_large, not_
 use crate::config::Config;
 use crate::core::{self, AppendPlan};
 use crate::error::WorklogError;
-use crate::outcome::{
-    AppendResult, AppendStatus, CheckResult, CheckStatus, ItemsResult, NotWritten, messages,
-};
+use crate::outcome::{AppendResult, AppendStatus, CheckResult, CheckStatus, LogItems, NotWritten, messages};
 
 /// The append lock's file, directly inside the log directory. Hidden, so never a candidate.
 pub const LOCK_FILE_NAME: &str = ".worklog.lock";
@@ -49,7 +47,7 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 ///
 /// let fs = MemFs::new();
 /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] a\n");
-/// let log = Worklog::new(Config::from_values(Some("/notes"), Some(r"\.md$"), None), fs.clone());
+/// let log = Worklog::new(Config::builder().dir("/notes").pattern(r"\.md$").build(), fs.clone());
 /// let result = log.append("Fixed the bug", false).unwrap();
 /// assert_eq!(result.status, AppendStatus::Written);
 /// assert_eq!(result.file.as_deref(), Some("2026-09-06.md"));
@@ -221,46 +219,39 @@ impl<F: Fs> Worklog<F> {
         })
     }
 
-    /// The items of the newest file's checklist, for a reader that shows what was done (the file's
-    /// name, never its path, and each item's state and text). Never writes and takes no lock, as
-    /// [`Worklog::check`]; the status says what was found as `check`'s does, and `items` is empty
-    /// unless it is [`CheckStatus::Ok`].
+    /// The items of the log's checklist, for a person to read what was done (a web view of the
+    /// team's work): the newest file's name and its checklist's items in order, each item's text
+    /// as written after its box. Like [`Worklog::check`] it never writes and takes no lock, and it
+    /// names the file only, never a path; `status` says what [`Worklog::check`] would (the items are
+    /// empty unless it is [`CheckStatus::Ok`]).
     ///
     /// ```
     /// use shiftwork_seams::MemFs;
     /// use shiftwork_worklog::{CheckStatus, Config, Worklog};
     /// let fs = MemFs::new();
-    /// fs.write_file("/notes/2026-09-06.md", b"# Today\n\n- [x] Fixed the bug\n- [ ] Write the notes\n");
+    /// fs.write_file("/notes/2026-09-06.md", b"# 2026-09-06\n\n- [x] Fixed the login bug\n- [ ] Review\n");
     /// let log = Worklog::new(Config::from_values(Some("/notes"), None, None), fs);
-    /// let read = log.items().unwrap();
-    /// assert_eq!((read.status, read.file.as_deref()), (CheckStatus::Ok, Some("2026-09-06.md")));
-    /// assert_eq!(read.items.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["Fixed the bug", "Write the notes"]);
+    /// let today = log.items().unwrap();
+    /// assert_eq!((today.status, today.file.as_deref()), (CheckStatus::Ok, Some("2026-09-06.md")));
+    /// assert_eq!(today.items[0].text, "Fixed the login bug");
+    /// assert!(today.items[0].checked && !today.items[1].checked);
     /// ```
-    pub fn items(&self) -> Result<ItemsResult, WorklogError> {
+    pub fn items(&self) -> Result<LogItems, WorklogError> {
         let (name, path) = match self.locate()? {
-            Located::NoDir => return Ok(ItemsResult::unreached(CheckStatus::NoDir, messages::NO_DIR)),
-            Located::NoFile { pattern } => {
-                return Ok(ItemsResult::unreached(
-                    CheckStatus::NoFile,
-                    no_file_message(pattern),
-                ));
-            }
+            Located::NoDir => return Ok(LogItems::unreached(CheckStatus::NoDir)),
+            Located::NoFile { .. } => return Ok(LogItems::unreached(CheckStatus::NoFile)),
             Located::File { name, path, .. } => (name, path),
         };
         let (_, text) = self.read(&name, &path, false)?;
-        Ok(match core::checklist_items(&text) {
-            Some(items) => ItemsResult {
-                status: CheckStatus::Ok,
-                message: messages::ok(&name, items.len() as u64),
-                file: Some(name),
-                items,
+        let items = core::checklist_items(&text);
+        Ok(LogItems {
+            status: if core::find_checklist(&text).is_some() {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::NoChecklist
             },
-            None => ItemsResult {
-                status: CheckStatus::NoChecklist,
-                message: messages::no_checklist(&name),
-                file: Some(name),
-                items: Vec::new(),
-            },
+            file: Some(name),
+            items,
         })
     }
 

@@ -54,6 +54,7 @@ impl Contracts {
             next_cursor: None,
             counts: page.counts,
             now: instant(now),
+            finished_kept: self.config.finished_retention(),
         };
         if detail {
             if let Some(c) = page.records.first() {

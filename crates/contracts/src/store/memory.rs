@@ -131,7 +131,7 @@ impl MemoryStore {
     /// observer of the leases it ended (after the lock is released).
     fn swept(&self, swept: Swept) -> SweepReport {
         for agent in &swept.requeued {
-            self.watchers.notify(agent);
+            self.watchers.notify_one(agent);
         }
         self.observer.tell(&swept.events);
         swept.report
@@ -165,7 +165,7 @@ impl Store for MemoryStore {
         drop(st);
         self.swept(swept);
         if let InsertOutcome::Inserted(record) = &out {
-            self.watchers.notify(&record.target_agent);
+            self.watchers.notify_one(&record.target_agent);
         }
         Ok(out)
     }
@@ -212,7 +212,7 @@ impl Store for MemoryStore {
         drop(st);
         self.swept(swept);
         if let Some(agent) = requeued {
-            self.watchers.notify(&agent);
+            self.watchers.notify_one(&agent);
         }
         Ok(reply)
     }
@@ -281,6 +281,10 @@ impl Store for MemoryStore {
     fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
         self.watchers.add(agent, wake);
         Ok(())
+    }
+
+    fn unwatch(&self, agent: &AgentId, wake: &crate::wait::Wake) {
+        self.watchers.remove(agent, wake);
     }
 
     fn queue_depth(&self) -> Result<QueueDepth, StoreError> {

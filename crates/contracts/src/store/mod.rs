@@ -331,11 +331,21 @@ pub trait Store: Send + Sync {
 
     /// Registers `wake` to be notified when a record of `agent` may have become claimable — a
     /// dispatch, release, reverted claim or redelivery committed by this store or, for the SQL stores,
-    /// by another process or machine. It stays registered while `wake` lives. The default registers
-    /// nothing: a waiting poll then looks again every few seconds.
+    /// by another process or machine. It stays registered while `wake` lives. The stores of this
+    /// crate wake one waiting poll per contract that became claimable, not every poll of the agent:
+    /// the poll they wake counts as woken until it calls `watch` again (which the facade does before
+    /// each look), so the next contract wakes another. The default registers nothing: a waiting poll
+    /// then looks again every few seconds.
     fn watch(&self, agent: &AgentId, wake: &crate::wait::Wake) -> Result<(), StoreError> {
         let _ = (agent, wake);
         Ok(())
+    }
+
+    /// The waiting poll of `wake` ends without looking again (it was cancelled, or its time ran
+    /// out): `wake` is taken off the store's list, and a wake the store handed to it goes to another
+    /// waiting poll of `agent`. The default does nothing.
+    fn unwatch(&self, agent: &AgentId, wake: &crate::wait::Wake) {
+        let _ = (agent, wake);
     }
 
     /// How many records the store holds per status, and how many `SUBMITTED` ones per target agent,

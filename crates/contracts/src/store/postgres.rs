@@ -376,19 +376,6 @@ impl Shared {
         result
     }
 
-    /// `NOTIFY` of the agents whose records became `SUBMITTED`, sent when the transaction commits
-    ///.
-    fn notify(&self, tx: &mut Tx<'_, '_>, agents: &[String]) -> Result<(), StoreError> {
-        let mut seen: Vec<&String> = agents.iter().collect();
-        seen.sort();
-        seen.dedup();
-        for agent in seen {
-            tx.execute("SELECT pg_notify($1, $2)", &[&self.channel, agent])
-                .map_err(classify)?;
-        }
-        Ok(())
-    }
-
     /// The listening thread: one dedicated connection, outside the operation pool, that `LISTEN`s on
     /// the store's channel and wakes the waiters of the agent each notification names. It reconnects
     /// after a failure (waking every waiter, so none misses a change) and stops when nobody has waited
@@ -424,8 +411,11 @@ impl Shared {
                 match next {
                     Ok(Some(n)) => {
                         idle = Duration::ZERO;
-                        if let Ok(agent) = AgentId::parse(n.payload()) {
-                            self.watchers.notify(&agent);
+                        // One notification for each transaction that put contracts of the agent
+                        // back in the queue: one waiting poll wakes, and a poll that claims while
+                        // more wait wakes the next.
+                        if let Ok(agent) = AgentId::new(n.payload()) {
+                            self.watchers.notify_one(&agent);
                         }
                     }
                     Ok(None) => {
@@ -477,6 +467,9 @@ impl Shared {
         }
     }
 }
+
+/// The server's clock in milliseconds since 1970, truncated (CT-3).
+const SERVER_NOW: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 const SCHEMA: &str = "
 CREATE TABLE contracts (
@@ -587,71 +580,194 @@ fn check_objects(tx: &mut Tx<'_, '_>) -> Result<(), StoreError> {
     Ok(())
 }
 
-const CLAIM: &str = "
-WITH next AS MATERIALIZED (
-    SELECT seq FROM contracts
-     WHERE status = 'SUBMITTED' AND target_agent = $1 AND queue_expires_at > $2
-       AND (available_at IS NULL OR available_at <= $2)
-     ORDER BY queued_at, seq
-     LIMIT 1
-     FOR UPDATE SKIP LOCKED)
-UPDATE contracts c
-   SET status = 'CLAIMED', claim_epoch = c.claim_epoch + 1, delivery_count = c.delivery_count + 1,
-       claimed_at = $2,
-       expires_at = least($2 + c.exec_ttl_sec * 1000, c.lifetime_ends_at),
-       extend_count = 0, toctou_strikes = 0, dirty_files = NULL
-  FROM next
- WHERE c.seq = next.seq AND c.status = 'SUBMITTED'
-RETURNING c.*";
+/// The instant of a statement, read once: `clock.now`, from a parameter (a given clock) or from the
+/// server's clock at the statement's start.
+const NOW: &str = "(SELECT now FROM clock)";
 
-const SWEEP_QUEUED: &str = "
-UPDATE contracts
-   SET status = 'TIMED_OUT', end_reason = 'QUEUE_TTL_EXPIRED', completed_at = queue_expires_at
- WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'SUBMITTED' AND queue_expires_at <= $1
-                ORDER BY queue_expires_at, seq LIMIT $2
-                FOR UPDATE SKIP LOCKED)
-   AND status = 'SUBMITTED' AND queue_expires_at <= $1";
+/// The `clock` CTE of a statement whose instant is the parameter `param`, or the server's clock
+/// when `param` is `None`.
+fn clock_cte(param: Option<&str>) -> String {
+    match param {
+        Some(p) => format!("clock AS MATERIALIZED (SELECT {p}::bigint AS now)"),
+        None => String::from(
+            "clock AS MATERIALIZED (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now)",
+        ),
+    }
+}
 
 /// The redelivery backoff after `delivery_count` deliveries, as `transition::backoff_ms` computes it.
 const BACKOFF: &str = "least(30000::bigint << least(greatest(delivery_count - 1, 0), 7)::int, 3600000)";
 
+/// A claimed record whose lease ran out goes back to the queue when it has deliveries left and its
+/// backoff ends before its lifetime ceiling.
 fn redeliverable() -> String {
-    format!("delivery_count < max_deliveries AND $1 + {BACKOFF} < lifetime_ends_at")
+    format!("delivery_count < max_deliveries AND {NOW} + {BACKOFF} < lifetime_ends_at")
 }
 
-static SWEEP_REDELIVER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+/// The sweep as three data-modifying CTEs over disjoint rows, at the statement's instant ([`NOW`]),
+/// at most `batch` (a parameter) records of each kind, oldest deadline first, each write repeating
+/// its predicate: `q` (queued past their window, now `TIMED_OUT`), `r` (claimed with a delivery
+/// left, back in the queue; returns `contract_id, target_agent, available_at`) and `c` (claimed
+/// without, now `TIMED_OUT`; returns `contract_id, target_agent`). `except`, a parameter, names
+/// a `seq` the sweep leaves alone: the row a holder operation has locked and judges itself.
+fn sweep_ctes(batch: &str, except: Option<&str>) -> String {
+    let skip = except
+        .map(|p| format!(" AND seq IS DISTINCT FROM {p}::bigint"))
+        .unwrap_or_default();
     let r = redeliverable();
     format!(
-        "
-UPDATE contracts
-   SET status = 'SUBMITTED', queued_at = $1, available_at = $1 + {BACKOFF},
-       queue_expires_at = least($1 + {BACKOFF} + queue_ttl_sec * 1000, lifetime_ends_at),
+        "q AS (UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'QUEUE_TTL_EXPIRED', completed_at = queue_expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'SUBMITTED' AND queue_expires_at <= {NOW}{skip}
+                ORDER BY queue_expires_at, seq LIMIT {batch}
+                FOR UPDATE SKIP LOCKED)
+   AND status = 'SUBMITTED' AND queue_expires_at <= {NOW}
+RETURNING 1),
+r AS (UPDATE contracts
+   SET status = 'SUBMITTED', queued_at = {NOW}, available_at = {NOW} + {BACKOFF},
+       queue_expires_at = least({NOW} + {BACKOFF} + queue_ttl_sec * 1000, lifetime_ends_at),
        claimed_at = NULL, expires_at = NULL, extend_count = 0, toctou_strikes = 0,
        error_reason = {entry}
  WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'CLAIMED' AND expires_at <= $1 AND {r}
-                ORDER BY expires_at, seq LIMIT $2
+                WHERE status = 'CLAIMED' AND expires_at <= {NOW} AND {r}{skip}
+                ORDER BY expires_at, seq LIMIT {batch}
                 FOR UPDATE SKIP LOCKED)
-   AND status = 'CLAIMED' AND expires_at <= $1 AND {r}
-RETURNING contract_id, target_agent, available_at",
+   AND status = 'CLAIMED' AND expires_at <= {NOW} AND {r}
+RETURNING contract_id, target_agent, available_at),
+c AS (UPDATE contracts
+   SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
+ WHERE seq IN (SELECT seq FROM contracts
+                WHERE status = 'CLAIMED' AND expires_at <= {NOW} AND NOT ({r}){skip}
+                ORDER BY expires_at, seq LIMIT {batch}
+                FOR UPDATE SKIP LOCKED)
+   AND status = 'CLAIMED' AND expires_at <= {NOW} AND NOT ({r})
+RETURNING contract_id, target_agent)",
         entry = crate::store::history_entry(crate::transition::REDELIVERED_AFTER_TIMEOUT),
+    )
+}
+
+/// The `NOTIFY` CTE `n`: one notification on the channel `channel` (a parameter) per agent whose
+/// records the sweep returned to the queue, and per agent of `extra` (an SQL query of one text
+/// column `a`, or nothing), sent when the transaction commits.
+fn notify_cte(channel: &str, extra: Option<&str>) -> String {
+    let extra = extra.map(|e| format!(" UNION {e}")).unwrap_or_default();
+    format!("n AS (SELECT pg_notify({channel}, a) FROM (SELECT target_agent AS a FROM r{extra}) AS agents)")
+}
+
+/// The columns a statement with the sweep's CTEs returns about them (read by [`swept`]).
+const SWEPT: &str = "(SELECT count(*) FROM q) AS swept_queued, (SELECT count(*) FROM c) AS swept_claimed,
+       (SELECT count(*) FROM r) AS swept_redelivered,
+       ARRAY(SELECT contract_id FROM r) AS redelivered_ids, ARRAY(SELECT target_agent FROM r) AS redelivered_agents,
+       ARRAY(SELECT available_at FROM r) AS redelivered_at,
+       ARRAY(SELECT contract_id FROM c) AS ended_ids, ARRAY(SELECT target_agent FROM c) AS ended_agents,
+       (SELECT count(*) FROM n) AS notified";
+
+/// The sweep alone at the instant `$1`, `$2` records of each kind, notifying on the channel `$3`.
+static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "WITH {}, {}, {} SELECT {SWEPT}",
+        clock_cte(Some("$1")),
+        sweep_ctes("$2", None),
+        notify_cte("$3", None)
     )
 });
 
-static SWEEP_CLAIMED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let r = redeliverable();
+/// The claim as one statement (one round trip, its own transaction): the sweep, then the oldest
+/// unlocked claimable record of agent `$1` picked `FOR UPDATE SKIP LOCKED` and claimed, its columns
+/// (all null when nothing was claimable), and `more`: whether another claimable record of the agent
+/// is there (the claimer then wakes another waiting poll). `$2` the sweep's batch, `$3` the
+/// channel, `$4` the instant when a clock is given (else the server's clock).
+fn claim_sql(given_clock: bool) -> String {
+    let claimable = format!(
+        "status = 'SUBMITTED' AND target_agent = $1 AND queue_expires_at > {NOW}
+       AND (available_at IS NULL OR available_at <= {NOW})"
+    );
     format!(
-        "
-UPDATE contracts
-   SET status = 'TIMED_OUT', end_reason = 'EXEC_TTL_EXPIRED', completed_at = expires_at
- WHERE seq IN (SELECT seq FROM contracts
-                WHERE status = 'CLAIMED' AND expires_at <= $1 AND NOT ({r})
-                ORDER BY expires_at, seq LIMIT $2
-                FOR UPDATE SKIP LOCKED)
-   AND status = 'CLAIMED' AND expires_at <= $1 AND NOT ({r})"
+        "WITH {clock}, {sweep},
+next AS MATERIALIZED (
+    SELECT seq FROM contracts
+     WHERE {claimable}
+     ORDER BY queued_at, seq
+     LIMIT 1
+     FOR UPDATE SKIP LOCKED),
+claimed AS (UPDATE contracts t
+   SET status = 'CLAIMED', claim_epoch = t.claim_epoch + 1, delivery_count = t.delivery_count + 1,
+       claimed_at = {NOW},
+       expires_at = least({NOW} + t.exec_ttl_sec * 1000, t.lifetime_ends_at),
+       extend_count = 0, toctou_strikes = 0, dirty_files = NULL
+  FROM next
+ WHERE t.seq = next.seq AND t.status = 'SUBMITTED'
+RETURNING t.*),
+{notify}
+SELECT {SWEPT},
+       EXISTS (SELECT 1 FROM contracts WHERE {claimable} AND seq <> (SELECT seq FROM next)) AS more,
+       claimed.*
+  FROM (SELECT 1) AS one LEFT JOIN claimed ON true",
+        clock = clock_cte(given_clock.then_some("$4")),
+        sweep = sweep_ctes("$2", None),
+        notify = notify_cte("$3", None),
+    )
+}
+
+static CLAIM_SERVER_CLOCK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| claim_sql(false));
+static CLAIM_GIVEN_CLOCK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| claim_sql(true));
+
+/// The dispatch's write as one statement (its own transaction): the sweep at `$42`, then the
+/// record `$1 … $39` inserted unless its idempotency key is taken (its columns, or all null), the
+/// target notified. `$40` the sweep's batch, `$41` the channel.
+static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("${i}")).collect();
+    format!(
+        "WITH {clock}, {sweep},
+ins AS (INSERT INTO contracts OVERRIDING SYSTEM VALUE VALUES ({values})
+        ON CONFLICT (requester_agent, idempotency_key) WHERE idempotency_key IS NOT NULL
+        DO NOTHING RETURNING *),
+{notify}
+SELECT {SWEPT}, ins.* FROM (SELECT 1) AS one LEFT JOIN ins ON true",
+        clock = clock_cte(Some("$42")),
+        sweep = sweep_ctes("$40", None),
+        values = placeholders.join(","),
+        notify = notify_cte("$41", Some("SELECT target_agent FROM ins")),
     )
 });
+
+/// A holder operation's row, locked, then the server's clock (read once the lock is held).
+const LOCK_ROW: &str = "
+WITH locked AS MATERIALIZED (SELECT * FROM contracts WHERE contract_id = $1 FOR UPDATE)
+SELECT locked.*, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms FROM locked";
+
+/// A holder operation's write as one statement: the sweep at `$3` leaving the locked row `$4`
+/// alone (`$1` the batch, `$2` the channel), the notification of `$5` (an agent whose record went
+/// back to the queue, or null), and — `with_update` — the row `$4` rewritten with the columns
+/// `$6 … $43` (every column but `seq`).
+fn holder_write_sql(with_update: bool) -> String {
+    let update = if with_update {
+        let sets: Vec<String> = COLUMNS
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, c)| format!("{c} = ${}", i + 5))
+            .collect();
+        format!(
+            ", u AS (UPDATE contracts SET {} WHERE seq = $4::bigint RETURNING 1)",
+            sets.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "WITH {clock}, {sweep}{update},
+{notify}
+SELECT {SWEPT}",
+        clock = clock_cte(Some("$3")),
+        sweep = sweep_ctes("$1", Some("$4")),
+        notify = notify_cte("$2", Some("SELECT $5::text WHERE $5::text IS NOT NULL")),
+    )
+}
+
+static HOLDER_WRITE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| holder_write_sql(true));
+static HOLDER_SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| holder_write_sql(false));
 
 /// Whether a record of an agent is claimable at `$2`, and the next instant one falls due.
 const DUE: &str = "
@@ -700,7 +816,7 @@ fn small(row: &Row, name: &str) -> Result<u32, StoreError> {
 }
 
 fn agent(row: &Row, name: &str) -> Result<AgentId, StoreError> {
-    AgentId::parse(&text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
+    AgentId::new(text(row, name)?).map_err(|_| bad(&format!("{name} is not an agent id")))
 }
 
 fn contract_id(text: String) -> Result<ContractId, StoreError> {
@@ -806,56 +922,67 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|b| b.as_ref()).collect()
 }
 
-/// The sweep and the redelivery of lost leases as one statement (one round trip): three
-/// data-modifying CTEs over disjoint rows (queued past their deadline; claimed with a delivery left;
-/// claimed without), the counts, and the agents whose records went back to the queue.
-static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let strip = |sql: &str| sql.trim().to_owned();
-    format!(
-        "WITH q AS ({} RETURNING 1), r AS ({}), c AS ({} RETURNING contract_id, target_agent)
-         SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM c), (SELECT count(*) FROM r),
-                ARRAY(SELECT DISTINCT target_agent FROM r),
-                ARRAY(SELECT contract_id FROM r), ARRAY(SELECT target_agent FROM r),
-                ARRAY(SELECT available_at FROM r),
-                ARRAY(SELECT contract_id FROM c), ARRAY(SELECT target_agent FROM c)",
-        strip(SWEEP_QUEUED),
-        strip(&SWEEP_REDELIVER),
-        strip(&SWEEP_CLAIMED)
-    )
-});
-
-/// The sweep and redelivery at `now`, at most `max` records of each kind: the report and the agents
-/// whose records went back to the queue (notified in the same transaction by the caller); the leases
-/// it ended are added to `events`, told once the transaction commits.
+/// The sweep and redelivery at `now`, at most `max` records of each kind, the agents whose records
+/// went back to the queue notified in the same transaction; the leases it ended are added to
+/// `events`, told once the transaction commits.
 fn sweep_tx(
     tx: &mut Tx<'_, '_>,
+    channel: &str,
     now: EpochMs,
     max: usize,
     events: &mut Vec<ContractEvent>,
-) -> Result<(SweepReport, Vec<String>), StoreError> {
+) -> Result<SweepReport, StoreError> {
     let batch = i64::try_from(max).unwrap_or(i64::MAX);
-    let row = tx.query_one(SWEEP.as_str(), &[&now, &batch]).map_err(classify)?;
-    let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
-    let requeued: Vec<String> = row.get(3);
-    let (ids, agents, at): (Vec<String>, Vec<String>, Vec<Option<i64>>) =
-        (row.get(4), row.get(5), row.get(6));
-    for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
-        let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
-        events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
+    let row = tx
+        .query_one(SWEEP.as_str(), &[&now, &batch, &channel])
+        .map_err(classify)?;
+    swept(&row, events)
+}
+
+/// What the sweep of a statement returning [`SWEPT`] did: its report, and the leases it ended added
+/// to `events`.
+fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, StoreError> {
+    let count = |name: &str| -> Result<u64, StoreError> { Ok(u64::try_from(int(row, name)?).unwrap_or(0)) };
+    let report = SweepReport {
+        queued_timed_out: count("swept_queued")?,
+        claimed_timed_out: count("swept_claimed")?,
+        redelivered: count("swept_redelivered")?,
+    };
+    if report.redelivered > 0 {
+        let (ids, agents, at): (Vec<String>, Vec<String>, Vec<Option<i64>>) = (
+            row.try_get("redelivered_ids").map_err(corrupt)?,
+            row.try_get("redelivered_agents").map_err(corrupt)?,
+            row.try_get("redelivered_at").map_err(corrupt)?,
+        );
+        for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
+            let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+            events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
+        }
     }
-    let (ids, agents): (Vec<String>, Vec<String>) = (row.get(7), row.get(8));
-    for (id, agent) in ids.into_iter().zip(agents) {
-        let agent = AgentId::parse(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
-        events.extend(swept_lease(contract_id(id)?, agent, None));
+    if report.claimed_timed_out > 0 {
+        let (ids, agents): (Vec<String>, Vec<String>) = (
+            row.try_get("ended_ids").map_err(corrupt)?,
+            row.try_get("ended_agents").map_err(corrupt)?,
+        );
+        for (id, agent) in ids.into_iter().zip(agents) {
+            let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
+            events.extend(swept_lease(contract_id(id)?, agent, None));
+        }
     }
-    Ok((
-        SweepReport {
-            queued_timed_out: count(0),
-            claimed_timed_out: count(1),
-            redelivered: count(2),
-        },
-        requeued,
-    ))
+    Ok(report)
+}
+
+fn corrupt(e: postgres::Error) -> StoreError {
+    StoreError::corrupt(e.to_string())
+}
+
+/// The record in the columns of `row` (a statement's `LEFT JOIN` of a write that may have written
+/// nothing), or `None` when they are null.
+fn joined(row: &Row) -> Result<Option<Contract>, StoreError> {
+    match row.try_get::<_, Option<i64>>("seq").map_err(corrupt)? {
+        None => Ok(None),
+        Some(_) => decode(row).map(Some),
+    }
 }
 
 fn one(rows: Vec<Row>) -> Result<Option<Contract>, StoreError> {
@@ -991,6 +1118,18 @@ impl PgStore {
         Ok(out)
     }
 
+    /// Runs `f`, one statement outside an explicit transaction (the statement is its own
+    /// transaction: one round trip), then tells the observer of the leases its sweep ended.
+    fn single<T>(
+        &self,
+        f: impl FnOnce(&mut Plain<'_>, &mut Vec<ContractEvent>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut events = Vec::new();
+        let out = self.shared.read(|tx| f(tx, &mut events))?;
+        self.observer.tell(&events);
+        Ok(out)
+    }
+
     /// Drops the store's schema and everything in it (tests and benches that made their own).
     pub fn drop_schema(&self) -> Result<(), StoreError> {
         let Some(schema) = self.shared.options.schema.clone() else {
@@ -1013,6 +1152,7 @@ fn server_clock(shared: &Arc<Shared>) -> Arc<dyn Clock> {
         None => Arc::new(ServerClock {
             shared: shared.clone(),
             local: shiftwork_seams::SystemClock::new(),
+            sample: Mutex::new(None),
         }),
     }
 }
@@ -1021,24 +1161,49 @@ fn server_clock(shared: &Arc<Shared>) -> Arc<dyn Clock> {
 /// Durations and waits are the local clock's: one [`shiftwork_seams::SystemClock`] made with the
 /// store's clock, whose monotonic origin therefore stays put (a clock made afresh at each
 /// reading measured every wait as zero, so a waiting poll never reached its deadline).
+///
+/// The server is asked at most once per [`CLOCK_SAMPLE`]; in between, a reading is the last answer
+/// plus the local monotonic time since (so a jump of the local wall clock changes nothing). Every
+/// judgement a transaction makes reads the server's clock itself, in its statements; this reading
+/// serves the facade's look before a transaction, its waits, and the `now` of its answers.
 struct ServerClock {
     shared: Arc<Shared>,
     local: shiftwork_seams::SystemClock,
+    /// The last answer: the local monotonic time of the question and the server's milliseconds.
+    sample: Mutex<Option<(Duration, EpochMs)>>,
 }
+
+/// How long a reading of the server's clock serves before the server is asked again.
+const CLOCK_SAMPLE: Duration = Duration::from_secs(1);
 
 impl Clock for ServerClock {
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        let mono = self.local.monotonic();
+        let last = *self.sample.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, ms)) = last
+            && mono.saturating_sub(at) < CLOCK_SAMPLE
+        {
+            let since = i64::try_from(mono.saturating_sub(at).as_millis()).unwrap_or(0);
+            if let Some(t) = chrono::DateTime::from_timestamp_millis(ms + since) {
+                return t;
+            }
+        }
+        let asked = self.local.monotonic();
         let ms = self.shared.read(|tx| {
-            let row = tx
-                .query_one(
-                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-                    &[],
-                )
-                .map_err(classify)?;
+            let row = tx.query_one(SERVER_NOW, &[]).map_err(classify)?;
             Ok(row.get::<_, i64>(0))
         });
-        match ms.ok().and_then(chrono::DateTime::from_timestamp_millis) {
-            Some(t) => t,
+        let answered = self.local.monotonic();
+        match ms
+            .ok()
+            .and_then(|ms| chrono::DateTime::from_timestamp_millis(ms).map(|t| (ms, t)))
+        {
+            Some((ms, t)) => {
+                // The answer was read halfway through the round trip.
+                let at = asked + answered.saturating_sub(asked) / 2;
+                *self.sample.lock().unwrap_or_else(PoisonError::into_inner) = Some((at, ms));
+                t
+            }
             None => self.local.now(),
         }
     }
@@ -1060,97 +1225,132 @@ impl Store for PgStore {
 
     fn insert(&self, build: Build<'_>) -> Result<InsertOutcome, StoreError> {
         let shared = &self.shared;
-        self.write(|tx, events| {
-            let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
-            shared.notify(tx, &requeued)?;
-            let seq: i64 = tx
-                .query_one("SELECT nextval(pg_get_serial_sequence('contracts', 'seq'))", &[])
-                .map_err(classify)?
-                .get(0);
-            let record = build(now, seq);
-            let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("${i}")).collect();
-            let values = encode(&record);
-            let rows = tx
-                .query(
-                    &format!(
-                        "INSERT INTO contracts OVERRIDING SYSTEM VALUE VALUES ({})
-                         ON CONFLICT (requester_agent, idempotency_key) WHERE idempotency_key IS NOT NULL
-                         DO NOTHING RETURNING *",
-                        placeholders.join(",")
-                    ),
-                    &refs(&values),
-                )
-                .map_err(classify)?;
-            if let Some(inserted) = one(rows)? {
-                shared.notify(tx, &[inserted.target_agent.as_str().to_owned()])?;
-                return Ok(InsertOutcome::Inserted(inserted));
-            }
-            let existing = tx
-                .query(
-                    "SELECT * FROM contracts WHERE requester_agent = $1 AND idempotency_key = $2",
-                    &[&record.requester_agent.as_str(), &record.idempotency_key],
-                )
-                .map_err(classify)?;
-            one(existing)?.map(InsertOutcome::KeyTaken).ok_or_else(|| {
-                StoreError::io(String::from("the idempotency key conflicted but names no record"))
-            })
-        })
+        // The instant and the new `seq` first (a read of its own), then the sweep, the insert and the
+        // notification as one statement: one write transaction, one round trip.
+        let (seq, now): (i64, EpochMs) = shared.read(|tx| {
+            let sql = match shared.options.clock {
+                Some(_) => "SELECT nextval(pg_get_serial_sequence('contracts', 'seq')), 0::bigint",
+                None => {
+                    "SELECT nextval(pg_get_serial_sequence('contracts', 'seq')),
+                            (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+                }
+            };
+            let row = tx.query_one(sql, &[]).map_err(classify)?;
+            Ok((row.get(0), row.get(1)))
+        })?;
+        let now = match &shared.options.clock {
+            Some(clock) => clock.now().timestamp_millis(),
+            None => now,
+        };
+        let record = build(now, seq);
+        let inserted = self.single(|tx, events| {
+            let mut values = encode(&record);
+            let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
+            values.push(Box::new(batch));
+            values.push(Box::new(shared.channel.clone()));
+            values.push(Box::new(now));
+            let row = tx.query_one(INSERT.as_str(), &refs(&values)).map_err(classify)?;
+            swept(&row, events)?;
+            joined(&row)
+        })?;
+        if let Some(inserted) = inserted {
+            return Ok(InsertOutcome::Inserted(inserted));
+        }
+        let existing = self.get_by_key(
+            &record.requester_agent,
+            record.idempotency_key.as_deref().unwrap_or(""),
+        )?;
+        existing
+            .map(InsertOutcome::KeyTaken)
+            .ok_or_else(|| StoreError::io(String::from("the idempotency key conflicted but names no record")))
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
         let shared = &self.shared;
-        self.write(|tx, events| {
-            let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
-            shared.notify(tx, &requeued)?;
-            let rows = tx.query(CLAIM, &[&agent.as_str(), &now]).map_err(classify)?;
-            one(rows)
-        })
+        let (claimed, more) = self.single(|tx, events| {
+            let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
+            let row = match &shared.options.clock {
+                None => tx.query_one(
+                    CLAIM_SERVER_CLOCK.as_str(),
+                    &[&agent.as_str(), &batch, &shared.channel],
+                ),
+                Some(clock) => tx.query_one(
+                    CLAIM_GIVEN_CLOCK.as_str(),
+                    &[
+                        &agent.as_str(),
+                        &batch,
+                        &shared.channel,
+                        &clock.now().timestamp_millis(),
+                    ],
+                ),
+            }
+            .map_err(classify)?;
+            swept(&row, events)?;
+            let more: bool = row.try_get("more").map_err(corrupt)?;
+            Ok((joined(&row)?, more))
+        })?;
+        // Another contract waits: the next waiting poll of the agent looks too.
+        if claimed.is_some() && more {
+            shared.watchers.notify_one(agent);
+        }
+        Ok(claimed)
     }
 
     fn update(&self, contract_id: &ContractId, step: Update<'_>) -> Result<Option<Reply>, StoreError> {
         let shared = &self.shared;
         let contract_id = contract_id.as_str();
+        let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
         self.write(|tx, events| {
             // Lock the row first, then read the clock.
-            let locked = tx
-                .query(
-                    "SELECT seq FROM contracts WHERE contract_id = $1 FOR UPDATE",
-                    &[&contract_id],
-                )
-                .map_err(classify)?;
-            let now = shared.now(tx)?;
-            let (_, requeued) = sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, events)?;
-            shared.notify(tx, &requeued)?;
-            if locked.is_empty() {
-                return Ok(None);
-            }
-            let rows = tx
-                .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
-                .map_err(classify)?;
-            let Some(record) = one(rows)? else {
+            let locked = tx.query(LOCK_ROW, &[&contract_id]).map_err(classify)?;
+            let Some(row) = locked.first() else {
+                let now = shared.now(tx)?;
+                sweep_tx(tx, &shared.channel, now, SWEEP_BATCH_PER_CALL, events)?;
                 return Ok(None);
             };
-            let out = step(&record, now);
-            if let Some(next) = &out.next {
-                if next.status == Status::Submitted && record.status != Status::Submitted {
-                    shared.notify(tx, &[next.target_agent.as_str().to_owned()])?;
-                }
-                let sets: Vec<String> = COLUMNS
-                    .iter()
-                    .enumerate()
-                    .skip(1)
-                    .map(|(i, c)| format!("{c} = ${}", i + 1))
-                    .collect();
-                let mut values = encode(next);
-                values[0] = Box::new(record.seq);
-                tx.execute(
-                    &format!("UPDATE contracts SET {} WHERE seq = $1", sets.join(", ")),
-                    &refs(&values),
-                )
-                .map_err(classify)?;
+            let now = match &shared.options.clock {
+                Some(clock) => clock.now().timestamp_millis(),
+                None => int(row, "now_ms")?,
+            };
+            let mut record = decode(row)?;
+            let mut except = Some(record.seq);
+            if record.is_logically_expired(now) {
+                // Past its deadline: the sweep ends (or redelivers) it like any other, and the
+                // operation judges what the sweep left.
+                sweep_tx(tx, &shared.channel, now, SWEEP_BATCH_PER_CALL, events)?;
+                let rows = tx
+                    .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
+                    .map_err(classify)?;
+                let Some(swept) = one(rows)? else {
+                    return Ok(None);
+                };
+                record = swept;
+                except = None;
             }
+            let out = step(&record, now);
+            let requeued = out
+                .next
+                .as_ref()
+                .filter(|next| next.status == Status::Submitted && record.status != Status::Submitted)
+                .map(|next| next.target_agent.as_str().to_owned());
+            let mut values: Vec<Box<dyn ToSql + Sync>> = vec![
+                Box::new(batch),
+                Box::new(shared.channel.clone()),
+                Box::new(now),
+                Box::new(record.seq),
+                Box::new(requeued),
+            ];
+            let sql = match &out.next {
+                Some(next) => {
+                    values.extend(encode(next).into_iter().skip(1));
+                    HOLDER_WRITE.as_str()
+                }
+                // Nothing to write but the sweep (already run when the row was past its deadline).
+                None if except.is_none() => return Ok(Some(out.reply)),
+                None => HOLDER_SWEEP.as_str(),
+            };
+            let row = tx.query_one(sql, &refs(&values)).map_err(classify)?;
+            swept(&row, events)?;
             Ok(Some(out.reply))
         })
     }
@@ -1217,12 +1417,8 @@ impl Store for PgStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        let shared = &self.shared;
-        self.write(|tx, events| {
-            let (report, requeued) = sweep_tx(tx, now, max_per_kind, events)?;
-            shared.notify(tx, &requeued)?;
-            Ok(report)
-        })
+        let channel = self.shared.channel.clone();
+        self.write(|tx, events| sweep_tx(tx, &channel, now, max_per_kind, events))
     }
 
     fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
@@ -1251,6 +1447,10 @@ impl Store for PgStore {
             *listening = true;
         }
         Ok(())
+    }
+
+    fn unwatch(&self, agent: &AgentId, wake: &Wake) {
+        self.shared.watchers.remove(agent, wake);
     }
 
     fn purge_terminal(&self, completed_before: EpochMs, max: usize) -> Result<u64, StoreError> {
@@ -1297,7 +1497,7 @@ impl Store for PgStore {
                 )
                 .map_err(classify)?;
             for row in rows {
-                let agent = AgentId::parse(&row.get::<_, String>(0))
+                let agent = AgentId::new(row.get::<_, String>(0))
                     .map_err(|_| bad("target_agent is not an agent id"))?;
                 depth
                     .submitted_by_target

@@ -24,8 +24,12 @@ use crate::wait::{Wake, Watchers};
 /// `PRAGMA application_id` of a contracts database: "SWCT".
 pub const APPLICATION_ID: i32 = 0x5357_4354;
 /// The schema version of this crate (2 since delivery counts, availability and
-/// cancellation).
-pub const SCHEMA_VERSION: i32 = 2;
+/// cancellation; 3 since the commit counter).
+pub const SCHEMA_VERSION: i32 = 3;
+
+/// The oldest schema version whose `contracts` table this build reads as it is: a read-only store
+/// (which never upgrades a file) serves a database of this version or newer.
+const READABLE_VERSION: i32 = 2;
 
 /// `PRAGMA synchronous`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,6 +141,20 @@ CREATE INDEX contracts_by_requester ON contracts (requester_agent, seq);
 CREATE INDEX contracts_done         ON contracts (completed_at) WHERE completed_at IS NOT NULL;
 CREATE INDEX contracts_live         ON contracts (target_agent) WHERE status IN ('SUBMITTED', 'CLAIMED');
 ";
+
+/// The commit counter of schema version 3: one row, whose `n` every write transaction that changes
+/// a record adds one to, in the same commit. A write-ahead log then says how far the store had come
+/// at each of its commits, so a log older than the database it lies beside (a backup's log restored
+/// beside a newer database) is told from the database's own log before SQLite replays it
+/// (`sqlite_log::judge_order`).
+pub(crate) const COMMITS: &str = "
+CREATE TABLE contracts_commits (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  n  INTEGER NOT NULL
+) STRICT;";
+
+/// Adds one to the commit counter (the last statement of a write transaction that changed a record).
+const BUMP: &str = "UPDATE contracts_commits SET n = n + 1 WHERE id = 1";
 
 /// The columns of schema version 1, in their order (the migration copies them).
 const V1_COLUMNS: usize = 35;
@@ -291,10 +309,8 @@ impl Watching {
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .and_then(|c| {
-            c.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")?;
-            Ok(c)
-        });
+        .map_err(io)
+        .and_then(|c| sqlite_file::harden(&c, true).map(|()| c));
         let conn = match conn {
             Ok(c) => c,
             Err(_) => {
@@ -331,27 +347,38 @@ impl Watching {
             last = Some(version);
             let now = epoch_ms(self.clock.as_ref());
             match claimable_agents(&conn, &agents, now) {
-                Ok(ready) => ready.iter().for_each(|a| self.watchers.notify(a)),
+                // One waiting poll per claimable contract (at most every idle waiter of the agent).
+                Ok(ready) => ready.iter().for_each(|(a, n)| self.watchers.notify_many(a, *n)),
                 Err(_) => self.watchers.notify_all(),
             }
         }
     }
 }
 
-/// Which of `agents` have a claimable record at `now`.
-fn claimable_agents(conn: &Connection, agents: &[AgentId], now: EpochMs) -> Result<Vec<AgentId>, StoreError> {
+/// Which of `agents` have a claimable record at `now`, and how many each.
+fn claimable_agents(
+    conn: &Connection,
+    agents: &[AgentId],
+    now: EpochMs,
+) -> Result<Vec<(AgentId, usize)>, StoreError> {
     let marks: Vec<String> = (0..agents.len()).map(|i| format!("?{}", i + 2)).collect();
     let sql = format!(
-        "SELECT DISTINCT target_agent FROM contracts
+        "SELECT target_agent, count(*) FROM contracts
           WHERE status = 'SUBMITTED' AND target_agent IN ({}) AND queue_expires_at > ?1
-            AND (available_at IS NULL OR available_at <= ?1)",
+            AND (available_at IS NULL OR available_at <= ?1)
+          GROUP BY target_agent",
         marks.join(", ")
     );
     let mut values: Vec<Sql> = vec![Sql::Integer(now)];
     values.extend(agents.iter().map(|a| Sql::Text(a.as_str().to_owned())));
     let mut stmt = conn.prepare(&sql).map_err(io)?;
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(values), |r| agent_col(r, 0))
+        .query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((
+                agent_col(r, 0)?,
+                usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+            ))
+        })
         .map_err(io)?;
     rows.collect::<Result<Vec<_>, _>>().map_err(io)
 }
@@ -425,11 +452,14 @@ impl SqliteStore {
     /// Only a path that does not exist is created, and the new database is linked into place whole.
     /// An existing file is judged before any SQLite connection touches it (the rules are
     /// in the `sqlite_file` module): refused, and left byte for byte as it was with the files beside
-    /// it, when it is empty or not a contracts database, when another user owns or can write it, its
-    /// directory or its sidecars, when a hot `-journal` or a `-wal` that is not its own lies beside it,
-    /// or when it holds a table, index, trigger or view the contracts schema does not define. Every
-    /// connection runs with `trusted_schema` off. A file this process cannot write is opened for
-    /// reading only, as by [`SqliteStore::open_read_only`].
+    /// it, when it is empty or not a contracts database; when it, its directory or its sidecars are
+    /// not trusted by the family's owner rule ([`shiftwork_seams::owner`]: yours or root's, writable
+    /// by nobody else); when a hot `-journal` lies beside it, or a `-wal` that is not its own or that
+    /// is older than the file (a log of the store's past: every write transaction counts itself, and
+    /// a log whose last commit the file has passed would take the store back in time); or when it
+    /// holds a table, index, trigger or view the contracts schema does not define. Every connection
+    /// runs with `trusted_schema` off and SQLite's defensive mode. A file this process cannot write is
+    /// opened for reading only, as by [`SqliteStore::open_read_only`].
     pub fn open(
         path: &Path,
         options: SqliteOptions,
@@ -442,8 +472,11 @@ impl SqliteStore {
     /// Opens an existing database for reading only (a view of the store, such as a live terminal
     /// view): it never creates, initialises or upgrades a file and never writes a byte, to the
     /// database, its log or its directory; every write operation answers [`StoreError::ReadOnly`]. A
-    /// missing file, an empty one, another application's, one of an older or newer schema version, or
-    /// one refused by the checks of [`SqliteStore::open`] is refused with [`StoreError::Unavailable`].
+    /// missing file, an empty one, another application's, one of a schema version older than 2 or
+    /// newer than this build's, or one refused by the checks of [`SqliteStore::open`] is refused with
+    /// [`StoreError::Unavailable`] — except that the store may belong to another user (not one that
+    /// others may write): what it holds is judged by the schema check and read under SQLite's
+    /// defensive settings, read-only. A log beside it is judged again whenever it changes.
     /// It creates no `-wal` or `-shm` file: each read opens a connection that writes nothing — to the
     /// file alone (`immutable`) when no log is beside it, as a reader of the live processes' log when
     /// one holds the store open, or to the database a log left behind would produce, replayed in
@@ -485,13 +518,12 @@ impl SqliteStore {
             let _turn = sqlite_file::judging();
             Self::judge_or_create(path, options, fs, reader)?
         };
-        let (files, meta, open_here) = opened;
+        let (files, meta, open_here, read_only) = opened;
         if let Some(kind) = shiftwork_seams::network_filesystem(&files.dir) {
             eprintln!(
                 "warning: the contracts database directory is on a network filesystem ({kind}); a WAL database needs every agent on one host"
             );
         }
-        let read_only = reader || !sqlite_file::writable(&files.db);
         let open_here = Arc::new(open_here);
         let store = SqliteStore {
             watch: Arc::new(Watching {
@@ -529,7 +561,7 @@ impl SqliteStore {
                         "the database file is not initialised yet, and this store opens it read-only",
                     )));
                 };
-                if version < SCHEMA_VERSION {
+                if version < READABLE_VERSION {
                     return Err(StoreError::unavailable(format!(
                         "the database has schema version {version}, and this store opens it read-only, so it cannot be upgraded"
                     )));
@@ -548,13 +580,14 @@ impl SqliteStore {
     }
 
     /// The database at `path` judged ([`sqlite_file::judge`]), or created when it is missing and this
-    /// is not a reader, and registered as open in this process.
+    /// is not a reader, and registered as open in this process; and whether the store only reads (a
+    /// reader, or a file this process cannot write).
     fn judge_or_create(
         path: &Path,
         options: SqliteOptions,
         fs: &dyn Fs,
         reader: bool,
-    ) -> Result<(Files, shiftwork_seams::Metadata, OpenHere), StoreError> {
+    ) -> Result<(Files, shiftwork_seams::Metadata, OpenHere, bool), StoreError> {
         let found = match fs.metadata(path) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -576,7 +609,7 @@ impl SqliteStore {
             None => {
                 let files = Files::of(path);
                 create_dirs(fs, &files.dir)?;
-                sqlite_file::check_directory(fs, &files)?;
+                sqlite_file::check_directory(fs, &files, false)?;
                 sqlite_file::create(fs, &files, &|temp| initialise(temp, options))?;
                 fs.metadata(path).map_err(|e| {
                     StoreError::unavailable(format!(
@@ -594,11 +627,14 @@ impl SqliteStore {
             ))
         })?;
         let files = Files::of(&canonical);
-        match sqlite_file::judge(fs, &files, &meta)? {
+        // A store this process cannot write is read only, whatever was asked (see `open_as`): it may
+        // then be another user's.
+        let reading = reader || !sqlite_file::writable(&files.db);
+        match sqlite_file::judge(fs, &files, &meta, reading)? {
             Beside::Quiet | Beside::Live | Beside::LeftBehind => {}
         }
-        let here = OpenHere::register(&meta);
-        Ok((files, meta, here))
+        let here = OpenHere::register(&meta, !reading);
+        Ok((files, meta, here, reading))
     }
 
     fn lock_writer(&self) -> MutexGuard<'_, ()> {
@@ -632,8 +668,9 @@ impl SqliteStore {
         let files = &self.files;
         let wal_len = fs.symlink_metadata(&files.wal).map_or(0, |m| m.len);
         let shm = fs.symlink_metadata(&files.shm).is_ok();
-        // Another store of this process holds the file, or another process does: its log is live.
-        if self.open_here.others() || (shm && sqlite_file::held_by_another_process(&files.shm)?) {
+        // A writing store of this process holds the file, or another process does: its log is live.
+        // (A read-only store of this process holds no connection between its reads.)
+        if self.open_here.other_writers() || (shm && sqlite_file::held_by_another_process(&files.shm)?) {
             return Ok(Source::Live);
         }
         if wal_len > 0 {
@@ -696,7 +733,7 @@ impl SqliteStore {
 
     fn committed(&self, after: Committed) {
         for agent in &after.woken {
-            self.watch.watchers.notify(agent);
+            self.watch.watchers.notify_one(agent);
         }
         self.observer.tell(&after.events);
     }
@@ -763,7 +800,9 @@ impl SqliteStore {
         }
     }
 
-    /// Runs `f` in one transaction on a pooled connection; any error rolls back.
+    /// Runs `f` in one transaction on a pooled connection; any error rolls back. A write transaction
+    /// (`Immediate`) that changed a record adds one to the commit counter before it commits, so every
+    /// commit of the log carries its place in the store's history ([`COMMITS`]).
     fn transaction<T>(
         &self,
         behavior: TransactionBehavior,
@@ -771,13 +810,20 @@ impl SqliteStore {
     ) -> Result<T, StoreError> {
         // The writers of this process take turns here, handed on at once, instead of sleeping in
         // SQLite's busy handler; the file lock then only arbitrates between processes.
-        let _turn = matches!(behavior, TransactionBehavior::Immediate).then(|| self.lock_writer());
+        let writes = matches!(behavior, TransactionBehavior::Immediate);
+        let _turn = writes.then(|| self.lock_writer());
         let mut lease = self.lease()?;
         let Some(conn) = lease.conn.as_mut() else {
             return Err(StoreError::io(String::from("no connection")));
         };
         let tx = conn.transaction_with_behavior(behavior).map_err(io)?;
+        let changes = tx.total_changes();
         let out = f(&tx)?;
+        if writes && tx.total_changes() != changes {
+            tx.prepare_cached(BUMP)
+                .and_then(|mut s| s.execute([]))
+                .map_err(io)?;
+        }
         tx.commit().map_err(io)?;
         Ok(out)
     }
@@ -822,13 +868,12 @@ fn set_busy_wait(conn: &mut Connection, timeout_ms: u32) -> rusqlite::Result<()>
 
 /// Configures a writing connection: the busy wait, stable plans, the header judged before anything is
 /// written (a foreign or newer database is refused untouched), WAL mode, the `synchronous` of the
-/// options, `trusted_schema` off.
+/// options, `trusted_schema` off and SQLite's defensive mode (`sqlite_file::harden`).
 fn configure_writer(mut conn: Connection, options: SqliteOptions) -> Result<Connection, StoreError> {
     set_busy_wait(&mut conn, options.busy_timeout_ms)
         .map_err(unavailable("the busy timeout cannot be set"))?;
     stable_plans(&conn).map_err(unavailable("the connection cannot be configured"))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-        .map_err(unavailable("the connection cannot be configured"))?;
+    sqlite_file::harden(&conn, false)?;
     check_header(&conn)?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
@@ -963,6 +1008,9 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
         Header::Fresh if fresh => {
             tx.execute_batch(&table("contracts")).map_err(io)?;
             tx.execute_batch(INDEXES).map_err(io)?;
+            tx.execute_batch(COMMITS).map_err(io)?;
+            tx.execute("INSERT INTO contracts_commits (id, n) VALUES (1, 0)", [])
+                .map_err(io)?;
         }
         Header::Fresh => {
             return Err(StoreError::unavailable(format!(
@@ -972,10 +1020,13 @@ fn init_schema(conn: &mut Connection, fresh: bool, file: &Path) -> Result<(), St
         }
         Header::Known(v) => {
             sqlite_file::check_schema(&tx, v, file)?;
-            if v != 1 {
-                return Ok(());
+            if v == SCHEMA_VERSION {
+                return check_counter(&tx, file);
             }
-            migrate_v1(&tx)?;
+            if v == 1 {
+                migrate_v1(&tx)?;
+            }
+            migrate_v2(&tx)?;
         }
     }
     tx.execute_batch(&format!(
@@ -1018,6 +1069,31 @@ fn migrate_v1(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
     tx.execute_batch(INDEXES).map_err(io)
 }
 
+/// Refuses a database of the current version whose commit counter is missing: its writes could
+/// not be ordered against a log left behind.
+fn check_counter(tx: &rusqlite::Transaction<'_>, file: &Path) -> Result<(), StoreError> {
+    let rows: i64 = tx
+        .query_row("SELECT count(*) FROM contracts_commits WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap_or(0);
+    if rows != 1 {
+        return Err(StoreError::unavailable(format!(
+            "the database {} has no commit counter (its table contracts_commits lacks its row), so its commits cannot be ordered against a log left beside it; restore the store from a copy you trust",
+            sqlite_file::shown(file)
+        )));
+    }
+    Ok(())
+}
+
+/// Schema version 2 → 3: the commit counter, at 1 (the migration is a commit).
+fn migrate_v2(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    tx.execute_batch(COMMITS).map_err(io)?;
+    tx.execute("INSERT INTO contracts_commits (id, n) VALUES (1, 1)", [])
+        .map_err(io)?;
+    Ok(())
+}
+
 fn json_col<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<T>> {
     let text: Option<String> = row.get(i)?;
     text.map(|t| {
@@ -1039,7 +1115,7 @@ fn u32_col(row: &Row<'_>, i: usize) -> rusqlite::Result<u32> {
 
 fn agent_col(row: &Row<'_>, i: usize) -> rusqlite::Result<AgentId> {
     let s: String = row.get(i)?;
-    AgentId::parse(&s).map_err(|_| bad(i, "an invalid agent id"))
+    AgentId::new(s).map_err(|_| bad(i, "an invalid agent id"))
 }
 
 fn id_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ContractId> {
@@ -1415,17 +1491,11 @@ impl Store for SqliteStore {
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
         self.writable()?;
-        let _turn = self.lock_writer();
-        let mut lease = self.lease()?;
-        let Some(conn) = lease.conn.as_mut() else {
-            return Err(StoreError::io(String::from("no connection")));
-        };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(io)?;
         let mut after = Committed::default();
-        let report = sweep_tx(&tx, now, max_per_kind, &mut after)?;
-        tx.commit().map_err(io)?;
+        let report = self.transaction(TransactionBehavior::Immediate, |tx| {
+            after = Committed::default();
+            sweep_tx(tx, now, max_per_kind, &mut after)
+        })?;
         self.committed(after);
         Ok(report)
     }
@@ -1475,6 +1545,10 @@ impl Store for SqliteStore {
             *running = true;
         }
         Ok(())
+    }
+
+    fn unwatch(&self, agent: &AgentId, wake: &Wake) {
+        self.watch.watchers.remove(agent, wake);
     }
 
     fn queue_depth(&self) -> Result<QueueDepth, StoreError> {

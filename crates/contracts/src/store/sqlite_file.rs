@@ -6,8 +6,10 @@
 //! "hot", and creates the sidecars it misses, with the database's permission bits, even for a
 //! connection that only reads. So before any SQLite connection touches a store, this module:
 //!
-//! - refuses a file, sidecar or directory that another user can write, or that another user owns
-//!   (the message says what to change);
+//! - refuses a file, sidecar or directory that the family's owner rule does not trust (OpenSSH's
+//!   `StrictModes`: yours or root's, writable by nobody else); a store opened only to read may be
+//!   another user's, and is read under SQLite's defensive settings (the message says what to
+//!   change);
 //! - refuses a file that is empty, or that is not an SQLite database carrying the contracts
 //!   application id and a known schema version (only a missing path is ever created: [`create`]
 //!   initialises the database under a temporary name and links it into place, so no other opener ever
@@ -50,7 +52,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, OpenFlags};
 use shiftwork_seams::{FileKind, Fs, Metadata};
 
-use super::sqlite_log::{committed_frames, judge_image, not_ours, replay};
+use super::sqlite_log::{committed_frames, file_order, judge_image, judge_order, not_ours, replay};
 use crate::error::StoreError;
 
 /// The most bytes (database plus log) replayed in memory to judge a log left behind.
@@ -108,13 +110,21 @@ pub(crate) fn unavailable(message: String) -> StoreError {
 // ---------------------------------------------------------------------------------------------
 // Stores open in this process.
 
-/// The files this process has open as a store, by device and inode, with how many stores hold each.
-static OPEN: Mutex<Option<HashMap<(u64, u64), usize>>> = Mutex::new(None);
+/// The files this process has open as a store, by device and inode: how many stores hold each, and
+/// how many of them write (a writing store keeps SQLite connections, and their locks, on the file).
+static OPEN: Mutex<Option<HashMap<(u64, u64), Holders>>> = Mutex::new(None);
 /// Held while a store of this process judges a file and registers it, so that no other thread opens
 /// SQLite connections on the file while descriptors of it are opened and closed here.
 static JUDGING: Mutex<()> = Mutex::new(());
 
-fn open_table() -> MutexGuard<'static, Option<HashMap<(u64, u64), usize>>> {
+/// The stores of this process holding one file.
+#[derive(Debug, Default, Clone, Copy)]
+struct Holders {
+    stores: usize,
+    writers: usize,
+}
+
+fn open_table() -> MutexGuard<'static, Option<HashMap<(u64, u64), Holders>>> {
     // The table holds plain counts; a panic elsewhere cannot leave it half-updated.
     OPEN.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -128,25 +138,28 @@ pub(crate) fn judging() -> MutexGuard<'static, ()> {
 #[derive(Debug)]
 pub(crate) struct OpenHere {
     key: (u64, u64),
+    writer: bool,
 }
 
 impl OpenHere {
-    /// Registers the file of `meta` as open in this process.
-    pub(crate) fn register(meta: &Metadata) -> OpenHere {
+    /// Registers the file of `meta` as open in this process, by a store that writes (`writer`) or
+    /// only reads.
+    pub(crate) fn register(meta: &Metadata, writer: bool) -> OpenHere {
         let key = (meta.dev, meta.ino);
-        *open_table()
-            .get_or_insert_with(HashMap::new)
-            .entry(key)
-            .or_insert(0) += 1;
-        OpenHere { key }
+        let mut table = open_table();
+        let holders = table.get_or_insert_with(HashMap::new).entry(key).or_default();
+        holders.stores += 1;
+        holders.writers += usize::from(writer);
+        OpenHere { key, writer }
     }
 
-    /// True when another store of this process holds the same file.
-    pub(crate) fn others(&self) -> bool {
+    /// True when a writing store of this process other than this one holds the same file (its
+    /// connections keep the log live).
+    pub(crate) fn other_writers(&self) -> bool {
         open_table()
             .as_ref()
             .and_then(|t| t.get(&self.key))
-            .is_some_and(|n| *n > 1)
+            .is_some_and(|h| h.writers > usize::from(self.writer))
     }
 
     /// True when a store of this process has the file of `meta` open.
@@ -154,7 +167,7 @@ impl OpenHere {
         open_table()
             .as_ref()
             .and_then(|t| t.get(&(meta.dev, meta.ino)))
-            .is_some_and(|n| *n > 0)
+            .is_some_and(|h| h.stores > 0)
     }
 }
 
@@ -162,10 +175,11 @@ impl Drop for OpenHere {
     fn drop(&mut self) {
         let mut table = open_table();
         if let Some(t) = table.as_mut()
-            && let Some(n) = t.get_mut(&self.key)
+            && let Some(h) = t.get_mut(&self.key)
         {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
+            h.stores = h.stores.saturating_sub(1);
+            h.writers = h.writers.saturating_sub(usize::from(self.writer));
+            if h.stores == 0 {
                 t.remove(&self.key);
             }
         }
@@ -175,54 +189,55 @@ impl Drop for OpenHere {
 // ---------------------------------------------------------------------------------------------
 // Whose files.
 
-/// The effective user id of this process.
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+/// Judges `meta` (of `path`, described as `what`) by the family's owner rule
+/// ([`shiftwork_seams::owner`], OpenSSH's `StrictModes`): this process's user's or root's, and
+/// writable by nobody else. A store opened for reading only (`reading`) may also be another user's:
+/// nothing is written to it, and what SQLite reads from it is judged by the schema check and read
+/// with `trusted_schema` off and SQLite's defensive mode (see [`harden`]). One that others may write
+/// is refused either way.
+fn trusted(meta: &Metadata, path: &Path, what: &str, reading: bool) -> Result<(), StoreError> {
+    use shiftwork_seams::owner::{Untrusted, effective_uid};
+    let me = effective_uid();
+    match shiftwork_seams::owner::trusted(meta.uid, meta.mode, me) {
+        Ok(()) => Ok(()),
+        Err(Untrusted::OtherOwner { .. }) if reading => Ok(()),
+        Err(Untrusted::OtherOwner { uid }) => Err(unavailable(format!(
+            "{what} {} belongs to another user (uid {uid}), who could change the store under this process; a store is trusted for writing when it is yours or root's. Use a store in a directory of your own, chown it to uid {me}, or open it read-only",
+            shown(path),
+        ))),
+        Err(Untrusted::WritableByOthers { mode }) => Err(unavailable(format!(
+            "{what} {} can be written by other users (mode {mode:04o}), who could change the store or plant files beside it; remove their write access (chmod go-w)",
+            shown(path),
+        ))),
+    }
 }
 
-/// Refuses `meta` (of `path`, described as `what`) when another user owns it or can write it. The
-/// directory may also belong to root, who can write everything anyway.
-fn owned_by_us(meta: &Metadata, path: &Path, what: &str, root_may_own: bool) -> Result<(), StoreError> {
-    let me = euid();
-    if meta.uid != me && !(root_may_own && meta.uid == 0) {
-        return Err(unavailable(format!(
-            "{what} {} belongs to another user (uid {}), who could change the store under this process; use a store in a directory of your own, or chown it to uid {me}",
-            shown(path),
-            meta.uid
-        )));
-    }
-    if meta.mode & 0o022 != 0 {
-        return Err(unavailable(format!(
-            "{what} {} can be written by other users (mode {:04o}), who could change the store or plant files beside it; remove their write access (chmod go-w)",
-            shown(path),
-            meta.mode & 0o7777
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses a directory that another user can write or owns (root aside): they could plant a `-wal`
-/// beside the store.
-pub(crate) fn check_directory(fs: &dyn Fs, files: &Files) -> Result<(), StoreError> {
+/// Refuses a directory that the family's owner rule does not trust (see [`trusted`]): another user
+/// could plant a `-wal` beside the store.
+pub(crate) fn check_directory(fs: &dyn Fs, files: &Files, reading: bool) -> Result<(), StoreError> {
     let dir = fs.metadata(&files.dir).map_err(|e| {
         unavailable(format!(
             "the database directory cannot be read: {}",
             shiftwork_seams::os_reason(&e)
         ))
     })?;
-    owned_by_us(&dir, &files.dir, "the database directory", true)
+    trusted(&dir, &files.dir, "the database directory", reading)
 }
 
-/// Refuses a store whose directory, file or sidecars another user can write or owns, and sidecars
-/// that are not regular files (a link or a FIFO in place of a `-wal` would send SQLite's writes
-/// elsewhere or block it).
-pub(crate) fn check_ownership(fs: &dyn Fs, files: &Files, db: &Metadata) -> Result<(), StoreError> {
-    check_directory(fs, files)?;
-    owned_by_us(db, &files.db, "the database file", false)?;
+/// Refuses a store whose directory, file or sidecars the owner rule does not trust (see
+/// [`trusted`]; `reading` for a store opened for reading only), and sidecars that are not regular
+/// files (a link or a FIFO in place of a `-wal` would send SQLite's writes elsewhere or block it).
+pub(crate) fn check_ownership(
+    fs: &dyn Fs,
+    files: &Files,
+    db: &Metadata,
+    reading: bool,
+) -> Result<(), StoreError> {
+    check_directory(fs, files, reading)?;
+    trusted(db, &files.db, "the database file", reading)?;
     for side in [&files.wal, &files.shm, &files.journal] {
         match fs.symlink_metadata(side) {
-            Ok(m) if m.kind == FileKind::File => owned_by_us(&m, side, "the file", false)?,
+            Ok(m) if m.kind == FileKind::File => trusted(&m, side, "the file", reading)?,
             Ok(_) => {
                 return Err(unavailable(format!(
                     "{} beside the database is not a regular file; SQLite would write through it. Remove it if no process uses the store",
@@ -454,6 +469,7 @@ pub(crate) fn check_schema(conn: &Connection, version: i32, file: &Path) -> Resu
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
         .map_err(|_| unavailable(String::from("the database catalogue cannot be read")))?;
     let table = normalized(&super::sqlite::table("contracts"));
+    let commits = normalized(super::sqlite::COMMITS);
     let indexes: Vec<(String, String)> = super::sqlite::INDEXES
         .split(';')
         .map(normalized)
@@ -476,6 +492,7 @@ pub(crate) fn check_schema(conn: &Connection, version: i32, file: &Path) -> Resu
                         sql.map(|s| s.replacen("CREATE TABLE \"contracts\"", "CREATE TABLE contracts", 1));
                     version < 2 || sql.as_deref() == Some(table.as_str())
                 }
+                "contracts_commits" => version >= 3 && sql.as_deref() == Some(commits.as_str()),
                 "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4" => true,
                 _ => false,
             },
@@ -519,19 +536,25 @@ pub(crate) enum Beside {
 }
 
 /// An existing database file judged whole, with no SQLite connection that could write: its kind,
-/// owner and mode and those of its directory and sidecars; its header; a hot journal; a log left
-/// behind; its schema objects. `meta` is the file's metadata (following links); the caller holds
-/// [`judging`]. A judgement that a writer of another process overtakes (the file rewritten, the log
-/// gone meanwhile) is made again; one overtaken every time is left to the checks SQLite's own
-/// connections make, as for a live store.
-pub(crate) fn judge(fs: &dyn Fs, files: &Files, meta: &Metadata) -> Result<Beside, StoreError> {
+/// owner and mode and those of its directory and sidecars (`reading`: the store will only read); its
+/// header; a hot journal; a log left behind, and the order of that log and the file; its schema
+/// objects. `meta` is the file's metadata (following links); the caller holds [`judging`]. A
+/// judgement that a writer of another process overtakes (the file rewritten, the log gone meanwhile)
+/// is made again; one overtaken every time is left to the checks SQLite's own connections make, as
+/// for a live store.
+pub(crate) fn judge(
+    fs: &dyn Fs,
+    files: &Files,
+    meta: &Metadata,
+    reading: bool,
+) -> Result<Beside, StoreError> {
     if meta.kind != FileKind::File {
         return Err(unavailable(format!(
             "the store location {} exists but is not a regular file",
             shown(&files.db)
         )));
     }
-    check_ownership(fs, files, meta)?;
+    check_ownership(fs, files, meta, reading)?;
     if meta.len == 0 {
         return Err(unavailable(format!(
             "the file {} is empty, so it is not a contracts database; remove it or name another path (only a path that does not exist yet is created)",
@@ -629,6 +652,8 @@ fn judge_left_behind(
             return Ok(None);
         };
         judge_image(replay(&db, &wal, &committed, header.page_size), files)?;
+        drop(db);
+        judge_order(files, file_order(&files.db)?, &wal, &committed, header.page_size)?;
         return Ok(Some(Beside::LeftBehind));
     }
     // Too large to replay here: the file's header, and the newest database header the log carries.
@@ -641,6 +666,7 @@ fn judge_left_behind(
             other => other,
         })?;
     }
+    judge_order(files, file_order(&files.db)?, &wal, &committed, header.page_size)?;
     Ok(Some(Beside::LeftBehind))
 }
 
@@ -660,31 +686,35 @@ pub(crate) fn uri(path: &Path, query: &str) -> String {
     out
 }
 
+/// The settings every connection of the store runs with, whoever's file it reads: `trusted_schema`
+/// off (no function the schema names runs with this process's rights, no virtual table it names is
+/// used) and SQLite's defensive mode (`SQLITE_DBCONFIG_DEFENSIVE`: no write to the schema, to
+/// shadow tables or to raw pages, and no journal left off, whatever a statement asks), so that a
+/// database written by someone else can be read, and ours written, without its contents choosing what
+/// this process does. A reader also sets `query_only`.
+pub(crate) fn harden(conn: &Connection, reader: bool) -> Result<(), StoreError> {
+    let fail = |_| unavailable(String::from("the connection cannot be configured"));
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+        .map_err(fail)?;
+    conn.execute_batch(if reader {
+        "PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;"
+    } else {
+        "PRAGMA trusted_schema = OFF;"
+    })
+    .map_err(fail)
+}
+
 /// A connection to the file alone that writes nothing and creates nothing: `immutable=1` reads the
 /// file without locks, without its log and without creating sidecars.
 pub(crate) fn open_immutable(db: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(
-        uri(db, "mode=ro&immutable=1"),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|_| unavailable(String::from("the database cannot be opened for reading")))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-        .map_err(|_| unavailable(String::from("the connection cannot be configured")))?;
-    Ok(conn)
+    open_reader(db, "mode=ro&immutable=1")
 }
 
 /// A reading connection to a database a live process holds: read-only (it takes part in the live
 /// processes' shared-memory index, as every reader must, and writes nothing to the database or its
 /// log).
 pub(crate) fn open_live_reader(db: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(
-        uri(db, "mode=ro"),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|_| unavailable(String::from("the database cannot be opened for reading")))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")
-        .map_err(|_| unavailable(String::from("the connection cannot be configured")))?;
-    Ok(conn)
+    open_reader(db, "mode=ro")
 }
 
 /// A reading connection to a database whose log was left behind, too large to replay in memory: a
@@ -692,13 +722,17 @@ pub(crate) fn open_live_reader(db: &Path) -> Result<Connection, StoreError> {
 /// memory when no process holds the index (it writes nothing and needs the `-wal` and `-shm` to
 /// exist).
 pub(crate) fn open_unlocked_reader(db: &Path) -> Result<Connection, StoreError> {
+    open_reader(db, "mode=ro&readonly_shm=1")
+}
+
+/// A read-only connection to `db` with the URI parameters `query`, hardened ([`harden`]).
+fn open_reader(db: &Path, query: &str) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
-        uri(db, "mode=ro&readonly_shm=1"),
+        uri(db, query),
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|_| unavailable(String::from("the database cannot be opened for reading")))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF; PRAGMA query_only = ON;")
-        .map_err(|_| unavailable(String::from("the connection cannot be configured")))?;
+    harden(&conn, true)?;
     Ok(conn)
 }
 

@@ -6,11 +6,12 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use shiftwork_seams::Fs;
 
 use super::sqlite_file::{
-    Files, MAX_REPLAY_BYTES, be32, check_schema, judge_header, parse_header, shown, unavailable,
+    Files, MAX_REPLAY_BYTES, be32, check_schema, judge_header, open_immutable, parse_header, shown,
+    unavailable,
 };
 use crate::error::StoreError;
 
@@ -142,8 +143,7 @@ pub(crate) fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), Store
     conn.deserialize_read_exact(rusqlite::MAIN_DB, &image[..], len, true)
         .map_err(|_| not_ours(files, "the database it produces cannot be read"))?;
     drop(image);
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-        .map_err(|_| unavailable(String::from("the database cannot be judged")))?;
+    super::sqlite_file::harden(&conn, true)?;
     check_schema(&conn, header.user_version, &files.db)?;
     let lines: Vec<String> = conn
         .prepare("PRAGMA integrity_check(1)")
@@ -156,6 +156,149 @@ pub(crate) fn judge_image(mut image: Vec<u8>, files: &Files) -> Result<(), Store
         ));
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The order of a log and the database file.
+
+/// Where the database file keeps the store's commit counter and the count it holds: the counter
+/// table's root page and `n`, read from the file alone (without its log, writing nothing). `None`
+/// for a database without a counter (schema versions 1 and 2), whose logs cannot be ordered.
+pub(crate) fn file_order(db: &Path) -> Result<Option<(u32, i64)>, StoreError> {
+    let conn = open_immutable(db)?;
+    let root: Option<i64> = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'contracts_commits'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|_| unavailable(String::from("the database catalogue cannot be read")))?;
+    let Some(root) = root.and_then(|r| u32::try_from(r).ok()) else {
+        return Ok(None);
+    };
+    let n: Option<i64> = conn
+        .query_row("SELECT n FROM contracts_commits WHERE id = 1", [], |r| r.get(0))
+        .optional()
+        .map_err(|_| unavailable(String::from("the database's commit counter cannot be read")))?;
+    Ok(n.map(|n| (root, n)))
+}
+
+/// Refuses a log left behind that is not the continuation of the database file beside it — a log of
+/// the store's own past. Every write transaction of the store adds one to the commit counter
+/// (`SqliteStore`'s `COMMITS`), so each commit in the log carries the count it reached; the file
+/// holds the count of the last commit folded into it (`order`, from [`file_order`]). SQLite's own
+/// checks (salts, checksums) pass such a log, since it is this database's.
+///
+/// - The log's last commit is older than the file (its count is smaller, or its page of the counter
+///   is not one): replaying it would take the store back in time, and every contract written since
+///   would vanish (a backup's log restored beside a newer database, an old copy left behind).
+/// - The log's first commit follows commits the file does not hold (its count is more than one past
+///   the file's): the file is older than the log (a backup of the database restored beside a newer
+///   log), and the replay would mix two states.
+///
+/// A log none of whose commits wrote the counter's page (nothing of the store changed), or a
+/// database without a counter, has no order to judge.
+pub(crate) fn judge_order(
+    files: &Files,
+    order: Option<(u32, i64)>,
+    wal: &[u8],
+    committed: &Committed,
+    page_size: u32,
+) -> Result<(), StoreError> {
+    let Some((root, held)) = order else {
+        return Ok(());
+    };
+    let page = page_size as usize;
+    let counts: Vec<Option<i64>> = committed
+        .frames
+        .iter()
+        .filter(|(pgno, _)| *pgno == root)
+        .map(|&(_, at)| counter_in_page(&wal[at..at + page]))
+        .collect();
+    let Some(&last) = counts.last() else {
+        return Ok(());
+    };
+    let wal_name = shown(&files.wal);
+    let older = |last: &str| {
+        unavailable(format!(
+            "the write-ahead log {wal_name} beside the database is older than the database: its last commit is {last}, the database file already holds commit {held}, and SQLite would replay it, so every contract written since would vanish; nothing was changed. It is a log of this store's past (a backup's log restored beside a newer database, or an old copy left behind): if no process uses the store, move {wal_name} aside and open the store again"
+        ))
+    };
+    match last {
+        None => return Err(older("from before the store counted its commits")),
+        Some(last) if last < held => return Err(older(&format!("commit {last}"))),
+        Some(_) => {}
+    }
+    if let Some(first) = counts.iter().flatten().next()
+        && *first > held.saturating_add(1)
+    {
+        return Err(unavailable(format!(
+            "the write-ahead log {wal_name} beside the database continues from commit {}, but the database file holds only commit {held}: the file is older than its log (a backup of the database restored beside a newer log), and SQLite would replay the log onto it, mixing the two; nothing was changed. Put back the database file that goes with this log, or, to keep the restored database as it is, move {wal_name} aside",
+            first - 1
+        )));
+    }
+    Ok(())
+}
+
+/// The commit counter held by a page of the counter table (`SqliteStore`'s `COMMITS`): a leaf page
+/// of a table with one row, rowid 1, whose record is `(NULL, n)` (the `id` column is the rowid).
+/// `None` for any other page.
+pub(crate) fn counter_in_page(page: &[u8]) -> Option<i64> {
+    let be16 = |at: usize| -> Option<usize> {
+        let b = page.get(at..at + 2)?;
+        Some(usize::from(u16::from_be_bytes([b[0], b[1]])))
+    };
+    if page.first() != Some(&0x0d) || be16(3)? != 1 {
+        return None;
+    }
+    let (payload_len, at) = varint(page, be16(8)?)?;
+    let (rowid, at) = varint(page, at)?;
+    if rowid != 1 {
+        return None;
+    }
+    let payload = page.get(at..at.checked_add(usize::try_from(payload_len).ok()?)?)?;
+    let (header_len, mut at) = varint(payload, 0)?;
+    let header_len = usize::try_from(header_len).ok()?;
+    let mut types = Vec::with_capacity(2);
+    while at < header_len && types.len() < 3 {
+        let (t, next) = varint(payload, at)?;
+        types.push(t);
+        at = next;
+    }
+    if at != header_len || types.len() != 2 || types[0] != 0 {
+        return None;
+    }
+    let body = payload.get(header_len..)?;
+    let width = match types[1] {
+        8 => return Some(0),
+        9 => return Some(1),
+        t @ 1..=4 => t as usize,
+        5 => 6,
+        6 => 8,
+        _ => return None,
+    };
+    let bytes = body.get(..width)?;
+    // A big-endian two's-complement integer of `width` bytes.
+    let negative = bytes[0] & 0x80 != 0;
+    let start = if negative { -1i64 } else { 0 };
+    Some(bytes.iter().fold(start, |v, &b| (v << 8) | i64::from(b)))
+}
+
+/// An SQLite variable-length integer at `at`: its value and where the next byte is.
+fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for i in 0..9 {
+        let byte = *bytes.get(at + i)?;
+        if i == 8 {
+            return Some(((v << 8) | u64::from(byte), at + 9));
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((v, at + i + 1));
+        }
+    }
+    None
 }
 
 /// A reading connection to the database a log left behind would produce, replayed in memory (the
@@ -178,6 +321,8 @@ pub(crate) fn open_replayed(fs: &dyn Fs, files: &Files) -> Result<Connection, St
     let mut image = if committed.frames.is_empty() {
         db
     } else {
+        // The files may have changed since the store was opened: the log must still follow the file.
+        judge_order(files, file_order(&files.db)?, &wal, &committed, header.page_size)?;
         replay(&db, &wal, &committed, header.page_size)
     };
     image[18] = 1;
@@ -190,14 +335,61 @@ pub(crate) fn open_replayed(fs: &dyn Fs, files: &Files) -> Result<Connection, St
     let len = image.len();
     conn.deserialize_read_exact(rusqlite::MAIN_DB, &image[..], len, true)
         .map_err(|_| not_ours(files, "the database it produces cannot be read"))?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-        .map_err(|_| unavailable(String::from("the connection cannot be configured")))?;
+    super::sqlite_file::harden(&conn, true)?;
     Ok(conn)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counter's page is read as SQLite writes it, for every width of integer SQLite stores, and
+    /// no other page of a store reads as one.
+    #[test]
+    fn the_commit_counter_is_read_from_its_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.db");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(super::super::sqlite::COMMITS).unwrap();
+        conn.execute_batch(&super::super::sqlite::table("contracts"))
+            .unwrap();
+        conn.execute("INSERT INTO contracts_commits VALUES (1, 0)", [])
+            .unwrap();
+        let root: u32 = conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_master WHERE name = 'contracts_commits'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let page = |n: u32| {
+            let bytes = shiftwork_seams::OsFs.read(&db).unwrap();
+            bytes[(n as usize - 1) * 4096..n as usize * 4096].to_vec()
+        };
+        for n in [
+            0,
+            1,
+            2,
+            127,
+            128,
+            -1,
+            40_000,
+            1 << 23,
+            1 << 31,
+            1 << 40,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            conn.execute("UPDATE contracts_commits SET n = ?1", [n]).unwrap();
+            assert_eq!(counter_in_page(&page(root)), Some(n), "{n}");
+        }
+        let pages = shiftwork_seams::OsFs.metadata(&db).unwrap().len / 4096;
+        for other in (1..=pages as u32).filter(|p| *p != root) {
+            assert_eq!(counter_in_page(&page(other)), None, "page {other}");
+        }
+        assert_eq!(counter_in_page(&[0x0d]), None);
+        assert_eq!(counter_in_page(&[]), None);
+    }
 
     #[test]
     fn checksums_follow_the_log_byte_order() {

@@ -69,7 +69,7 @@ fn child_chaos() {
                     .dispatch(&DispatchRequest {
                         target_agent: crate::support::agent(agent),
                         title: format!("job {key}"),
-                        workspace_root: ws.clone(),
+                        workspace_root: ws.clone().into(),
                         pointers: Some(vec!["main.rs".into()]),
                         idempotency_key: Some(key.clone()),
                         requester_agent: who("boss"),
@@ -140,7 +140,7 @@ fn ct162_ct167_killed_at_random_instants() {
             .dispatch(&DispatchRequest {
                 target_agent: agent(AGENTS[n % 4]),
                 title: format!("seed {n}"),
-                workspace_root: ws.display().to_string(),
+                workspace_root: ws.clone(),
                 pointers: Some(vec!["main.rs".into()]),
                 requester_agent: who("boss"),
                 ..dreq()
@@ -319,7 +319,7 @@ mod failpoints {
                 c.dispatch(&DispatchRequest {
                     target_agent: agent("bob"),
                     title: "x".into(),
-                    workspace_root: ws.clone(),
+                    workspace_root: ws.clone().into(),
                     pointers: Some(vec!["main.rs".into()]),
                     requester_agent: who("alice"),
                     ..dreq()
@@ -369,7 +369,7 @@ mod failpoints {
         c.dispatch(&DispatchRequest {
             target_agent: agent("bob"),
             title: "Review".into(),
-            workspace_root: ws.display().to_string(),
+            workspace_root: ws.to_path_buf(),
             pointers: Some(vec!["main.rs".into()]),
             requester_agent: who("alice"),
             ..dreq()
@@ -469,7 +469,7 @@ mod failpoints {
             c.dispatch(&DispatchRequest {
                 target_agent: agent("bob"),
                 title: format!("{n}"),
-                workspace_root: s.ws.display().to_string(),
+                workspace_root: s.ws.clone(),
                 queue_ttl: Some(Duration::from_secs(60)),
                 requester_agent: who("alice"),
                 ..dreq()

@@ -36,7 +36,7 @@ fn review(verdict: &str) -> Review {
     }
 }
 
-/// Issue 28 item 4: `AgentId::parse` is the family's one grammar (`shiftwork_seams::agent`), and a
+/// Issue 28 item 4: `AgentId::new` is the family's one grammar (`shiftwork_seams::agent`), and a
 /// text it refuses comes with the reason (`bob.smith` is an agent everywhere now).
 #[test]
 fn issue28_agent_ids_follow_the_family_grammar_with_a_reason() {
@@ -54,11 +54,11 @@ fn issue28_agent_ids_follow_the_family_grammar_with_a_reason() {
         &"a".repeat(64),
         &long,
     ] {
-        let ours = AgentId::parse(text).map(|a| a.as_str().to_owned());
+        let ours = AgentId::new(text).map(|a| a.as_str().to_owned());
         let family = shiftwork_seams::agent::check_agent_id(text).map(|()| text.to_owned());
         assert_eq!(ours, family, "{text:?}");
     }
-    let refused = AgentId::parse("bad name").unwrap_err();
+    let refused = AgentId::new("bad name").unwrap_err();
     assert_eq!(
         refused.to_string(),
         "an agent id may hold only A-Z a-z 0-9 . _ @ : -, and ' ' at byte 3 is none of them"
@@ -352,6 +352,7 @@ fn issue30_the_observer_hears_the_queue_on_every_store() {
                 .observer(Arc::new(move |e: &ContractEvent| {
                     log.0.lock().unwrap().push(e.clone())
                 }))
+                .real_ids()
                 .build(),
         );
         let bob = agent("bob");

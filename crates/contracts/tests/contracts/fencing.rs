@@ -43,9 +43,9 @@ fn holder(id: &ContractId, epoch: Option<u64>) -> HolderRef {
 /// Every holder operation with `h`: the refusal codes, in the order extend, release, fail, fulfill.
 fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
     vec![
-        c.extend_ttl(h).err().map(|r| r.code()),
-        c.release_contract(h, None).err().map(|r| r.code()),
-        c.fail_contract(h, "x").err().map(|r| r.code()),
+        c.extend_ttl(h).err().map(|r| r.refusal_code()),
+        c.release_contract(h, None).err().map(|r| r.refusal_code()),
+        c.fail_contract(h, "x").err().map(|r| r.refusal_code()),
         c.fulfill_contract(
             h,
             &FulfillRequest {
@@ -54,7 +54,7 @@ fn all_ops(c: &Contracts, h: &HolderRef) -> Vec<Option<RefusalCode>> {
             },
         )
         .err()
-        .map(|r| r.code()),
+        .map(|r| r.refusal_code()),
     ]
 }
 

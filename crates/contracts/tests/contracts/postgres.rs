@@ -105,7 +105,7 @@ mod with_server {
         // While the lock is held (a blocked claim would end in the 5 s lock timeout, STORE_BUSY):
         let claimed = p
             .store
-            .claim_next(&shiftwork_contracts::AgentId::parse("bob").unwrap())
+            .claim_next(&shiftwork_contracts::AgentId::new("bob").unwrap())
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -116,7 +116,7 @@ mod with_server {
         // Sequentially, the order is exactly CT-50's.
         let next = p
             .store
-            .claim_next(&shiftwork_contracts::AgentId::parse("bob").unwrap())
+            .claim_next(&shiftwork_contracts::AgentId::new("bob").unwrap())
             .unwrap()
             .unwrap();
         assert_eq!(next.contract_id, first);

@@ -909,7 +909,8 @@ fn ct5_characters_are_scalar_values_and_byte_limits_count_utf8() {
     }
 }
 
-/// CT-136, CT-137: a new file gets the application id, the schema version (2, CT-191) and WAL; a file with another
+/// CT-136, CT-137: a new file gets the application id, the schema version (3: CT-191's columns, then
+/// the commit counter of issue 34 item 2) and WAL; a file with another
 /// application id or a newer version is refused with STORE_UNAVAILABLE and left untouched.
 #[test]
 fn ct136_ct137_sqlite_header_and_refused_files() {
@@ -932,8 +933,8 @@ fn ct136_ct137_sqlite_header_and_refused_files() {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .unwrap();
-    // CT-136, CT-191: schema version 2 since §13 added its columns.
-    assert_eq!(header, (0x5357_4354, 2, String::from("wal")));
+    // CT-136, CT-191: schema version 2 since §13 added its columns, 3 since the commit counter.
+    assert_eq!(header, (0x5357_4354, 3, String::from("wal")));
     drop(raw);
     for (name, setup) in [
         ("other.db", "PRAGMA application_id = 42; CREATE TABLE notes (x);"),

@@ -18,16 +18,16 @@ fn clock() -> ManualClock {
     ManualClock::new(chrono::DateTime::from_timestamp_millis(T0).unwrap())
 }
 
-fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+pub(crate) fn open(path: &Path) -> Result<SqliteStore, StoreError> {
     SqliteStore::open(path, SqliteOptions::default(), Arc::new(clock()), &OsFs)
 }
 
-fn open_view(path: &Path) -> Result<SqliteStore, StoreError> {
+pub(crate) fn open_view(path: &Path) -> Result<SqliteStore, StoreError> {
     SqliteStore::open_read_only(path, SqliteOptions::default(), Arc::new(clock()), &OsFs)
 }
 
 /// Every file of `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
@@ -43,12 +43,12 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// The files of `dir`, by name.
-fn names(dir: &Path) -> Vec<String> {
+pub(crate) fn names(dir: &Path) -> Vec<String> {
     snapshot(dir).into_keys().collect()
 }
 
 /// A workspace and a store at `<dir>/contracts.db` holding `n` contracts, closed again.
-fn store_with(dir: &Path, n: usize) -> PathBuf {
+pub(crate) fn store_with(dir: &Path, n: usize) -> PathBuf {
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("a.txt"), b"a\n").unwrap();
@@ -66,7 +66,7 @@ fn store_with(dir: &Path, n: usize) -> PathBuf {
     path
 }
 
-fn facade(store: SqliteStore) -> Contracts {
+pub(crate) fn facade(store: SqliteStore) -> Contracts {
     // Each facade draws other ids: the clock stands still.
     static SEED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     Contracts::builder(Arc::new(store))
@@ -78,11 +78,11 @@ fn facade(store: SqliteStore) -> Contracts {
         .build()
 }
 
-fn call(c: &Contracts, tool: &str, args: serde_json::Value) -> serde_json::Value {
+pub(crate) fn call(c: &Contracts, tool: &str, args: serde_json::Value) -> serde_json::Value {
     shiftwork_contracts::args::call(c, tool, args.as_object().unwrap(), &Default::default())
 }
 
-fn refused(result: Result<SqliteStore, StoreError>) -> String {
+pub(crate) fn refused(result: Result<SqliteStore, StoreError>) -> String {
     match result {
         Err(StoreError::Unavailable { reason, .. }) => reason,
         Err(other) => panic!("refused as {other:?}"),

@@ -234,7 +234,7 @@ impl Surface for Library {
 
 /// The agent `name` (a valid fixture name).
 pub fn agent(name: &str) -> shiftwork_contracts::AgentId {
-    shiftwork_contracts::AgentId::parse(name).unwrap()
+    shiftwork_contracts::AgentId::new(name).unwrap()
 }
 
 /// The agent `name` (a valid fixture name), as a caller names itself.

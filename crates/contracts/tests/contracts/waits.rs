@@ -384,3 +384,112 @@ fn issue27_a_claim_whose_answer_is_dropped_is_undone() {
         );
     }
 }
+
+/// A plain poll under `cancel` (the tool's surface): the answer object.
+fn poll_under(c: &Contracts, agent: &str, cancel: &Cancel) -> Value {
+    call(c, "poll_next_task", json!({"agent_id": agent}), cancel)
+}
+
+/// A contract from alice to bob, dispatched through the tool's surface: its id.
+fn dispatch_to_bob(c: &Contracts) -> shiftwork_contracts::ContractId {
+    let sent = call(
+        c,
+        "dispatch_contract",
+        json!({"requester_agent": "alice", "target_agent": "bob", "title": "t", "workspace_root": "/w"}),
+        &Cancel::new(),
+    );
+    crate::support::cid(sent["contract_id"].as_str().unwrap())
+}
+
+/// Issue 34 item 3 (cancellation at every step): a claim is registered with the call's `Cancel` the
+/// moment it is committed, so whenever the transport drops the answer — after the poll answered,
+/// whatever the step the client went away at — `Cancel::undeliver` puts it back in the queue; a
+/// claim of a later call under another handle is left alone.
+#[test]
+fn issue34_item3_a_claim_is_undone_whenever_its_answer_is_dropped() {
+    for kind in store_kinds() {
+        let fx = scenarios::fixture();
+        let s = store(kind, &fx.clock);
+        let c = facade(&s, Arc::new(fx.fs.clone()));
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let id = dispatch_to_bob(&c);
+        let first = Cancel::new();
+        let held = poll_under(&c, "bob", &first);
+        assert_eq!(held["has_task"], true, "{kind}: {held}");
+        first.undeliver();
+        let record = s.store.get(&id).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.error_reason.as_deref()),
+            (Status::Submitted, Some("CLAIM_REVERTED: the poll was cancelled")),
+            "{kind}"
+        );
+        // A handle whose answer is known dropped claims nothing more.
+        let after = poll_under(&c, "bob", &first);
+        assert_eq!(after["has_task"], false, "{kind}: {after}");
+        let second = Cancel::new();
+        let again = poll_under(&c, "bob", &second);
+        assert_eq!(again["contract"]["claim_epoch"], 2, "{kind}: {again}");
+        first.undeliver();
+        assert_eq!(
+            s.store.get(&id).unwrap().unwrap().status,
+            Status::Claimed,
+            "{kind}"
+        );
+        assert!(s.store.check_integrity().unwrap().is_clean(), "{kind}");
+    }
+}
+
+/// Issue 34 item 7 (credentials during a wait): a condition the caller gives with `Cancel::require`
+/// (its token still valid) is judged before a claim and before the answer. A waiting poll whose
+/// condition fails while it is parked claims nothing of the work dispatched after; one whose
+/// condition fails between its claim and its answer undoes the claim.
+#[test]
+fn issue34_item7_a_poll_whose_credentials_lapse_claims_nothing() {
+    use shiftwork_contracts::{AgentId, PollStep};
+    use std::sync::atomic::AtomicBool;
+    for kind in store_kinds() {
+        let fx = scenarios::fixture();
+        let s = store(kind, &fx.clock);
+        let c = facade(&s, Arc::new(fx.fs.clone()));
+        fx.clock.set(chrono::DateTime::from_timestamp_millis(T0).unwrap());
+        let bob = AgentId::new("bob").unwrap();
+        // Revoked while parked.
+        let valid = Arc::new(AtomicBool::new(true));
+        let cancel = Cancel::new();
+        let still = Arc::clone(&valid);
+        cancel.require(move || still.load(Ordering::SeqCst));
+        let mut task = c.poll_task(&bob, Duration::from_secs(60), &cancel);
+        assert!(matches!(task.step(&c), PollStep::Wait { .. }), "{kind}");
+        valid.store(false, Ordering::SeqCst);
+        let id = dispatch_to_bob(&c);
+        task.woken();
+        let PollStep::Done(Ok(outcome)) = task.step(&c) else {
+            panic!("{kind}: the poll answers")
+        };
+        assert!(outcome.held().is_none(), "{kind}: {outcome:?}");
+        let record = s.store.get(&id).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.claim_epoch),
+            (Status::Submitted, 0),
+            "{kind}"
+        );
+        // Lapsed between the claim and the answer: the first look passes, the last does not.
+        let looks = Arc::new(AtomicUsize::new(0));
+        let cancel = Cancel::new();
+        let counted = Arc::clone(&looks);
+        cancel.require(move || counted.fetch_add(1, Ordering::SeqCst) == 0);
+        let answer = poll_under(&c, "bob", &cancel);
+        assert_eq!(answer["has_task"], false, "{kind}: {answer}");
+        let record = s.store.get(&id).unwrap().unwrap();
+        assert_eq!(
+            (record.status, record.claim_epoch, record.error_reason.as_deref()),
+            (
+                Status::Submitted,
+                1,
+                Some("CLAIM_REVERTED: the poll was cancelled")
+            ),
+            "{kind}"
+        );
+        assert!(s.store.check_integrity().unwrap().is_clean(), "{kind}");
+    }
+}

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use shiftwork_contracts::args::{Step, WaitingCall};
 use shiftwork_contracts::location::{LazyContracts, Location, LocationError};
 use shiftwork_contracts::roots::AllowedRoots;
 use shiftwork_contracts::wait::Cancel;
@@ -21,7 +22,9 @@ use shiftwork_contracts::{
     StoreError,
 };
 
-use crate::registry::{Answered, CallContext, DemoStep, Group, Hints, Outcome, TextStyle, ToolDef};
+use crate::registry::{
+    Answered, CallContext, DemoStep, Group, Hints, Outcome, Park, ParkProgress, TextStyle, ToolDef,
+};
 
 mod schema;
 use crate::settings::{Setting, Settings};
@@ -58,6 +61,14 @@ pub static CONTRACTS_ROOTS: Setting = Setting {
     help: "comma list of directories contract workspace roots must lie in (default: the home and temporary directories)",
 };
 
+/// `--contracts-retention` / `SHIFTWORK_CONTRACTS_RETENTION`: how long finished contracts are kept.
+pub static CONTRACTS_RETENTION: Setting = Setting {
+    flag: "--contracts-retention",
+    env: Some("SHIFTWORK_CONTRACTS_RETENTION"),
+    takes_value: true,
+    help: "how long finished contracts are kept before they are purged in the background: 3600, 90m, 24h, 7d or forever (default 7d)",
+};
+
 /// `--agent` / `AGENT_NAME`.
 pub static AGENT: Setting = Setting {
     flag: "--agent",
@@ -66,11 +77,12 @@ pub static AGENT: Setting = Setting {
     help: "this agent's identity, the default of every agent argument of the contracts tools",
 };
 
-static SETTINGS: [Setting; 5] = [
+static SETTINGS: [Setting; 6] = [
     CONTRACTS_DB,
     CONTRACTS_SYNC,
     CONTRACTS_REQUIRE_EPOCH,
     CONTRACTS_ROOTS,
+    CONTRACTS_RETENTION,
     AGENT,
 ];
 
@@ -143,11 +155,15 @@ pub fn config(settings: &Settings) -> Result<Config, String> {
             shiftwork_seams::echo::clip_echo(a)
         ));
     }
-    let contracts = ContractsConfig::builder()
+    let mut builder = ContractsConfig::builder()
         .require_claim_epoch(require_epoch)
-        .allowed_roots(allowed_roots)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .allowed_roots(allowed_roots);
+    if let Some(v) = settings.value(&CONTRACTS_RETENTION) {
+        let kept = shiftwork_contracts::parse_retention(v)
+            .map_err(|e| format!("--contracts-retention / SHIFTWORK_CONTRACTS_RETENTION: {e}"))?;
+        builder = builder.finished_retention(kept);
+    }
+    let contracts = builder.build().map_err(|e| e.to_string())?;
     Ok(Config {
         location,
         sync,
@@ -226,51 +242,116 @@ impl Lazy {
         args: &Map<String, Value>,
         context: &CallContext,
     ) -> Result<Value, ContractRefusal> {
-        match self.contracts.for_tool(tool) {
-            Ok(target) => {
-                let cancel = Cancel::new();
-                let on_cancel = cancel.clone();
-                context.on_cancel(move || on_cancel.cancel());
-                let waits = tool == "poll_next_task"
-                    && args
-                        .get("wait_sec")
-                        .and_then(Value::as_u64)
-                        .is_some_and(|w| w > 0);
-                let _progress = (waits && context.wants_progress()).then(|| {
-                    let total = args.get("wait_sec").and_then(Value::as_f64);
-                    let clock = target.contracts().clock().clone();
-                    Progress::start(context.clone(), total, self.progress_every, clock)
-                });
-                // Over HTTP the caller's credentials say who it is: every identity argument defaults
-                // to that agent, and one naming another is refused before the store is asked.
-                let authenticated = context
-                    .agent()
-                    .and_then(|a| AgentId::parse(a).ok())
-                    .map(DefaultAgent::Authenticated);
-                let default = authenticated.as_ref().unwrap_or(&self.agent);
-                let answer = target.try_call(tool, args, default, &cancel);
-                // A claim whose answer the transport drops goes back to the queue.
-                if tool == "poll_next_task"
-                    && let Ok(answer) = &answer
-                    && answer.get("has_task") == Some(&Value::Bool(true))
-                {
-                    let contracts = Arc::clone(target.contracts());
-                    let made = answer.clone();
-                    context.on_undelivered(move || {
-                        shiftwork_contracts::args::answer_not_delivered(&contracts, "poll_next_task", &made);
-                    });
-                }
-                answer
+        match self.start_in(tool, args, context) {
+            Step::Answered(answer) => answer,
+            Step::Waiting(waiting) => {
+                let cancel = waiting.cancel().clone();
+                delivered(waiting.finish(), &cancel)
             }
-            Err(e) => Err(e.to_refusal()),
         }
     }
+
+    /// [`Lazy::call_in`] as the handler runs it: a waiting poll with nothing to claim yet is parked
+    /// as state when the transport can hold it so ([`CallContext::parks`], over HTTP), and waits on
+    /// this thread otherwise.
+    fn outcome_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Answered {
+        let waiting = match self.start_in(tool, args, context) {
+            Step::Answered(answer) => return answered(answer),
+            Step::Waiting(waiting) if context.parks() => waiting,
+            Step::Waiting(waiting) => {
+                let every = self.progress_every;
+                let _progress = context.wants_progress().then(|| {
+                    Progress::start(
+                        context.clone(),
+                        wait_total(args),
+                        every,
+                        Arc::clone(waiting.clock()),
+                    )
+                });
+                let cancel = waiting.cancel().clone();
+                return answered(delivered(waiting.finish(), &cancel));
+            }
+        };
+        let progress = context.wants_progress().then(|| ParkProgress {
+            started: waiting.clock().monotonic(),
+            every: self.progress_every,
+            total: wait_total(args),
+            message: PROGRESS_MESSAGE,
+        });
+        park(context, waiting, progress)
+    }
+
+    /// Starts `tool` within `context`: the answer, or a waiting poll to park or wait for.
+    fn start_in(&self, tool: &str, args: &Map<String, Value>, context: &CallContext) -> Step {
+        let target = match self.contracts.for_tool(tool) {
+            Ok(target) => target,
+            Err(e) => return Step::Answered(Err(e.to_refusal())),
+        };
+        let cancel = Cancel::new();
+        let on_cancel = cancel.clone();
+        context.on_cancel(move || on_cancel.cancel());
+        // Registered before the call can claim anything: a poll's claim whose answer the transport
+        // drops — the client cancelled or went away at any step — goes back to the queue.
+        let undeliver = cancel.clone();
+        context.on_undelivered(move || undeliver.undeliver());
+        // Over HTTP a waiting call must still hold its caller's credentials when it claims and when
+        // it answers: a token revoked (a JWT expired, its key withdrawn) meanwhile claims nothing.
+        if let Some(check) = context.credential_check() {
+            cancel.require(move || check());
+        }
+        // Over HTTP the caller's credentials say who it is: every identity argument defaults to that
+        // agent, and one naming another is refused before the store is asked.
+        let authenticated = context
+            .agent()
+            .and_then(|a| AgentId::new(a).ok())
+            .map(DefaultAgent::Authenticated);
+        let default = authenticated.as_ref().unwrap_or(&self.agent);
+        match target.start(tool, args, default, &cancel) {
+            Step::Answered(answer) if tool == "poll_next_task" => Step::Answered(delivered(answer, &cancel)),
+            step => step,
+        }
+    }
+}
+
+/// The message of a waiting poll's progress reports.
+const PROGRESS_MESSAGE: &str = "waiting for a contract";
+
+/// The `total` of a waiting poll's progress: its `wait_sec`.
+fn wait_total(args: &Map<String, Value>) -> Option<f64> {
+    args.get("wait_sec").and_then(Value::as_f64)
+}
+
+/// A poll's answer, made: from here the transport sends it or drops it (the test pause point
+/// `poll-answered`, between the two).
+fn delivered(answer: Result<Value, ContractRefusal>, cancel: &Cancel) -> Result<Value, ContractRefusal> {
+    shiftwork_contracts::failpoints::pause("poll-answered", cancel);
+    answer
+}
+
+/// Parks `waiting` through `context`: the transport resumes it on a worker once woken or due, and it
+/// answers or parks again.
+fn park(context: &CallContext, waiting: WaitingCall, progress: Option<ParkProgress>) -> Answered {
+    let wake = waiting.wake().clone();
+    let clock = Arc::clone(waiting.clock());
+    let until = waiting.until();
+    let resumed = context.clone();
+    let cancel = waiting.cancel().clone();
+    context.park(Park {
+        wake,
+        clock,
+        until,
+        progress,
+        resume: Box::new(move || match waiting.resume() {
+            Step::Answered(answer) => answered(delivered(answer, &cancel)),
+            Step::Waiting(next) => park(&resumed, next, progress),
+        }),
+    })
 }
 
 /// A contracts call's answer (the success's object, or the refusal's with its code), with the
 /// adapter's hints.
 fn answered(result: Result<Value, ContractRefusal>) -> Answered {
-    let code = result.as_ref().err().map(|refusal| refusal.code().as_str());
+    let code = result.as_ref().err().map(|refusal| refusal.code());
     let outcome = Outcome::Answer(answer_object(result), TextStyle::Compact);
     match code {
         None => Answered::result(outcome),
@@ -342,7 +423,7 @@ impl Progress {
                         return;
                     }
                     let waited = clock.monotonic().saturating_sub(started).as_secs_f64().round();
-                    context.progress(waited, total, Some("waiting for a contract"));
+                    context.progress(waited, total, Some(PROGRESS_MESSAGE));
                 }
             })
             .ok();
@@ -436,23 +517,24 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
                 output_schema: schema::output(name),
                 hints,
                 unknown_argument,
-                handler: Arc::new(move |args| answered(lazy.call_in(name, args.map(), args.context()))),
+                handler: Arc::new(move |args| lazy.outcome_in(name, args.map(), args.context())),
                 prefetch: None,
             }
         })
         .collect()
 }
 
-const DISPATCH: &str = "Queue a contract for another agent. Each pointer (a file path under workspace_root) is pinned by size and SHA-256 so the receiver works on exactly the files you read; paths leaving the root, symlinks pointing out of it and secret-bearing files are refused. The contract waits SUBMITTED for queue_ttl_sec (default 14400) and runs under a lease of exec_ttl_sec (default 1800); it can never live past 4 × queue_ttl_sec. Give idempotency_key to make retries safe. Follow it with inspect_mesh_state.";
-const POLL: &str = "Claim the oldest SUBMITTED contract addressed to you (agent_id, default AGENT_NAME) and check that its pointer files are unchanged: existence, then size, then SHA-256. A contract whose files changed is closed POINTER_STALE and the next one is tried. The reply carries claim_epoch; pass it to extend_ttl, release_contract, fail_contract and fulfill_contract. The lease lasts exec_ttl_sec; renew it with extend_ttl. To look without claiming, use inspect_mesh_state.";
-const EXTEND: &str = "Renew the lease of a contract you hold: the execution window restarts now for its full exec_ttl_sec. At most 5 renewals per claim, and never past the lifetime ceiling (created_at + 4 × queue_ttl_sec). A lease that already ran out cannot be renewed; the contract is then TIMED_OUT.";
-const RELEASE: &str = "Hand a contract you hold back to the queue, behind the contracts already waiting, for the same target agent. At most 3 releases per contract; its count of schema-invalid deliveries is kept. Your claim_epoch stops working.";
-const FAIL: &str = "Close a contract you hold as FAILED, with a reason. If your lease had already run out, the contract stays TIMED_OUT and your reason is recorded.";
-const FULFILL: &str = "Deliver the result of a contract you hold: result_summary, optional structured_output (checked against the contract's contract_schema) and optional artifacts_pointers (files you produced; they are fingerprinted). The pointer files must still match their baseline: the first mismatch answers RETRY_NEEDED and renews your lease once, the next closes the contract POINTER_STALE. The third schema-invalid delivery closes it FAILED. Never edit pointer files; put proposed changes in structured_output, e.g. under fixes.";
-const VERIFY: &str = "Compare a contract's pointer files with their baseline without changing anything. Lists every drifted file (FILE_MISSING, SIZE_MISMATCH, CONTENT_CHANGED, PATH_REFUSED) with a restore hint and says whether fulfill_contract would pass its file check for you now. Uses up no retry.";
-const CANCEL: &str =
-    "Withdraw a contract you dispatched; it ends CANCELLED and its holder is told at its next call.";
-const INSPECT: &str = "Read contracts without claiming or changing them. Filter by target_agent, requester_agent, status or contract_id; newest first, paged with limit and cursor; counts per status included. Contracts past a deadline that no sweep has recorded yet show is_logically_expired. With contract_id, returns the full record, including results and failure causes.";
+// The texts of the contracts specification (CT-94), each followed by what issue 35 item 1 asks a
+// description to say besides: what it changes, what it answers, and which tool fits better when.
+const DISPATCH: &str = "Queue a contract for another agent. Each pointer (a file path under workspace_root) is pinned by size and SHA-256 so the receiver works on exactly the files you read; paths leaving the root, symlinks pointing out of it and secret-bearing files are refused. The contract waits SUBMITTED for queue_ttl_sec (default 14400) and runs under a lease of exec_ttl_sec (default 1800); it can never live past 4 × queue_ttl_sec. Give idempotency_key to make retries safe. Follow it with inspect_mesh_state. Writes the store, never a file; answers the contract_id, its deadlines and the fingerprints; cancel_contract withdraws it.";
+const POLL: &str = "Claim the oldest SUBMITTED contract addressed to you (agent_id, default AGENT_NAME) and check that its pointer files are unchanged: existence, then size, then SHA-256. A contract whose files changed is closed POINTER_STALE and the next one is tried. The reply carries claim_epoch; pass it to extend_ttl, release_contract, fail_contract and fulfill_contract. The lease lasts exec_ttl_sec; renew it with extend_ttl. To look without claiming, use inspect_mesh_state. With wait_sec it waits that long for work. Writes the store (the claim); answers has_task true with the contract, or has_task false.";
+const EXTEND: &str = "Renew the lease of a contract you hold: the execution window restarts now for its full exec_ttl_sec. At most 5 renewals per claim, and never past the lifetime ceiling (created_at + 4 × queue_ttl_sec). A lease that already ran out cannot be renewed; the contract is then TIMED_OUT. Writes the store; answers the new expires_at and the renewals left.";
+const RELEASE: &str = "Hand a contract you hold back to the queue, behind the contracts already waiting, for the same target agent. At most 3 releases per contract; its count of schema-invalid deliveries is kept. Your claim_epoch stops working. Writes the store; answers the new queue deadline. To give up for good, use fail_contract.";
+const FAIL: &str = "Close a contract you hold as FAILED, with a reason. If your lease had already run out, the contract stays TIMED_OUT and your reason is recorded. With retryable and deliveries left, it is queued again instead. Writes the store; answers the status it ended in. To hand it back unfinished, use release_contract.";
+const FULFILL: &str = "Deliver the result of a contract you hold: result_summary, optional structured_output (checked against the contract's contract_schema) and optional artifacts_pointers (files you produced; they are fingerprinted). The pointer files must still match their baseline: the first mismatch answers RETRY_NEEDED and renews your lease once, the next closes the contract POINTER_STALE. The third schema-invalid delivery closes it FAILED. Never edit pointer files; put proposed changes in structured_output, e.g. under fixes. Writes the store, never a file; answers COMPLETED. To check the files first, use verify_contract.";
+const VERIFY: &str = "Compare a contract's pointer files with their baseline without changing anything. Lists every drifted file (FILE_MISSING, SIZE_MISMATCH, CONTENT_CHANGED, PATH_REFUSED) with a restore hint and says whether fulfill_contract would pass its file check for you now. Uses up no retry. Call it before fulfill_contract when files may have moved.";
+const CANCEL: &str = "Withdraw a contract you dispatched; it ends CANCELLED and its holder is told at its next call. Writes the store; answers whether it was held and by whom; cancelling again changes nothing. A holder gives up with fail_contract or release_contract instead.";
+const INSPECT: &str = "Read contracts without claiming or changing them. Filter by target_agent, requester_agent, status or contract_id; newest first, paged with limit and cursor; counts per status included. Contracts past a deadline that no sweep has recorded yet show is_logically_expired. With contract_id, returns the full record, including results and failure causes. To take work, use poll_next_task.";
 
 fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
     vec![
@@ -480,8 +562,8 @@ fn dispatch_later(root: &Path, workspace: &Path) -> std::io::Result<()> {
         config,
     );
     let contracts = lazy.get().map_err(std::io::Error::other)?;
-    let alice = AgentId::parse("alice").map_err(std::io::Error::other)?;
-    let bob = AgentId::parse("bob").map_err(std::io::Error::other)?;
+    let alice = AgentId::new("alice").map_err(std::io::Error::other)?;
+    let bob = AgentId::new("bob").map_err(std::io::Error::other)?;
     let request = DispatchRequest {
         contract_schema: json!({"type": "object", "required": ["verdict"],
                                 "properties": {"verdict": {"enum": ["approve", "reject"]}}})

@@ -20,6 +20,7 @@ use crate::registry::{
     Answered, DemoStep, Group, Hints, INVALID_ARGUMENT, Outcome, TextStyle, ToolDef, UNKNOWN_ARGUMENT,
     unknown_argument_sentence,
 };
+use crate::schema::{boolean, closed_branch, constant, nullable, one_of, string, variants};
 use crate::settings::{Setting, Settings};
 
 /// The tool's name.
@@ -51,11 +52,10 @@ pub static GROUP: Group = Group {
     command: None,
 };
 
-const DESCRIPTION: &str = "Evaluate an operating-hours expression at an instant (default: now). Grammar: \
-[TZ=zone] [days] HH:MM-HH:MM; … — days like Mon-Fri or Sat,Sun (default every day), 24:00 ends a day, \
-22:00-02:00 runs overnight. Answers whether the instant is in hours, the next change, when hours last \
-ended (previous_end) and the canonical form; exact across DST. Changes nothing. Call it before starting \
-work that must happen inside (or outside) given hours.";
+const DESCRIPTION: &str = "Evaluate an operating-hours expression ([TZ=zone] [days] HH:MM-HH:MM; …) at an instant \
+(default: now): answers whether the instant is in hours, the next change, when the hours last ended (previous_end), \
+the canonical form and a summary, exact across DST. Changes nothing and reads no file. Call it before starting work \
+that must happen inside (or outside) given hours. A refusal is an answer with result error, not a tool error.";
 
 /// Builds the group's tool: the server zone is resolved here, once (HR-79). An unknown `--zone` is a
 /// start-up usage error; an unknown `TZ` is a warning on stderr, and UTC is used.
@@ -153,16 +153,16 @@ fn input_schema() -> Value {
         "properties": {
             "expression": {
                 "type": "string",
-                "description": "Operating hours, e.g. \"TZ=America/New_York Mon-Fri 09:00-17:00; Sat 10:00-14:00\"."
+                "description": "Operating hours: [TZ=zone] then windows [days] HH:MM-HH:MM joined by ; (days like Mon-Fri or Sat,Sun, default every day; 24:00 ends a day; 22:00-02:00 runs overnight), at most 2,048 bytes. E.g. \"TZ=America/New_York Mon-Fri 09:00-17:00; Sat 10:00-14:00\"."
             },
             "at": {
                 "type": "string",
                 "format": "date-time",
-                "description": "Instant to evaluate, RFC 3339 (default: now)."
+                "description": "The instant to evaluate, RFC 3339 (2026-09-28T16:00:00Z, or with an offset). Default: now, by the server's clock."
             },
             "zone": {
                 "type": "string",
-                "description": "IANA zone for an expression without TZ= (default: the server's zone)."
+                "description": "IANA zone (Europe/London) for an expression without TZ=. Default: the server's zone (--zone, else TZ, else the system's zone)."
             }
         },
         "required": ["expression"],
@@ -170,36 +170,68 @@ fn input_schema() -> Value {
     })
 }
 
-/// The output schema (HR-83): an object admitting exactly the result shape and the refusal shape.
+/// The output schema (HR-83): an object admitting exactly the result shape and the refusal shape,
+/// every member typed and described.
 fn output_schema() -> Value {
-    let instant = json!({"type": ["string", "null"]});
-    json!({
-        "type": "object",
-        "properties": {"result": {"type": "string", "enum": ["hours", "error"]}},
-        "required": ["result"],
-        "oneOf": [
-            {
-                "type": "object",
-                "properties": {
-                    "result": {"const": "hours"},
-                    "in_hours": {"type": "boolean"},
-                    "next_change": instant,
-                    "previous_end": instant,
-                    "canonical": {"type": "string"},
-                    "zone": {"type": "string"},
-                    "summary": {"type": "string"}
-                },
-                "required": ["result", "in_hours", "next_change", "previous_end", "canonical", "zone", "summary"],
-                "additionalProperties": false
-            },
-            {
-                "type": "object",
-                "properties": {"result": {"const": "error"}, "reason": {"type": "string"}},
-                "required": ["result", "reason"],
-                "additionalProperties": false
-            }
-        ]
-    })
+    variants(
+        "result",
+        one_of(
+            &["hours", "error"],
+            "hours: the evaluation; error: the arguments were refused.",
+        ),
+        vec![
+            closed_branch(
+                vec![
+                    ("result", constant("hours", "The evaluation.")),
+                    ("in_hours", boolean("Whether the instant is inside the hours.")),
+                    (
+                        "next_change",
+                        nullable(string(
+                            "When it next flips in or out, RFC 3339 in UTC (2026-09-28T16:00:00Z); null when the hours never change.",
+                        )),
+                    ),
+                    (
+                        "previous_end",
+                        nullable(string(
+                            "When the hours last ended, RFC 3339 in UTC; null when in hours or when they never end.",
+                        )),
+                    ),
+                    ("canonical", string("The expression in canonical form.")),
+                    (
+                        "zone",
+                        string(
+                            "The zone it was evaluated in: the TZ= prefix, else the zone argument, else the server's.",
+                        ),
+                    ),
+                    (
+                        "summary",
+                        string(
+                            "opens Ddd HH:MM out of hours, closes HH:MM in hours (in that zone); empty when it never changes.",
+                        ),
+                    ),
+                ],
+                &[
+                    "result",
+                    "in_hours",
+                    "next_change",
+                    "previous_end",
+                    "canonical",
+                    "zone",
+                    "summary",
+                ],
+            ),
+            closed_branch(
+                vec![
+                    (
+                        "result",
+                        constant("error", "Refused; a normal result, not a tool error."),
+                    ),
+                    ("reason", string("Why, in one sentence.")),
+                ],
+                &["result", "reason"],
+            ),
+        ],
+    )
 }
 
 /// A refusal (HR-83): a normal result, never an MCP tool error; `code` is what the server's telemetry

@@ -18,6 +18,8 @@ use crate::registry::{
 };
 use crate::settings::{Setting, Settings};
 
+mod schema;
+
 /// `--probes` (SW-137, issue 12 item 3): run relay probes. Off by default: a probe is a shell command
 /// taken from the checkpoint, which any client can write through `handoff_patch`, and it runs with the
 /// server's environment and rights.
@@ -113,7 +115,7 @@ pub(crate) fn env(settings: &Settings) -> Result<Env, String> {
 }
 
 /// The roots of a server over HTTP (`--roots`, else the working directory); none over stdio.
-fn roots(settings: &Settings) -> Result<Option<Vec<PathBuf>>, String> {
+pub(crate) fn roots(settings: &Settings) -> Result<Option<Vec<PathBuf>>, String> {
     if settings.value(&crate::http::HTTP).is_none() {
         return Ok(None);
     }
@@ -191,12 +193,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             "shiftwork_plan",
             "Shift work: plan",
             PLAN_DESCRIPTION,
-            json!({"checkpoint": checkpoint_arg()}),
+            vec![("checkpoint", schema::checkpoint())],
             &["checkpoint"],
-            &[
-                "result", "batches", "ready", "sequence", "width", "cursor", "held", "budget", "ranking",
-                "winner", "reason",
-            ],
+            schema::plan_output(),
             Hints::READ_ONLY,
             Arc::new(move |args| {
                 decode(args, "shiftwork_plan", |a| {
@@ -212,25 +211,12 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             "shiftwork_clock_in",
             "Shift work: clock in",
             clock_in_description,
-            json!({
-                "checkpoint": checkpoint_arg(),
-                "unit_id": {"type": "string", "description": "The unit to brief; default: plan.cursor. Must be in ready."},
-            }),
-            &["checkpoint"],
-            &[
-                "result",
-                "reason",
-                "unit",
-                "role",
-                "invariants",
-                "handoff",
-                "do_not",
-                "files",
-                "agreements",
-                "upstream",
-                "open_questions",
-                "probe",
+            vec![
+                ("checkpoint", schema::checkpoint()),
+                ("unit_id", schema::clock_in_unit()),
             ],
+            &["checkpoint"],
+            schema::clock_in_output(),
             clock_in_hints,
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_in", |a| {
@@ -238,7 +224,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     let unit = a.optional_string("unit_id")?;
                     Ok(answered(
                         "shiftwork_clock_in",
-                        &shiftwork_core::clock_in(&in_env, Path::new(&checkpoint), unit.as_deref()),
+                        &shiftwork_core::clock_in_arguments(&in_env, Path::new(&checkpoint), unit.as_deref()),
                     ))
                 })
             }),
@@ -247,18 +233,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             "shiftwork_clock_out",
             "Shift work: clock out",
             CLOCK_OUT_DESCRIPTION,
-            json!({
-                "checkpoint": checkpoint_arg(),
-                "unit_id": {"type": "string", "description": "plan.cursor, or a unit briefed since its last clock-out."},
-                "status": {"type": "string", "description": "The unit's new status: todo, in_progress, done, blocked or dropped."},
-                "handoff_patch": {"type": "object", "description": "Shallow-merged into handoff; {} for none.", "properties": {"next_action": {"type": "string"}, "open_questions": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"q": {"type": "string"}, "kind": {"enum": ["relay", "decision"]}, "probe": {"type": "string"}}}]}}, "do_not": {"type": "array", "items": {"type": "string"}}, "notes": {"type": "string"}}},
-                "history_entry": {"type": "object", "description": "Pushed onto the 5-entry history ring.", "properties": {"unit": {"type": "string"}, "outcome": {"type": "string"}, "notes": {"type": "string"}, "produced": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string"}, "ref": {"type": "string"}}}}}},
-                "accounting": {"type": "object", "description": "Cost line: {tokens, duration_ms, model?, cache_read_tokens?, tool_uses?, note?, estimate?, …}."},
-                "agent_id": {"type": "string", "description": "1-64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or digit; written on the ledger line only."},
-                "agreements": {"type": "object", "description": "Applied to job.agreements.", "properties": {"adopt": {"type": "array", "items": {"type": "string"}}, "retire": {"type": "array", "items": {"type": "string"}}}},
-                "conclusion": {"type": "object", "description": "{outcome: resolved|inconclusive|stopped, evidence: [text], supported?}; only from a unit with concludes: true."},
-                "follow_ups": {"type": "array", "description": "New units appended to the plan (id, title, role and brief_path required).", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "role": {"enum": ["planner", "implementer", "reviewer"]}, "brief_path": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "touches": {"type": "array", "items": {"type": "string"}}, "verify": {"type": "string"}}}},
-            }),
+            std::iter::once(("checkpoint", schema::checkpoint()))
+                .chain(schema::clock_out_arguments())
+                .collect(),
             &[
                 "checkpoint",
                 "unit_id",
@@ -266,7 +243,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                 "handoff_patch",
                 "history_entry",
             ],
-            &["result", "reason", "unit", "status", "cursor", "log"],
+            schema::clock_out_output(),
             Hints::local(false, true, false),
             Arc::new(move |args| {
                 decode(args, "shiftwork_clock_out", |a| {
@@ -283,7 +260,12 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
                     request.conclusion = a.optional("conclusion", Kind::Object)?;
                     request.follow_ups = a.optional("follow_ups", Kind::Array)?;
                     // Over HTTP the caller is who its credentials say (issue 29 item 3).
-                    let request = match args.context().agent() {
+                    // The credentials' agent passed the family's grammar when it was authenticated.
+                    let authenticated = args
+                        .context()
+                        .agent()
+                        .and_then(|a| shiftwork_core::AgentId::new(a).ok());
+                    let request = match &authenticated {
                         Some(agent) => request.acting_as(agent),
                         None => Ok(request),
                     };
@@ -296,20 +278,9 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
             "shiftwork_status",
             "Shift work: status",
             STATUS_DESCRIPTION,
-            json!({
-                "checkpoint": checkpoint_arg(),
-                "search": {"type": "string", "description": "Words to find (all, any case) in the lines of .shiftwork/archive/ files; at most 50 matches."},
-            }),
+            vec![("checkpoint", schema::checkpoint()), ("search", schema::search())],
             &["checkpoint"],
-            &[
-                "result",
-                "reason",
-                "cursor",
-                "units",
-                "open_questions",
-                "last_history",
-                "search",
-            ],
+            schema::status_output(),
             Hints::READ_ONLY,
             Arc::new(move |args| {
                 decode(args, "shiftwork_status", |a| {
@@ -346,11 +317,9 @@ fn work_plan_tool() -> ToolDef {
         "work_plan",
         "Work plan: batch a dependency graph",
         WORK_PLAN_DESCRIPTION,
-        json!({
-            "nodes": {"type": "array", "description": "The graph: each node an id, optional depends_on ids, an integer priority and the repo-relative paths it touches.", "items": {"type": "object", "properties": {"id": {"type": "string"}, "depends_on": {"type": "array", "items": {"type": "string"}}, "priority": {"type": "integer"}, "touches": {"type": "array", "items": {"type": "string"}}}}},
-        }),
+        vec![("nodes", schema::nodes())],
         &["nodes"],
-        &["result", "reason", "batches", "sequence", "width", "held"],
+        schema::work_plan_output(),
         Hints::READ_ONLY,
         Arc::new(move |args| {
             // The plain form of the arguments is read without building a value tree; any other
@@ -366,34 +335,33 @@ fn work_plan_tool() -> ToolDef {
     )
 }
 
-fn checkpoint_arg() -> Value {
-    json!({"type": "string", "description": "Path of the checkpoint JSON file, relative to the server's working directory."})
-}
+const PLAN_DESCRIPTION: &str = "Read a shift-work checkpoint (JSON; conventionally .shiftwork/checkpoint.json) and answer which units may run now: result \"plan\" with the waves, the ready units and the cursor, plus holds (units that touch one file), budget and ranking when the checkpoint uses them. Writes nothing. A ready unit other than plan.cursor can be clocked out only after shiftwork_clock_in has briefed it. Refusals are answers with result \"error\", not protocol errors. To batch an arbitrary graph without a file, use work_plan.";
 
-const PLAN_DESCRIPTION: &str = "Read a shift-work checkpoint (JSON; conventionally .shiftwork/checkpoint.json) and answer which units may run now: result \"plan\" with batches (waves of unit ids), ready (the first wave), sequence, width, the cursor, plus held (units kept apart because they touch the same file), budget and ranking when the checkpoint uses them. Writes nothing. A ready unit other than plan.cursor can be clocked out only after shiftwork_clock_in has briefed it. Refusals are answers with result \"error\" and a reason, not protocol errors. To batch an arbitrary graph without a file, use work_plan.";
+const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (a person is needed), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relays escalate like decisions: their probe shell commands from the repo root run only under --probes. Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
 
-const CLOCK_IN_DESCRIPTION: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Relays escalate like decisions: their probe shell commands from the repo root run only under --probes. Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+const CLOCK_IN_WITH_PROBES: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (a person is needed), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Runs commands: relay probes are shell commands from the repo root, with the server's rights (30 s total). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
 
-const CLOCK_IN_WITH_PROBES: &str = "Brief one ready unit of a shift-work checkpoint for the agent that will do it: result \"brief\" with the unit, its role, the job's invariants, the handoff, do_not, files, agreements and what upstream units produced; appends a brief line to <checkpoint>.log.jsonl and never changes the checkpoint. Default unit: plan.cursor. Other results: \"escalate\" (an open question needs a human, or the cursor names no unit), \"success\" (every unit done or dropped), \"error\" (not ready, a file conflict, the budget). Runs commands: relay probes are shell commands from the repo root, with the server's rights (30 s total). Refusals are answers, not protocol errors. Call shiftwork_clock_out when the unit ends.";
+const CLOCK_OUT_DESCRIPTION: &str = "Record the end of a unit of a shift-work checkpoint: sets its status, merges handoff_patch, pushes history_entry, moves plan.cursor to the next ready unit and appends the accounting line to <checkpoint>.log.jsonl. Result \"ok\" with the new cursor, or \"error\" with a reason (unit not the cursor nor briefed, a model job.roles forbids, a bad accounting line, a document the schema refuses, a lock held…). A refusal or a failure writes nothing: checkpoint and ledger stay as they were. Refusals are answers, not protocol errors. To see what is ready next, use shiftwork_plan.";
 
-const CLOCK_OUT_DESCRIPTION: &str = "Record the end of a unit of a shift-work checkpoint: sets its status, merges handoff_patch, pushes history_entry, moves plan.cursor to the next ready unit and appends the accounting line to <checkpoint>.log.jsonl. Result \"ok\" with the new cursor and the ledger path, or \"error\" with a reason (unit not the cursor nor briefed, a model job.roles forbids, a malformed accounting line, a document the schema refuses, the file locked by another clock-out…). A refusal or a failure writes nothing: checkpoint and ledger stay as they were. Refusals are answers, not protocol errors.";
+const STATUS_DESCRIPTION: &str = "Summarize a shift-work checkpoint: result \"status\" with the cursor, units per status, open questions and the last history entry; with search, also the matching lines of its .shiftwork/archive/ files. Reads only; never the ledger. Refusals are answers with result \"error\", not protocol errors. To see which units may run, use shiftwork_plan.";
 
-const STATUS_DESCRIPTION: &str = "Summarize a shift-work checkpoint: result \"status\" with the cursor, the number of units per status, the number of open questions and the last history entry; with search, also the matching lines of the files under the checkpoint's .shiftwork/archive/. Reads only; never the ledger. Refusals are answers with result \"error\", not protocol errors. To see which units may run, use shiftwork_plan.";
-
-const WORK_PLAN_DESCRIPTION: &str = "Batch a dependency graph given inline: result \"plan\" with batches (waves whose nodes may run in parallel, higher priority first), sequence and width, plus held when nodes declare the files they touch (no wave holds two writers of one path). Refuses a malformed node, a duplicate id, an unknown dependency or a cycle with result \"error\" and a reason (an answer, not a protocol error). Opens no file; for a checkpoint use shiftwork_plan.";
+const WORK_PLAN_DESCRIPTION: &str = "Batch a dependency graph given inline: result \"plan\" with the waves of nodes that may run in parallel (higher priority first), plus held when nodes declare the files they touch (no wave holds two writers of one path). Refuses a malformed node, a duplicate id, an unknown dependency or a cycle with result \"error\" (an answer, not a protocol error). Opens no file; for a checkpoint use shiftwork_plan.";
 
 #[allow(clippy::too_many_arguments)]
 fn tool(
     name: &'static str,
     title: &'static str,
     description: &'static str,
-    properties: Value,
+    arguments: Vec<crate::schema::Member>,
     required: &[&str],
-    answer_keys: &[&str],
+    output_schema: Value,
     hints: Hints,
     handler: Handler,
 ) -> ToolDef {
-    let answer_props: Map<String, Value> = answer_keys.iter().map(|k| ((*k).to_owned(), json!({}))).collect();
+    let properties: Map<String, Value> = arguments
+        .into_iter()
+        .map(|(name, schema)| (name.to_owned(), schema))
+        .collect();
     ToolDef {
         name,
         title,
@@ -404,11 +372,7 @@ fn tool(
             "required": required,
             "additionalProperties": false,
         }),
-        output_schema: json!({
-            "type": "object",
-            "properties": answer_props,
-            "required": ["result"],
-        }),
+        output_schema,
         hints,
         unknown_argument,
         handler,

@@ -72,7 +72,17 @@ It takes no arguments and changes nothing: a file without a checklist is reporte
 
 /// The configuration of §2 from flags and environment, read once at start-up (WL-7, WL-13).
 pub(crate) fn config(settings: &Settings) -> Config {
-    Config::from_values(settings.value(DIR), settings.value(PATTERN), settings.env("HOME"))
+    let mut config = Config::builder();
+    if let Some(dir) = settings.value(DIR) {
+        config = config.dir(dir);
+    }
+    if let Some(pattern) = settings.value(PATTERN) {
+        config = config.pattern(pattern);
+    }
+    if let Some(home) = settings.env("HOME") {
+        config = config.home(home);
+    }
+    config.build()
 }
 
 /// WL-10: never fails, and prints nothing about the configuration; an invalid pattern or a missing
@@ -119,12 +129,12 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                     "description": {
                         "type": "string",
                         "minLength": 1,
-                        "description": "The finished work as one past-tense sentence. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."
+                        "description": "The finished work as one past-tense sentence, at most 4,096 bytes, no control character but whitespace. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."
                     },
                     "dry_run": {
                         "type": "boolean",
                         "default": false,
-                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."
+                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for. Default false."
                     }
                 },
                 "required": ["description"],
@@ -139,11 +149,11 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                         "description": "What happened: written, created, duplicate, dry_run, empty, no_dir or no_file."
                     },
                     "file": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "Name of the log file without its directory; null when no file was reached."
                     },
                     "line": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "The line written, or the line that would have been written; null when no file was reached."
                     },
                     "message": {
@@ -173,12 +183,11 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                         "description": "ok, or the first thing missing: no_dir, no_file or no_checklist."
                     },
                     "file": {
-                        "type": ["string", "null"],
+                        "anyOf": [{"type": "string"}, {"type": "null"}],
                         "description": "Name of the log file without its directory; null when no file was reached."
                     },
                     "items": {
-                        "type": ["integer", "null"],
-                        "minimum": 0,
+                        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}],
                         "description": "How many items the checklist holds; null unless the status is ok."
                     },
                     "message": {
@@ -328,10 +337,10 @@ pub(crate) fn probe<F: Fs>(
     open: impl FnOnce(Config) -> Worklog<F>,
 ) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") || args.first().is_some_and(|a| a == "help") {
-        return match out.write_all(probe_help().as_bytes()) {
-            Ok(()) => 0,
-            Err(_) => 1,
-        };
+        return exit_after(
+            out.write_all(probe_help().as_bytes()).and_then(|()| out.flush()),
+            0,
+        );
     }
     let settings = match probe_settings(args, settings) {
         Ok(s) => s,
@@ -371,15 +380,27 @@ pub(crate) fn probe<F: Fs>(
     // Issue 27 item 11: every line the probe prints passes the shared rule (names are already quoted
     // with their controls escaped; this keeps it so whatever a sentence holds).
     let line = escape_controls(&line);
-    let written = if to_stdout {
-        writeln!(out, "{line}")
+    if to_stdout {
+        exit_after(writeln!(out, "{line}").and_then(|()| out.flush()), code)
     } else {
-        writeln!(err, "shiftwork-mcp: {line}").and_then(|()| match &hint {
+        // A stderr that is gone is ignored, as every command of the binary ignores it.
+        let _ = writeln!(err, "shiftwork-mcp: {line}").and_then(|()| match &hint {
             Some(hint) => writeln!(err, "shiftwork-mcp: {}", escape_controls(hint)),
             None => Ok(()),
-        })
-    };
-    if written.is_err() { 1 } else { code }
+        });
+        code
+    }
+}
+
+/// The probe's exit status once its line is written to stdout: `code`, also when the reader went away
+/// (`worklog check | true`: a closed reader ends quietly, as every command of the binary does); 1 when
+/// stdout failed otherwise.
+fn exit_after(written: std::io::Result<()>, code: i32) -> i32 {
+    match written {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(_) => 1,
+    }
 }
 
 /// The probe's own flags over the environment-based settings: `check`, then only the two options.

@@ -19,7 +19,10 @@ const DIR: &str = "/srv/secret-notes-7f3a";
 
 fn group_tools(fs: &MemFs, dir: Option<&str>, pattern: Option<&str>) -> Vec<ToolDef> {
     tools(Arc::new(Worklog::new(
-        Config::from_values(dir, pattern, None),
+        {
+            let config = dir.map_or(Config::builder(), |d| Config::builder().dir(d));
+            pattern.map_or(config.clone(), |p| config.pattern(p)).build()
+        },
         fs.clone(),
     )))
 }

@@ -11,13 +11,14 @@
 //! A refusal never says more than which rule failed; a token never appears in a log or an answer.
 
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 
 use crate::tokens::{TokenFile, is_agent_name};
+use crate::watched_file::WatchedFile;
 
 /// The agent a request authenticated as.
 pub type Agent = String;
@@ -41,8 +42,17 @@ pub enum AuthError {
     Invalid(&'static str),
 }
 
+/// The refusal of a JWT whose key the issuer's set does not hold (now).
+const NO_KEY: AuthError = AuthError::Invalid("no key of the issuer signed it");
+
+/// How long a request whose JWT names a key the set lacks waits for the one fetch of the set in
+/// flight before it is refused. It waits without a thread: other requests go on meanwhile.
+pub const KEY_WAIT: Duration = Duration::from_secs(5);
+
 impl Auth {
-    /// The agent of the request whose `Authorization` header is `header`.
+    /// The agent of the request whose `Authorization` header is `header`, judged by what the server
+    /// holds now: it never reads a network, so it may run anywhere (a waiting call checks its
+    /// credentials again with it).
     pub fn authenticate(&self, header: Option<&[u8]>) -> Result<Agent, AuthError> {
         let token = bearer(header)?;
         match self {
@@ -50,6 +60,26 @@ impl Auth {
                 .agent(token)
                 .ok_or(AuthError::Invalid("it is unknown or was revoked")),
             Auth::Jwt(verifier) => verifier.verify(token),
+        }
+    }
+
+    /// [`Auth::authenticate`] for a request: a JWT naming a key the issuer's set lacks asks for the
+    /// set to be fetched again (in the background, one fetch at a time, at most once a minute) and
+    /// waits for that fetch at most [`KEY_WAIT`] — or, when a fetch was made less than a minute ago,
+    /// is refused at once.
+    pub async fn authenticate_request(&self, header: Option<&[u8]>) -> Result<Agent, AuthError> {
+        match self.authenticate(header) {
+            Err(e) if e == NO_KEY => {
+                let Auth::Jwt(verifier) = self else {
+                    return Err(e);
+                };
+                let Some(mut fetched) = verifier.refetch() else {
+                    return Err(e);
+                };
+                let _ = tokio::time::timeout(KEY_WAIT, fetched.changed()).await;
+                self.authenticate(header)
+            }
+            other => other,
         }
     }
 
@@ -94,43 +124,62 @@ fn bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
 /// Where the issuer's keys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JwksSource {
-    /// A JSON Web Key Set in a file.
+    /// A JSON Web Key Set in a file: judged and read again whenever it changes, as the token file is.
     File(PathBuf),
-    /// A JSON Web Key Set at a URL (fetched at start-up, and again — at most once a minute — when a
-    /// token names a key the set does not hold).
+    /// A JSON Web Key Set at a URL: fetched at start-up, then in the background — every ten minutes,
+    /// and (at most once a minute) when a token names a key the set does not hold.
     Url(String),
 }
 
 /// Verifies JWTs against an issuer's keys.
 pub struct JwtVerifier {
-    source: JwksSource,
     issuer: String,
     audience: String,
     agent_claim: String,
-    keys: RwLock<(JwkSet, Instant)>,
+    keys: Keys,
 }
 
-/// How long after fetching the keys an unknown key may make the server fetch them again.
-const REFRESH_AFTER: Duration = Duration::from_secs(60);
+/// The issuer's keys as the server holds them.
+enum Keys {
+    File(WatchedFile<JwkSet>),
+    Url(Arc<FetchedKeys>),
+}
+
+/// How often a key set at a URL is fetched again even when every token names a key it holds, so a
+/// key the issuer withdrew stops verifying.
+const REFRESH_EVERY: Duration = Duration::from_secs(600);
+/// The shortest time between two fetches asked for by tokens naming a key the set lacks.
+const REFETCH_AFTER: Duration = Duration::from_secs(60);
+/// How long one fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest key set read.
 const MAX_JWKS: u64 = 1024 * 1024;
 
 impl JwtVerifier {
     /// A verifier for tokens of `issuer` meant for `audience` (this server's resource URL), the agent
-    /// read from the claim `agent_claim`; the keys are read now.
+    /// read from the claim `agent_claim`; the keys are read now (a URL is fetched on this thread, at
+    /// most 10 s), and then kept fresh in the background.
     pub fn new(
         source: JwksSource,
         issuer: &str,
         audience: &str,
         agent_claim: &str,
     ) -> Result<JwtVerifier, String> {
-        let keys = load(&source)?;
+        let keys = match source {
+            JwksSource::File(path) => Keys::File(
+                WatchedFile::open(&path, MAX_JWKS, |_, bytes| parse_jwks(bytes))
+                    .map_err(|t| format!("the key set {} cannot be used: {}", path.display(), t.words()))?,
+            ),
+            JwksSource::Url(url) => {
+                let set = fetch(&url)?;
+                Keys::Url(FetchedKeys::start(url, set))
+            }
+        };
         Ok(JwtVerifier {
-            source,
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
             agent_claim: agent_claim.to_owned(),
-            keys: RwLock::new((keys, Instant::now())),
+            keys,
         })
     }
 
@@ -140,16 +189,33 @@ impl JwtVerifier {
         metadata_url(&self.audience)
     }
 
+    /// Asks for the key set at a URL to be fetched again, for a token naming a key it lacks: the
+    /// receiver of the fetch's end, or `None` when no fetch will come soon (a file, or a fetch made
+    /// less than a minute ago).
+    fn refetch(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        match &self.keys {
+            Keys::File(_) => None,
+            Keys::Url(fetched) => fetched.ask(),
+        }
+    }
+
+    /// The key set held now (`None` when a key set file can no longer be trusted or read).
+    fn key_set(&self) -> Option<Arc<JwkSet>> {
+        match &self.keys {
+            Keys::File(file) => file.current().ok(),
+            Keys::Url(fetched) => Some(fetched.current()),
+        }
+    }
+
     fn verify(&self, token: &str) -> Result<Agent, AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Invalid("it is not a JWT"))?;
         if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256) {
             return Err(AuthError::Invalid("its algorithm is not RS256 or ES256"));
         }
-        let mut key = self.key(header.kid.as_deref(), header.alg);
-        if key.is_none() && matches!(self.source, JwksSource::Url(_)) && self.refresh() {
-            key = self.key(header.kid.as_deref(), header.alg);
-        }
-        let key = key.ok_or(AuthError::Invalid("no key of the issuer signed it"))?;
+        let set = self.key_set().ok_or(AuthError::Invalid(
+            "the server's key set cannot be trusted or read",
+        ))?;
+        let key = key(&set, header.kid.as_deref(), header.alg).ok_or(NO_KEY)?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.audience]);
@@ -180,60 +246,130 @@ impl JwtVerifier {
             None => Err(AuthError::Invalid("it has no agent claim")),
         }
     }
+}
 
-    /// The key with id `kid` (or, without one, the only key) for `alg`.
-    fn key(&self, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
-        let keys = self
-            .keys
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let fits = |jwk: &&jsonwebtoken::jwk::Jwk| {
-            let family = match alg {
-                Algorithm::ES256 => matches!(
-                    jwk.algorithm,
-                    jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_)
-                ),
-                _ => matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::RSA(_)),
-            };
-            family && kid.is_none_or(|kid| jwk.common.key_id.as_deref() == Some(kid))
+/// The key of `set` with id `kid` (or, without one, the only key) for `alg`.
+fn key(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
+    let fits = |jwk: &&jsonwebtoken::jwk::Jwk| {
+        let family = match alg {
+            Algorithm::ES256 => matches!(
+                jwk.algorithm,
+                jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_)
+            ),
+            _ => matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::RSA(_)),
         };
-        let mut candidates = keys.0.keys.iter().filter(fits);
-        let jwk = candidates.next()?;
-        if kid.is_none() && candidates.next().is_some() {
-            // Without a key id, only an unambiguous key set verifies.
-            return None;
+        family && kid.is_none_or(|kid| jwk.common.key_id.as_deref() == Some(kid))
+    };
+    let mut candidates = set.keys.iter().filter(fits);
+    let jwk = candidates.next()?;
+    if kid.is_none() && candidates.next().is_some() {
+        // Without a key id, only an unambiguous key set verifies.
+        return None;
+    }
+    DecodingKey::from_jwk(jwk).ok()
+}
+
+/// A key set at a URL, fetched again by one thread of its own — never by a request's worker, never
+/// two fetches at once.
+struct FetchedKeys {
+    url: String,
+    set: RwLock<Arc<JwkSet>>,
+    control: Mutex<Control>,
+    asked: Condvar,
+    /// Counts the fetches that ended (well or not): a request waiting for the one in flight watches it.
+    fetched: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct Control {
+    /// A token asked for a fetch that has not started yet.
+    wanted: bool,
+    /// A fetch is in flight.
+    running: bool,
+    /// When a token last made a fetch start (the start-up fetch does not count).
+    last_asked: Option<Instant>,
+}
+
+impl FetchedKeys {
+    /// Keeps `set`, fetched from `url`, and starts the thread that fetches it again.
+    fn start(url: String, set: JwkSet) -> Arc<FetchedKeys> {
+        let keys = Arc::new(FetchedKeys {
+            url,
+            set: RwLock::new(Arc::new(set)),
+            control: Mutex::new(Control::default()),
+            asked: Condvar::new(),
+            fetched: tokio::sync::watch::Sender::new(0),
+        });
+        let weak = Arc::downgrade(&keys);
+        let started = std::thread::Builder::new()
+            .name(String::from("shiftwork-mcp-jwks"))
+            .spawn(move || fetch_loop(&weak));
+        if let Err(e) = started {
+            tracing::warn!("the issuer's keys will not be fetched again: {e}");
         }
-        DecodingKey::from_jwk(jwk).ok()
+        keys
     }
 
-    /// Fetches the keys again when the last fetch is older than [`REFRESH_AFTER`]; true when it did.
-    fn refresh(&self) -> bool {
+    fn current(&self) -> Arc<JwkSet> {
+        Arc::clone(&self.set.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn control(&self) -> std::sync::MutexGuard<'_, Control> {
+        // Plain flags: a panic cannot leave them half-written.
+        self.control.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A token names a key the set lacks: the receiver of the end of the fetch in flight, or of one
+    /// started now when none started in the last [`REFETCH_AFTER`]; `None` otherwise.
+    fn ask(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let mut control = self.control();
+        let receiver = self.fetched.subscribe();
+        if control.running || control.wanted {
+            return Some(receiver);
+        }
+        if control.last_asked.is_some_and(|at| at.elapsed() < REFETCH_AFTER) {
+            return None;
+        }
+        control.wanted = true;
+        control.last_asked = Some(Instant::now());
+        self.asked.notify_one();
+        Some(receiver)
+    }
+}
+
+/// The fetching thread: waits until a token asks or [`REFRESH_EVERY`] passed, fetches, keeps the
+/// set when it reads, tells the waiting requests; ends when the verifier is gone.
+fn fetch_loop(keys: &Weak<FetchedKeys>) {
+    let mut last = Instant::now();
+    loop {
+        let Some(this) = keys.upgrade() else { return };
         {
-            let keys = self
-                .keys
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if keys.1.elapsed() < REFRESH_AFTER {
-                return false;
+            let mut control = this.control();
+            while !control.wanted && last.elapsed() < REFRESH_EVERY {
+                // Wakes now and then to see whether the verifier is still there.
+                let (guard, _) = this
+                    .asked
+                    .wait_timeout(control, Duration::from_secs(30))
+                    .unwrap_or_else(PoisonError::into_inner);
+                control = guard;
+                if Arc::strong_count(&this) == 1 {
+                    return;
+                }
             }
+            control.wanted = false;
+            control.running = true;
         }
-        match load(&self.source) {
-            Ok(set) => {
-                *self
-                    .keys
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = (set, Instant::now());
-                true
-            }
-            Err(e) => {
-                tracing::warn!("the issuer's keys could not be fetched again: {e}");
-                self.keys
-                    .write()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .1 = Instant::now();
-                false
-            }
+        let url = this.url.clone();
+        drop(this);
+        let fetched = fetch(&url);
+        last = Instant::now();
+        let Some(this) = keys.upgrade() else { return };
+        match fetched {
+            Ok(set) => *this.set.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(set),
+            Err(e) => tracing::warn!("the issuer's keys could not be fetched again: {e}"),
         }
+        this.control().running = false;
+        this.fetched.send_modify(|n| *n += 1);
     }
 }
 
@@ -247,37 +383,28 @@ pub fn metadata_url(resource: &str) -> String {
     format!("{scheme}://{host}/.well-known/oauth-protected-resource{path}")
 }
 
-/// Reads a key set.
-fn load(source: &JwksSource) -> Result<JwkSet, String> {
-    let bytes = match source {
-        JwksSource::File(path) => {
-            use shiftwork_seams::Fs as _;
-            shiftwork_seams::OsFs.read_limited(path, MAX_JWKS).map_err(|e| {
-                format!(
-                    "the key set {} cannot be read: {}",
-                    path.display(),
-                    shiftwork_seams::os_reason(&e)
-                )
-            })?
-        }
-        JwksSource::Url(url) => {
-            let agent = ureq::Agent::config_builder()
-                .timeout_global(Some(Duration::from_secs(10)))
-                .build()
-                .new_agent();
-            let mut response = agent
-                .get(url)
-                .call()
-                .map_err(|e| format!("the key set at {url} cannot be fetched: {e}"))?;
-            response
-                .body_mut()
-                .with_config()
-                .limit(MAX_JWKS)
-                .read_to_vec()
-                .map_err(|e| format!("the key set at {url} cannot be read: {e}"))?
-        }
-    };
-    serde_json::from_slice(&bytes).map_err(|e| format!("the key set is not a JSON Web Key Set: {e}"))
+/// Fetches the key set at `url` (at most [`FETCH_TIMEOUT`], at most 1 MiB).
+fn fetch(url: &str) -> Result<JwkSet, String> {
+    let agent = ureq::Agent::config_builder()
+        .timeout_global(Some(FETCH_TIMEOUT))
+        .build()
+        .new_agent();
+    let mut response = agent
+        .get(url)
+        .call()
+        .map_err(|e| format!("the key set at {url} cannot be fetched: {e}"))?;
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_JWKS)
+        .read_to_vec()
+        .map_err(|e| format!("the key set at {url} cannot be read: {e}"))?;
+    parse_jwks(&bytes)
+}
+
+/// A key set's bytes, read.
+fn parse_jwks(bytes: &[u8]) -> Result<JwkSet, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("the key set is not a JSON Web Key Set: {e}"))
 }
 
 #[cfg(test)]

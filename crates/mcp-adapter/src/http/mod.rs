@@ -12,13 +12,17 @@
 //!   response is `202 Accepted`. `GET /mcp` is `405` (the server sends nothing unasked).
 //! - **Identity.** Every request needs `Authorization: Bearer …` ([`auth`]); the token decides the
 //!   agent, which every call receives in its context: an agent argument naming another agent is
-//!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked.
+//!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked. A call that waited is
+//!   answered only while those credentials still hold.
 //! - **Cancellation.** A client that goes away (its connection closes) cancels its call, as
-//!   `notifications/cancelled` for that request id from the same agent does.
-//! - **Bounds.** A body holds at most 16 MiB and must arrive within 30 s; request headers within
-//!   10 s (also between two requests of a kept-alive connection, so an idle client holds nothing); at
-//!   most [`MAX_CALLS`] calls run at once and [`MAX_WAITING`] more wait their turn (then `503`); at
-//!   most [`MAX_CONNECTIONS`] connections are open. A request whose `Origin` is not one of
+//!   `notifications/cancelled` for that request id from the same agent does, and a claim its poll
+//!   made at any step goes back to the queue.
+//! - **Bounds and fair shares.** A body holds at most 16 MiB and must arrive within 30 s; request
+//!   headers within 10 s (also between two requests of a kept-alive connection, so an idle client
+//!   holds nothing); at most [`MAX_CALLS`] calls run at once, [`MAX_CALLS_PER_AGENT`] of one agent,
+//!   and [`MAX_WAITING`] more wait their turn, [`MAX_QUEUED_PER_AGENT`] of one agent (then `503`); a
+//!   waiting poll is parked without a thread, at most [`MAX_PARKED_PER_AGENT`] of one agent; at most
+//!   [`MAX_CONNECTIONS`] connections are open. A request whose `Origin` is not one of
 //!   `--allowed-origins` is `403` (DNS rebinding).
 //! - **Health.** `GET /healthz` is `200` when the stores answer (the contracts store, when the
 //!   contracts group is served), else `503` with the reason.
@@ -28,6 +32,12 @@
 //!   on stdio: the whole shutdown within 10 s.
 
 pub mod auth;
+mod call;
+
+pub use call::{
+    CancelOnDrop, MAX_CALLS, MAX_CALLS_PER_AGENT, MAX_PARKED_PER_AGENT, MAX_QUEUED_PER_AGENT, MAX_WAITING,
+};
+pub mod ui;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -51,12 +61,9 @@ use crate::server::{self, Era, Server};
 use crate::wire::{self, IdKey, Message};
 use auth::{Agent, Auth, AuthError};
 
-/// The most tool calls run at once.
-pub const MAX_CALLS: usize = 256;
-/// The most tool calls wait for a turn; beyond, a call is answered `503`.
-pub const MAX_WAITING: usize = 1024;
-/// The most connections open at once; beyond, a new one is closed at once.
-pub const MAX_CONNECTIONS: usize = 2048;
+/// The most connections open at once; beyond, a new one is closed at once. Room for one agent's
+/// [`MAX_PARKED_PER_AGENT`] waiting polls and the rest of the team.
+pub const MAX_CONNECTIONS: usize = 4096;
 /// The largest request body.
 pub const MAX_BODY: usize = wire::MAX_LINE;
 /// How long a client may take to send a request's headers (and to start the next one).
@@ -174,6 +181,7 @@ impl HttpConfig {
     /// The configuration of `serve` from its settings, `None` when `--http` is not given; the error
     /// is a usage error naming the flag.
     pub fn from_settings(settings: &Settings) -> Result<Option<HttpConfig>, String> {
+        let ui = ui::UiConfig::from_settings(settings)?;
         let Some(addr) = settings.value(&HTTP) else {
             for s in &SETTINGS[1..] {
                 if settings.flag(s).is_some() {
@@ -233,6 +241,7 @@ impl HttpConfig {
             allowed_origins,
             auth,
             tls,
+            ui,
         }))
     }
 }
@@ -248,6 +257,8 @@ pub struct HttpConfig {
     pub auth: Auth,
     /// A certificate chain and its key (PEM) to serve HTTPS, when given.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The web view at `/ui` ([`ui`]).
+    pub ui: ui::UiConfig,
 }
 
 /// A bound HTTP server, ready to run.
@@ -269,6 +280,12 @@ struct State {
     origins: Vec<String>,
     calls: Arc<tokio::sync::Semaphore>,
     waiting: AtomicUsize,
+    /// What each agent with a call in flight holds ([`call`]'s fair shares).
+    shares: call::Shares,
+    /// The health check in flight.
+    health: SingleFlight<Result<(), String>>,
+    /// The scrape in flight.
+    scrape: SingleFlight<Option<String>>,
     connections: AtomicUsize,
     /// The calls in flight by (agent, request id), for `notifications/cancelled` and the drain.
     in_flight: Mutex<HashMap<(Agent, IdKey), Vec<CallContext>>>,
@@ -277,6 +294,8 @@ struct State {
     idle: Condvar,
     stopping: AtomicBool,
     stop: tokio::sync::Notify,
+    /// The web view, unless it is off.
+    ui: Option<ui::Ui>,
 }
 
 impl HttpServer {
@@ -296,6 +315,7 @@ impl HttpServer {
         listener
             .set_nonblocking(true)
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
+        let ui = ui::Ui::start(config.ui, &server, tls.is_some())?;
         Ok(HttpServer {
             state: Arc::new(State {
                 server,
@@ -303,12 +323,16 @@ impl HttpServer {
                 origins: config.allowed_origins,
                 calls: Arc::new(tokio::sync::Semaphore::new(MAX_CALLS)),
                 waiting: AtomicUsize::new(0),
+                shares: call::Shares::default(),
+                health: SingleFlight::new(),
+                scrape: SingleFlight::new(),
                 connections: AtomicUsize::new(0),
                 in_flight: Mutex::new(HashMap::new()),
                 busy: Mutex::new(0),
                 idle: Condvar::new(),
                 stopping: AtomicBool::new(false),
                 stop: tokio::sync::Notify::new(),
+                ui,
             }),
             listener,
             tls,
@@ -414,17 +438,25 @@ impl crate::shutdown::Drain for HttpHandle {
     }
 }
 
-/// The TLS acceptor of a PEM certificate chain and key.
+/// The largest certificate chain or key file read (a chain of a dozen certificates is tens of KiB).
+const MAX_TLS_FILE: u64 = 1024 * 1024;
+
+/// The TLS acceptor of a PEM certificate chain and key, each read as every file an option names is
+/// ([`crate::settings::read_named_file`]: no blocking open, a regular file, at most 1 MiB).
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
     use rustls::pki_types::pem::PemObject as _;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<_, _>>())
+    let cert_pem = crate::settings::read_named_file(cert, MAX_TLS_FILE)
+        .map_err(|why| format!("the certificate {} cannot be read: {why}", cert.display()))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
         .map_err(|e| format!("the certificate {} cannot be read: {e}", cert.display()))?;
     if certs.is_empty() {
         return Err(format!("the certificate {} holds no certificate", cert.display()));
     }
-    let key = PrivateKeyDer::from_pem_file(key)
+    let key_pem = crate::settings::read_named_file(key, MAX_TLS_FILE)
+        .map_err(|why| format!("the key {} cannot be read: {why}", key.display()))?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| format!("the key {} cannot be read: {e}", key.display()))?;
     let config =
         rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -569,27 +601,6 @@ impl hyper::body::Body for Body {
     }
 }
 
-/// Cancels a call's context when dropped before its `done`: the client went away.
-pub struct CancelOnDrop(Option<CallContext>);
-
-impl CancelOnDrop {
-    fn done(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(context) = self.0.take() {
-            tracing::debug!(
-                "the client went away: its call is cancelled, and an answer made meanwhile undone"
-            );
-            context.cancel();
-            context.undelivered();
-        }
-    }
-}
-
 fn response(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Body> {
     let mut response = Response::new(Body::Full(Some(body.into())));
     *response.status_mut() = status;
@@ -624,8 +635,9 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             response
         }
+        (_, p) if ui::serves(p) => ui::handle(state, request).await,
         (&Method::GET, "/healthz") => health(state).await,
-        (&Method::GET, "/metrics") => metrics(state, &request),
+        (&Method::GET, "/metrics") => metrics(state, &request).await,
         (&Method::GET, p) if p.starts_with("/.well-known/oauth-protected-resource") => {
             match state.auth.protected_resource_metadata() {
                 Some(document) => response(StatusCode::OK, "application/json", document.to_string()),
@@ -642,36 +654,88 @@ async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Response<Body
 
 /// `GET /metrics`: Prometheus text, for a caller with a valid bearer token (the queue's contents
 /// name agents).
-fn metrics(state: &Arc<State>, request: &Request<Incoming>) -> Response<Body> {
+async fn metrics(state: &Arc<State>, request: &Request<Incoming>) -> Response<Body> {
     let headers = request.headers();
     if let Err(e) = state
         .auth
-        .authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
+        .authenticate_request(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
+        .await
     {
         return unauthorized(state, &e);
     }
-    match crate::telemetry::prometheus() {
-        Some(text) => response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
-        None => response(StatusCode::NOT_FOUND, "text/plain", "metrics are not collected\n"),
+    // The queue gauges read the store (a blocking client): never on the runtime's threads, and one
+    // rendering at a time, shared by the scrapes that wait for it.
+    let rendered = state
+        .scrape
+        .run(|| tokio::task::spawn_blocking(crate::telemetry::prometheus))
+        .await;
+    match rendered {
+        Some(Some(text)) => response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
+        Some(None) => response(StatusCode::NOT_FOUND, "text/plain", "metrics are not collected\n"),
+        _ => response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "the metrics could not be read\n",
+        ),
     }
 }
 
-/// `GET /healthz`: the stores answer.
+/// `GET /healthz`: the stores answer. The stores are asked on a blocking thread, by one check at a
+/// time: the requests that come meanwhile share its answer, so a flood of unauthenticated health
+/// checks takes one thread, never the team's.
 async fn health(state: &Arc<State>) -> Response<Body> {
     let server = state.server.clone();
-    let checked = tokio::task::spawn_blocking(move || server.health()).await;
+    let checked = state
+        .health
+        .run(|| tokio::task::spawn_blocking(move || server.health()))
+        .await;
     match checked {
-        Ok(Ok(())) => response(StatusCode::OK, "application/json", r#"{"status":"ok"}"#),
-        Ok(Err(reason)) => response(
+        Some(Ok(())) => response(StatusCode::OK, "application/json", r#"{"status":"ok"}"#),
+        Some(Err(reason)) => response(
             StatusCode::SERVICE_UNAVAILABLE,
             "application/json",
             serde_json::json!({"status": "unavailable", "reason": reason}).to_string(),
         ),
-        Err(_) => response(
+        _ => response(
             StatusCode::SERVICE_UNAVAILABLE,
             "application/json",
             r#"{"status":"unavailable"}"#,
         ),
+    }
+}
+
+/// One piece of blocking work at a time (a health check, a scrape): a request that comes while it
+/// runs waits for it and shares its result instead of starting another.
+struct SingleFlight<T> {
+    last: tokio::sync::Mutex<Option<(u64, T)>>,
+    started: std::sync::atomic::AtomicU64,
+}
+
+impl<T: Clone> SingleFlight<T> {
+    fn new() -> Self {
+        SingleFlight {
+            last: tokio::sync::Mutex::new(None),
+            started: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The result of a run that started no earlier than this call: the one in flight if it started
+    /// after this call came, else a new one (`None` when the work failed to run).
+    async fn run<F>(&self, work: impl FnOnce() -> F) -> Option<T>
+    where
+        F: std::future::Future<Output = Result<T, tokio::task::JoinError>>,
+    {
+        let asked = self.started.load(Ordering::SeqCst);
+        let mut last = self.last.lock().await;
+        if let Some((run, result)) = last.as_ref()
+            && *run > asked
+        {
+            return Some(result.clone());
+        }
+        let run = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let result = work().await.ok()?;
+        *last = Some((run, result.clone()));
+        Some(result)
     }
 }
 
@@ -708,10 +772,11 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             false,
         );
     }
-    let agent = match state
-        .auth
-        .authenticate(headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes))
-    {
+    // Kept for the call's own checks: a waiting call is answered only while it still authenticates.
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| Bytes::copy_from_slice(v.as_bytes()));
+    let agent = match state.auth.authenticate_request(authorization.as_deref()).await {
         Ok(agent) => agent,
         Err(e) => return (unauthorized(state, &e), false),
     };
@@ -794,7 +859,16 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             response
         }
         Classified::Call { id, progress } => {
-            call(state, agent, id, body, progress.filter(|_| accepts_events), link).await
+            call::call(
+                state,
+                agent,
+                id,
+                body,
+                progress.filter(|_| accepts_events),
+                link,
+                authorization,
+            )
+            .await
         }
         Classified::Read => read(state, agent, body).await,
         Classified::Listen { id, uris } => listen(state, &id, uris, accepts_events),
@@ -960,102 +1034,6 @@ fn header_mismatch(
     None
 }
 
-/// Runs a `tools/call` on a worker thread: answered as JSON, or as events when it asked for progress.
-async fn call(
-    state: &Arc<State>,
-    agent: Agent,
-    id: String,
-    body: Bytes,
-    progress_token: Option<String>,
-    link: Option<String>,
-) -> Response<Body> {
-    let events = progress_token.is_some();
-    // Taking a turn holds no thread: only the call itself runs on one.
-    if state.waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
-        state.waiting.fetch_sub(1, Ordering::SeqCst);
-        return busy_response(&id);
-    }
-    let permit = Arc::clone(&state.calls).acquire_owned().await;
-    state.waiting.fetch_sub(1, Ordering::SeqCst);
-    let Ok(permit) = permit else {
-        return busy_response(&id);
-    };
-    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
-    let progress: Option<crate::registry::ProgressFn> = progress_token.map(|token| {
-        // Weak: the stream ends when the call's own sender drops, whoever still holds the context.
-        let sender = sender.downgrade();
-        Box::new(move |progress: f64, total: Option<f64>, message: Option<&str>| {
-            if let (Some(sender), Some(line)) = (
-                sender.upgrade(),
-                server::progress_line(&token, progress, total, message),
-            ) {
-                // A client that does not read its events loses progress, never blocks the call.
-                let _ = sender.try_send(event(&line));
-            }
-        }) as crate::registry::ProgressFn
-    });
-    let context = CallContext::authenticated(progress, agent.clone(), link);
-    let key = (agent, IdKey::of(&id));
-    state
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .entry(key.clone())
-        .or_default()
-        .push(context.clone());
-    let guard = CancelOnDrop(Some(context.clone()));
-    let worker_state = Arc::clone(state);
-    let worker_context = context.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let line = match wire::decode(&body) {
-            Ok(Some(Message::Request { id, params, .. })) => worker_state
-                .server
-                .call(id, &params, worker_context, None)
-                .line(id.raw()),
-            _ => server::error_line(None, wire::INTERNAL_ERROR, "the request could not be read again"),
-        };
-        let mut in_flight = worker_state
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(list) = in_flight.get_mut(&key) {
-            list.retain(|c| !c.same(&context));
-            if list.is_empty() {
-                in_flight.remove(&key);
-            }
-        }
-        line
-    });
-    if events {
-        let stream_sender = sender;
-        tokio::spawn(async move {
-            if let Ok(line) = task.await {
-                let _ = stream_sender.send(event(&line)).await;
-            }
-        });
-        let mut response = Response::new(Body::Events(receiver, Some(guard)));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return response;
-    }
-    drop(sender);
-    let answered = task.await;
-    guard.done();
-    match answered {
-        Ok(line) => json_response(StatusCode::OK, line),
-        Err(_) => json_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            server::error_line(Some(&id), wire::INTERNAL_ERROR, "the call failed"),
-        ),
-    }
-}
-
 /// A request that reads files or a store, answered on a worker thread so that no runtime thread
 /// waits for a disk or a database.
 async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
@@ -1106,10 +1084,10 @@ fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool)
         );
     }
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
-    let _ = sender.try_send(event(&crate::subscriptions::acknowledged_line(id, &uris)));
+    let _ = sender.try_send(call::event(&crate::subscriptions::acknowledged_line(id, &uris)));
     let sink: crate::subscriptions::Sink = Arc::new(move |line: Option<&[u8]>| match line {
         None => !sender.is_closed(),
-        Some(line) => match sender.try_send(event(line)) {
+        Some(line) => match sender.try_send(call::event(line)) {
             Ok(()) => true,
             // A client that does not read its stream misses an update, and reads the resource again.
             Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => true,
@@ -1131,29 +1109,4 @@ fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool)
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
-}
-
-fn busy_response(id: &str) -> Response<Body> {
-    let mut response = json_response(
-        StatusCode::SERVICE_UNAVAILABLE,
-        server::error_line(
-            Some(id),
-            wire::INTERNAL_ERROR,
-            &format!("the server is busy: {MAX_CALLS} calls run and {MAX_WAITING} wait; try again shortly"),
-        ),
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-/// One JSON-RPC message line as a server-sent event.
-fn event(line: &[u8]) -> Bytes {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let mut out = Vec::with_capacity(line.len() + 24);
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(line);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }

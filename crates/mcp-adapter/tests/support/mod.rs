@@ -224,6 +224,65 @@ pub fn only_text(result: &CallToolResult) -> String {
 }
 
 /// Validates `instance` against the JSON Schema `schema`; the error lists every violation.
+/// The bounds of a `tools/list` answer (MC-11 as issue 35 item 1 leaves it, in bytes of compact
+/// JSON). The part a model reads — every member of a tool but `outputSchema`, which clients use to
+/// validate answers and do not hand to the model — keeps MC-11's 10,000 bytes per group, but for the
+/// contracts group, whose 44 arguments described cannot fit them (measured 15,923), and MC-11's 24,000
+/// for every group cannot hold with it (measured 29,916). The whole answer, with every answer member
+/// typed and described (measured 89,286, the contracts group 59,939), is held to bounds that keep it
+/// from growing unseen.
+pub struct ListingBounds {
+    /// Every group, what a model reads.
+    pub for_models_all: usize,
+    /// One group, what a model reads (MC-11).
+    pub for_models_group: usize,
+    /// The contracts group, what a model reads.
+    pub for_models_contracts: usize,
+    /// Every group, the whole answer.
+    pub full_all: usize,
+    /// One group, the whole answer.
+    pub full_group: usize,
+}
+
+impl ListingBounds {
+    /// What a model may read of `group`'s tools.
+    pub fn for_models(&self, group: &str) -> usize {
+        if group == "contracts" {
+            self.for_models_contracts
+        } else {
+            self.for_models_group
+        }
+    }
+}
+
+/// See [`ListingBounds`].
+pub const LISTING_BOUNDS: ListingBounds = ListingBounds {
+    for_models_all: 32_000,
+    for_models_group: 10_000,
+    for_models_contracts: 17_000,
+    full_all: 96_000,
+    full_group: 64_000,
+};
+
+/// The size of the `tools/list` result listing `tools` (compact JSON, as served): in full, and
+/// without the tools' `outputSchema` (what a model reads).
+pub fn listing_sizes(tools: &[shiftwork_mcp::ToolDef]) -> (usize, usize) {
+    let mut descriptors: Vec<Value> = tools
+        .iter()
+        .map(|t| serde_json::to_value(shiftwork_mcp::server::descriptor(t)).unwrap())
+        .collect();
+    let full = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    for d in &mut descriptors {
+        d.as_object_mut().unwrap().remove("outputSchema");
+    }
+    let for_models = serde_json::to_string(&json!({"tools": descriptors}))
+        .unwrap()
+        .len();
+    (full, for_models)
+}
+
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), String> {
     let validator =
         jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
@@ -522,7 +581,23 @@ impl HttpServer {
         env: &[(&str, &str)],
         tls: ureq::tls::TlsConfig,
     ) -> HttpServer {
+        HttpServer::start_as(cwd, addr, args, env, tls, None)
+    }
+
+    /// [`HttpServer::start_with`], the server running as the user `uid` (and its group) when given.
+    pub fn start_as(
+        cwd: &std::path::Path,
+        addr: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        tls: ureq::tls::TlsConfig,
+        uid: Option<u32>,
+    ) -> HttpServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shiftwork-mcp"));
+        if let Some(uid) = uid {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(uid);
+        }
         cmd.current_dir(cwd)
             .args(["serve", "--http", addr])
             .args(args)
@@ -660,7 +735,8 @@ impl HttpServer {
     }
 }
 
-fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
+/// The status, headers and body of a ureq response.
+pub fn answer(mut response: ureq::http::Response<ureq::Body>) -> HttpAnswer {
     let status = response.status().as_u16();
     let headers = response
         .headers()
@@ -696,4 +772,161 @@ pub fn sample(text: &str, name: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// The PostgreSQL server of the tests (`SHIFTWORK_TEST_POSTGRES_URL`, set by
+/// scripts/setup.d/20-postgres.sh), if any; without it a test's PostgreSQL runs are skipped, unless
+/// `SHIFTWORK_REQUIRE_POSTGRES=1` (as CI sets).
+pub fn postgres_url() -> Option<String> {
+    let url = std::env::var("SHIFTWORK_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        assert!(
+            std::env::var("SHIFTWORK_REQUIRE_POSTGRES").map_or(true, |v| v != "1"),
+            "SHIFTWORK_REQUIRE_POSTGRES=1 but SHIFTWORK_TEST_POSTGRES_URL is not set"
+        );
+        eprintln!("PostgreSQL runs skipped: SHIFTWORK_TEST_POSTGRES_URL is not set");
+    }
+    url
+}
+
+/// `url` naming the database `name` instead of its own (the query, such as `?host=`, kept).
+pub fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a postgres:// URL");
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let query = tail.find('?').map_or("", |q| &tail[q..]);
+    format!("{scheme}://{authority}/{name}{query}")
+}
+
+/// A PostgreSQL database of the test's own, dropped (with its connections) when the test ends.
+pub struct Database {
+    admin: String,
+    name: String,
+    /// Its URL.
+    pub url: String,
+}
+
+impl Database {
+    /// A new database on the tests' server, or `None` when there is none.
+    pub fn create(prefix: &str) -> Option<Database> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let admin = postgres_url()?;
+        let name = format!(
+            "{prefix}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        Some(Database {
+            url: with_database(&admin, &name),
+            admin,
+            name,
+        })
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
+}
+
+/// The contracts stores a suite runs on: a SQLite file in `dir`, and a PostgreSQL database of its own
+/// when the tests have a server. Each is `(name, --contracts-db value, what keeps it alive)`.
+pub fn contract_stores(dir: &std::path::Path) -> Vec<(&'static str, String, Option<Database>)> {
+    let mut stores = vec![(
+        "sqlite",
+        dir.join("contracts.db").to_str().unwrap().to_owned(),
+        None,
+    )];
+    if let Some(db) = Database::create("round3") {
+        stores.push(("postgres", db.url.clone(), Some(db)));
+    }
+    stores
+}
+
+/// Sends one raw `POST /mcp` of `body` with `token` on a connection of its own, and returns the
+/// connection without reading the answer (to read it later, or to drop it: a client going away).
+pub fn raw_post(base: &str, token: &str, body: &str) -> std::net::TcpStream {
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
+}
+
+/// Reads a raw answer to its end: the status code and the body.
+pub fn raw_answer(mut stream: std::net::TcpStream) -> (u16, String) {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut text).unwrap_or_default();
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+    (status, body)
+}
+
+impl HttpServer {
+    /// Waits up to 30 s for a line of stderr holding `needle`.
+    pub fn wait_for_stderr(&self, needle: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !self.stderr.lock().unwrap().iter().any(|l| l.contains(needle)) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never said '{needle}': {:?}",
+                self.stderr.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The server's threads (Linux).
+    pub fn threads(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// A schema of its own on the test server, dropped with this value: `location` is the store location
+/// (`--contracts-db`) whose `search_path` names it.
+pub struct PgSchema {
+    /// The store location.
+    pub location: String,
+    name: String,
+    admin: postgres::Client,
+}
+
+impl PgSchema {
+    /// Creates a new schema on the server at `url`.
+    pub fn new(url: &str) -> PgSchema {
+        let name = format!("t{}_{}", std::process::id(), fastrand::u64(..));
+        let mut admin = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        admin.batch_execute(&format!("CREATE SCHEMA \"{name}\"")).unwrap();
+        let sep = if url.contains('?') { '&' } else { '?' };
+        PgSchema {
+            location: format!("{url}{sep}options=-c%20search_path%3D{name}"),
+            name,
+            admin,
+        }
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let _ = self
+            .admin
+            .batch_execute(&format!("DROP SCHEMA \"{}\" CASCADE", self.name));
+    }
 }

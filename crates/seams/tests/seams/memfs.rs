@@ -257,6 +257,51 @@ fn metadata_reports_mode_owner_and_settable_mtime() {
     );
 }
 
+/// Issue 36 item 4: the status-change time moves with every change of contents or attributes — a
+/// write, a truncation, a mode, an owner, a modification time put back, a rename — on `MemFs` as on
+/// the real filesystem, so a summary kept beside a file can tell that the file changed since.
+#[test]
+fn the_status_change_time_moves_with_every_change_issue36_item4() {
+    let fs = MemFs::new();
+    fs.write_file("/f", b"abc");
+    let changed = |fs: &dyn Fs, path: &Path| fs.metadata(path).unwrap().changed;
+    let mut last = changed(&fs, p("/f"));
+    let mut step = |what: &str, fs: &dyn Fs, path: &Path| {
+        let now = changed(fs, path);
+        assert!(now > last, "{what} did not move the status-change time");
+        last = now;
+    };
+    let mut w = fs.open_append(p("/f"), false).unwrap();
+    w.write_all(b"d").unwrap();
+    step("a write", &fs, p("/f"));
+    w.set_len(2).unwrap();
+    step("a truncation", &fs, p("/f"));
+    w.set_mode(0o600).unwrap();
+    step("a mode", &fs, p("/f"));
+    let modified = fs.metadata(p("/f")).unwrap().modified;
+    fs.set_mtime("/f", modified);
+    step("a modification time put back", &fs, p("/f"));
+    fs.write_file("/f", b"ab");
+    step("a rewrite of the same length", &fs, p("/f"));
+    fs.rename(p("/f"), p("/g")).unwrap();
+    step("a rename", &fs, p("/g"));
+    w.sync().unwrap();
+    assert_eq!(changed(&fs, p("/g")), last, "a flush changes nothing");
+
+    // The real filesystem reports the kernel's ctime.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, b"abc").unwrap();
+    let before = shiftwork_seams::OsFs.metadata(&path).unwrap();
+    let ctime = std::os::unix::fs::MetadataExt::ctime(&std::fs::metadata(&path).unwrap());
+    let since_epoch = before.changed.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+    assert_eq!(since_epoch.as_secs() as i64, ctime);
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .unwrap();
+    assert!(shiftwork_seams::OsFs.metadata(&path).unwrap().changed >= before.changed);
+}
+
 #[test]
 fn relative_paths_are_relative_to_the_root() {
     let fs = MemFs::new();

@@ -128,15 +128,15 @@ pub fn select<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, unit_id: Option<&str>) ->
     let view = super::plan::plan_checks(cp).map_err(Stop::Refused)?;
     let selected = unit_id.unwrap_or(cursor);
     let ready = view.ready();
-    let ready_ids = || ready.iter().map(|r| (*r).to_owned()).collect();
+    let ready_ids = || ready.iter().map(|r| UnitId::read(r)).collect();
     match cp.unit(selected) {
         Some(unit) if ready.contains(&selected) => Ok(unit),
         Some(_) => Err(Stop::Refused(ShiftworkRefusal::NotReady {
-            unit: selected.to_owned(),
+            unit: UnitId::read(selected),
             ready: ready_ids(),
         })),
         None => Err(Stop::Refused(ShiftworkRefusal::UnknownUnit {
-            unit: selected.to_owned(),
+            unit: UnitId::read(selected),
             ready: ready_ids(),
         })),
     }

@@ -42,6 +42,13 @@ pub const HISTORY_RING: usize = 5;
 /// Attempts kept per unit.
 pub const ATTEMPTS_KEPT: usize = 3;
 
+/// The clock-out's arguments under their former name.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `ClockOutArguments` (the JSON arguments of the tool); a program builds the typed `shiftwork_core::ClockOut`"
+)]
+pub type ClockOut = ClockOutArguments;
+
 /// The arguments of the clock-out as an MCP client sends them: JSON values, each judged by the gate
 /// that judges it, in the tool's order, so that a server answers any of them — a status outside the
 /// five, an accounting line of the wrong shape — with bantamkit 0.36.2's sentence. A program builds a
@@ -174,7 +181,7 @@ pub fn clock_out(
     // Gate 3.
     let briefed = ledger.briefed.get(index).copied().unwrap_or(false);
     if id != cp.cursor() && !briefed {
-        let (unit, cursor) = (id.to_owned(), cp.cursor().to_owned());
+        let (unit, cursor) = (UnitId::read(id), UnitId::read(cp.cursor()));
         return Err(if unit_is_terminal(&cp, index) {
             ShiftworkRefusal::AlreadyFinished {
                 unit,
@@ -287,7 +294,7 @@ pub fn clock_out(
         answer: ClockedOut {
             unit: UnitId::read(id),
             status,
-            cursor: Checkpoint::new(&doc).cursor().to_owned(),
+            cursor: UnitId::read(Checkpoint::new(&doc).cursor()),
             log: gathered.log.clone(),
         },
     })
@@ -299,10 +306,8 @@ fn unit_is_terminal(cp: &Checkpoint<'_>, index: usize) -> bool {
 }
 
 /// The status of the unit at `index`, as written.
-fn unit_status(cp: &Checkpoint<'_>, index: usize) -> String {
-    cp.unit_at(index)
-        .map(|u| u.status_str().to_owned())
-        .unwrap_or_default()
+fn unit_status(cp: &Checkpoint<'_>, index: usize) -> UnitStatus {
+    cp.unit_at(index).map_or(UnitStatus::Done, |u| u.status())
 }
 
 /// The model check: a role `job.roles` names allows only its models.

@@ -8,7 +8,7 @@ use crate::json::Node;
 use crate::ledger::LedgerSummary;
 use foldhash::fast::RandomState;
 
-use crate::model::UnitStatus;
+use crate::model::{UnitId, UnitStatus};
 use crate::planner::{self, Feed, Schedule};
 use crate::refusal::{NodeField, ShiftworkRefusal};
 use crate::results::HeldUnit;
@@ -48,11 +48,11 @@ impl BatchView<'_> {
     }
 
     /// The batches as unit ids.
-    pub fn batch_ids(&self) -> Vec<Vec<String>> {
+    pub fn batch_ids(&self) -> Vec<Vec<UnitId>> {
         self.schedule
             .batches
             .iter()
-            .map(|batch| batch.iter().map(|&i| self.nodes[i].id.to_owned()).collect())
+            .map(|batch| batch.iter().map(|&i| UnitId::read(self.nodes[i].id)).collect())
             .collect()
     }
 
@@ -196,7 +196,7 @@ pub fn plan<'d, N: Node<'d>>(
 ) -> Plan {
     Plan {
         batches: view.batch_ids(),
-        cursor: cp.cursor().to_owned(),
+        cursor: UnitId::read(cp.cursor()),
         held: view.has_touches.then(|| view.held_units()),
         budget: ledger.and_then(|summary| Budget::compute(cp, summary)),
         ranking: (cp.kind() == Some("experimentation")).then(|| crate::ranking::ranking(cp)),
@@ -215,7 +215,7 @@ pub fn status<'d, N: Node<'d>>(cp: &Checkpoint<'d, N>, search: Option<SearchResu
         }
     }
     Status::new(
-        cp.cursor().to_owned(),
+        UnitId::read(cp.cursor()),
         units,
         cp.open_question_count(),
         cp.last_history_node().map(N::to_json),

@@ -7,17 +7,31 @@ use shiftwork_seams::ProbeStatus;
 use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
 use crate::env::Env;
 use crate::json::Node;
-use crate::ledger;
+use crate::ledger_index;
+use crate::ledger_line::Event;
 use crate::lock::{self, Acquired};
+use crate::model::UnitId;
 use crate::paths::CheckpointPaths;
 use crate::records;
 use crate::refusal::ShiftworkRefusal;
 use crate::results::{ClockIn, Escalation};
 use crate::view::Checkpoint;
 
-/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit, recorded in the ledger;
-/// an escalation for an open question; success when every unit is done.
-pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<ClockIn, ShiftworkRefusal> {
+/// `shiftwork_clock_in(checkpoint, unit_id?)`: the brief of a ready unit (`unit_id`, else the
+/// cursor), recorded in the ledger; an escalation for an open question; success when every unit is
+/// done.
+pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&UnitId>) -> Result<ClockIn, ShiftworkRefusal> {
+    clock_in_arguments(env, checkpoint, unit_id.map(UnitId::as_str))
+}
+
+/// [`clock_in`] with the tool's `unit_id` argument as a client sent it: any text, the empty one
+/// included (which names no unit: [`ShiftworkRefusal::UnknownUnit`], as bantamkit 0.36.2 answers).
+/// For servers; a program passes a [`UnitId`] to [`clock_in`].
+pub fn clock_in_arguments(
+    env: &Env,
+    checkpoint: &Path,
+    unit_id: Option<&str>,
+) -> Result<ClockIn, ShiftworkRefusal> {
     let fs = env.fs.as_ref();
     let paths = CheckpointPaths::new(checkpoint);
     env.confine(&paths, &[])?;
@@ -48,8 +62,15 @@ pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<C
         Acquired::Held(lock) => Some(lock),
         Acquired::TimedOut(_) | Acquired::Unavailable(_) => None,
     };
-    let with_budget = crate::budget::limits(&cp).is_some();
-    let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
+    // The in-flight units come from the ledger's index when it matches the ledger; the budget's
+    // figures (its median needs every counted line) from a pass over the whole ledger.
+    let ids = cp.ids();
+    let (summary, known) = if crate::budget::limits(&cp).is_some() {
+        ledger_index::scan(fs, &paths.ledger, &ids, true)
+    } else {
+        let known = ledger_index::read(fs, &paths.ledger, &ids);
+        (known.summary(&ids), known)
+    };
     decide::admit(&cp, &unit, &summary)?;
     let ts = records::timestamp(env.clock.now());
     let brief_line = records::brief_line(unit.role_str(), &ts, unit.id());
@@ -57,10 +78,21 @@ pub fn clock_in(env: &Env, checkpoint: &Path, unit_id: Option<&str>) -> Result<C
     records::check_line(&brief_line)?;
     let line = records::appended(summary.last_byte, &brief_line);
     // Best-effort (SW-93): the brief is answered even when its record cannot be written.
-    let _appended = {
+    let appended = {
         let _write = tracing::info_span!("shiftwork.durable_write").entered();
-        shiftwork_seams::durable::append_line(fs, &paths.ledger, &line, true)
+        shiftwork_seams::durable::append_line_measured(fs, &paths.ledger, &line, true)
     };
+    // Only a holder of the lock writes the index.
+    if held.is_some()
+        && let Ok(Some((before, after))) = appended
+    {
+        let appended = ledger_index::Appended {
+            before,
+            after,
+            len: line.len() as u64,
+        };
+        ledger_index::record(fs, &paths.ledger, known, &appended, unit.id(), Event::Brief);
+    }
     drop(held);
     Ok(ClockIn::Brief(Box::new(decide::brief(&cp, &unit))))
 }

@@ -9,7 +9,9 @@ use crate::checkpoint;
 use crate::commit;
 use crate::decide::clock_out::{self as decide, ClockOutArguments, Gathered};
 use crate::env::Env;
-use crate::ledger::{self, LedgerSummary};
+use crate::ledger::LedgerSummary;
+use crate::ledger_index;
+use crate::ledger_line::Event;
 use crate::lock::{self, Acquired, LockHolder};
 use crate::paths::CheckpointPaths;
 use crate::refusal::ShiftworkRefusal;
@@ -98,11 +100,21 @@ fn judge_and_commit(
     let doc = placed.build();
     drop(placed);
     let cp = doc.view();
-    // The ledger is read for gate 3 only when gate 2 can pass.
-    let summary = if cp.unit(&args.unit_id).is_some() {
-        ledger::scan(fs, &paths.ledger, &cp.ids(), false)
-    } else {
-        LedgerSummary::default()
+    // The ledger is read for gate 3 only when gate 2 can pass: through its index, which names the
+    // ledger's state it describes, or whole when the index does not match the ledger.
+    let (summary, known) = match cp.unit(&args.unit_id) {
+        Some(unit) => {
+            let known = ledger_index::read(fs, &paths.ledger, &cp.ids());
+            let mut briefed = vec![false; unit.index() + 1];
+            briefed[unit.index()] = known.briefed(&args.unit_id);
+            let summary = LedgerSummary {
+                briefed,
+                last_byte: known.last_byte,
+                ..LedgerSummary::default()
+            };
+            (summary, Some(known))
+        }
+        None => (LedgerSummary::default(), None),
     };
     let gathered = Gathered {
         log: paths.ledger_shown.clone(),
@@ -114,7 +126,11 @@ fn judge_and_commit(
     match acquired {
         Acquired::Held(lock) => {
             let _write = tracing::info_span!("shiftwork.durable_write").entered();
-            commit::run(env, lock, paths, target, &decided, last_byte)?;
+            let appended = commit::run(env, lock, paths, target, &decided, last_byte)?;
+            // Still under the lock: the index of the ledger as this commit left it.
+            if let (Some(appended), Some(known)) = (appended, known) {
+                ledger_index::record(fs, &paths.ledger, known, &appended, &args.unit_id, Event::Absent);
+            }
         }
         Acquired::Unavailable(e) => return Err(commit::without_lock(env, paths, target, e)),
         Acquired::TimedOut(holder) => return Err(locked(holder.clone())),

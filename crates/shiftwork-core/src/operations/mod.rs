@@ -8,7 +8,7 @@ mod plan;
 mod preview;
 mod status;
 
-pub use clock_in::clock_in;
+pub use clock_in::{clock_in, clock_in_arguments};
 pub use clock_out::{clock_out, clock_out_arguments};
 pub use plan::plan_checkpoint;
 pub use preview::{confined, preview_brief};

@@ -109,7 +109,7 @@ fn a_reason_is_clipped_to_2000_code_points_sw46() {
         2000 + format!("…({cut} more)").chars().count()
     );
     // Also a clock-in refusal naming a long unit id.
-    let answer = shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), Some(&id)).answer();
+    let answer = shiftwork_core::clock_in_arguments(&fx.env, std::path::Path::new(CP), Some(&id)).answer();
     let reason = answer.get("reason").and_then(Json::as_str).unwrap();
     assert!(
         reason.ends_with(" more)") && reason.starts_with("unit éé"),

@@ -99,7 +99,7 @@ fn one_public_operation_per_tool_and_the_parts_for_embedding_sw149() {
     let results: Vec<Json> = vec![
         shiftwork_core::plan_checkpoint(&fx.env, std::path::Path::new(CP)).answer(),
         shiftwork_core::status(&fx.env, std::path::Path::new(CP), None).answer(),
-        shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), None).answer(),
+        shiftwork_core::clock_in_arguments(&fx.env, std::path::Path::new(CP), None).answer(),
         shiftwork_core::clock_out_arguments(&fx.env, &out_args("U3", "done")).answer(),
     ];
     let kinds: Vec<&str> = results

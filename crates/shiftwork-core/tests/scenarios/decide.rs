@@ -10,7 +10,7 @@ use shiftwork_core::decide::clock_out::{self, ClockOutArguments, Gathered};
 use shiftwork_core::decide::plan;
 use shiftwork_core::json::{Json, Object};
 use shiftwork_core::ledger::LedgerSummary;
-use shiftwork_core::model::{Produced, Question, Role, Text};
+use shiftwork_core::model::{Produced, Question, Role, Text, UnitId};
 use shiftwork_core::{Checkpoint, ClockIn, Escalation, FailedProbe, NodeField, ShiftworkRefusal};
 
 use super::support::*;
@@ -531,8 +531,8 @@ fn every_clock_in_step_on_plain_values_sw67() {
     assert_eq!(
         select(&g("A(todo); B(todo, <-A)", "A"), Some("B")),
         Err(Stop::Refused(ShiftworkRefusal::NotReady {
-            unit: String::from("B"),
-            ready: vec![String::from("A")]
+            unit: UnitId::new("B").unwrap(),
+            ready: vec![UnitId::new("A").unwrap()]
         }))
     );
     assert!(matches!(

@@ -295,12 +295,14 @@ fn g_lock_file_uses_the_resolved_target_sw99() {
     fx.fs.symlink("../real/cp.json", CP_ABS);
     fx.fs
         .write_file("/real/cp.json.lock", format!("777\nhost {HOST}\n").as_bytes());
+    // Issue 37 item 3: the lock's time is the Env's clock's, which the MemFs reads.
+    let written = shiftwork_core::records::timestamp(shiftwork_seams::Clock::now(&fx.clock));
     fx.host.set_alive(777, true);
     assert_eq!(
         fx.out("U3", "done"),
         locked(
             "/real/cp.json.lock",
-            &format!("process 777 on host {HOST} since 2026-01-01T00:00:00Z")
+            &format!("process 777 on host {HOST} since {written}")
         )
     );
 }
@@ -396,7 +398,7 @@ fn clock_ins_judge_the_budget_under_the_lock_sw73() {
     let first = {
         let env = Arc::clone(&env);
         std::thread::spawn(move || {
-            compact(&shiftwork_core::clock_in(
+            compact(&shiftwork_core::clock_in_arguments(
                 &env,
                 std::path::Path::new(CP),
                 Some("X"),
@@ -411,7 +413,7 @@ fn clock_ins_judge_the_budget_under_the_lock_sw73() {
     let second = {
         let env = Arc::clone(&env);
         std::thread::spawn(move || {
-            compact(&shiftwork_core::clock_in(
+            compact(&shiftwork_core::clock_in_arguments(
                 &env,
                 std::path::Path::new(CP),
                 Some("Y"),

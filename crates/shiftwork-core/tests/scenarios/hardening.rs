@@ -72,7 +72,11 @@ fn checkpoint_paths_that_are_not_regular_files_are_refused_without_blocking_issu
             "{cp}"
         );
         assert_eq!(
-            compact(&shiftwork_core::clock_in(&env, std::path::Path::new(&cp), None)),
+            compact(&shiftwork_core::clock_in_arguments(
+                &env,
+                std::path::Path::new(&cp),
+                None
+            )),
             expected,
             "{cp}"
         );
@@ -186,7 +190,7 @@ fn relay_questions_in_an_environment_without_probes_escalate_unrun_issue12_item3
     );
     assert!(!default.probes);
     assert_eq!(
-        compact(&shiftwork_core::clock_in(
+        compact(&shiftwork_core::clock_in_arguments(
             &default,
             std::path::Path::new(CP),
             None

@@ -289,7 +289,7 @@ fn calls_wait_for_memory_and_are_refused_busy_never_over_the_budget_issue27_item
     );
     for call in [
         shiftwork_core::status(&fx.env, std::path::Path::new(CP), None).map(|_| ()),
-        shiftwork_core::clock_in(&fx.env, std::path::Path::new(CP), None).map(|_| ()),
+        shiftwork_core::clock_in_arguments(&fx.env, std::path::Path::new(CP), None).map(|_| ()),
         shiftwork_core::clock_out_arguments(&fx.env, &out_args("U3", "done")).map(|_| ()),
     ] {
         assert!(

@@ -82,7 +82,7 @@ fn issue28_item1_a_typed_clock_out_writes_what_its_json_arguments_write() {
         open_questions: Some(vec![Question::Text(text("Which layer?"))]),
         ..HandoffPatch::default()
     })
-    .with_accounting(Accounting::new(41_250, 95_000).with_model("m1"))
+    .with_accounting(Accounting::new(41_250, std::time::Duration::from_millis(95_000)).with_model("m1"))
     .with_agent(AgentId::new("bob.smith").unwrap());
     let a = compact(&shiftwork_core::clock_out(&typed.env, &request));
     let mut args = out_args("U3", "done");
@@ -107,10 +107,13 @@ fn issue28_item1_results_read_typed() {
     let fx = Fx::new(&ex());
     let status = shiftwork_core::status(&fx.env, Path::new(CP), None).unwrap();
     assert_eq!(status.units(), [(UnitStatus::Done, 1), (UnitStatus::Todo, 2)]);
-    assert_eq!((status.count(UnitStatus::Todo), status.cursor()), (2, "U3"));
+    assert_eq!(
+        (status.count(UnitStatus::Todo), status.cursor().as_str()),
+        (2, "U3")
+    );
     let last = status.last_history().unwrap();
     assert_eq!((last.unit.as_str(), last.outcome.as_str()), ("U1", "done"));
-    let Ok(ClockIn::Brief(brief)) = shiftwork_core::clock_in(&fx.env, Path::new(CP), None) else {
+    let Ok(ClockIn::Brief(brief)) = shiftwork_core::clock_in_arguments(&fx.env, Path::new(CP), None) else {
         panic!("U3 is ready")
     };
     let unit = brief.unit();
@@ -134,7 +137,7 @@ fn issue28_item1_results_read_typed() {
         );
     }));
     let Ok(ClockIn::Escalate(shiftwork_core::Escalation::OpenQuestion { open_questions, .. })) =
-        shiftwork_core::clock_in(&questions.env, Path::new(CP), None)
+        shiftwork_core::clock_in_arguments(&questions.env, Path::new(CP), None)
     else {
         panic!("a decision question escalates")
     };
@@ -161,13 +164,13 @@ fn issue28_item1_results_read_typed() {
 #[test]
 fn issue28_item5_clock_in_of_a_missing_unit_is_unknown_unit_not_not_ready() {
     let fx = Fx::new(&ex());
-    let missing = shiftwork_core::clock_in(&fx.env, Path::new(CP), Some("ghost")).unwrap_err();
+    let missing = shiftwork_core::clock_in_arguments(&fx.env, Path::new(CP), Some("ghost")).unwrap_err();
     assert!(
         matches!(&missing, ShiftworkRefusal::UnknownUnit { unit, ready } if unit == "ghost" && ready == &["U3"])
     );
     assert_eq!(missing.to_string(), "unit ghost is not ready; ready is U3");
     assert_eq!(missing.code(), "UNKNOWN_UNIT");
-    let waiting = shiftwork_core::clock_in(&fx.env, Path::new(CP), Some("U4")).unwrap_err();
+    let waiting = shiftwork_core::clock_in_arguments(&fx.env, Path::new(CP), Some("U4")).unwrap_err();
     assert!(matches!(&waiting, ShiftworkRefusal::NotReady { unit, .. } if unit == "U4"));
     assert_eq!(waiting.to_string(), "unit U4 is not ready; ready is U3");
     assert_eq!(waiting.code(), "NOT_READY");
@@ -181,7 +184,7 @@ fn issue28_item5_clock_out_of_a_finished_unit_is_already_finished_not_not_cursor
     let before = fx.snapshot();
     let done = shiftwork_core::clock_out_arguments(&fx.env, &out_args("U1", "done")).unwrap_err();
     assert!(
-        matches!(&done, ShiftworkRefusal::AlreadyFinished { unit, status, cursor } if unit == "U1" && status == "done" && cursor == "U3")
+        matches!(&done, ShiftworkRefusal::AlreadyFinished { unit, status, cursor } if unit == "U1" && *status == UnitStatus::Done && cursor == "U3")
     );
     assert_eq!(done.to_string(), "unit U1 is not the cursor unit U3");
     assert_eq!(done.code(), "ALREADY_FINISHED");
@@ -194,23 +197,24 @@ fn issue28_item5_clock_out_of_a_finished_unit_is_already_finished_not_not_cursor
 /// Issue 28 item 5: every refusal has a stable machine code, upper snake case, distinct per variant.
 #[test]
 fn issue28_item5_refusal_codes_are_distinct_and_machine_shaped() {
+    let uid = |t: &str| UnitId::new(t).unwrap();
     let refusals = [
         ShiftworkRefusal::NotInPlan { unit: String::new() },
         ShiftworkRefusal::NotCursor {
-            unit: String::new(),
-            cursor: String::new(),
+            unit: uid("U"),
+            cursor: uid("U"),
         },
         ShiftworkRefusal::AlreadyFinished {
-            unit: String::new(),
-            status: String::new(),
-            cursor: String::new(),
+            unit: uid("U"),
+            status: UnitStatus::Done,
+            cursor: uid("U"),
         },
         ShiftworkRefusal::NotReady {
-            unit: String::new(),
+            unit: uid("U"),
             ready: vec![],
         },
         ShiftworkRefusal::UnknownUnit {
-            unit: String::new(),
+            unit: uid("U"),
             ready: vec![],
         },
         ShiftworkRefusal::Cycle { walk: vec![] },
@@ -221,7 +225,7 @@ fn issue28_item5_refusal_codes_are_distinct_and_machine_shaped() {
         },
         ShiftworkRefusal::IdentityMismatch {
             given: String::new(),
-            authenticated: String::new(),
+            authenticated: shiftwork_core::AgentId::new("a").unwrap(),
         },
         ShiftworkRefusal::OutsideRoots {
             what: Confined::Checkpoint,
@@ -305,7 +309,9 @@ fn issue29_item3_an_authenticated_caller_acts_only_as_itself() {
     let before = fx.snapshot();
     let mut theirs = out_args("U3", "done");
     theirs.agent_id = Some(Json::str("bob"));
-    let refused = theirs.acting_as("alice").unwrap_err();
+    let refused = theirs
+        .acting_as(&shiftwork_core::AgentId::new("alice").unwrap())
+        .unwrap_err();
     assert_eq!(
         compact(&Err::<shiftwork_core::ClockedOut, _>(refused)),
         r#"{"result": "error", "reason": "agent_id names bob, but this caller authenticated as alice: an agent acts only as itself."}"#
@@ -313,11 +319,13 @@ fn issue29_item3_an_authenticated_caller_acts_only_as_itself() {
     let mut number = out_args("U3", "done");
     number.agent_id = Some(Json::int(7));
     assert!(matches!(
-        number.acting_as("alice"),
+        number.acting_as(&shiftwork_core::AgentId::new("alice").unwrap()),
         Err(ShiftworkRefusal::IdentityMismatch { given, .. }) if given == "7"
     ));
     assert_eq!(fx.snapshot(), before);
-    let mine = out_args("U3", "done").acting_as("alice").unwrap();
+    let mine = out_args("U3", "done")
+        .acting_as(&shiftwork_core::AgentId::new("alice").unwrap())
+        .unwrap();
     shiftwork_core::clock_out_arguments(&fx.env, &mine).unwrap();
     assert!(fx.ledger().unwrap().contains(r#""agent_id": "alice""#));
 }

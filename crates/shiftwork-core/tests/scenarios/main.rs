@@ -14,6 +14,8 @@ mod features;
 mod hardening;
 mod issue27;
 mod issue28;
+mod issue36;
+mod issue37;
 mod plain_text;
 mod planner;
 mod planner_oracle;

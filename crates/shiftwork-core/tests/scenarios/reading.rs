@@ -71,7 +71,11 @@ fn a2_read_refusals_sw18_sw20_sw32_sw33() {
             "{path}"
         );
         assert_eq!(
-            compact(&shiftwork_core::clock_in(env, std::path::Path::new(path), None)),
+            compact(&shiftwork_core::clock_in_arguments(
+                env,
+                std::path::Path::new(path),
+                None
+            )),
             refusal(reason),
             "{path}"
         );
@@ -379,7 +383,7 @@ fn relative_paths_and_any_file_name_sw19() {
         .contains(r#""ready": ["U3"]"#)
     );
     assert!(
-        compact(&shiftwork_core::clock_in(
+        compact(&shiftwork_core::clock_in_arguments(
             &fx.env,
             std::path::Path::new(name),
             None

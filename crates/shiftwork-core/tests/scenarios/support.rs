@@ -87,7 +87,7 @@ impl Fx {
     }
 
     pub fn clock_in(&self, unit: Option<&str>) -> String {
-        compact(&shiftwork_core::clock_in(
+        compact(&shiftwork_core::clock_in_arguments(
             &self.env,
             std::path::Path::new(CP),
             unit,

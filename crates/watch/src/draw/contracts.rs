@@ -41,7 +41,12 @@ pub(super) fn draw(
 
 fn lines(c: &Contracts, snapshot: &Snapshot, pane_width: u16) -> Vec<Line<'static>> {
     let now = snapshot.now;
-    let mut out = vec![counts_line(c)];
+    let mut out: Vec<Line<'static>> = c
+        .note
+        .iter()
+        .map(|note| Line::from(Span::styled(format!(" {note}"), style::muted())))
+        .collect();
+    out.push(counts_line(c));
     let id_width = if pane_width >= 90 { 36 } else { SHORT_ID };
     let short = |id: &str| -> String {
         let start = id.len().saturating_sub(id_width);

@@ -10,8 +10,11 @@ use shiftwork_contracts::store::{Counts, ListQuery};
 use shiftwork_contracts::{AgentId, Contract, ContractId, Status, Store, StoreError};
 use shiftwork_seams::{Clock, Fs};
 
-use crate::display_text::clean_text;
-use crate::snapshot::{Claimed, Contracts, ContractsPane, Ended, StatusCount, Tone, Waiting};
+use crate::display_text::{clean, clean_text};
+use crate::snapshot::{
+    Claimed, ContractRecord, Contracts, ContractsPane, Ended, RECORD_POINTERS_SHOWN, StatusCount, Tone,
+    Waiting,
+};
 
 /// The claimed contracts kept in a snapshot: the soonest to expire.
 pub const CLAIMED_SHOWN: usize = 500;
@@ -138,50 +141,92 @@ impl ContractsReader {
         }
     }
 
-    /// Reads the pane now.
+    /// Reads the pane now. A SQLite store that does not exist yet reads as an empty queue, with a
+    /// note saying so (the reading tools answer the same); the file is waited for.
     pub fn read(&mut self, fs: &dyn Fs) -> ContractsPane {
-        let body = self.opened(fs).and_then(|store| {
-            let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
-            read_store(store.as_ref(), self.agent.as_ref(), now).map_err(|e| clean_text(&e.to_string()))
-        });
+        let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
+        let opened = self.opened(fs);
+        let agent = self.agent.as_ref();
+        let body = match opened {
+            Ok(Some(store)) => read_store(store.as_ref(), agent, now).map_err(|e| clean_text(&e.to_string())),
+            Ok(None) => {
+                let empty = shiftwork_contracts::MemoryStore::new(self.clock.clone());
+                read_store(&empty, agent, now)
+                    .map(|c| Contracts {
+                        note: Some(format!(
+                            "no contracts store at {} yet; the first call that writes creates it",
+                            self.shown
+                        )),
+                        ..c
+                    })
+                    .map_err(|e| clean_text(&e.to_string()))
+            }
+            Err(sentence) => Err(sentence),
+        };
         ContractsPane {
             store: self.shown.clone(),
-            agent: self.agent.as_ref().map(|a| a.as_str().to_owned()),
+            agent: agent.map(|a| a.as_str().to_owned()),
             body,
         }
     }
 
     /// The store, opened read-only on first use as [`ContractsReader::read`] opens it (never created,
-    /// initialised or written), for a reader that asks it more than the pane shows (one contract in
-    /// full); the pane's sentence when it cannot be opened.
-    pub fn store(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
+    /// initialised or written), for a reader that asks it more than the pane shows (one contract as
+    /// the contracts tools answer it); `None` while a SQLite file does not exist yet, and the pane's
+    /// sentence when it cannot be opened.
+    pub fn store(&mut self, fs: &dyn Fs) -> Result<Option<Arc<dyn Store>>, String> {
         self.opened(fs)
     }
 
-    fn opened(&mut self, fs: &dyn Fs) -> Result<Arc<dyn Store>, String> {
+    /// The contract `id` in full ([`ContractRecord`]), `Ok(None)` when the store holds no such
+    /// contract (or `id` is not a contract id); the sentence saying why when the store cannot be read.
+    /// Like every read of the reader it writes nothing. A reader limited to one agent answers only the
+    /// contracts that agent dispatched or holds.
+    pub fn record(&mut self, fs: &dyn Fs, id: &str) -> Result<Option<ContractRecord>, String> {
+        let Ok(id) = ContractId::parse(id) else {
+            return Ok(None);
+        };
+        let Some(store) = self.opened(fs)? else {
+            return Ok(None);
+        };
+        let now = shiftwork_contracts::store::epoch_ms(self.clock.as_ref());
+        let found = store.get(&id).map_err(|e| clean_text(&e.to_string()))?;
+        Ok(found
+            .filter(|c| {
+                self.agent
+                    .as_ref()
+                    .is_none_or(|a| c.target_agent == *a || c.requester_agent == *a)
+            })
+            .map(|c| record_of(&c, now)))
+    }
+
+    /// The store, opened on first use; `None` while a SQLite file does not exist yet.
+    fn opened(&mut self, fs: &dyn Fs) -> Result<Option<Arc<dyn Store>>, String> {
         if let Some(store) = &self.store {
-            return Ok(store.clone());
+            return Ok(Some(store.clone()));
         }
         let store = match &self.location {
-            Some(StoreLocation::Sqlite(path)) => open_sqlite(fs, path, self.clock.clone())?,
+            Some(StoreLocation::Sqlite(path)) => match open_sqlite(fs, path, self.clock.clone())? {
+                Some(store) => store,
+                None => return Ok(None),
+            },
             Some(StoreLocation::Postgres(url)) => open_postgres(url)?,
             None => return Err(String::from("no contracts store")),
         };
         self.store = Some(store.clone());
-        Ok(store)
+        Ok(Some(store))
     }
 }
 
 /// Opens an existing SQLite contracts database for reading only: never created, initialised, upgraded
-/// or written ([`shiftwork_contracts::SqliteStore::open_read_only`]); a missing file is waited for.
-fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dyn Store>, String> {
+/// or written ([`shiftwork_contracts::SqliteStore::open_read_only`]); `None` for a missing file, which
+/// is waited for.
+fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Option<Arc<dyn Store>>, String> {
     let shown = clean_text(&path.to_string_lossy());
     match fs.metadata(path) {
         Ok(meta) if meta.kind == shiftwork_seams::FileKind::File => {}
         Ok(_) => return Err(format!("{shown} is not a regular file")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("no contracts store at {shown} yet"));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(format!(
                 "{shown} cannot be read: {}",
@@ -194,7 +239,7 @@ fn open_sqlite(fs: &dyn Fs, path: &Path, clock: Arc<dyn Clock>) -> Result<Arc<dy
         ..shiftwork_contracts::SqliteOptions::default()
     };
     shiftwork_contracts::SqliteStore::open_read_only(path, options, clock, fs)
-        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map(|s| Some(Arc::new(s) as Arc<dyn Store>))
         .map_err(|e| clean_text(&format!("the contracts store at {shown} cannot be read: {e}")))
 }
 
@@ -242,6 +287,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
     ended.sort_by_key(|c| std::cmp::Reverse((c.completed_at, c.seq)));
     let past_deadline = counts.get(PAST_DEADLINE).copied().unwrap_or(0);
     Ok(Contracts {
+        note: None,
         counts: counts
             .into_iter()
             .filter(|(name, _)| name != PAST_DEADLINE)
@@ -261,6 +307,7 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
                 requester: c.requester_agent.as_str().to_owned(),
                 epoch: c.claim_epoch,
                 lease_ends: c.expires_at.and_then(instant),
+                deliveries: c.delivery_count,
             })
             .collect(),
         waiting: waiting
@@ -271,6 +318,9 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
                 target: c.target_agent.as_str().to_owned(),
                 requester: c.requester_agent.as_str().to_owned(),
                 queued_at: instant(c.queued_at).unwrap_or(DateTime::UNIX_EPOCH),
+                deliveries: c.delivery_count,
+                max_deliveries: c.max_deliveries,
+                available_at: c.available_at.and_then(instant),
             })
             .collect(),
         ended: ended
@@ -283,6 +333,11 @@ pub fn read_store(store: &dyn Store, agent: Option<&AgentId>, now: EpochMs) -> R
                 status: c.status.as_str().to_owned(),
                 tone: contract_tone(c.status.as_str()),
                 reason: c.end_reason.map(|r| r.as_str().to_owned()),
+                why: c
+                    .fail_reason
+                    .as_deref()
+                    .or(c.cancel_reason.as_deref())
+                    .map(clean_text),
                 ended_at: c.completed_at.and_then(instant),
             })
             .collect(),
@@ -442,6 +497,68 @@ fn smallest<K: Ord>(
     }
     Ok(kept.into_iter().map(|(_, c)| c).collect())
 }
+
+/// The record of `c` as the view shows it.
+fn record_of(c: &Contract, now: EpochMs) -> ContractRecord {
+    let clip = |text: &str| clean(text, RECORD_TEXT_LIMIT);
+    let times = [
+        ("dispatched", Some(c.created_at)),
+        ("queued", Some(c.queued_at)),
+        ("claimable again", c.available_at),
+        ("claimed", c.claimed_at),
+        ("lease ends", c.expires_at),
+        (
+            "queue deadline",
+            (c.status == Status::Submitted).then_some(c.queue_expires_at),
+        ),
+        ("ended", c.completed_at),
+        (
+            "lifetime ends",
+            c.completed_at.is_none().then_some(c.lifetime_ends_at),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, at)| Some((String::from(name), at.and_then(instant)?)))
+    .collect();
+    ContractRecord {
+        id: clean_text(c.contract_id.as_str()),
+        title: clean_text(&c.title),
+        task_type: clean_text(&c.task_type),
+        status: c.status.as_str().to_owned(),
+        tone: contract_tone(c.status.as_str()),
+        past_deadline: c.is_logically_expired(now),
+        requester: c.requester_agent.as_str().to_owned(),
+        target: c.target_agent.as_str().to_owned(),
+        workspace_root: clean_text(&c.workspace_root),
+        context_summary: clip(&c.context_summary),
+        pointers: c
+            .pointers
+            .iter()
+            .take(RECORD_POINTERS_SHOWN)
+            .map(|p| clean_text(&p.path))
+            .collect(),
+        pointer_count: c.pointers.len(),
+        epoch: c.claim_epoch,
+        deliveries: c.delivery_count,
+        max_deliveries: c.max_deliveries,
+        extends: c.extend_count,
+        releases: c.release_count,
+        retries: c.retry_count,
+        times,
+        end_reason: c.end_reason.map(|r| r.as_str().to_owned()),
+        history: c
+            .error_reason
+            .as_deref()
+            .map(|h| h.split(" | prev: ").map(clean_text).collect())
+            .unwrap_or_default(),
+        fail_reason: c.fail_reason.as_deref().map(clip),
+        cancel_reason: c.cancel_reason.as_deref().map(clip),
+        result_summary: c.result_summary.as_deref().map(clip),
+    }
+}
+
+/// The most code points a long text of a [`ContractRecord`] keeps (a summary, a reason).
+const RECORD_TEXT_LIMIT: usize = 2_000;
 
 fn instant(ms: EpochMs) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_millis(ms)

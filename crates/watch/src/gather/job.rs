@@ -14,7 +14,7 @@ use shiftwork_seams::Fs;
 use super::AgentScan;
 use crate::display_text::clean_text;
 use crate::snapshot::{
-    Budget, BudgetDimension, HistoryEntry, Hold, Job, JobPane, Question, StatusCount, Tone, Unit,
+    Budget, BudgetDimension, ClockOut, HistoryEntry, Hold, Job, JobPane, Question, StatusCount, Tone, Unit,
 };
 
 /// The ledger is read in chunks of this size, whatever its length.
@@ -38,7 +38,7 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
     let all: Vec<CoreUnit<'_>> = cp.units().collect();
     let ids = cp.ids();
     let with_budget = cp.budget_limits().is_some();
-    let (ledger, agents) = read_ledger(fs, &paths.ledger, &ids, with_budget);
+    let (ledger, agents, clock_outs) = read_ledger(fs, &paths.ledger, &ids, with_budget);
     let cursor = cp.cursor();
     // Units are told apart by their position in `plan.units`, never by their cleaned ids (issue 27
     // item 12); a dependency names the first unit with its raw id.
@@ -80,6 +80,7 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
         budget: budget_of(cp, &ledger),
         history: history(cp),
         questions: questions(cp),
+        clock_outs,
     };
     match plan_checks(cp) {
         Ok(view) => {
@@ -118,13 +119,14 @@ fn job_of(fs: &dyn Fs, paths: &CheckpointPaths, cp: &Checkpoint<'_>) -> Job {
     job
 }
 
-/// One pass over the ledger feeding the core's pass (briefed, budget) and the agent reader.
+/// One pass over the ledger feeding the core's pass (briefed, budget) and the agent reader (the
+/// agents of the units and the last clock-outs).
 fn read_ledger(
     fs: &dyn Fs,
     ledger: &Path,
     ids: &[&str],
     keep_tokens: bool,
-) -> (LedgerSummary, HashMap<String, String>) {
+) -> (LedgerSummary, HashMap<String, String>, Vec<ClockOut>) {
     let mut pass = LedgerPass::new(ids, keep_tokens);
     let mut agents = AgentScan::default();
     let read = fs.read_chunks(ledger, LEDGER_CHUNK, &mut |chunk| {
@@ -133,9 +135,16 @@ fn read_ledger(
         Ok(())
     });
     match read {
-        Ok(_) => (pass.finish(), agents.finish()),
+        Ok(_) => {
+            let (agents, clock_outs) = agents.finish_with_clock_outs();
+            (pass.finish(), agents, clock_outs)
+        }
         // A missing or unreadable ledger reads as empty (SW-94).
-        Err(_) => (LedgerPass::new(ids, keep_tokens).finish(), HashMap::new()),
+        Err(_) => (
+            LedgerPass::new(ids, keep_tokens).finish(),
+            HashMap::new(),
+            Vec::new(),
+        ),
     }
 }
 

@@ -1,11 +1,15 @@
-//! PORT: which agent each unit's ledger lines name. The core's ledger pass does not report `agent_id`
-//! (only accounting lines carry it), so this narrow reader looks for it beside the core's
-//! pass, over the same chunks. Replace it with the typed ledger API once `shiftwork-core` exposes the
-//! agent of a unit's lines.
+//! PORT: which agent each unit's ledger lines name, and the last clock-outs with their cost. The
+//! core's ledger pass reports neither `agent_id` (only accounting lines carry it) nor the accounting
+//! lines themselves, so this narrow reader looks for them beside the core's pass, over the same
+//! chunks. Replace it with the typed ledger API once `shiftwork-core` exposes the agent of a unit's
+//! lines and its accounting lines.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use shiftwork_core::json::{self, Json};
+
+use crate::display_text::clean_text;
+use crate::snapshot::{CLOCK_OUTS_SHOWN, ClockOut};
 
 /// A ledger line longer than this is skipped here (the core's pass still reads it): no line either
 /// implementation writes comes near it, and it bounds the memory of a hostile ledger.
@@ -24,6 +28,7 @@ pub struct AgentScan {
     partial: Vec<u8>,
     overlong: bool,
     agents: HashMap<String, String>,
+    clock_outs: VecDeque<ClockOut>,
 }
 
 impl AgentScan {
@@ -38,9 +43,25 @@ impl AgentScan {
     }
 
     /// Ends the pass: unit id → agent.
-    pub fn finish(mut self) -> HashMap<String, String> {
+    pub fn finish(self) -> HashMap<String, String> {
+        self.finish_with_clock_outs().0
+    }
+
+    /// Ends the pass: unit id → agent, and the last [`CLOCK_OUTS_SHOWN`] clock-outs (the accounting
+    /// lines: an object naming a `unit` and a `status`, without an `event`), newest first.
+    ///
+    /// ```
+    /// use shiftwork_watch::gather::AgentScan;
+    /// let mut scan = AgentScan::default();
+    /// scan.feed(b"{\"event\": \"brief\", \"unit\": \"U3\"}\n");
+    /// scan.feed(b"{\"ts\": \"2026-09-21T10:00:00Z\", \"unit\": \"U3\", \"role\": \"r\", \"status\": \"done\", \"tokens\": 1200, \"duration_ms\": 5000, \"agent_id\": \"a7\", \"briefed\": true}\n");
+    /// let (_, clock_outs) = scan.finish_with_clock_outs();
+    /// assert_eq!((clock_outs[0].unit.as_str(), clock_outs[0].tokens), ("U3", Some(1200)));
+    /// assert_eq!(clock_outs[0].agent.as_deref(), Some("a7"));
+    /// ```
+    pub fn finish_with_clock_outs(mut self) -> (HashMap<String, String>, Vec<ClockOut>) {
         self.end_line();
-        self.agents
+        (self.agents, self.clock_outs.into_iter().rev().collect())
     }
 
     fn take(&mut self, piece: &[u8]) {
@@ -55,24 +76,52 @@ impl AgentScan {
     fn end_line(&mut self) {
         let line = std::mem::take(&mut self.partial);
         let overlong = std::mem::replace(&mut self.overlong, false);
-        if overlong || !contains(&line, b"\"agent_id\"") {
+        if overlong || !(contains(&line, b"\"agent_id\"") || contains(&line, b"\"status\"")) {
             return;
         }
         let text = String::from_utf8_lossy(&line);
         for piece in text.split('\r') {
-            if let Some((unit, agent)) = agent_of(piece) {
-                self.agents.insert(unit, agent);
+            let Ok(value) = json::parse(piece) else {
+                continue;
+            };
+            let Some(unit) = value.get("unit").and_then(Json::as_str) else {
+                continue;
+            };
+            if let Some(agent) = value.get("agent_id").and_then(Json::as_str) {
+                self.agents.insert(unit.to_owned(), agent.to_owned());
+            }
+            if let Some(clock_out) = clock_out_of(&value, unit) {
+                if self.clock_outs.len() == CLOCK_OUTS_SHOWN {
+                    self.clock_outs.pop_front();
+                }
+                self.clock_outs.push_back(clock_out);
             }
         }
     }
 }
 
-/// The `unit` and `agent_id` strings of one line that is a JSON object holding both.
-fn agent_of(line: &str) -> Option<(String, String)> {
-    let value = json::parse(line).ok()?;
-    let unit = value.get("unit").and_then(Json::as_str)?;
-    let agent = value.get("agent_id").and_then(Json::as_str)?;
-    Some((unit.to_owned(), agent.to_owned()))
+/// The clock-out an accounting line records: a line naming a `status` and no `event`.
+fn clock_out_of(value: &Json, unit: &str) -> Option<ClockOut> {
+    if value.get("event").is_some() {
+        return None;
+    }
+    let status = value.get("status").and_then(Json::as_str)?;
+    let text = |key: &str| value.get(key).and_then(Json::as_str).map(clean_text);
+    let whole = |key: &str| {
+        value
+            .get(key)
+            .and_then(Json::as_number)
+            .and_then(|n| n.as_whole())
+    };
+    Some(ClockOut {
+        unit: clean_text(unit),
+        status: clean_text(status),
+        agent: text("agent_id"),
+        tokens: whole("tokens"),
+        duration_ms: whole("duration_ms"),
+        model: text("model"),
+        at: text("ts").unwrap_or_default(),
+    })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -23,7 +23,7 @@ pub use ledger_agents::{AgentScan, MAX_LINE};
 
 /// Parses an agent name as the contracts crate does, or `None` when it is not one.
 pub fn agent_id(name: &str) -> Option<shiftwork_contracts::AgentId> {
-    shiftwork_contracts::AgentId::parse(name).ok()
+    shiftwork_contracts::AgentId::new(name).ok()
 }
 
 /// The files of a checkpoint whose changes change its pane: the path as given and its ledger.

@@ -20,7 +20,7 @@ use crate::fixture::start;
 const WAITING: usize = READ_PAGE + 101;
 
 fn id(agent: &str) -> AgentId {
-    AgentId::parse(agent).unwrap()
+    AgentId::new(agent).unwrap()
 }
 
 /// A facade over `store` whose workspace `/repo` exists.
@@ -84,14 +84,14 @@ fn issue27_item16_waiting_oldest_first_past_one_page() {
         let now = epoch_ms(&clock);
         let expected: Vec<String> = (2..2 + WAITING_SHOWN).map(|i| format!("job {i}")).collect();
         for agent in [None, Some("bob"), Some("alice")] {
-            let agent = agent.map(|a| AgentId::parse(a).unwrap());
+            let agent = agent.map(|a| AgentId::new(a).unwrap());
             let c = read_store(store.as_ref(), agent.as_ref(), now).unwrap();
             let titles: Vec<&str> = c.waiting.iter().map(|w| w.title.as_str()).collect();
             assert_eq!(titles, expected, "{name}, agent {agent:?}");
             let submitted = c.counts.iter().find(|n| n.status == "SUBMITTED").unwrap().count;
             assert_eq!(submitted, WAITING as u64, "{name}");
         }
-        let c = read_store(store.as_ref(), Some(&AgentId::parse("carol").unwrap()), now).unwrap();
+        let c = read_store(store.as_ref(), Some(&AgentId::new("carol").unwrap()), now).unwrap();
         assert!(c.waiting.is_empty(), "{name}: carol neither sent nor holds any");
     }
 }

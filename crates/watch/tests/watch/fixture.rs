@@ -18,7 +18,7 @@ pub const HOURS: &str = "TZ=Europe/London Mon-Fri 09:00-17:30";
 /// 2026-09-21 is a Monday; 10:00 UTC is 11:00 in London.
 /// An agent's identity as a caller passes it.
 fn id(agent: &str) -> AgentId {
-    AgentId::parse(agent).unwrap()
+    AgentId::new(agent).unwrap()
 }
 
 pub fn start() -> DateTime<Utc> {

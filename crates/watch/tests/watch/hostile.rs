@@ -87,8 +87,8 @@ fn issue27_item11_no_control_or_bidi_character_reaches_a_terminal() {
         .build();
     queue
         .dispatch(&DispatchRequest::new(
-            AgentId::parse("alice").unwrap(),
-            AgentId::parse("bob").unwrap(),
+            AgentId::new("alice").unwrap(),
+            AgentId::new("bob").unwrap(),
             "left \u{202e}thgir \u{2067}x",
             "/w",
         ))

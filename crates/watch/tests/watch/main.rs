@@ -10,3 +10,4 @@ mod picture;
 mod read_only;
 mod report;
 mod screens;
+mod web;

@@ -298,66 +298,102 @@ proptest::proptest! {
     /// dependencies and holds between units, and any split into finished, waves and unplanned, the
     /// chart is inert, draws each unit once and draws exactly the dependency edges and holds.
     #[test]
-    fn issue27_item12_every_chart_is_inert_and_names_each_unit_once(
-        units in proptest::collection::vec(
-            (text(), text(), text(), proptest::option::of(text()), 0u8..4, proptest::collection::vec(0usize..12, 0..4)),
-            1..12,
-        ),
-        holds in proptest::collection::vec((0usize..12, 0usize..12, text()), 0..3),
-        title in text(),
-    ) {
-        use shiftwork_watch::snapshot::{Hold, Job, Tone, Unit};
-        let n = units.len();
-        let mut job = Job {
-            id: title.clone(),
-            goal: title.clone(),
-            cursor: String::new(),
-            counts: Vec::new(),
-            waves: vec![Vec::new(), Vec::new()],
-            unplanned: Vec::new(),
-            finished: Vec::new(),
-            plan_refusal: None,
-            held: Vec::new(),
-            budget: None,
-            history: Vec::new(),
-            questions: Vec::new(),
-        };
-        for (index, (id, title, status, agent, group, deps)) in units.into_iter().enumerate() {
-            let unit = Unit {
-                index,
-                id,
-                title,
-                status,
-                tone: Tone::Waiting,
-                role: String::from("r%%"),
-                depends_on: Vec::new(),
-                depends_on_units: deps.into_iter().filter(|d| *d < n).collect(),
-                agent,
-                in_flight: index % 2 == 0,
-                is_cursor: index == 0,
-                is_held: false,
-            };
-            match group {
-                0 => job.finished.push(unit),
-                1 => job.waves[0].push(unit),
-                2 => job.waves[1].push(unit),
-                _ => job.unplanned.push(unit),
-            }
-        }
-        job.held = holds
-            .into_iter()
-            .filter(|(a, b, _)| *a < n && *b < n)
-            .map(|(a, b, path)| Hold { unit: String::new(), by: String::new(), unit_index: a, by_index: b, path, wave: 1 })
-            .collect();
+    fn issue27_item12_every_chart_is_inert_and_names_each_unit_once(job in arbitrary_jobs()) {
         let chart = render(&job, PlanFormat::Mermaid);
         check_chart(&job, &chart);
     }
 }
 
 /// Arbitrary text biased towards what could break a Mermaid chart.
-fn text() -> impl proptest::strategy::Strategy<Value = String> {
+pub fn text() -> impl proptest::strategy::Strategy<Value = String> {
     proptest::string::string_regex(
         "([%\"'`<>{}\\[\\]():;#&|$\\\\\n\r\u{0}-\u{1f}\u{7f}-\u{9f}\u{202e}\u{2028}]|%%|:::|click|classDef|<br/>|[a-z ]|\\PC){0,12}",
     )
     .unwrap()
+}
+
+/// The units of an arbitrary plan: id, title, status, agent, group (0 finished, 1 and 2 the waves, 3
+/// unplanned) and dependencies by position.
+pub type ArbitraryUnits = Vec<(String, String, String, Option<String>, u8, Vec<usize>)>;
+
+/// Jobs of up to 12 arbitrary units and 3 holds, every text from [`text`], for the properties of
+/// their pictures.
+pub fn arbitrary_jobs() -> impl proptest::strategy::Strategy<Value = shiftwork_watch::snapshot::Job> {
+    use proptest::strategy::Strategy as _;
+    (
+        proptest::collection::vec(
+            (
+                text(),
+                text(),
+                text(),
+                proptest::option::of(text()),
+                0u8..4,
+                proptest::collection::vec(0usize..12, 0..4),
+            ),
+            1..12,
+        ),
+        proptest::collection::vec((0usize..12, 0usize..12, text()), 0..3),
+        text(),
+    )
+        .prop_map(|(units, holds, title)| arbitrary_job(units, holds, title))
+}
+
+/// A job of arbitrary units and holds, titled `title`, for the properties of its pictures.
+pub fn arbitrary_job(
+    units: ArbitraryUnits,
+    holds: Vec<(usize, usize, String)>,
+    title: String,
+) -> shiftwork_watch::snapshot::Job {
+    use shiftwork_watch::snapshot::{Hold, Job, Tone, Unit};
+    let n = units.len();
+    let mut job = Job {
+        id: title.clone(),
+        goal: title.clone(),
+        cursor: String::new(),
+        counts: Vec::new(),
+        waves: vec![Vec::new(), Vec::new()],
+        unplanned: Vec::new(),
+        finished: Vec::new(),
+        plan_refusal: None,
+        held: Vec::new(),
+        budget: None,
+        history: Vec::new(),
+        questions: Vec::new(),
+        clock_outs: Vec::new(),
+    };
+    for (index, (id, title, status, agent, group, deps)) in units.into_iter().enumerate() {
+        let unit = Unit {
+            index,
+            id,
+            title,
+            status,
+            tone: Tone::Waiting,
+            role: String::from("r%%"),
+            depends_on: Vec::new(),
+            depends_on_units: deps.into_iter().filter(|d| *d < n).collect(),
+            agent,
+            in_flight: index % 2 == 0,
+            is_cursor: index == 0,
+            is_held: false,
+        };
+        match group {
+            0 => job.finished.push(unit),
+            1 => job.waves[0].push(unit),
+            2 => job.waves[1].push(unit),
+            _ => job.unplanned.push(unit),
+        }
+    }
+    job.held = holds
+        .into_iter()
+        .filter(|(a, b, _)| *a < n && *b < n)
+        .map(|(a, b, path)| Hold {
+            unit: String::new(),
+            by: String::new(),
+            unit_index: a,
+            by_index: b,
+            path,
+            wave: 1,
+        })
+        .collect();
+    job
 }

@@ -51,13 +51,13 @@ fn a_view_leaves_every_file_byte_identical() {
     {
         let clock = Arc::new(SystemClock::new());
         let store = SqliteStore::open(&db, SqliteOptions::default(), clock.clone(), &OsFs).unwrap();
-        let queue = Contracts::builder(Arc::new(store)).build();
+        let queue = Contracts::builder(Arc::new(store)).real_fs().real_ids().build();
         for agent in ["bob", "carol"] {
             queue
                 .dispatch(
                     &DispatchRequest::new(
-                        AgentId::parse("alice").unwrap(),
-                        AgentId::parse(agent).unwrap(),
+                        AgentId::new("alice").unwrap(),
+                        AgentId::new(agent).unwrap(),
                         "Review the parser diff",
                         root.display().to_string(),
                     )
@@ -65,7 +65,7 @@ fn a_view_leaves_every_file_byte_identical() {
                 )
                 .unwrap();
         }
-        queue.poll_next_task(&AgentId::parse("bob").unwrap()).unwrap();
+        queue.poll_next_task(&AgentId::new("bob").unwrap()).unwrap();
     }
     let before = files(root);
     let options = WatchOptions {
@@ -96,13 +96,14 @@ fn a_view_leaves_every_file_byte_identical() {
     );
 }
 
-/// A store that does not exist yet is waited for, never created; an empty file (a store another
-/// process is creating) is not initialised by the view; a file that is no contracts database is named.
+/// A store that does not exist yet is waited for, never created, and read as an empty queue with a
+/// note saying so (issue 34 item 13: not a failure); an empty file (a store another process is
+/// creating) is not initialised by the view; a file that is no contracts database is named.
 #[test]
 fn a_missing_or_foreign_store_is_never_created_or_initialised() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sub/contracts.db");
-    let read = |db: &Path| {
+    let body = |db: &Path| {
         let options = WatchOptions {
             checkpoints: Vec::new(),
             store: Some(StoreLocation::Sqlite(db.to_path_buf())),
@@ -111,9 +112,21 @@ fn a_missing_or_foreign_store_is_never_created_or_initialised() {
             zone: chrono_tz::UTC,
         };
         let mut sources = Sources::new(&options, Arc::new(OsFs), Arc::new(SystemClock::new())).unwrap();
-        sources.snapshot().contracts.unwrap().body.unwrap_err()
+        sources.snapshot().contracts.unwrap().body
     };
-    assert_eq!(read(&db), format!("no contracts store at {} yet", db.display()));
+    let read = |db: &Path| body(db).unwrap_err();
+    let empty = body(&db).unwrap();
+    assert_eq!(
+        empty.note.as_deref(),
+        Some(
+            format!(
+                "no contracts store at {} yet; the first call that writes creates it",
+                db.display()
+            )
+            .as_str()
+        )
+    );
+    assert!(empty.counts.iter().all(|c| c.count == 0) && !empty.counts.is_empty());
     assert!(!db.parent().unwrap().exists());
     std::fs::create_dir_all(db.parent().unwrap()).unwrap();
     std::fs::write(&db, b"").unwrap();
@@ -135,5 +148,56 @@ fn a_missing_or_foreign_store_is_never_created_or_initialised() {
         read(&db).contains("cannot be read") && read(&db).contains("not an SQLite database"),
         "{}",
         read(&db)
+    );
+}
+
+/// Issue 34 item 13 (a promise that regressed): a view of a contracts store that does not exist yet
+/// — the demo's and the README's first state — is complete: `once` prints the pane, with a note and
+/// the counts of an empty queue, and reports no source unread (before: the view counted the store as
+/// unread, and `watch --once` exited 1 with nothing on stderr). A source that really cannot be read
+/// is named, one sentence each: a checkpoint, and a store refused.
+#[test]
+fn issue34_item13_a_store_that_does_not_exist_yet_is_an_empty_queue_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("contracts.db");
+    let once = |checkpoints: Vec<std::path::PathBuf>| {
+        let options = WatchOptions {
+            checkpoints,
+            store: Some(StoreLocation::Sqlite(db.clone())),
+            agent: None,
+            hours: None,
+            zone: chrono_tz::UTC,
+        };
+        let mut text = Vec::new();
+        let unread = shiftwork_watch::once(&options, false, &mut text).unwrap();
+        (String::from_utf8(text).unwrap(), unread)
+    };
+    let (text, unread) = once(Vec::new());
+    assert_eq!(unread, Vec::<String>::new(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "  no contracts store at {} yet; the first call that writes creates it\n  0 SUBMITTED, 0 CLAIMED",
+            db.display()
+        )),
+        "{text}"
+    );
+    assert!(!db.exists(), "nothing created");
+    let missing = dir.path().join("missing.json");
+    let (_, unread) = once(vec![missing.clone()]);
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert!(
+        unread[0].starts_with(&format!(
+            "checkpoint {}: checkpoint unreadable",
+            missing.display()
+        )),
+        "{unread:?}"
+    );
+    std::fs::write(&db, b"").unwrap();
+    let (_, unread) = once(Vec::new());
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert!(
+        unread[0].starts_with(&format!("contracts store {}: ", db.display()))
+            && unread[0].contains("is empty"),
+        "{unread:?}"
     );
 }

@@ -9,7 +9,7 @@ use super::grammar::{
     Fence, closes_fence, closes_front_matter, fence_open, is_generic_list_line, is_thematic_break,
     item_bullet, item_rest, opens_front_matter,
 };
-use super::text::{Line, Lines, body_start, eq_collapsed, indent, may_start_ws};
+use super::text::{Indent, Line, Lines, body_start, eq_collapsed, indent, may_start_ws};
 
 /// What the scan found: the block and what an append needs to know about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,16 @@ static INTERESTING: [bool; 256] = interesting_first_bytes();
 /// Scans `text` (the whole file text, mark included) for the checklist. With a `needle` (a collapsed,
 /// normalized description), also tells whether one of its items has that text.
 pub(crate) fn scan(text: &str, needle: Option<&str>) -> Option<Block> {
+    scan_with(text, needle, &mut |_, _| {})
+}
+
+/// [`scan`], telling `on_item` of each item line of the checklist in order (its content and
+/// indent).
+pub(crate) fn scan_with<F: FnMut(&[u8], Indent)>(
+    text: &str,
+    needle: Option<&str>,
+    on_item: &mut F,
+) -> Option<Block> {
     let bytes = text.as_bytes();
     let start = body_start(text);
     let mut lines = Lines::new(bytes, start);
@@ -82,6 +92,7 @@ pub(crate) fn scan(text: &str, needle: Option<&str>) -> Option<Block> {
             continue;
         }
         if let Some(bullet) = item_bullet(content, ind) {
+            on_item(content, ind);
             let duplicate = needle.is_some_and(|n| eq_collapsed(item_rest(content, ind), n.as_bytes()));
             let block = Block {
                 first_line: this,
@@ -93,7 +104,7 @@ pub(crate) fn scan(text: &str, needle: Option<&str>) -> Option<Block> {
                 before_anchor: previous,
                 duplicate,
             };
-            return Some(extend_block(bytes, lines, block, ind.width, needle));
+            return Some(extend_block(bytes, lines, block, ind.width, needle, on_item));
         }
         previous = Some(line);
     }
@@ -124,12 +135,13 @@ fn skip_front_matter(text: &str, lines: &mut Lines<'_>) -> (usize, Option<Line>)
 
 /// Examines the lines after the first item and extends the block through the last line that
 /// extends it; counts the items and runs the duplicate test on them.
-fn extend_block(
+fn extend_block<F: FnMut(&[u8], Indent)>(
     bytes: &[u8],
     lines: Lines<'_>,
     mut block: Block,
     base: usize,
     needle: Option<&str>,
+    on_item: &mut F,
 ) -> Block {
     let mut index = block.first_line;
     let mut previous = block.anchor;
@@ -151,6 +163,7 @@ fn extend_block(
         if ind.width >= base && is_generic_list_line(content, ind) {
             // 4. a list line at or below the base extends it
             if item_bullet(content, ind).is_some() {
+                on_item(content, ind);
                 block.items += 1;
                 if !block.duplicate
                     && let Some(n) = needle

@@ -3,7 +3,7 @@
 //! * [`is_ws`] — the whitespace set W;
 //! * [`first_control_character`] and [`MAX_DESCRIPTION_BYTES`] — what a description may hold;
 //! * [`normalize`] — the description's normal form;
-//! * [`find_checklist`] — the checklist of a file text, and [`checklist_items`] its items;
+//! * [`find_checklist`] — the checklist of a file text, and [`checklist_items`] — its items;
 //! * [`plan_append`] — the duplicate decision and the byte splice of an append.
 //!
 //! The parser scans bytes with `memchr` and stops at the end of the checklist's block.
@@ -11,15 +11,17 @@
 mod checklist;
 mod description;
 mod grammar;
-mod items;
 mod normalize;
 mod plan;
 mod text;
 
 pub use description::{MAX_DESCRIPTION_BYTES, first_control_character};
-pub use items::{Item, checklist_items};
 pub use normalize::normalize;
 pub use plan::{AppendPlan, plan_append};
+
+/// The append plan's former name.
+#[deprecated(since = "0.2.0", note = "renamed to `AppendPlan`")]
+pub type Plan = AppendPlan;
 pub use text::is_ws;
 
 /// The checklist of a file text.
@@ -57,4 +59,41 @@ pub fn find_checklist(text: &str) -> Option<Checklist> {
         bullet: char::from(block.bullet),
         items: block.items,
     })
+}
+
+/// One item of a checklist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecklistItem {
+    /// Its box is checked (`[x]` or `[X]`).
+    pub checked: bool,
+    /// How deep it is nested: its indent width less the first item's (a TAB counts as one).
+    pub depth: usize,
+    /// Its text after the box, without leading and trailing W characters.
+    pub text: String,
+}
+
+/// The items of the checklist of a whole file text, in order (empty when it has none): the lines
+/// [`find_checklist`] counts, read by the same scan.
+///
+/// ```
+/// use shiftwork_worklog::core::checklist_items;
+/// let items = checklist_items("# Today\n\n- [x] Fixed the bug\n  - [ ] nested  \n- plain\n\nAfter.\n- [x] later list\n");
+/// assert_eq!(items.len(), 2);
+/// assert!(items[0].checked && items[0].text == "Fixed the bug" && items[0].depth == 0);
+/// assert!(!items[1].checked && items[1].text == "nested" && items[1].depth == 2);
+/// ```
+pub fn checklist_items(text: &str) -> Vec<ChecklistItem> {
+    let mut items = Vec::new();
+    let mut base: Option<usize> = None;
+    checklist::scan_with(text, None, &mut |content: &[u8], indent: text::Indent| {
+        let base = *base.get_or_insert(indent.width);
+        let rest = grammar::item_rest(content, indent);
+        let rest = String::from_utf8_lossy(rest);
+        items.push(ChecklistItem {
+            checked: matches!(content.get(indent.len + 3), Some(b'x' | b'X')),
+            depth: indent.width.saturating_sub(base),
+            text: rest.trim_matches(is_ws).to_owned(),
+        });
+    });
+    items
 }

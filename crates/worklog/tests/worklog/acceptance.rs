@@ -594,10 +594,7 @@ fn as01_to_as32_through_the_service_on_memfs() {
 /// AS-28: `empty` also when the log directory is unset (WL-41 step 1 before step 2).
 #[test]
 fn as28_empty_wins_over_no_dir() {
-    let log = Worklog::new(
-        Config::from_values(None, None, None),
-        shiftwork_seams::MemFs::new(),
-    );
+    let log = Worklog::new(Config::builder().build(), shiftwork_seams::MemFs::new());
     for d in ["   ", "- [ ]", "[x]", "\t\n", ""] {
         assert_eq!(log.append(d, false).unwrap().status, EMPTY);
     }
@@ -637,7 +634,11 @@ fn as33_no_directory() {
         Some("/log/2026-09-06.md"),
         Some("/dangling"),
     ] {
-        no_dir_both_tools(&Worklog::new(Config::from_values(dir, None, None), fs.clone()));
+        no_dir_both_tools(&Worklog::new(
+            dir.map_or(Config::builder(), |d| Config::builder().dir(d))
+                .build(),
+            fs.clone(),
+        ));
     }
     assert_eq!(snapshot(&fs), before);
 }
@@ -936,10 +937,7 @@ fn as45_pattern_configuration() {
         WorklogError::Pattern.to_string(),
         "the configured file pattern is not a valid regular expression"
     );
-    no_dir_both_tools(&Worklog::new(
-        Config::from_values(None, Some("("), None),
-        fs.clone(),
-    ));
+    no_dir_both_tools(&Worklog::new(Config::builder().pattern("(").build(), fs.clone()));
     assert!(!has_lock_file(&fs));
 
     let fs = shiftwork_seams::MemFs::new();

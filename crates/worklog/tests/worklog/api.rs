@@ -100,7 +100,7 @@ fn issue28_not_written_outcomes_say_so_and_why() {
     );
     let empty_dir = shiftwork_seams::MemFs::new();
     empty_dir.make_dirs("/log");
-    let no_file = Worklog::new(Config::from_values(Some("/log"), None, None), empty_dir);
+    let no_file = Worklog::new(Config::builder().dir("/log").build(), empty_dir);
     assert_eq!(
         no_file.append("a", false).unwrap().not_written(),
         Some(NotWritten::NoFile)

@@ -17,7 +17,7 @@ const PROCESSES: usize = 8;
 const ITEMS_PER_PROCESS: usize = 50;
 
 fn os_log(dir: &Path) -> Worklog<OsFs> {
-    Worklog::new(Config::from_values(dir.to_str(), None, None), OsFs)
+    Worklog::new(Config::builder().dir(dir).build(), OsFs)
 }
 
 /// Asserts that `path` holds `"- [x] a\n"` followed by exactly the lines of `expected`, each once, in

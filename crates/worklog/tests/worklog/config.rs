@@ -9,7 +9,11 @@ use shiftwork_worklog::Config;
 #[test]
 fn wl8_blank_values_are_unset() {
     for blank in ["", " ", "\t\n", "\u{1C}", "\u{A0}\u{3000}"] {
-        let c = Config::from_values(Some(blank), Some(blank), Some("/home/me"));
+        let c = Config::builder()
+            .dir(blank)
+            .pattern(blank)
+            .home("/home/me")
+            .build();
         assert_eq!(c, Config::default(), "{blank:?}");
     }
 }
@@ -29,7 +33,11 @@ fn wl9_home_expansion() {
         ("relative/dir", None, "relative/dir"),
     ];
     for (value, home, expected) in cases {
-        let c = Config::from_values(Some(value), None, home);
+        let c = home
+            .map_or(Config::builder().dir(value), |h| {
+                Config::builder().dir(value).home(h)
+            })
+            .build();
         assert_eq!(
             c.dir,
             Some(PathBuf::from(expected)),
@@ -41,6 +49,6 @@ fn wl9_home_expansion() {
 /// WL-6, WL-11: the pattern is kept verbatim (no trimming), including surrounding whitespace.
 #[test]
 fn wl6_pattern_kept_verbatim() {
-    let c = Config::from_values(None, Some(r" \.md$"), None);
+    let c = Config::builder().pattern(r" \.md$").build();
     assert_eq!(c.pattern.as_deref(), Some(r" \.md$"));
 }

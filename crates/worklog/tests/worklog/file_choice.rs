@@ -20,7 +20,7 @@ fn wl14_directory_presence() {
     let fs = memfs_with(b"- [x] a\n");
     fs.symlink(DIR, "/via-link");
     let linked = shiftwork_worklog::Worklog::new(
-        shiftwork_worklog::Config::from_values(Some("/via-link"), None, None),
+        shiftwork_worklog::Config::builder().dir("/via-link").build(),
         fs.clone(),
     );
     assert_eq!(linked.check().unwrap().file.as_deref(), Some(NAME));

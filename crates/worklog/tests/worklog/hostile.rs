@@ -142,7 +142,7 @@ fn issue12_item7_log_reads_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(NAME);
     let file = fs::File::create(&path).unwrap();
-    let os_log = Worklog::new(Config::from_values(dir.path().to_str(), None, None), OsFs);
+    let os_log = Worklog::new(Config::builder().dir(dir.path()).build(), OsFs);
     file.set_len(MAX_LOG_BYTES).unwrap(); // sparse: reads as NUL bytes
     assert_eq!(
         os_log.check().unwrap_err(),
@@ -266,7 +266,7 @@ fn issue12_item7_special_file_swapped_in_never_blocks() {
                 at: if dry_run { 1 } else { 2 },
                 listed: Default::default(),
             };
-            let log = Worklog::new(Config::from_values(dir.path().to_str(), None, None), fs);
+            let log = Worklog::new(Config::builder().dir(dir.path()).build(), fs);
             let (done, answer) = mpsc::channel();
             std::thread::spawn(move || done.send(log.append("b", dry_run)).unwrap());
             // A guard against a hang, not a speed assertion: a blocked read never answers.
@@ -318,7 +318,7 @@ fn issue12_item7_special_lock_file_never_blocks() {
         } else {
             make_fifo(&lock);
         }
-        let log = Worklog::new(Config::from_values(dir.path().to_str(), None, None), OsFs);
+        let log = Worklog::new(Config::builder().dir(dir.path()).build(), OsFs);
         let (done, answer) = mpsc::channel();
         std::thread::spawn(move || {
             done.send((log.append("b", false), log.append("b", true), log.check()))

@@ -14,7 +14,7 @@ use shiftwork_worklog::{AppendStatus, CheckStatus, Config, LOCK_FILE_NAME, Workl
 use crate::support::{child_role, read_marked_line, set_mtime, spawn_child};
 
 fn os_log(dir: &Path) -> Worklog<OsFs> {
-    Worklog::new(Config::from_values(dir.to_str(), None, None), OsFs)
+    Worklog::new(Config::builder().dir(dir).build(), OsFs)
 }
 
 /// Every hidden temporary file under `dir` (one level of subdirectories included).

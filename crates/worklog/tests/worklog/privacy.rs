@@ -63,7 +63,14 @@ fn wl101_as44_every_status_and_error_on_memfs() {
     let fs = MemFs::new();
     let link = Path::new(SECRET_DIR).join("2026-09-06.md");
     let new_log = |dir: &str, pattern: Option<&str>| {
-        Worklog::new(Config::from_values(Some(dir), pattern, None), fs.clone())
+        Worklog::new(
+            pattern
+                .map_or(Config::builder().dir(dir), |p| {
+                    Config::builder().dir(dir).pattern(p)
+                })
+                .build(),
+            fs.clone(),
+        )
     };
     let log = new_log(SECRET_DIR, None);
     let mut seen: Vec<(String, String)> = Vec::new();
@@ -156,7 +163,7 @@ fn wl101_as44_on_the_real_filesystem() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&hidden).unwrap();
     let absolute = root.path().to_str().unwrap().to_owned();
-    let log = Worklog::new(Config::from_values(dir.to_str(), None, None), OsFs);
+    let log = Worklog::new(Config::builder().dir(&dir).build(), OsFs);
     let mut seen = Vec::new();
     let mut run = |what: &str, outcome| seen.extend(texts(outcome).into_iter().map(|t| (what.to_owned(), t)));
     run("no_file", check(&log));
@@ -169,10 +176,7 @@ fn wl101_as44_on_the_real_filesystem() {
     run("ok", check(&log));
     std::fs::write(hidden.join("real-2026-09-06.md"), b"\xFF").unwrap();
     run("E-utf8", append(&log, "z", false));
-    let missing = Worklog::new(
-        Config::from_values(dir.join("missing").to_str(), None, None),
-        OsFs,
-    );
+    let missing = Worklog::new(Config::builder().dir(dir.join("missing")).build(), OsFs);
     run("no_dir", check(&missing));
     assert_private(&seen, &FORBIDDEN);
     assert_private(&seen, &[absolute.as_str()]);

@@ -3,7 +3,7 @@
 //! target `worklog_core` (WL-99).
 
 use proptest::prelude::*;
-use shiftwork_worklog::core::{find_checklist, is_ws, normalize};
+use shiftwork_worklog::core::{checklist_items, find_checklist, is_ws, normalize};
 
 use crate::invariants::check_append;
 
@@ -78,6 +78,28 @@ proptest! {
         prop_assert!(!n.starts_with(is_ws) && !n.ends_with(is_ws));
         prop_assert!(!n.contains("  "));
         prop_assert!(n.chars().all(|c| c == ' ' || !is_ws(c)));
+    }
+
+    /// Issue 38: the items a person's view lists are the items the checklist counts, each trimmed of
+    /// W, the first at depth 0; after an append the last item is the appended line.
+    #[test]
+    fn issue38_the_listed_items_are_the_counted_items(text in text(), description in description()) {
+        let items = checklist_items(&text);
+        prop_assert_eq!(items.len(), find_checklist(&text).map_or(0, |c| c.items));
+        prop_assert!(items.iter().all(|i| !i.text.starts_with(is_ws) && !i.text.ends_with(is_ws)));
+        prop_assert!(items.first().is_none_or(|i| i.depth == 0));
+        let normalized = normalize(&description);
+        if let (false, shiftwork_worklog::core::AppendPlan::Insert { offset, insertion, .. }) =
+            (normalized.is_empty(), shiftwork_worklog::core::plan_append(&text, &normalized))
+        {
+            let mut after = text.clone();
+            after.insert_str(offset, &insertion);
+            let last = checklist_items(&after).pop();
+            prop_assume!(last.as_ref().is_some_and(|l| l.depth == 0));
+            let last = last.unwrap();
+            prop_assert!(last.checked);
+            prop_assert_eq!(last.text, normalized);
+        }
     }
 
     /// WL-22: one mark at offset 0 is not part of the first line: with or without it, the same

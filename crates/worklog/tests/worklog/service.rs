@@ -127,7 +127,7 @@ fn wl42_wl62_refusals_write_nothing() {
     let fs = memfs_with(b"- [x] a\n");
     fs.make_dirs("/empty");
     let before = snapshot(&fs);
-    let empty_dir = Worklog::new(Config::from_values(Some("/empty"), None, None), fs.clone());
+    let empty_dir = Worklog::new(Config::builder().dir("/empty").build(), fs.clone());
     let outcomes = [
         log(&fs).append("", false).map(|r| r.status),
         Worklog::new(Config::default(), fs.clone())
@@ -288,7 +288,7 @@ fn wl53_temporary_file_name() {
     let fs = memfs_with(b"- [x] a\n");
     let recorder = Recorder::new(fs.clone());
     fs.fail_nth(Op::Create, 1, libc::EEXIST); // a collision: another name is drawn
-    let log = Worklog::new(Config::from_values(Some(DIR), None, None), recorder.clone());
+    let log = Worklog::new(Config::builder().dir(DIR).build(), recorder.clone());
     assert_eq!(log.append("b", false).unwrap().status, AppendStatus::Written);
     let created = recorder.created();
     assert_eq!(created.len(), 2);
@@ -326,10 +326,7 @@ fn wl67_reasons() {
         assert_eq!(e.to_string(), format!("cannot write \"2026-09-06.md\": {text}"));
     }
     let fs = memfs_with(b"- [x] a\n");
-    let log = Worklog::new(
-        Config::from_values(Some(DIR), None, None),
-        Recorder::failing_reads(fs),
-    );
+    let log = Worklog::new(Config::builder().dir(DIR).build(), Recorder::failing_reads(fs));
     assert_eq!(
         log.check().unwrap_err().to_string(),
         "cannot read \"2026-09-06.md\": Input/output error"

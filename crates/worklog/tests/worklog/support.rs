@@ -30,7 +30,14 @@ pub fn log(fs: &MemFs) -> Worklog<MemFs> {
 
 /// A work log over `fs` with `DIR` configured and `pattern`.
 pub fn log_with(fs: &MemFs, pattern: Option<&str>) -> Worklog<MemFs> {
-    Worklog::new(Config::from_values(Some(DIR), pattern, None), fs.clone())
+    Worklog::new(
+        pattern
+            .map_or(Config::builder().dir(DIR), |p| {
+                Config::builder().dir(DIR).pattern(p)
+            })
+            .build(),
+        fs.clone(),
+    )
 }
 
 /// A time `secs` seconds after a fixed instant.
