@@ -1,5 +1,7 @@
 //! The MCP methods over the registry (MC-1, MC-7, MC-8, MC-10, MC-12): `initialize`, `ping`,
-//! `server/discover`, `tools/list` and `tools/call`, answered as JSON-RPC message lines. The stdio
+//! `server/discover`, `tools/list` and `tools/call`, and with [`Server::with_resources`] the
+//! resources, prompts and completion methods (issue 35 items 2 and 3: [`crate::resources`],
+//! [`crate::prompts`]), answered as JSON-RPC message lines. The stdio
 //! transport ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to
 //! answer.
 //!

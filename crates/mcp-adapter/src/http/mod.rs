@@ -9,7 +9,10 @@
 //! - **Answers.** A request is answered with `application/json`; a `tools/call` carrying a
 //!   `_meta.progressToken` from a client that accepts `text/event-stream` is answered as an SSE
 //!   stream: its progress (a waiting poll reports every 10 s), then its result. A notification or a
-//!   response is `202 Accepted`. `GET /mcp` is `405` (the server sends nothing unasked).
+//!   response is `202 Accepted`. `GET /mcp` is `405` (the server keeps no session to send to
+//!   unasked): a client follows resources with `subscriptions/listen` (2026-07-28), answered as an
+//!   event stream of `notifications/resources/updated` until it closes it, and `resources/subscribe`
+//!   is refused. Resource reads, prompts and completions run on a blocking thread.
 //! - **Identity.** Every request needs `Authorization: Bearer …` ([`auth`]); the token decides the
 //!   agent, which every call receives in its context: an agent argument naming another agent is
 //!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked. A call that waited is
