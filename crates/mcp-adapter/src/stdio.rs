@@ -654,7 +654,7 @@ impl Shared {
                 }
             };
             self.send(&crate::subscriptions::acknowledged_line(id.raw(), &uris));
-            match hub.subscribe(uris, Some(id.raw().to_owned()), self.sink()) {
+            match hub.subscribe(uris, Some(id.raw().to_owned()), None, self.sink()) {
                 Ok(subscriber) => {
                     let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
                     match listens.iter_mut().find(|(k, h)| *k == key && h.is_none()) {
@@ -690,7 +690,7 @@ impl Shared {
             }
             ("resources/unsubscribe", None) => true,
             (_, Some(handle)) => hub.add(handle, &uri),
-            (_, None) => match hub.subscribe(vec![uri], None, self.sink()) {
+            (_, None) => match hub.subscribe(vec![uri], None, None, self.sink()) {
                 Ok(handle) => {
                     *subscriber = Some(handle);
                     true

@@ -28,6 +28,9 @@ pub const POLL: Duration = Duration::from_millis(200);
 pub const MAX_SUBSCRIBERS: usize = 256;
 /// The most URIs one subscriber follows.
 pub const MAX_URIS: usize = 64;
+/// The most subscribers of one authenticated agent (an HTTP caller's listen streams), so that one
+/// identity cannot take every place.
+pub const MAX_PER_AGENT: usize = 16;
 
 /// Where a subscriber's notifications go: `Some(line)` sends one JSON-RPC line, `None` only asks;
 /// either answers `false` when the receiver is gone (the subscription then ends).
@@ -41,6 +44,9 @@ pub enum SubscribeError {
         "too many subscriptions: at most {MAX_SUBSCRIBERS} subscribers of at most {MAX_URIS} resources each"
     )]
     Full,
+    /// The agent already has [`MAX_PER_AGENT`] subscribers.
+    #[error("too many subscriptions of this agent: at most {MAX_PER_AGENT} listen at once")]
+    AgentFull,
 }
 
 /// The subscribers and the thread that watches for them.
@@ -71,6 +77,8 @@ struct Subscriber {
     uris: Vec<String>,
     /// The `subscriptions/listen` request's id (its JSON token), for `_meta`'s subscription id.
     listen: Option<String>,
+    /// The authenticated agent it is of (over HTTP), for [`MAX_PER_AGENT`].
+    agent: Option<String>,
     sink: Sink,
 }
 
@@ -88,18 +96,34 @@ impl Hub {
     }
 
     /// A new subscriber of `uris` (each one a resource the views serve), notified through `sink`;
-    /// `listen` is the id token of its `subscriptions/listen` request. Returns its handle.
+    /// `listen` is the id token of its `subscriptions/listen` request, `agent` the agent its
+    /// credentials authenticated. Returns its handle.
     pub fn subscribe(
         self: &Arc<Self>,
         uris: Vec<String>,
         listen: Option<String>,
+        agent: Option<&str>,
         sink: Sink,
     ) -> Result<u64, SubscribeError> {
         if uris.len() > MAX_URIS {
             return Err(SubscribeError::Full);
         }
         let baselines: Vec<(String, u64)> = uris.iter().map(|u| (u.clone(), self.fingerprint(u))).collect();
+        if let Some(agent) = agent {
+            // A stream its client closed a moment ago does not count against the agent.
+            self.prune(|s| s.agent.as_deref() == Some(agent));
+        }
         let mut state = self.state();
+        if let Some(agent) = agent
+            && state
+                .subscribers
+                .iter()
+                .filter(|s| s.agent.as_deref() == Some(agent))
+                .count()
+                >= MAX_PER_AGENT
+        {
+            return Err(SubscribeError::AgentFull);
+        }
         if state.subscribers.len() >= MAX_SUBSCRIBERS {
             return Err(SubscribeError::Full);
         }
@@ -112,10 +136,27 @@ impl Hub {
             id,
             uris,
             listen,
+            agent: agent.map(str::to_owned),
             sink,
         });
         self.start(&mut state);
         Ok(id)
+    }
+
+    /// Ends the subscribers `which` picks whose receivers are gone.
+    fn prune(&self, which: impl Fn(&Subscriber) -> bool) {
+        let sinks: Vec<(u64, Sink)> = self
+            .state()
+            .subscribers
+            .iter()
+            .filter(|s| which(s))
+            .map(|s| (s.id, Arc::clone(&s.sink)))
+            .collect();
+        for (id, sink) in sinks {
+            if !sink(None) {
+                self.unsubscribe(id);
+            }
+        }
     }
 
     /// Adds `uri` to subscriber `id` (a second `resources/subscribe`); `false` when it has no room.
@@ -185,17 +226,7 @@ impl Hub {
             std::thread::sleep(POLL);
             // A receiver gone (a client that disconnected) ends its subscription now, not at the
             // next change.
-            let sinks: Vec<(u64, Sink)> = self
-                .state()
-                .subscribers
-                .iter()
-                .map(|s| (s.id, Arc::clone(&s.sink)))
-                .collect();
-            for (id, sink) in sinks {
-                if !sink(None) {
-                    self.unsubscribe(id);
-                }
-            }
+            self.prune(|_| true);
             let uris: Vec<String> = {
                 let mut state = self.state();
                 if state.subscribers.is_empty() {

@@ -332,6 +332,34 @@ fn assert_acknowledged(ack: &Value, uris: &[&str]) {
     );
 }
 
+impl Listener {
+    /// Whether the stream ends (its server closed it) within `timeout`; notifications before the end
+    /// are skipped.
+    fn ends_within(&mut self, timeout: Duration) -> bool {
+        let Listener::Stream(reader) = self else {
+            panic!("only an HTTP stream ends")
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            reader
+                .get_ref()
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .unwrap();
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                // The connection closed, or the chunked body's last chunk came.
+                Ok(0) => return true,
+                Ok(_) if line.trim_end() == "0" => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
 /// Waits for the update of `uri`; how long it took since `since`.
 fn updated(listener: &mut Listener, uri: &str, since: Instant, way: Way) -> Duration {
     loop {
@@ -493,4 +521,64 @@ fn issue35_item2_a_listener_that_goes_away_leaves_nothing_behind() {
     );
     let status = server.get("/healthz").status;
     assert_eq!(status, 200);
+}
+
+/// Issue 35 item 2 (THREATS "fairness", "credentials during a wait"): one agent holds at most 16
+/// listen streams, and another agent still gets one; a stream whose token is revoked ends.
+#[test]
+fn issue35_item2_listen_streams_are_fair_and_end_with_their_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    repo(dir.path());
+    let Client::Http { server, token } = Client::start(Transport::Http, dir.path(), &[]) else {
+        unreachable!()
+    };
+    let bob = support::add_token(&dir.path().join("tokens"), "bob");
+    let mut streams: Vec<Listener> = (0..16)
+        .map(|_| Listener::Stream(listen_over_http(&server, &token, &["shiftwork://status"])))
+        .collect();
+    for stream in &mut streams {
+        assert_acknowledged(
+            &stream.next(Duration::from_secs(10)).unwrap(),
+            &["shiftwork://status"],
+        );
+    }
+    let body = json!({"jsonrpc": "2.0", "id": "listen-17", "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": ["shiftwork://status"]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": STATELESS, "io.modelcontextprotocol/clientCapabilities": {}},
+    }});
+    let refused = server.post(
+        Some(&token),
+        &[("mcp-protocol-version", STATELESS)],
+        &body.to_string(),
+    );
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.body.contains("at most 16"), "{refused:?}");
+    let mut other = Listener::Stream(listen_over_http(&server, &bob, &["shiftwork://status"]));
+    assert_acknowledged(
+        &other.next(Duration::from_secs(10)).unwrap(),
+        &["shiftwork://status"],
+    );
+
+    // Alice's token is revoked: her streams end; bob's goes on and hears the next change.
+    let out = run(
+        &[
+            "token",
+            "revoke",
+            "alice",
+            "--file",
+            dir.path().join("tokens").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let revoked = Instant::now();
+    for stream in &mut streams {
+        assert!(
+            stream.ends_within(Duration::from_secs(10)),
+            "a revoked stream goes on"
+        );
+    }
+    eprintln!("the revoked token's streams ended within {:?}", revoked.elapsed());
+    clock_out_elsewhere(dir.path());
+    updated(&mut other, "shiftwork://status", Instant::now(), Way::ListenHttp);
 }

@@ -320,7 +320,11 @@ fn refused_credentials(state: &State, header: Option<&[u8]>) -> super::auth::Aut
 
 /// The check that a caller's credentials still hold: the same header, authenticated again by what the
 /// server holds now (the token file as it is, the key set as last fetched), as the same agent.
-fn credential_check(state: &Arc<State>, agent: &Agent, authorization: Option<Bytes>) -> CredentialCheck {
+pub(super) fn credential_check(
+    state: &Arc<State>,
+    agent: &Agent,
+    authorization: Option<Bytes>,
+) -> CredentialCheck {
     let state = Arc::downgrade(state);
     let agent = agent.clone();
     Arc::new(move || {

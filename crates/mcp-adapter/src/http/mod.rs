@@ -874,7 +874,7 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             .await
         }
         Classified::Read => read(state, agent, body).await,
-        Classified::Listen { id, uris } => listen(state, &id, uris, accepts_events),
+        Classified::Listen { id, uris } => listen(state, &agent, authorization, &id, uris, accepts_events),
     };
     (response, true)
 }
@@ -1064,8 +1064,17 @@ async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
 /// `subscriptions/listen` (MCP 2026-07-28, issue 35 item 2): an event stream that opens with
 /// `notifications/subscriptions/acknowledged` and carries a `notifications/resources/updated` for
 /// each change of a followed resource, until the client closes it. The subscription ends with the
-/// stream: a sink whose receiver is gone reports it, and the hub forgets it.
-fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool) -> Response<Body> {
+/// stream: a sink whose receiver is gone reports it, and the hub forgets it. The caller's credentials
+/// are checked again at every look (each 200 ms) and before every notification: a token revoked or a
+/// JWT expired ends the stream.
+fn listen(
+    state: &Arc<State>,
+    agent: &Agent,
+    authorization: Option<Bytes>,
+    id: &str,
+    uris: Vec<String>,
+    accepts_events: bool,
+) -> Response<Body> {
     let Some(hub) = state.server.hub() else {
         return json_response(
             StatusCode::OK,
@@ -1088,7 +1097,9 @@ fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool)
     }
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
     let _ = sender.try_send(call::event(&crate::subscriptions::acknowledged_line(id, &uris)));
+    let holds = call::credential_check(state, agent, authorization);
     let sink: crate::subscriptions::Sink = Arc::new(move |line: Option<&[u8]>| match line {
+        _ if !holds() => false,
         None => !sender.is_closed(),
         Some(line) => match sender.try_send(call::event(line)) {
             Ok(()) => true,
@@ -1097,7 +1108,7 @@ fn listen(state: &Arc<State>, id: &str, uris: Vec<String>, accepts_events: bool)
             Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
         },
     });
-    if let Err(e) = hub.subscribe(uris, Some(id.to_owned()), sink) {
+    if let Err(e) = hub.subscribe(uris, Some(id.to_owned()), Some(agent), sink) {
         return json_response(
             StatusCode::SERVICE_UNAVAILABLE,
             server::error_line(Some(id), wire::INVALID_REQUEST, &e.to_string()),
