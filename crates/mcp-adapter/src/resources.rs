@@ -443,10 +443,15 @@ impl Views {
             (Kind::Worklog, _) => self.worklog().to_string(),
             (Kind::Brief | Kind::Contract, None) => return Err(not_found()),
         };
+        let text = self.scrub(text);
         Ok(Contents {
             uri: uri.to_owned(),
             mime_type: def.mime_type,
-            text: self.scrub(text),
+            text: if def.mime_type == "application/json" {
+                json_inert(&text)
+            } else {
+                text
+            },
         })
     }
 
@@ -652,6 +657,29 @@ fn queue_json(queue: &Queue) -> Value {
     })
 }
 
+/// A JSON text with every control and bidirectional character a JSON writer leaves raw (C1
+/// controls, DEL, the line and paragraph separators, the bidirectional marks, embeddings, overrides
+/// and isolates) written as its `\uXXXX` escape: the same JSON value, shown inert by a client that
+/// prints the text as it is. Such a character can only stand inside a string of valid JSON, where
+/// the escape means the same.
+fn json_inert(text: &str) -> String {
+    if !text.chars().any(shiftwork_seams::echo::is_control_or_bidi) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if shiftwork_seams::echo::is_control_or_bidi(c) && !matches!(c, '\n' | '\r' | '\t') {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Percent-decodes `text`; `None` when an escape is malformed or the bytes are not UTF-8.
 fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
@@ -686,6 +714,21 @@ fn percent_encode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35 item 2 (THREATS "control characters"): the JSON of a resource shows no raw
+    /// bidirectional or C1 control, and means the same.
+    #[test]
+    fn issue35_item2_json_texts_are_made_inert_and_mean_the_same() {
+        let value = serde_json::json!({"title": "a\u{202e}b\u{85}c\u{2028}d\u{1b}e", "n": 1});
+        let text = value.to_string();
+        let inert = json_inert(&text);
+        assert!(
+            !inert.chars().any(shiftwork_seams::echo::is_control_or_bidi),
+            "{inert}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&inert).unwrap(), value);
+        assert_eq!(json_inert("{\"a\":1}"), "{\"a\":1}");
+    }
 
     /// Issue 35 item 2: a template's variable round-trips through its URI, whatever it holds, and
     /// a URI with another shape is no instance.

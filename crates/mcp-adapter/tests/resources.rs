@@ -582,3 +582,48 @@ fn issue35_item2_listen_streams_are_fair_and_end_with_their_credentials() {
     clock_out_elsewhere(dir.path());
     updated(&mut other, "shiftwork://status", Instant::now(), Way::ListenHttp);
 }
+
+/// Issue 35 item 2 (THREATS "control characters", "markup that executes"): a checkpoint and a work log
+/// whose texts hold terminal escapes, bidirectional controls, a Mermaid directive and HTML are shown
+/// inert: no raw control character in any resource's text, no directive in the chart.
+#[test]
+fn issue35_item2_hostile_texts_reach_the_resources_inert() {
+    let hostile =
+        "\u{1b}]52;c;SGVsbG8=\u{7}\u{202e}evil %%{init: {'theme':'dark'}}%% <img src=x onerror=alert(1)>";
+    let dir = tempfile::tempdir().unwrap();
+    repo(dir.path());
+    let escaped = serde_json::to_string(hostile).unwrap();
+    let escaped = &escaped[1..escaped.len() - 1];
+    std::fs::write(
+        dir.path().join(".shiftwork/checkpoint.json"),
+        EX.replace("Build core", escaped),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("logs/2026-09-06.md"),
+        format!("# Today\n\n- [x] {hostile}\n"),
+    )
+    .unwrap();
+    for transport in [Transport::Stdio, Transport::Http] {
+        let mut client = Client::start(transport, dir.path(), &[]);
+        for uri in [
+            "shiftwork://plan",
+            "shiftwork://plan.mmd",
+            "shiftwork://status",
+            "shiftwork://units/U3/brief",
+            "shiftwork://worklog/today",
+        ] {
+            let text = client.read(uri);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' || ('\u{202a}'..='\u{202e}').contains(&c)),
+                "{transport:?} {uri}: {text:?}"
+            );
+            if uri == "shiftwork://plan.mmd" {
+                assert!(!text.contains("%%{"), "{text}");
+                assert!(!text.contains("<img"), "{text}");
+            }
+        }
+    }
+}
