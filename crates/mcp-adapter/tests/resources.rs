@@ -627,3 +627,83 @@ fn issue35_item2_hostile_texts_reach_the_resources_inert() {
         }
     }
 }
+
+/// Issue 35 item 2 on both stores (SQLite, and PostgreSQL when `SHIFTWORK_TEST_POSTGRES_URL` names a
+/// server): a listener on one replica is told of a dispatch, a claim and a fulfil made through
+/// another replica of the same store, and reads the queue each time as it now is.
+#[test]
+fn issue35_item2_a_listener_hears_of_the_queue_changed_through_another_replica() {
+    let stores = tempfile::tempdir().unwrap();
+    for (store, location, _db) in support::contract_stores(stores.path()) {
+        let dir = tempfile::tempdir().unwrap();
+        repo(dir.path());
+        let tokens = dir.path().join("tokens");
+        let alice = support::add_token(&tokens, "alice");
+        let bob = support::add_token(&tokens, "bob");
+        let args = [
+            "--tools",
+            "contracts",
+            "--contracts-db",
+            location.as_str(),
+            "--auth-tokens",
+            tokens.to_str().unwrap(),
+        ];
+        let home = dir.path().to_str().unwrap();
+        let one = HttpServer::start(dir.path(), &args, &[("HOME", home)]);
+        let other = HttpServer::start(dir.path(), &args, &[("HOME", home)]);
+        let mut listener = Listener::Stream(listen_over_http(&one, &alice, &["shiftwork://contracts"]));
+        assert_acknowledged(
+            &listener.next(Duration::from_secs(10)).unwrap(),
+            &["shiftwork://contracts"],
+        );
+        let read = |server: &HttpServer| -> Value {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "shiftwork://contracts"}});
+            let answer = server.post(Some(&alice), &[], &body.to_string()).json();
+            serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+        };
+
+        let sent = other.call(
+            &alice,
+            "dispatch_contract",
+            json!({"target_agent": "bob", "title": "Review", "workspace_root": dir.path().to_str().unwrap()}),
+        );
+        let sent = &sent["result"]["structuredContent"];
+        assert_eq!(sent["ok"], true, "{store}: {sent}");
+        let id = sent["contract_id"].as_str().unwrap().to_owned();
+        let took = updated(
+            &mut listener,
+            "shiftwork://contracts",
+            Instant::now(),
+            Way::ListenHttp,
+        );
+        eprintln!("{store}: a dispatch through another replica was told in {took:?}");
+        assert_eq!(read(&one)["waiting"][0]["contract_id"], id.as_str(), "{store}");
+
+        let claimed = other.call(&bob, "poll_next_task", json!({}));
+        let epoch = claimed["result"]["structuredContent"]["contract"]["claim_epoch"].clone();
+        assert_eq!(epoch, 1, "{store}: {claimed}");
+        let took = updated(
+            &mut listener,
+            "shiftwork://contracts",
+            Instant::now(),
+            Way::ListenHttp,
+        );
+        eprintln!("{store}: a claim through another replica was told in {took:?}");
+        assert_eq!(read(&one)["claimed"][0]["holder"], "bob", "{store}");
+
+        let done = other.call(
+            &bob,
+            "fulfill_contract",
+            json!({"contract_id": id, "claim_epoch": epoch, "result_summary": "looks right"}),
+        );
+        assert_eq!(done["result"]["structuredContent"]["ok"], true, "{store}: {done}");
+        let took = updated(
+            &mut listener,
+            "shiftwork://contracts",
+            Instant::now(),
+            Way::ListenHttp,
+        );
+        eprintln!("{store}: a fulfil through another replica was told in {took:?}");
+        assert_eq!(read(&one)["counts"]["COMPLETED"], 1, "{store}");
+    }
+}

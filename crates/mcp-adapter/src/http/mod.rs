@@ -874,7 +874,9 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             .await
         }
         Classified::Read => read(state, agent, body).await,
-        Classified::Listen { id, uris } => listen(state, &agent, authorization, &id, uris, accepts_events),
+        Classified::Listen { id, uris } => {
+            listen(state, &agent, authorization, &id, uris, accepts_events).await
+        }
     };
     (response, true)
 }
@@ -1067,7 +1069,7 @@ async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
 /// stream: a sink whose receiver is gone reports it, and the hub forgets it. The caller's credentials
 /// are checked again at every look (each 200 ms) and before every notification: a token revoked or a
 /// JWT expired ends the stream.
-fn listen(
+async fn listen(
     state: &Arc<State>,
     agent: &Agent,
     authorization: Option<Bytes>,
@@ -1108,10 +1110,21 @@ fn listen(
             Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
         },
     });
-    if let Err(e) = hub.subscribe(uris, Some(id.to_owned()), Some(agent), sink) {
+    // The subscription reads each resource once (its baseline), maybe from a database: on a
+    // blocking thread.
+    let hub = Arc::clone(hub);
+    let (listen_id, who) = (id.to_owned(), agent.clone());
+    let made =
+        tokio::task::spawn_blocking(move || hub.subscribe(uris, Some(listen_id), Some(&who), sink)).await;
+    let refusal = match made {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(String::from("the subscription could not be made")),
+    };
+    if let Some(message) = refusal {
         return json_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            server::error_line(Some(id), wire::INVALID_REQUEST, &e.to_string()),
+            server::error_line(Some(id), wire::INVALID_REQUEST, &message),
         );
     }
     let mut response = Response::new(Body::Events(receiver, None));
