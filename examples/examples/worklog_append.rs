@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Not set up (`no_dir`), not started (`no_file`), or already there (`duplicate`).
             AppendStatus::NotWritten(why) => println!("not written ({}): {}", why.as_str(), result.message),
         },
-        // Errors are typed and their text is the exact sentence of the specification.
+        // Errors are typed, and each one's text is a fixed sentence (the one the tool answers).
         Err(e @ WorklogError::LockTimeout { .. }) => eprintln!("another append is still running: {e}"),
         Err(e) => return Err(e.into()),
     }

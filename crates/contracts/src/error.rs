@@ -107,8 +107,9 @@ pub enum RefusalCode {
 }
 
 impl RefusalCode {
-    /// Every code, in the order of the specification's list, then the ones added for waiting,
-    /// cancelling and authenticated callers.
+    /// Every code, in a fixed order: the refusals of the arguments, of the contract and its lease, of
+    /// a delivery and of the store, then the ones added for waiting, cancelling and authenticated
+    /// callers. The contract tools' output schema lists the codes in this order.
     pub const ALL: [RefusalCode; 30] = [
         RefusalCode::UnknownArgument,
         RefusalCode::InvalidArgument,

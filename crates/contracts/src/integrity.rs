@@ -2,7 +2,21 @@
 //! store's).
 //!
 //! ```
-//! let c = shiftwork_contracts::testing::sample_contract(0);
+//! # use shiftwork_contracts::Contract;
+//! # // A record as a store keeps it: SUBMITTED from alice to bob, dispatched at 0 with the default TTLs.
+//! # fn contract() -> Contract {
+//! #     serde_json::from_value(serde_json::json!({
+//! #         "seq": 1, "contract_id": "0196f3a0-0000-7000-8000-000000000001",
+//! #         "requester_agent": "alice", "target_agent": "bob", "payload_sha256": "0".repeat(64),
+//! #         "task_type": "review", "title": "Review add()", "context_summary": "", "workspace_root": "/w",
+//! #         "pointers": [], "exec_ttl_sec": 1800, "queue_ttl_sec": 14_400, "status": "SUBMITTED",
+//! #         "created_at": 0, "queued_at": 0, "queue_expires_at": 14_400_000, "lifetime_ends_at": 57_600_000,
+//! #         "claim_epoch": 0, "extend_count": 0, "release_count": 0, "retry_count": 0,
+//! #         "toctou_strikes": 0, "max_deliveries": 1, "delivery_count": 0,
+//! #     }))
+//! #     .unwrap()
+//! # }
+//! let c = contract(); // a SUBMITTED record, as a store keeps it
 //! assert!(shiftwork_contracts::integrity::violations(&c).is_empty());
 //! ```
 

@@ -53,8 +53,9 @@
 //! (`Unpaired surrogate escape`) and nesting deeper than [`MAX_DEPTH`] (Python raises `RecursionError`).
 //! It accepts integers of any length, where Python 3.11 refuses more than 4,300 digits.
 //!
-//! The behaviour was specified against bantamkit 0.36.2's shift-work files (checkpoints and ledgers);
-//! `shiftwork-core` reads and writes its checkpoints and ledgers with this crate.
+//! The behaviour was specified against the shift-work files (checkpoints and ledgers) of bantamkit
+//! 0.36.2, which `shiftwork-core` shares byte for byte (its crate docs say what bantamkit is and what
+//! that compatibility means); `shiftwork-core` reads and writes those files with this crate.
 
 mod node;
 mod python;

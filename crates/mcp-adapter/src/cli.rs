@@ -1,4 +1,5 @@
-//! The command line (mcp.md "Command line", MC-2, MC-4).
+//! The command line: `serve` and the other subcommands, the global flags, and the usage errors
+//! (exit status 2).
 //!
 //! [`parse`] turns the arguments into a [`Command`]; each subcommand is one arm of its `match` and
 //! one variant of [`Command`], and `main.rs` runs it. The groups known to `--tools` are the groups
@@ -7,7 +8,8 @@
 use crate::registry::Group;
 use crate::settings::Setting;
 
-/// The `--tools` setting (MC-2); `--help` appends the groups built into the binary.
+/// The `--tools` setting: which tool groups `serve` offers; `--help` appends the groups built into
+/// the binary.
 pub const TOOLS: Setting = Setting {
     flag: "--tools",
     env: None,
@@ -61,23 +63,23 @@ pub enum Command {
         /// The arguments after the group's name.
         args: Vec<String>,
     },
-    /// `watch [OPTIONS]`: the live terminal view (issue 15); the options are parsed by its command.
+    /// `watch [OPTIONS]`: the live terminal view; the options are parsed by its command.
     Watch {
         /// The arguments after `watch`.
         args: Vec<String>,
     },
-    /// `token add|list|revoke …`: the bearer tokens of `serve --http` (issue 29).
+    /// `token add|list|revoke …`: the bearer tokens of `serve --http`.
     Token {
         /// The arguments after `token`.
         args: Vec<String>,
     },
-    /// `init PLAN.toml [--checkpoint PATH]`: a job's checkpoint from a TOML plan (issue 31); the
-    /// options are parsed by its command.
+    /// `init PLAN.toml [--checkpoint PATH]`: a job's checkpoint from a TOML plan; the options are
+    /// parsed by its command.
     Init {
         /// The arguments after `init`.
         args: Vec<String>,
     },
-    /// `plan [OPTIONS]`: a checkpoint's plan as a picture (issue 15).
+    /// `plan [OPTIONS]`: a checkpoint's plan as a picture.
     Plan {
         /// The arguments after `plan`.
         args: Vec<String>,
@@ -486,9 +488,9 @@ fn tools_flag<'a>(flags: &'a [(&'static str, String)]) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// Resolves `--tools` (MC-2): a comma list of the groups built into the binary (`groups`, in
-/// `tools/list` order); absent means all of them. Issue 11 item 4: the groups are known from the
-/// registry of built groups alone.
+/// Resolves `--tools`: a comma list of the groups built into the binary (`groups`, in `tools/list`
+/// order); absent means all of them. The groups are known from the registry of built groups alone,
+/// so a group left out of the build is unknown rather than silently empty.
 pub fn select_groups(list: Option<&str>, groups: &[&Group]) -> Result<Vec<&'static str>, UsageError> {
     let known: Vec<&'static str> = groups.iter().map(|g| g.name).collect();
     let Some(list) = list else {

@@ -1,5 +1,5 @@
-//! `shiftwork-mcp demo` (MC-5): a scripted tour through the same handlers as `serve`, inside a
-//! temporary directory.
+//! `shiftwork-mcp demo`: a scripted tour through the same handlers as `serve`, inside a temporary
+//! directory.
 
 use std::io::Write;
 

@@ -1,6 +1,6 @@
-//! What the binary says about itself (issue 31 item 1): the whole usage, each command's help, the
-//! list of tools, and each tool's arguments as a table — all from the definitions the server serves
-//! (a tool's description and input schema), so help and `tools/list` cannot disagree.
+//! What the binary says about itself: the whole usage, each command's help, the list of tools, and
+//! each tool's arguments as a table — all from the definitions the server serves (a tool's
+//! description and input schema), so help and `tools/list` cannot disagree.
 
 use std::fmt::Write as _;
 

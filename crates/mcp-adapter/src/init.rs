@@ -1,8 +1,8 @@
-//! `shiftwork-mcp init PLAN.toml [--checkpoint PATH]` (issue 31 item 2): a job's checkpoint written
-//! from a short TOML plan, through `shiftwork-core`'s checkpoint builder — so the schema and the
-//! planner judge it (a duplicate id, an unknown dependency, a cycle: the planner's own sentences)
-//! before anything is written, and an existing checkpoint is never overwritten. `init --example`
-//! prints a plan to start from.
+//! `shiftwork-mcp init PLAN.toml [--checkpoint PATH]`: a job's checkpoint written from a short TOML
+//! plan, through `shiftwork-core`'s checkpoint builder — so the schema and the planner judge it (a
+//! duplicate id, an unknown dependency, a cycle: the planner's own sentences) before anything is
+//! written, and an existing checkpoint is never overwritten. `init --example` prints a plan to
+//! start from.
 //!
 //! This module reads the plan file and maps its fields onto the library's types; every rule of what
 //! a valid job is lives in `shiftwork_core::authoring`.

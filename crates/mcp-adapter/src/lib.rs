@@ -45,7 +45,7 @@ pub mod wire;
 pub use registry::{Group, Outcome, Registry, ToolDef};
 pub use server::Server;
 
-/// The `instructions` of the `initialize` answer (MC-12): one line per group served.
+/// The `instructions` of the `initialize` answer: one line per group served.
 pub fn instructions(groups: &[&Group], selected: &[&str]) -> String {
     let mut text =
         String::from("shiftwork coordinates the work of several AI coding agents. Tool groups served here:");

@@ -1,4 +1,4 @@
-//! Logging on stderr that never blocks a call (issue 12 item 9).
+//! Logging on stderr that never blocks a call.
 //!
 //! A log line is handed to one writer thread through a bounded queue; when the queue is full (nobody
 //! reads stderr and its pipe is full) the line is dropped and counted, and the writer says how many

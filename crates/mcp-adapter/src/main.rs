@@ -16,16 +16,16 @@ use shiftwork_mcp::{Server, groups, instructions, log, shutdown};
 
 /// The server's allocator: a call builds and drops many small values (argument trees, plans, answer
 /// texts), and mimalloc's thread-local free lists make that a fraction of what the system allocator
-/// costs on this path (issue 16 item 1).
+/// costs on this path.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Asks Linux not to back this process's memory with transparent huge pages. mimalloc advises them
-/// (`MADV_HUGEPAGE`) on its arenas, and once it has given a freed run back to the system between two
-/// calls, the next call's first touch faults in and zeroes a whole 2 MiB page for what needs a few
-/// 4 KiB ones. A client calling `work_plan` on 3,000 nodes every 40 ms cost 2.2 ms of server CPU a
-/// call with huge pages and 1.3 ms without (issue 16 item 1). The flag is the kernel's, so a
-/// command the server starts (a relay probe) inherits it.
+/// (`MADV_HUGEPAGE`) on its arenas, and once it has given a freed run back to the system between
+/// two calls, the next call's first touch faults in and zeroes a whole 2 MiB page for what needs a
+/// few 4 KiB ones. A client calling `work_plan` on 3,000 nodes every 40 ms cost 2.2 ms of server
+/// CPU a call with huge pages and 1.3 ms without. The flag is the kernel's, so a command the server
+/// starts (a relay probe) inherits it.
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments and sets a flag of this process only; its

@@ -1,5 +1,5 @@
-//! The tool registry: every tool's descriptor and handler, the argument-key check of MC-9 and the
-//! rendering of outcomes (MC-8, MC-10).
+//! The tool registry: every tool's descriptor and handler, the check that refuses an argument a
+//! tool does not declare, and the rendering of outcomes (a result, a refusal, a tool error).
 //!
 //! A handler returns what happened as a typed value ([`Verdict`]: a result, a refusal with its code, a
 //! tool error) beside the rendered answer ([`Outcome`]), both in one [`Answered`]. The server's log
@@ -14,7 +14,7 @@ use shiftwork_seams::echo::clip_echo;
 
 use crate::settings::{Setting, Settings};
 
-/// The four MCP annotation hints, always all set (MC-7).
+/// The four MCP annotation hints, always all set (a client never guesses a default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hints {
     /// `readOnlyHint`.
@@ -71,7 +71,7 @@ pub enum Outcome {
     },
 }
 
-/// The adapter's code for an argument a tool does not declare (MC-9), the contracts library's word.
+/// The adapter's code for an argument a tool does not declare, the contracts library's word.
 pub const UNKNOWN_ARGUMENT: &str = "UNKNOWN_ARGUMENT";
 
 /// The adapter's code for an argument missing, or of the wrong JSON type, before a library is asked.
@@ -191,7 +191,7 @@ impl Outcome {
 /// A tool call's arguments as they reached the server: the decoded object (keys in arrival order) and,
 /// when the way in kept it, the JSON text of the `arguments` object exactly as the client sent it.
 ///
-/// A group whose answers must keep the client's number tokens (shift work, SW-43) reads [`Arguments::raw`]
+/// A group whose answers must keep the client's number tokens (shift work) reads [`Arguments::raw`]
 /// with its own JSON reader; every other group reads [`Arguments::map`].
 ///
 /// It also carries the call's [`CallContext`]: its cancellation and its progress reports.
@@ -627,7 +627,7 @@ impl std::fmt::Debug for Prefetched<'_> {
     }
 }
 
-/// How a group answers an undeclared argument (MC-9): given the tool name, the first unknown key in
+/// How a group answers an undeclared argument: given the tool name, the first unknown key in
 /// arrival order, every undeclared key in arrival order, and the known keys in schema order.
 pub type UnknownArgument = fn(tool: &str, key: &str, all_unknown: &[&str], known: &[&str]) -> Answered;
 
@@ -650,7 +650,8 @@ pub struct ToolDef {
     pub unknown_argument: UnknownArgument,
     /// What it does.
     pub handler: Handler,
-    /// How it reads its arguments while the line is decoded, when it can (issue 16 item 1).
+    /// How it reads its arguments while the line is decoded, when it can (a large call is then read
+    /// once, not twice).
     pub prefetch: Option<Prefetch>,
 }
 
@@ -677,7 +678,8 @@ impl ToolDef {
         self.invoke(&Arguments::decoded(arguments.clone()))
     }
 
-    /// Runs the tool: the MC-9 key check, then the handler.
+    /// Runs the tool: the check of the argument names (an undeclared one is refused), then the
+    /// handler.
     pub fn invoke(&self, arguments: &Arguments) -> Answered {
         self.invoke_read(arguments, None)
     }
@@ -701,9 +703,10 @@ impl ToolDef {
     }
 }
 
-/// The MC-9 sentence: `unknown argument '<key>'; known: <k1>, <k2>, …` (`(none)` when empty). The key
-/// is clipped at [`shiftwork_seams::echo::ECHO_LIMIT`] code points (issue 16 item 4), once: a key a
-/// group already clipped is quoted as it is.
+/// The sentence refusing an undeclared argument: `unknown argument '<key>'; known: <k1>, <k2>, …`
+/// (`(none)` when empty). The key is clipped at [`shiftwork_seams::echo::ECHO_LIMIT`] code points
+/// (no refusal repeats more of one input value), once: a key a group already clipped is quoted as
+/// it is.
 ///
 /// ```
 /// use shiftwork_mcp::registry::unknown_argument_sentence;
@@ -744,7 +747,7 @@ fn clip_once(text: &str) -> std::borrow::Cow<'_, str> {
 /// Builds a demo call's arguments from the answers of the group's earlier calls.
 pub type MakeArgs = Box<dyn FnOnce(&[Value]) -> Value>;
 
-/// One step of a group's part of the demo (MC-5).
+/// One step of a group's part of `shiftwork-mcp demo`.
 pub enum DemoStep {
     /// A line of narration.
     Say(String),
@@ -761,7 +764,7 @@ pub enum DemoStep {
 pub struct Group {
     /// The group's name, as `--tools` selects it.
     pub name: &'static str,
-    /// One line for the server's `instructions` (MC-12).
+    /// One line for the server's `instructions` (the `initialize` answer).
     pub instructions: &'static str,
     /// The settings the group reads.
     pub settings: &'static [Setting],
@@ -788,8 +791,8 @@ pub struct Registry {
 
 impl Registry {
     /// Builds the tools of every group whose name is in `selected`, in the order of `groups`. A
-    /// selected group's switch whose environment variable is neither on nor off is an error naming the
-    /// variable (issue 12 item 3), like a group's own settings error.
+    /// selected group's switch whose environment variable is neither on nor off is an error naming
+    /// the variable, like a group's own settings error.
     pub fn build(groups: &[&Group], selected: &[&str], settings: &Settings) -> Result<Self, String> {
         let mut tools = Vec::new();
         for group in groups.iter().filter(|g| selected.contains(&g.name)) {

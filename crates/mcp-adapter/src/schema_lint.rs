@@ -45,7 +45,8 @@ impl std::fmt::Display for Violation {
 /// The root must be `"type": "object"`.
 pub const ROOT_OBJECT: &str = "the root must be \"type\": \"object\" (every client)";
 /// The root must be closed.
-pub const ROOT_CLOSED: &str = "the root must have \"additionalProperties\": false (MC-7)";
+pub const ROOT_CLOSED: &str =
+    "the root must have \"additionalProperties\": false (ours: an undeclared argument is refused)";
 /// No type arrays.
 pub const NO_TYPE_ARRAY: &str = "\"type\" must be one string, not an array (Gemini)";
 /// Arrays need `items`.

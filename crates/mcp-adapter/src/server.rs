@@ -1,7 +1,6 @@
-//! The MCP methods over the registry (MC-1, MC-7, MC-8, MC-10, MC-12): `initialize`, `ping`,
-//! `server/discover`, `tools/list` and `tools/call`, and with [`Server::with_resources`] the
-//! resources, prompts and completion methods (issue 35 items 2 and 3: [`crate::resources`],
-//! [`crate::prompts`]), answered as JSON-RPC message lines. The stdio
+//! The MCP methods over the registry: `initialize`, `ping`, `server/discover`, `tools/list` and
+//! `tools/call`, and with [`Server::with_resources`] the resources, prompts and completion methods
+//! ([`crate::resources`], [`crate::prompts`]), answered as JSON-RPC message lines. The stdio
 //! transport ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to
 //! answer.
 //!
@@ -47,7 +46,7 @@ use crate::subscriptions::Hub;
 use crate::telemetry::{self, Transport};
 use crate::wire::{self, Id, Kind, Params, Refusal};
 
-/// The server's name in `serverInfo` (MC-12).
+/// The server's name in `serverInfo`.
 pub const SERVER_NAME: &str = "shiftwork-mcp";
 
 /// How long a client may keep the `tools/list` answer (`ttlMs`): the tool set never changes while a
@@ -337,7 +336,7 @@ impl Server {
             ))
     }
 
-    /// The `initialize` result (MC-12) for a client that asked for `requested`: the version
+    /// The `initialize` result for a client that asked for `requested`: the version
     /// [`agreed_version`] chooses.
     pub fn initialize_result(&self, requested: Option<&str>) -> ServerConfig {
         let version = agreed_version(requested);
@@ -358,7 +357,7 @@ impl Server {
         config
     }
 
-    /// The JSON text of the `tools/list` result: every tool, and `ttlMs` (issue 16 item 5).
+    /// The JSON text of the `tools/list` result: every tool, and `ttlMs` ([`TOOLS_TTL_MS`]).
     pub fn tools_list(&self) -> &str {
         self.inner.tools_list.get_or_init(|| {
             let mut list =
@@ -667,12 +666,12 @@ impl Server {
         Ok(unique)
     }
 
-    /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (MC-10: only for a
-    /// call that cannot be processed at all — no such tool, params that are not a call).
+    /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (only for a call
+    /// that cannot be processed at all — no such tool, params that are not a call).
     ///
     /// `prefetched` names the tool whose [`crate::registry::Prefetch`] already read the arguments
-    /// while the line was decoded: when it is this call's tool, the arguments keep their keys (for the
-    /// MC-9 check) but not a copy of their text, which nothing will read.
+    /// while the line was decoded: when it is this call's tool, the arguments keep their keys (for
+    /// the check of undeclared arguments) but not a copy of their text, which nothing will read.
     pub fn prepare_call(
         &self,
         id: Id<'_>,
@@ -1005,7 +1004,7 @@ fn trace_headers<'p>(params: &'p Params<'_>, link: Option<&'p str>) -> telemetry
     }
 }
 
-/// The rmcp descriptor of a tool (MC-7).
+/// The rmcp descriptor of a tool: name, title, description, schemas and all four hints.
 pub fn descriptor(tool: &ToolDef) -> Tool {
     let object = |v: &Value| Arc::new(v.as_object().cloned().unwrap_or_default());
     let hints = tool.hints;
@@ -1024,8 +1023,8 @@ pub fn descriptor(tool: &ToolDef) -> Tool {
     .with_annotations(annotations)
 }
 
-/// The MCP result of an outcome (MC-8) as rmcp's model: `structuredContent` plus one text block with
-/// the same JSON, or a tool error with one text block. The server writes [`call_result_line`] instead;
+/// The MCP result of an outcome as rmcp's model: `structuredContent` plus one text block with the
+/// same JSON, or a tool error with one text block. The server writes [`call_result_line`] instead;
 /// this is for tests and embedders that hold rmcp types.
 pub fn render(outcome: &Outcome) -> CallToolResult {
     match outcome {
@@ -1038,8 +1037,8 @@ pub fn render(outcome: &Outcome) -> CallToolResult {
     }
 }
 
-/// The response line of a `tools/call` (MC-8): the text block, then `structuredContent`, then
-/// `isError`, as rmcp wrote them. The answer is rendered once: a compact answer's text is also its
+/// The response line of a `tools/call`: the text block, then `structuredContent`, then `isError`,
+/// as rmcp wrote them. The answer is rendered once: a compact answer's text is also its
 /// `structuredContent`.
 pub fn call_result_line(id: &str, outcome: &Outcome) -> Vec<u8> {
     ResultLine::of(id, outcome, Era::Handshake).concat()

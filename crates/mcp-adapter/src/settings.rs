@@ -1,4 +1,5 @@
-//! Configuration: the flags each tool group declares and their environment equivalents (MC-3).
+//! Configuration: the flags each tool group declares and their environment equivalents; a flag
+//! given on the command line wins over its variable.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +17,7 @@ pub struct Setting {
     pub help: &'static str,
 }
 
-/// Settings as given on the command line, with the environment read once at start-up (MC-3, WL-13).
+/// Settings as given on the command line, with the environment read once at start-up.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     flags: BTreeMap<&'static str, String>,
@@ -78,8 +79,8 @@ impl Settings {
     }
 
     /// Refuses a switch of `settings` whose environment variable is set (not blank) to anything but
-    /// `1/true/yes/on` or `0/false/no/off` (any case): the error names the variable and the value
-    /// (issue 12 item 3). A flag given on the command line is not judged by its variable.
+    /// `1/true/yes/on` or `0/false/no/off` (any case): the error names the variable and the value.
+    /// A flag given on the command line is not judged by its variable.
     ///
     /// ```
     /// use shiftwork_mcp::settings::{Setting, Settings};

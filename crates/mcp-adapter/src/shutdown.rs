@@ -1,6 +1,6 @@
-//! SIGTERM and SIGINT under `serve` (issue 16 item 5): the first lets the calls in flight finish and
-//! exits 0, the whole shutdown — the calls in flight, then the last export of spans and metrics and
-//! the log lines — within [`GRACE`]; a second exits at once.
+//! SIGTERM and SIGINT under `serve`: the first lets the calls in flight finish and exits 0, the
+//! whole shutdown — the calls in flight, then the last export of spans and metrics and the log
+//! lines — within [`GRACE`]; a second exits at once.
 //!
 //! The signals are blocked in every thread and taken by one thread with `sigwait`; no code runs in a
 //! signal handler. [`Signals::take`] blocks them and starts that thread at once, before `serve` reads

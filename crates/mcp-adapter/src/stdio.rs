@@ -1,4 +1,4 @@
-//! The stdio transport of `serve` (MC-1): newline-delimited JSON-RPC on any reader and writer.
+//! The stdio transport of `serve`: newline-delimited JSON-RPC on any reader and writer.
 //!
 //! # Threads, and no hop for a call
 //!
@@ -11,17 +11,17 @@
 //!
 //! # Bounds
 //!
-//! At most [`MAX_IN_FLIGHT`] requests run at once, holding at most [`MAX_IN_FLIGHT_BYTES`] of request
-//! text. While either bound is reached, one more thread goes on reading, so that control messages
-//! are still handled (issue 27 item 4): a `notifications/cancelled` ends its call (or drops a request
-//! not yet started), a `ping` is answered at once, and a malformed line is refused; only new work
+//! At most [`MAX_IN_FLIGHT`] requests run at once, holding at most [`MAX_IN_FLIGHT_BYTES`] of
+//! request text. While either bound is reached, one more thread goes on reading, so that control
+//! messages are still handled: a `notifications/cancelled` ends its call (or drops a request not
+//! yet started), a `ping` is answered at once, and a malformed line is refused; only new work
 //! waits, *parked* in arrival order until a request ends and its worker takes the oldest. Once
 //! [`MAX_PARKED`] requests (or [`MAX_IN_FLIGHT_BYTES`] of their text) are parked, nothing more is
-//! read, so a client that never reads its answers stops being read instead of growing the server
-//! (issue 12 item 8). A line over [`wire::MAX_LINE`] is skipped to its end and refused; its id is
-//! looked for on the way ([`wire::IdFinder`]).
+//! read, so a client that never reads its answers stops being read instead of growing the server. A
+//! line over [`wire::MAX_LINE`] is skipped to its end and refused; its id is looked for on the way
+//! ([`wire::IdFinder`]).
 //!
-//! # Cancellation and progress (issue 14)
+//! # Cancellation and progress
 //!
 //! A `tools/call` runs under a [`CallContext`]: `notifications/cancelled` for it calls
 //! [`CallContext::cancel`] and its answer is then never sent (as MCP requires); a
@@ -419,9 +419,9 @@ impl Shared {
         }
     }
 
-    /// A line read while every slot is taken (issue 27 item 4): a notification takes effect, a `ping`
-    /// is answered and a malformed line refused, here and now; a request is parked, unless a slot
-    /// freed meanwhile and none is parked before it, when it is returned admitted.
+    /// A line read while every slot is taken: a notification takes effect, a `ping` is answered and
+    /// a malformed line refused, here and now; a request is parked, unless a slot freed meanwhile
+    /// and none is parked before it, when it is returned admitted.
     fn overloaded(self: &Arc<Self>, line: LineBuf) -> Option<LineBuf> {
         let key = match wire::decode(&line) {
             Ok(None | Some(Message::Response)) => return None,

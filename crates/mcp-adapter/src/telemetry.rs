@@ -1,6 +1,6 @@
-//! Seeing inside the server (issue 30): one log line per request, an OpenTelemetry span per request
-//! (named and attributed by the MCP semantic conventions, its parent the trace context a client put
-//! in `_meta`), and the metrics of the requests and the contracts queue — exported over OTLP when an
+//! Seeing inside the server: one log line per request, an OpenTelemetry span per request (named and
+//! attributed by the MCP semantic conventions, its parent the trace context a client put in
+//! `_meta`), and the metrics of the requests and the contracts queue — exported over OTLP when an
 //! endpoint is configured, and served as Prometheus text at `GET /metrics` by `serve --http`.
 //!
 //! With nothing configured nothing is built: no exporter, no meter, no tracer; a request then costs a

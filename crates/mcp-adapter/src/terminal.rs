@@ -1,13 +1,12 @@
 //! What the binary prints for people: the one way to stdout and stderr outside the JSON-RPC stream.
 //!
-//! Every text the binary prints passes through here, so the rule of issue 27 item 11 holds in one
-//! place: a control character (C0, DEL, C1), a line separator or a bidirectional control that came
-//! from input (an unknown option's name, a tool's refusal, a file name, a time zone) reaches the
-//! terminal as inert text (`\u{1b}`, see [`shiftwork_seams::echo::escape_controls`]), never as a
-//! sequence the terminal obeys (`ESC ] 52` writes the clipboard) or one that reorders the line. The
-//! line breaks of a message are kept. A JSON answer ([`json_for_people`]) keeps being JSON: the
-//! characters JSON does not escape itself are written as `\uXXXX` escapes, which read back as the same
-//! string.
+//! Every text the binary prints passes through here, so one rule holds in one place: a control
+//! character (C0, DEL, C1), a line separator or a bidirectional control that came from input (an
+//! unknown option's name, a tool's refusal, a file name, a time zone) reaches the terminal as inert
+//! text (`\u{1b}`, see [`shiftwork_seams::echo::escape_controls`]), never as a sequence the
+//! terminal obeys (`ESC ] 52` writes the clipboard) or one that reorders the line. The line breaks
+//! of a message are kept. A JSON answer ([`json_for_people`]) keeps being JSON: the characters JSON
+//! does not escape itself are written as `\uXXXX` escapes, which read back as the same string.
 //!
 //! A reader that went away (`shiftwork-mcp call … | head -1`) ends the process quietly with status 0,
 //! as ripgrep does; a stderr that is gone is ignored.

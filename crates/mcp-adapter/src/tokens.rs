@@ -1,5 +1,5 @@
-//! The bearer tokens of `serve --http` (issue 29 item 3): a file of token hashes, one agent each, and
-//! the `token add | list | revoke` commands that keep it.
+//! The bearer tokens of `serve --http`: a file of token hashes, one agent each, and the `token add
+//! | list | revoke` commands that keep it.
 //!
 //! A token is 32 random bytes from the operating system, written `swk_` + unpadded base64url (47
 //! characters). It is printed once, by `token add`, and never stored: the file keeps its SHA-256. A

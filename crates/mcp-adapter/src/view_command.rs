@@ -1,12 +1,12 @@
-//! `shiftwork-mcp watch` and `shiftwork-mcp plan` (issue 15): their options, resolved as the server
-//! resolves the same ones (`--contracts-db`, `--agent`, `--zone` and their variables), then one call
-//! into `shiftwork-watch`.
+//! `shiftwork-mcp watch` and `shiftwork-mcp plan`: their options, resolved as the server resolves
+//! the same ones (`--contracts-db`, `--agent`, `--zone` and their variables), then one call into
+//! `shiftwork-watch`.
 //!
-//! What they print goes through the binary's own writers (issue 27): standard output through
-//! `print_out`, so a reader that went away (`plan … | head -1`) ends the command quietly with status 0
-//! as it does `call`; and every sentence on standard error through
-//! `shiftwork_seams::echo::escape_controls`, so no value given (a `--format`, a positional argument, a
-//! path in an error) reaches the terminal with a control or bidirectional character in it.
+//! What they print goes through the binary's own writers: standard output through `print_out`, so a
+//! reader that went away (`plan … | head -1`) ends the command quietly with status 0 as it does
+//! `call`; and every sentence on standard error through `shiftwork_seams::echo::escape_controls`,
+//! so no value given (a `--format`, a positional argument, a path in an error) reaches the terminal
+//! with a control or bidirectional character in it.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -152,12 +152,13 @@ pub fn plan(args: &[String]) -> ExitCode {
     }
 }
 
-/// The binary's usage error (exit 2), its sentence escaped (issue 27 item 11).
+/// The binary's usage error (exit 2), its sentence escaped (no control character of a value reaches
+/// the terminal raw).
 fn usage_error(message: &str) -> ExitCode {
     super::usage_error(&escape_controls(message))
 }
 
-/// The binary's failure (exit 1), its sentence escaped (issue 27 item 11).
+/// The binary's failure (exit 1), its sentence escaped, as a usage error's.
 fn fail(message: &str) -> ExitCode {
     super::fail(&escape_controls(message))
 }

@@ -1,12 +1,13 @@
-//! The JSON-RPC 2.0 wire format of `serve` (MC-1): one validating pass over a message line that finds
-//! what the server needs — the id's token, the method, and for `tools/call` the tool's name, the exact
-//! text of `arguments` with its top-level keys and `_meta.progressToken` — without building a JSON tree.
+//! The JSON-RPC 2.0 wire format of `serve` (one message a line): one validating pass over a message
+//! line that finds what the server needs — the id's token, the method, and for `tools/call` the
+//! tool's name, the exact text of `arguments` with its top-level keys and `_meta.progressToken` —
+//! without building a JSON tree.
 //!
-//! The pass accepts exactly the JSON of RFC 8259 within three limits (issue 12 item 12): a line holds at
-//! most [`MAX_LINE`] bytes (the line reader enforces it), nests at most [`MAX_DEPTH`] arrays and objects,
-//! and escapes no lone UTF-16 surrogate (`"\ud800"` is JSON syntax but no text: no decoder downstream
-//! could take it). A line that fails is answered with a JSON-RPC error naming what was wrong and where,
-//! carrying the request's id when the line shows one ([`recover_id`]).
+//! The pass accepts exactly the JSON of RFC 8259 within three limits: a line holds at most
+//! [`MAX_LINE`] bytes (the line reader enforces it), nests at most [`MAX_DEPTH`] arrays and
+//! objects, and escapes no lone UTF-16 surrogate (`"\ud800"` is JSON syntax but no text: no decoder
+//! downstream could take it). A line that fails is answered with a JSON-RPC error naming what was
+//! wrong and where, carrying the request's id when the line shows one ([`recover_id`]).
 //!
 //! ```
 //! use shiftwork_mcp::wire::{self, Message};
@@ -387,8 +388,8 @@ pub fn recover_id(line: &[u8]) -> Option<String> {
 }
 
 /// [`recover_id`] over a text that arrives in pieces, in constant memory: how the id of a line too
-/// long to keep is found, wherever in the line it stands (issue 27 item 15: some clients write `id`
-/// last). The pieces are walked once; only the id's token is kept, up to [`MAX_RECOVERED_ID`] bytes.
+/// long to keep is found, wherever in the line it stands (some clients write `id` last). The pieces
+/// are walked once; only the id's token is kept, up to [`MAX_RECOVERED_ID`] bytes.
 ///
 /// ```
 /// use shiftwork_mcp::wire::IdFinder;

@@ -72,8 +72,8 @@ struct UnitState {
     pending: Option<Option<i128>>,
 }
 
-/// The most units the plan does not name whose flags a pass keeps for the ledger's index
-/// ([`LedgerPass::keeping_flags`]); past it the pass gives no flags and no index is written, so a
+/// The most units the plan does not name whose flags a [`LedgerPass`] keeps for the ledger's index
+/// (when it keeps flags at all); past it the pass gives no flags and no index is written, so a
 /// ledger naming millions of units costs no more memory than the units of the plan.
 pub const MAX_FLAGGED_STRANGERS: usize = 100_000;
 

@@ -51,8 +51,21 @@
 //! assert_eq!(done.log, "/repo/.shiftwork/checkpoint.json.log.jsonl");
 //! ```
 //!
-//! The files and the answers are those of bantamkit 0.36.2's shift-work tools, byte for byte: a
-//! checkpoint or a ledger either program wrote, the other reads and continues.
+//! # Compatibility with bantamkit
+//!
+//! bantamkit is a Python package whose MCP server (`bantamkit-mcp`, from `pip install
+//! 'bantamkit[mcp]'`) serves the same shift-work tools; this crate is compatible with its release
+//! 0.36.2, and the rest of these docs mean that release by "bantamkit". Compatible means two things:
+//!
+//! - **The same files.** A checkpoint or a ledger either program wrote, the other reads and continues;
+//!   for the same operation on the same files, both write the same bytes (the checkpoint's layout, the
+//!   ledger's lines, the lock file's protocol).
+//! - **The same answers.** For the same call on the same files, the answer is the same JSON, and a
+//!   refusal is the same sentence, found by the same checks in the same order ("bantamkit's order",
+//!   "bantamkit's sentence").
+//!
+//! Where this crate differs, it does so on purpose, and the differences are listed under [Beyond
+//! bantamkit 0.36.2](#beyond-bantamkit-0362-our-decisions).
 //!
 //! # Layout
 //!

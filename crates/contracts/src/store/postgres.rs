@@ -468,7 +468,9 @@ impl Shared {
     }
 }
 
-/// The server's clock in milliseconds since 1970, truncated (CT-3).
+/// The server's clock in milliseconds since 1970, truncated: without a clock of its own
+/// ([`PgOptions::clock`]), a store judges by the database server's clock, so that processes on
+/// several machines agree on every deadline.
 const SERVER_NOW: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 const SCHEMA: &str = "

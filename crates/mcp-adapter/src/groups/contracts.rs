@@ -486,7 +486,7 @@ fn unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> An
     answered(Err(shiftwork_contracts::args::unknown_argument(key, known)))
 }
 
-/// The descriptor parts the spec fixes per tool: title, description, hints.
+/// The descriptor parts fixed per tool: title, description, hints.
 fn descriptor(name: &str) -> (&'static str, &'static str, Hints) {
     match name {
         "dispatch_contract" => ("Dispatch contract", DISPATCH, Hints::local(false, false, false)),
@@ -524,8 +524,8 @@ pub fn tools(lazy: Arc<Lazy>) -> Vec<ToolDef> {
         .collect()
 }
 
-// The texts of the contracts specification (CT-94), each followed by what issue 35 item 1 asks a
-// description to say besides: what it changes, what it answers, and which tool fits better when.
+// The tools' descriptions: what the tool does, then what every description says besides — what it
+// changes, what it answers, and which tool fits better when.
 const DISPATCH: &str = "Queue a contract for another agent. Each pointer (a file path under workspace_root) is pinned by size and SHA-256 so the receiver works on exactly the files you read; paths leaving the root, symlinks pointing out of it and secret-bearing files are refused. The contract waits SUBMITTED for queue_ttl_sec (default 14400) and runs under a lease of exec_ttl_sec (default 1800); it can never live past 4 × queue_ttl_sec. Give idempotency_key to make retries safe. Follow it with inspect_mesh_state. Writes the store, never a file; answers the contract_id, its deadlines and the fingerprints; cancel_contract withdraws it.";
 const POLL: &str = "Claim the oldest SUBMITTED contract addressed to you (agent_id, default AGENT_NAME) and check that its pointer files are unchanged: existence, then size, then SHA-256. A contract whose files changed is closed POINTER_STALE and the next one is tried. The reply carries claim_epoch; pass it to extend_ttl, release_contract, fail_contract and fulfill_contract. The lease lasts exec_ttl_sec; renew it with extend_ttl. To look without claiming, use inspect_mesh_state. With wait_sec it waits that long for work. Writes the store (the claim); answers has_task true with the contract, or has_task false.";
 const EXTEND: &str = "Renew the lease of a contract you hold: the execution window restarts now for its full exec_ttl_sec. At most 5 renewals per claim, and never past the lifetime ceiling (created_at + 4 × queue_ttl_sec). A lease that already ran out cannot be renewed; the contract is then TIMED_OUT. Writes the store; answers the new expires_at and the renewals left.";

@@ -1,10 +1,10 @@
-//! The `hours` tool group: `hours_check` (hours.md §11), a thin adapter over the `hours` crate.
+//! The `hours` tool group: `hours_check`, a thin adapter over the `hours` crate.
 //!
-//! The adapter decides the two things the crate never does: "now" (from the clock seam) and the server's
-//! default zone (`--zone`, else `TZ`, else the operating system's zone, else UTC — resolved once at
-//! start-up, HR-79). Everything else — parsing, evaluation, the summary text, the refusals and their
-//! bounds — is the crate's typed answer (`shiftwork_hours::HoursQuery`); this module decodes the
-//! arguments and encodes the answer.
+//! The adapter decides the two things the crate never does: "now" (from the clock seam) and the
+//! server's default zone (`--zone`, else `TZ`, else the operating system's zone, else UTC —
+//! resolved once at start-up). Everything else — parsing, evaluation, the summary text, the
+//! refusals and their bounds — is the crate's typed answer (`shiftwork_hours::HoursQuery`); this
+//! module decodes the arguments and encodes the answer.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,7 +26,7 @@ use crate::settings::{Setting, Settings};
 /// The tool's name.
 pub const TOOL: &str = "hours_check";
 
-/// `--zone IANA` / `TZ`: the zone of expressions without a `TZ=` prefix (HR-79).
+/// `--zone IANA` / `TZ`: the zone of expressions without a `TZ=` prefix.
 pub static ZONE: Setting = Setting {
     flag: "--zone",
     env: Some("TZ"),
@@ -57,16 +57,16 @@ const DESCRIPTION: &str = "Evaluate an operating-hours expression ([TZ=zone] [da
 the canonical form and a summary, exact across DST. Changes nothing and reads no file. Call it before starting work \
 that must happen inside (or outside) given hours. A refusal is an answer with result error, not a tool error.";
 
-/// Builds the group's tool: the server zone is resolved here, once (HR-79). An unknown `--zone` is a
+/// Builds the group's tool: the server zone is resolved here, once. An unknown `--zone` is a
 /// start-up usage error; an unknown `TZ` is a warning on stderr, and UTC is used.
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let zone = server_zone(settings, &ZONE, "hours_check")?;
     Ok(vec![tool(Arc::new(SystemClock::new()), zone)])
 }
 
-/// The server zone of `settings` (HR-79): the flag of `zone` (a `--zone` like [`ZONE`]), else its
-/// environment variable, else the operating system's zone. An unknown `TZ` is warned about on stderr,
-/// naming `user` as what falls back to UTC (`hours_check`, the live view).
+/// The server zone of `settings`: the flag of `zone` (a `--zone` like [`ZONE`]), else its
+/// environment variable, else the operating system's zone. An unknown `TZ` is warned about on
+/// stderr, naming `user` as what falls back to UTC (`hours_check`, the live view).
 pub fn server_zone(settings: &Settings, zone: &Setting, user: &str) -> Result<Tz, String> {
     let flag_only = Setting { env: None, ..*zone };
     let flag = settings.value(&flag_only);
@@ -92,8 +92,8 @@ pub struct ServerZone {
     pub warning: Option<String>,
 }
 
-/// Resolves the server zone (HR-79) from the `--zone` value, the `TZ` value (when the flag is absent)
-/// and the operating system's zone name (asked only when both are absent).
+/// Resolves the server zone from the `--zone` value, the `TZ` value (when the flag is absent) and
+/// the operating system's zone name (asked only when both are absent).
 pub fn resolve_server_zone(
     flag: Option<&str>,
     tz_env: Option<&str>,
@@ -146,7 +146,7 @@ pub fn tool(clock: Arc<dyn Clock>, server_zone: Tz) -> ToolDef {
     }
 }
 
-/// The closed input schema, properties in argument order (HR-77).
+/// The closed input schema (an undeclared argument is refused), properties in argument order.
 fn input_schema() -> Value {
     json!({
         "type": "object",
@@ -170,8 +170,8 @@ fn input_schema() -> Value {
     })
 }
 
-/// The output schema (HR-83): an object admitting exactly the result shape and the refusal shape,
-/// every member typed and described.
+/// The output schema: an object admitting exactly the result shape and the refusal shape, every
+/// member typed and described.
 fn output_schema() -> Value {
     variants(
         "result",
@@ -234,8 +234,8 @@ fn output_schema() -> Value {
     )
 }
 
-/// A refusal (HR-83): a normal result, never an MCP tool error; `code` is what the server's telemetry
-/// reads.
+/// A refusal: a normal result (`"result": "error"`), never an MCP tool error; `code` is what the
+/// server's telemetry reads.
 fn refusal(code: &'static str, reason: impl Into<String>) -> Answered {
     Answered::refusal(
         code,
@@ -246,7 +246,8 @@ fn refusal(code: &'static str, reason: impl Into<String>) -> Answered {
     )
 }
 
-/// MC-9 in this group's frame (HR-78 check 1).
+/// The adapter-wide refusal of an undeclared argument (the first unknown key, in arrival order), in
+/// this group's frame: the first check of the arguments.
 fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Answered {
     refusal(
         UNKNOWN_ARGUMENT,
@@ -254,7 +255,7 @@ fn refuse_unknown_argument(_tool: &str, key: &str, _all: &[&str], known: &[&str]
     )
 }
 
-/// An optional string argument: absent and `null` are `None` (HR-77).
+/// An optional string argument: absent and `null` are `None`.
 fn optional_string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -263,8 +264,9 @@ fn optional_string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option
     }
 }
 
-/// The handler: decodes the arguments (HR-78 steps 1 and 2), then the crate answers the question with
-/// `now` and the server zone (steps 3–5, HR-80 … HR-82), and the answer is encoded (HR-81, HR-83).
+/// The handler: decodes the arguments (`expression` required, `at` and `zone` optional strings),
+/// then the crate answers the question with `now` and the server zone (parsing, the instant, the
+/// zone, the evaluation), and the answer or the refusal is encoded.
 fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Answered {
     let expression = match args.get("expression") {
         None => return refusal(INVALID_ARGUMENT, "missing argument 'expression'"),
@@ -281,7 +283,7 @@ fn check(args: &Map<String, Value>, now: DateTime<Utc>, server_zone: Tz) -> Answ
     }
 }
 
-/// HR-81: the report as `structuredContent`, keys in order.
+/// The report as `structuredContent`, keys in the order of the output schema.
 fn encode(report: &HoursReport) -> Value {
     json!({
         "result": "hours",
@@ -294,7 +296,7 @@ fn encode(report: &HoursReport) -> Value {
     })
 }
 
-/// RFC 3339 in UTC, whole seconds, `Z` (HR-84).
+/// RFC 3339 in UTC, whole seconds, `Z` (`2026-09-28T16:00:00Z`).
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

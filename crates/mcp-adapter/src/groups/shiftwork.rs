@@ -1,8 +1,9 @@
 //! The `shiftwork` group: `shiftwork_plan`, `shiftwork_clock_in`, `shiftwork_clock_out`,
-//! `shiftwork_status` and `work_plan` over `shiftwork-core` (spec/shiftwork.md §5).
+//! `shiftwork_status` and `work_plan` over `shiftwork-core`, answering as bantamkit's shift-work
+//! tools do (`shiftwork-core`'s crate docs say what that compatibility means).
 //!
-//! This module only decodes arguments (SW-39..SW-43), builds the real seams and renders answers
-//! (SW-44); every rule lives in `shiftwork-core`.
+//! This module only decodes arguments (an undeclared one refused, number tokens kept as the client
+//! wrote them), builds the real seams and renders answers; every rule lives in `shiftwork-core`.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -20,9 +21,9 @@ use crate::settings::{Setting, Settings};
 
 mod schema;
 
-/// `--probes` (SW-137, issue 12 item 3): run relay probes. Off by default: a probe is a shell command
-/// taken from the checkpoint, which any client can write through `handoff_patch`, and it runs with the
-/// server's environment and rights.
+/// `--probes`: run relay probes. Off by default: a probe is a shell command taken from the
+/// checkpoint, which any client can write through `handoff_patch`, and it runs with the server's
+/// environment and rights.
 pub const PROBES: Setting = Setting {
     flag: "--probes",
     env: Some("SHIFTWORK_PROBES"),
@@ -30,8 +31,8 @@ pub const PROBES: Setting = Setting {
     help: "shiftwork: run relay probes (shell commands from the checkpoint) at clock-in; off by default",
 };
 
-/// `--no-probes` (SW-137): relay questions count as decision questions; no shell probe runs. This is
-/// the default; the switch stays accepted, and wins over `--probes`.
+/// `--no-probes`: relay questions count as decision questions; no shell probe runs. This is the
+/// default; the switch stays accepted, and wins over `--probes`.
 pub const NO_PROBES: Setting = Setting {
     flag: "--no-probes",
     env: Some("SHIFTWORK_NO_PROBES"),
@@ -39,10 +40,10 @@ pub const NO_PROBES: Setting = Setting {
     help: "shiftwork: never run relay probes (the default); wins over --probes",
 };
 
-/// `--memory-budget` (issue 27 item 7): the memory the shift-work calls in flight may hold at once.
-/// Each call reserves its peak, a multiple of its checkpoint's size, before it reads; a call that does
-/// not fit waits up to 30 s and is then refused busy, one that needs more than the whole budget at
-/// once (both as tool errors). Default: half the machine's physical memory.
+/// `--memory-budget`: the memory the shift-work calls in flight may hold at once. Each call
+/// reserves its peak, a multiple of its checkpoint's size, before it reads; a call that does not
+/// fit waits up to 30 s and is then refused busy, one that needs more than the whole budget at once
+/// (both as tool errors). Default: half the machine's physical memory.
 pub const MEMORY_BUDGET: Setting = Setting {
     flag: "--memory-budget",
     env: Some("SHIFTWORK_MEMORY_BUDGET"),
@@ -50,8 +51,8 @@ pub const MEMORY_BUDGET: Setting = Setting {
     help: "shiftwork: memory the calls in flight may hold, in bytes or with K, M, G (KiB, MiB, GiB); default half the machine's memory",
 };
 
-/// `--roots DIR,…` (issue 29 item 4): over HTTP, the directories the shift-work tools may open files
-/// in — every checkpoint path, and the ledger, lock, archive and briefs beside it, must resolve (links
+/// `--roots DIR,…`: over HTTP, the directories the shift-work tools may open files in — every
+/// checkpoint path, and the ledger, lock, archive and briefs beside it, must resolve (links
 /// followed) inside one of them, else the call is refused naming the rule. Default: the directory
 /// `serve` started in. Over stdio the local user is trusted and no root applies.
 pub const ROOTS: Setting = Setting {
@@ -302,7 +303,7 @@ pub fn tools(env: Arc<Env>) -> Vec<ToolDef> {
 
 /// `work_plan`'s arguments read while the request line is decoded, when they are in the plain form
 /// ([`shiftwork_core::planner::PlainNodes`]): the 175 kB of a 3,000-node call are then read once,
-/// not validated by the wire and read again by the handler (issue 16 item 1).
+/// not validated by the wire and read again by the handler.
 fn prefetch_work_plan(text: &str) -> Option<Prefetched<'_>> {
     let read = shiftwork_core::planner::PlainNodes::read(text)?;
     Some(Prefetched {
@@ -390,13 +391,14 @@ fn unknown_argument(tool: &str, key: &str, _all: &[&str], known: &[&str]) -> Ans
     )
 }
 
-/// Runs `f` over decoded arguments and renders its answer (SW-44), or the adapter refusal (SW-41).
+/// Runs `f` over decoded arguments and renders its answer, or refuses the arguments as a tool error
+/// (`Error executing tool <tool>: <detail>`).
 ///
 /// The arguments are read once, from the exact text the client sent ([`Arguments::raw`]) with the
-/// core's own JSON reader (SW-43, issue 12 item 6): number tokens survive as written — integers wider
-/// than 64 bits, `5` against `5.0` — and key order is the client's. Only when the way in kept no text
-/// are they taken from the decoded map, and then a number the map can no longer hold exactly (an
-/// integer beyond 64 bits, which arrives there as a float) is refused rather than written changed.
+/// core's own JSON reader: number tokens survive as written — integers wider than 64 bits, `5`
+/// against `5.0` — and key order is the client's. Only when the way in kept no text are they taken
+/// from the decoded map, and then a number the map can no longer hold exactly (an integer beyond 64
+/// bits, which arrives there as a float) is refused rather than written changed.
 fn decode(
     args: &crate::registry::Arguments,
     tool: &str,
@@ -426,11 +428,12 @@ fn decode(
     }
 }
 
-/// A checkpoint tool's result: its answer (SW-44), or — for a refusal that is not about the call's
-/// inputs, memory admission (`ShiftworkRefusal::is_answer`) — a tool error in SW-40's frame, `Error
-/// executing tool <tool>: <sentence>` (our decision, issue 27 item 7), so that a client retries it
-/// rather than reads it as the checkpoint's answer. The verdict carries the refusal's code, so the
-/// server's log line and metrics name it without quoting the sentence.
+/// A checkpoint tool's result: its answer, or — for a refusal that is not about the call's inputs,
+/// memory admission (`ShiftworkRefusal::is_answer`) — a tool error in the frame of an argument
+/// refusal, `Error executing tool <tool>: <sentence>` (a choice of ours, beyond bantamkit, which
+/// has no memory admission), so that a client retries it rather than reads it as the checkpoint's
+/// answer. The verdict carries the refusal's code, so the server's log line and metrics name it
+/// without quoting the sentence.
 fn answered<T: Answer>(tool: &str, result: &Result<T, ShiftworkRefusal>) -> Answered {
     match result {
         Ok(_) => Answered::result(rendered(result)),
@@ -456,9 +459,9 @@ pub(crate) fn structured<T: Answer>(result: &Result<T, ShiftworkRefusal>) -> Str
     structured
 }
 
-/// An answer as the tool's result (SW-44): the `structuredContent` text and the indented text block,
-/// both written straight from the answer's tokens (the text block already as the JSON string the
-/// message carries).
+/// An answer as the tool's result: the `structuredContent` text and the indented text block, both
+/// written straight from the answer's tokens (the text block already as the JSON string the message
+/// carries).
 fn rendered(answer: &impl Answer) -> Outcome {
     let mut structured = String::with_capacity(answer.size_hint());
     answer.emit(&mut sjson::Formatter::new(
@@ -538,8 +541,8 @@ struct Args {
 
 impl Args {
     /// The argument as our JSON value, taken out of the arguments (each is read once); a string
-    /// holding JSON text of an array, object, boolean or null is replaced by that value for arguments
-    /// that are not plain strings (SW-42).
+    /// holding JSON text of an array, object, boolean or null is replaced by that value for
+    /// arguments that are not plain strings (`"null"` for `unit_id` is null).
     fn value(&mut self, key: &str, plain_string: bool) -> Option<Json> {
         let v = self.members.swap_remove(key)?;
         if !plain_string

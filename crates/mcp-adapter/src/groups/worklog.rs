@@ -1,9 +1,9 @@
-//! The `worklog` tool group (worklog.md §2, §15, §16): the tools `worklog_append` and `worklog_check`
-//! and the probe `shiftwork-mcp worklog check`.
+//! The `worklog` tool group: the tools `worklog_append` and `worklog_check` and the probe
+//! `shiftwork-mcp worklog check`.
 //!
 //! Everything about the work log is decided by the `worklog` crate; this module only reads the two
-//! settings, decodes the tools' arguments (WL-82), wires `shiftwork_seams::OsFs`, and presents results: as MCP
-//! answers and tool errors (WL-79 … WL-81) or as the probe's output and exit status (WL-84, WL-85).
+//! settings, decodes the tools' arguments, wires `shiftwork_seams::OsFs`, and presents results: as
+//! MCP answers and tool errors, or as the probe's output line and exit status.
 
 use std::io::Write;
 use std::path::Path;
@@ -21,7 +21,8 @@ use crate::registry::{
 };
 use crate::settings::{Setting, Settings};
 
-/// `--worklog-dir` / `WORKLOG_DIR` (WL-5), then `--worklog-pattern` / `WORKLOG_FILE_PATTERN` (WL-6).
+/// `--worklog-dir` / `WORKLOG_DIR` (the log's directory), then `--worklog-pattern` /
+/// `WORKLOG_FILE_PATTERN` (which of its files are logs).
 static SETTINGS: [Setting; 2] = [
     Setting {
         flag: "--worklog-dir",
@@ -70,7 +71,8 @@ const CHECK_DESCRIPTION: &str = "Tells whether the work log can be reached right
 
 It takes no arguments and changes nothing: a file without a checklist is reported as `no_checklist`, not given one. The answer gives the file's name and how many items its checklist holds, never the items. Do not call it before every append.";
 
-/// The configuration of §2 from flags and environment, read once at start-up (WL-7, WL-13).
+/// The work log's configuration (directory, file pattern, home) from flags and environment, read
+/// once at start-up: a flag wins over its variable.
 pub(crate) fn config(settings: &Settings) -> Config {
     let mut config = Config::builder();
     if let Some(dir) = settings.value(DIR) {
@@ -85,7 +87,7 @@ pub(crate) fn config(settings: &Settings) -> Config {
     config.build()
 }
 
-/// WL-10: never fails, and prints nothing about the configuration; an invalid pattern or a missing
+/// Never fails, and prints nothing about the configuration; an invalid pattern or a missing
 /// directory is reported by each call.
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     Ok(tools(Arc::new(Worklog::new(config(settings), OsFs))))
@@ -99,10 +101,9 @@ fn source(settings: &Settings, setting: &Setting) -> &'static str {
     }
 }
 
-/// The probe's hint after a `no_dir` (issue 31 item 5): which of "not configured" and "does not
-/// exist" it is, and which setting to look at. Not the path: the work log's privacy rule (WL-70,
-/// WL-101) keeps every directory name out of every output, the probe's included — its output ends up
-/// in scripts' logs.
+/// The probe's hint after a `no_dir`: which of "not configured" and "does not exist" it is, and
+/// which setting to look at. Not the path: the work log never reveals where it lives, so no output
+/// names a directory, the probe's included — its output ends up in scripts' logs.
 fn no_dir_hint(config: &Config, settings: &Settings) -> String {
     match &config.dir {
         None => {
@@ -115,7 +116,7 @@ fn no_dir_hint(config: &Config, settings: &Settings) -> String {
     }
 }
 
-/// The two tools over one work log (so the pattern is compiled at most once, WL-12).
+/// The two tools over one work log (so the pattern is compiled at most once).
 pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
     let append_log = Arc::clone(&log);
     vec![
@@ -214,14 +215,13 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
     ]
 }
 
-/// WL-82 step 1, the adapter-wide refusal of MC-9.
+/// The first check of the arguments: the adapter-wide refusal of an undeclared argument, as a tool
+/// error.
 ///
-/// A deliberate choice where the specifications disagree: WL-82 names "the alphabetically first"
-/// unknown key, MC-9 (which WL-82 itself calls the adapter-wide refusal) "the first in arrival
-/// order". Following the lead's decision, every group follows MC-9, so the worklog tools name the
-/// first unknown key in arrival order too.
+/// Every group names the same key: the first unknown one in the order the client sent them, not the
+/// alphabetically first, so a client meets one rule whichever group it calls.
 ///
-/// The key is clipped at 2,000 characters (issue 16: no refusal repeats more of one input value).
+/// The key is clipped at 2,000 characters: no refusal repeats more of one input value.
 fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str]) -> Answered {
     Answered::tool_error(
         Some(UNKNOWN_ARGUMENT),
@@ -229,8 +229,9 @@ fn unknown_argument(_tool: &str, key: &str, _all_unknown: &[&str], known: &[&str
     )
 }
 
-/// WL-82 steps 2–4, then the service. An absent `arguments` member arrives as an empty object.
-/// WL-83: `minLength` is not enforced, so `""` reaches the service and answers `empty`.
+/// The other checks of the arguments (`description` a string and present, `dry_run` a boolean),
+/// then the service. An absent `arguments` member arrives as an empty object. The schema's
+/// `minLength` is not enforced here, so `""` reaches the service and answers `empty`.
 fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Answered {
     let refuse = |message: &str| Answered::tool_error(Some(INVALID_ARGUMENT), String::from(message));
     let description = match args.get("description") {
@@ -256,15 +257,15 @@ fn append<F: Fs>(log: &Worklog<F>, args: &Map<String, Value>) -> Answered {
     }))
 }
 
-/// WL-79 … WL-81: a result is `structuredContent` plus its pretty JSON; an error is its §14 text.
+/// A result is `structuredContent` plus its pretty JSON; an error is its sentence, as a tool error.
 ///
-/// Issue 27 item 11: what the tools answer reaches a terminal (`call` prints it) and a client's
-/// screen, and a result repeats a file's name and the first item's indent as they are. So every
-/// character of the shared rule (`shiftwork_seams::echo::is_control_or_bidi`) is written as a JSON
-/// escape (`\u202e`) in both the structured answer and the text block — the values a JSON reader gets
-/// are the same, but no raw bidirectional control, C1 control or DEL is ever printed (JSON already
-/// escapes C0) — and an error's sentence passes through `escape_controls`. For a text without such a
-/// character, both are exactly `serde_json`'s output (WL-80).
+/// What the tools answer reaches a terminal (`call` prints it) and a client's screen, and a result
+/// repeats a file's name and the first item's indent as they are. So every character of the shared
+/// rule (`shiftwork_seams::echo::is_control_or_bidi`) is written as a JSON escape (`\u202e`) in
+/// both the structured answer and the text block — the values a JSON reader gets are the same, but
+/// no raw bidirectional control, C1 control or DEL is ever printed (JSON already escapes C0) — and
+/// an error's sentence passes through `escape_controls`. For a text without such a character, both
+/// are exactly `serde_json`'s output.
 ///
 /// The verdict is the library's status ([`Verdict::Refusal`] with its name, `no_dir`, …) or error
 /// ([`Verdict::ToolError`] with [`shiftwork_worklog::WorklogError::code`]).
@@ -311,11 +312,11 @@ fn inert_json(json: &str) -> String {
     out
 }
 
-/// The usage line of the probe (WL-84).
+/// The usage line of the probe.
 const PROBE_USAGE: &str =
     "usage: shiftwork-mcp worklog check [--worklog-dir <DIR>] [--worklog-pattern <REGEX>]";
 
-/// The exit status of a usage error (WL-85, DV-25): never one of the outcomes' 0–4.
+/// The exit status of a usage error (`EX_USAGE` of `sysexits.h`): never one of the outcomes' 0–4.
 pub(crate) const EXIT_USAGE: i32 = 64;
 
 /// `shiftwork-mcp worklog …` on the real filesystem.
@@ -327,8 +328,8 @@ fn command(args: &[String], settings: &Settings) -> i32 {
     })
 }
 
-/// WL-84, WL-85: `worklog check [--worklog-dir DIR] [--worklog-pattern REGEX]` runs `check` once and
-/// prints one line; `--help` prints help and exits 0; a usage error exits 64. Never writes.
+/// `worklog check [--worklog-dir DIR] [--worklog-pattern REGEX]` runs `check` once and prints one
+/// line; `--help` prints help and exits 0; a usage error exits 64. Never writes.
 pub(crate) fn probe<F: Fs>(
     args: &[String],
     settings: &Settings,
@@ -461,7 +462,8 @@ fn demo_settings(root: &Path) -> Vec<(&'static Setting, String)> {
     ]
 }
 
-/// Write a day's note, append, append again (a duplicate), check (MC-5).
+/// The group's part of `shiftwork-mcp demo`: write a day's note, append, append again (a
+/// duplicate), check.
 fn demo(root: &Path) -> Vec<DemoStep> {
     let dir = root.join("worklog");
     vec![

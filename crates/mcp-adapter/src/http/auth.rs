@@ -1,5 +1,5 @@
-//! Who a request over HTTP is (issue 29 item 3): every request carries `Authorization: Bearer …`,
-//! and the token decides the agent. Two ways, chosen at start-up:
+//! Who a request over HTTP is: every request carries `Authorization: Bearer …`, and the token
+//! decides the agent. Two ways, chosen at start-up:
 //!
 //! - **A token file** ([`crate::tokens::TokenFile`]): the token's hash names the agent.
 //! - **An OAuth 2.1 resource server**: the token is a JWT signed by a key of the issuer's JWKS

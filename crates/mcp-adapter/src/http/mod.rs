@@ -1,4 +1,4 @@
-//! `serve --http ADDR`: MCP over Streamable HTTP (issue 29 item 2), for a team sharing one server.
+//! `serve --http ADDR`: MCP over Streamable HTTP, for a team sharing one server.
 //!
 //! One endpoint, `POST /mcp`, takes one JSON-RPC message per request and answers it the way the stdio
 //! transport does — the same [`Server`] decides every answer ([`Server::respond`], [`Server::call`]),
