@@ -5,9 +5,9 @@
 //! A prompt writes no file and calls no tool: it hands the model the instruction a person would type
 //! (start the next ready unit, finish a unit, hand a review to another agent, take the next contract,
 //! summarize the day for the work log), with the state it needs embedded as resources, so the model
-//! calls the tools itself and the person sees each call. Each prompt is a definition kept in the
-//! registry — name, title, description, arguments with their descriptions and how they complete —
-//! and `prompts/list` and the guide render them.
+//! calls the tools itself and the person sees each call. Each prompt is a definition — name, title,
+//! description, arguments with their descriptions and how they complete — and `prompts/list`
+//! renders them.
 //!
 //! Argument values are the client's text: each is bounded ([`MAX_ARGUMENT_CHARS`]) and its control
 //! and bidirectional characters escaped before it is placed in a message.

@@ -4,8 +4,7 @@
 //! items of today's work log.
 //!
 //! Each resource is a definition — its URI (or URI template), name, title, description and MIME type
-//! — kept in the registry beside the tools, and `resources/list`, `resources/templates/list` and the
-//! guide are renderings of those definitions. A read goes through the same library calls, and the
+//! — and `resources/list` and `resources/templates/list` are renderings of those definitions. A read goes through the same library calls, and the
 //! same confinement, as the tools that read the same state:
 //!
 //! - the job is the checkpoint named by `--checkpoint` (default `.shiftwork/checkpoint.json`), and
@@ -165,8 +164,8 @@ impl ResourceDef {
     }
 }
 
-/// Every resource and template a server of `groups` serves, in listing order (the guide lists them
-/// from here). `hours` says whether `--hours` names an expression.
+/// Every resource and template a server of `groups` serves, in listing order; `hours` says whether
+/// `--hours` names an expression.
 pub fn definitions(groups: &[&str], hours: bool) -> Vec<ResourceDef> {
     let served = |g: &str| groups.contains(&g);
     let mut defs = Vec::new();
@@ -457,7 +456,7 @@ impl Views {
 
     /// `text` with every path and URL of the server's own files put as their names: a sentence of
     /// the live view's (a store not there yet, a checkpoint that cannot be read) names the file, as
-    /// the work-log tools do, never where it is (issue 35 item 2: no path in any resource).
+    /// the work-log tools do, never where it is: no resource holds a path.
     fn scrub(&self, mut text: String) -> String {
         for (long, short) in self.paths() {
             if !long.is_empty() && text.contains(&long) {

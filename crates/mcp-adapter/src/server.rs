@@ -247,7 +247,7 @@ struct Inner {
     extras: Option<Extras>,
 }
 
-/// What a server serves beside its tools (issue 35 items 2 and 3): the resources, their
+/// What a server serves beside its tools: the resources, their
 /// subscriptions, the prompts and the completion of their arguments.
 struct Extras {
     views: Arc<Views>,

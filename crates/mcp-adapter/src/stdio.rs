@@ -630,7 +630,7 @@ impl Shared {
         })
     }
 
-    /// `resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen` (issue 35 item 2):
+    /// `resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen`:
     /// the session's subscriber in the server's hub, or a listen stream, which is answered by
     /// notifications until its request is cancelled.
     fn subscription(self: &Arc<Self>, id: wire::Id<'_>, method: &str, params: &wire::Params<'_>) {

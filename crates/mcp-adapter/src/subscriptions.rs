@@ -1,4 +1,4 @@
-//! Resource subscriptions (issue 35 item 2): who wants to hear of which resource, and the one thread
+//! Resource subscriptions: who wants to hear of which resource, and the one thread
 //! that notices a change, whoever made it.
 //!
 //! A subscriber is a set of resource URIs and a sink for notification lines: a stdio session's

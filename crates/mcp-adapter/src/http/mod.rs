@@ -1063,7 +1063,7 @@ async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
     }
 }
 
-/// `subscriptions/listen` (MCP 2026-07-28, issue 35 item 2): an event stream that opens with
+/// `subscriptions/listen` (MCP 2026-07-28): an event stream that opens with
 /// `notifications/subscriptions/acknowledged` and carries a `notifications/resources/updated` for
 /// each change of a followed resource, until the client closes it. The subscription ends with the
 /// stream: a sink whose receiver is gone reports it, and the hub forgets it. The caller's credentials
