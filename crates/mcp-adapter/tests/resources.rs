@@ -707,3 +707,29 @@ fn issue35_item2_a_listener_hears_of_the_queue_changed_through_another_replica()
         assert_eq!(read(&one)["counts"]["COMPLETED"], 1, "{store}");
     }
 }
+
+/// Issue 35 item 2 (THREATS "start-up and shutdown"): SIGTERM ends an HTTP server holding listen
+/// streams promptly, the streams closed, with exit status 0.
+#[test]
+fn issue35_item2_sigterm_ends_the_listen_streams_and_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    repo(dir.path());
+    let Client::Http { mut server, token } = Client::start(Transport::Http, dir.path(), &[]) else {
+        unreachable!()
+    };
+    let mut listener = Listener::Stream(listen_over_http(&server, &token, &["shiftwork://status"]));
+    assert_acknowledged(
+        &listener.next(Duration::from_secs(10)).unwrap(),
+        &["shiftwork://status"],
+    );
+    // SAFETY: kill(2) on the server's pid with a valid signal number.
+    assert_eq!(unsafe { libc::kill(server.pid() as i32, libc::SIGTERM) }, 0);
+    assert!(
+        listener.ends_within(Duration::from_secs(10)),
+        "the stream outlived SIGTERM"
+    );
+    let status = server
+        .wait_for_exit(Duration::from_secs(15))
+        .expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+}
