@@ -180,9 +180,11 @@ impl Hub {
 
     /// Removes `uri` from subscriber `id` (`resources/unsubscribe`).
     pub fn remove(&self, id: u64, uri: &str) {
-        if let Some(subscriber) = self.state().subscribers.iter_mut().find(|s| s.id == id) {
+        let mut state = self.state();
+        if let Some(subscriber) = state.subscribers.iter_mut().find(|s| s.id == id) {
             subscriber.uris.retain(|u| u != uri);
         }
+        forget_unfollowed(&mut state);
     }
 
     /// Ends subscriber `id` (its listen request was cancelled, its session ended).
