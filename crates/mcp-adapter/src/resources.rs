@@ -9,7 +9,7 @@
 //!
 //! - the job is the checkpoint named by `--checkpoint` (default `.shiftwork/checkpoint.json`), and
 //!   every read of it first passes the shift-work tools' roots check (`--roots` over HTTP,
-//!   [`shiftwork_core::confined`]); the plan pictures come from the live view's gathered job
+//!   [`shiftwork_core::Env::confine_checkpoint`]); the plan pictures come from the live view's gathered job
 //!   ([`shiftwork_watch::gather::job`], which never writes), the status from
 //!   [`shiftwork_core::status`] and a unit's brief from [`shiftwork_core::preview_brief`] (what a
 //!   clock-in would answer, recorded nowhere);
@@ -504,7 +504,7 @@ impl Views {
     /// checkpoint is outside the roots or cannot be read.
     fn job(&self, draw: impl Fn(&Job) -> String) -> String {
         if let Some(env) = &self.env
-            && let Err(refusal) = shiftwork_core::confined(env, &self.checkpoint)
+            && let Err(refusal) = env.confine_checkpoint(&self.checkpoint)
         {
             return refusal.to_string();
         }
@@ -517,7 +517,7 @@ impl Views {
     /// The gathered job, when the checkpoint may be read and is valid (completion).
     pub fn gathered_job(&self) -> Option<Job> {
         let env = self.env.as_ref()?;
-        shiftwork_core::confined(env, &self.checkpoint).ok()?;
+        env.confine_checkpoint(&self.checkpoint).ok()?;
         gather::job(self.fs.as_ref(), &self.checkpoint).body.ok()
     }
 

@@ -181,8 +181,7 @@ pub use budget::BudgetDimension;
 pub use decide::clock_out::{ClockOutArguments, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};
 pub use operations::{
-    clock_in, clock_in_arguments, clock_out, clock_out_arguments, confined, plan_checkpoint, preview_brief,
-    status,
+    clock_in, clock_in_arguments, clock_out, clock_out_arguments, plan_checkpoint, preview_brief, status,
 };
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;

@@ -1,6 +1,5 @@
 //! Reads that change nothing and record nothing, for hosts that show a job's state to people and
-//! agents without acting on it (an MCP server's resources): the brief a clock-in would give, and the
-//! confinement check alone.
+//! agents without acting on it (an MCP server's resources): the brief a clock-in would give.
 
 use std::path::Path;
 
@@ -61,26 +60,4 @@ pub fn preview_brief(
     let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
     decide::admit(&cp, &unit, &summary)?;
     Ok(ClockIn::Brief(Box::new(decide::brief(&cp, &unit))))
-}
-
-/// Whether a call on `checkpoint` may open its files under `env`'s roots: the check every operation
-/// makes before it opens anything ([`Env::with_roots`]), for a host that then reads the checkpoint by
-/// another way (a read-only view of it). `Ok` when the environment has no roots.
-///
-/// ```
-/// use std::path::{Path, PathBuf};
-/// use std::sync::Arc;
-/// use shiftwork_core::Env;
-/// use shiftwork_seams::{ManualClock, MemFs, MemHost};
-///
-/// let fs = MemFs::new();
-/// fs.write_file("/srv/jobs/cp.json", b"{}");
-/// fs.write_file("/etc/cp.json", b"{}");
-/// let env = Env::new(Arc::new(fs), Arc::new(ManualClock::new(chrono::DateTime::UNIX_EPOCH)), Arc::new(MemHost::new(1, "h")))
-///     .with_roots([PathBuf::from("/srv/jobs")]);
-/// assert!(shiftwork_core::confined(&env, Path::new("/srv/jobs/cp.json")).is_ok());
-/// assert_eq!(shiftwork_core::confined(&env, Path::new("/etc/cp.json")).unwrap_err().code(), "OUTSIDE_ROOTS");
-/// ```
-pub fn confined(env: &Env, checkpoint: &Path) -> Result<(), ShiftworkRefusal> {
-    env.confine(&CheckpointPaths::new(checkpoint), &[])
 }
