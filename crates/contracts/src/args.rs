@@ -528,7 +528,10 @@ pub fn call_cancellable(
 /// use shiftwork_contracts::wait::Cancel;
 /// use std::sync::Arc;
 /// let clock = Arc::new(shiftwork_seams::ManualClock::new(chrono::DateTime::UNIX_EPOCH));
-/// let contracts = Contracts::builder(Arc::new(MemoryStore::new(clock))).build();
+/// let contracts = Contracts::builder(Arc::new(MemoryStore::new(clock)))
+///     .fs(Arc::new(shiftwork_seams::MemFs::new()))
+///     .ids(Arc::new(shiftwork_contracts::SeededIdSource::new(1)))
+///     .build();
 /// let args = serde_json::json!({"agent_id": "bob"});
 /// let polled = shiftwork_contracts::args::try_call(
 ///     &contracts, "poll_next_task", args.as_object().unwrap(), &DefaultAgent::Unset, &Cancel::new());
@@ -686,7 +689,7 @@ impl WaitingCall {
 /// use serde_json::json;
 /// use std::sync::Arc;
 /// let c = Arc::new(Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
-///     .fs(Arc::new(MemFs::new())).build());
+///     .fs(Arc::new(MemFs::new())).ids(Arc::new(shiftwork_contracts::SeededIdSource::new(1))).build());
 /// let bob = DefaultAgent::from_value(Some("bob"), "AGENT_NAME");
 /// let cancel = Cancel::new();
 /// let args::Step::Waiting(waiting) = args::start(&c, "poll_next_task", json!({"wait_sec": 30}).as_object().unwrap(), &bob, &cancel)

@@ -20,9 +20,10 @@
 //! ledger's owner, may be written by others, is longer than [`MAX_INDEX_BYTES`], does not parse, fails
 //! its checksum or has another version is ignored the same way. A writer records a state only when it
 //! knows it exactly: the ledger it read (through the index or whole) is, by its metadata just before
-//! the append, the one it appended to, and the append alone moved its length. The one window left is a
-//! rewrite of the ledger that keeps its length, made between a writer's metadata read and its append
-//! (microseconds, under the checkpoint lock, on timestamps that move at least every few milliseconds).
+//! the append, the one it appended to, and the append alone moved its length. The window left is a
+//! rewrite of the ledger that keeps its length and lands within the same tick of the filesystem's
+//! clock as a writer's own append (timestamps move at least every few milliseconds): no stamp can
+//! tell such a rewrite from the state the writer recorded.
 //!
 //! **Writes.** The index is written after the ledger line and the checkpoint are durable, only by a
 //! holder of the checkpoint lock: through `<index>.tmp` (created exclusively, so never through a link

@@ -53,6 +53,7 @@ const WAIT_RECHECK: Duration = Duration::from_secs(5);
 /// let config = ContractsConfig::builder().allowed_roots(AllowedRoots::new(["/w"])).build().unwrap();
 /// let c = Contracts::builder(Arc::new(MemoryStore::new(Arc::new(SystemClock::new()))))
 ///     .fs(Arc::new(fs))
+///     .ids(Arc::new(shiftwork_contracts::SeededIdSource::new(1)))
 ///     .config(config)
 ///     .build();
 /// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());

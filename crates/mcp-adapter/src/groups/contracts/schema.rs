@@ -730,6 +730,12 @@ pub fn output(tool: &str) -> Value {
                     ),
                     ("now", instant("When the store was read")),
                     (
+                        "finished_kept_sec",
+                        nullable(integer(
+                            "How long finished contracts (COMPLETED, FAILED, CANCELLED, TIMED_OUT, POINTER_STALE) are kept after they end before the background purge deletes them, in whole seconds (the server's --contracts-retention, default 604800: 7 days); null: kept until deleted by hand.",
+                        )),
+                    ),
+                    (
                         "note",
                         string("Only when no store exists yet: where it would be; nothing was created."),
                     ),
