@@ -3,7 +3,8 @@
 //! It is the thin adapter of ARCHITECTURE.md: it reads flags and environment variables, builds the
 //! real seams, decodes tool arguments, calls a core crate and encodes the answer. Three ways in share
 //! one set of handlers: `serve` (MCP over stdio: [`stdio`] reads and runs the requests, [`wire`]
-//! decodes them, [`server`] answers them, with rmcp's model types for what it describes), `call TOOL
+//! decodes them, [`server`] answers them, with rmcp's model types for what it describes; beside the
+//! tools, [`resources`], [`prompts`] and their [`subscriptions`]), `call TOOL
 //! JSON` (one call from a shell) and `demo` (a scripted tour).
 //!
 //! # What this crate never does
@@ -25,13 +26,16 @@ pub mod help;
 pub mod http;
 pub mod init;
 pub mod log;
+pub mod prompts;
 pub mod registry;
+pub mod resources;
 pub mod schema;
 pub mod schema_lint;
 pub mod server;
 pub mod settings;
 pub mod shutdown;
 pub mod stdio;
+pub mod subscriptions;
 pub mod telemetry;
 pub mod terminal;
 pub mod tokens;

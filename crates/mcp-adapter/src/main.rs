@@ -113,7 +113,22 @@ fn main() -> ExitCode {
                 Ok(r) => r,
                 Err(message) => return usage_error(&message),
             };
-            let server = Server::new(registry, instructions(&groups, &selected));
+            let selected_names: Vec<&str> = selected.iter().map(|s| s.as_ref()).collect();
+            let views = match shiftwork_mcp::resources::Views::build(&selected_names, &settings) {
+                Ok(views) => views,
+                Err(message) => return usage_error(&message),
+            };
+            let checkpoint = settings
+                .value(&shiftwork_mcp::resources::CHECKPOINT)
+                .unwrap_or(shiftwork_mcp::resources::DEFAULT_CHECKPOINT)
+                .to_owned();
+            let server = Server::with_resources(
+                registry,
+                instructions(&groups, &selected),
+                views,
+                &selected_names,
+                checkpoint,
+            );
             match shiftwork_mcp::http::HttpConfig::from_settings(&settings) {
                 Err(message) => return usage_error(&message),
                 Ok(Some(config)) => return serve_http(server, config, signals),

@@ -1,6 +1,8 @@
 //! The MCP methods over the registry: `initialize`, `ping`, `server/discover`, `tools/list` and
-//! `tools/call`, answered as JSON-RPC message lines. The stdio transport ([`crate::stdio`]) reads
-//! the requests and runs the calls; this module knows what to answer.
+//! `tools/call`, and with [`Server::with_resources`] the resources, prompts and completion methods
+//! ([`crate::resources`], [`crate::prompts`]), answered as JSON-RPC message lines. The stdio
+//! transport ([`crate::stdio`]) reads the requests and runs the calls; this module knows what to
+//! answer.
 //!
 //! # Protocol versions
 //!
@@ -30,13 +32,17 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CacheScope, CallToolResult, ContentBlock, Implementation, ListToolsResult, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    CacheScope, CallToolResult, ContentBlock, Implementation, ListToolsResult, PromptsCapability,
+    ProtocolVersion, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ToolsCapability,
 };
 use serde_json::Value;
 use shiftwork_seams::echo::clip_echo;
 
+use crate::prompts::PromptDef;
 use crate::registry::{Answered, Arguments, Outcome, Registry, TextStyle, ToolDef, Verdict};
+use crate::resources::{ResourceDef, Views};
+use crate::subscriptions::Hub;
 use crate::telemetry::{self, Transport};
 use crate::wire::{self, Id, Kind, Params, Refusal};
 
@@ -56,6 +62,15 @@ pub const METHODS: &[&str] = &[
     "tools/list",
     "tools/call",
     "server/discover",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// The protocol versions of the stateless protocol (per-request `_meta`), oldest first.
@@ -229,19 +244,66 @@ struct Inner {
     instructions: String,
     tools_list: OnceLock<String>,
     stateless_tools_list: OnceLock<String>,
+    extras: Option<Extras>,
+}
+
+/// What a server serves beside its tools: the resources, their
+/// subscriptions, the prompts and the completion of their arguments.
+struct Extras {
+    views: Arc<Views>,
+    prompts: Vec<&'static PromptDef>,
+    /// The checkpoint's path as the prompts name it to the model.
+    checkpoint: String,
+    hub: Arc<Hub>,
 }
 
 impl Server {
-    /// A server for `registry`, announcing `instructions` in its `initialize` answer.
+    /// A server for `registry`, announcing `instructions` in its `initialize` answer; it serves tools
+    /// only.
     pub fn new(registry: Registry, instructions: String) -> Self {
+        Server::with_inner(registry, instructions, None)
+    }
+
+    /// A server of tools, and of the resources `views` shows and the prompts of `groups`
+    /// ([`crate::resources`], [`crate::prompts`]); `checkpoint` is the job's checkpoint as the prompts
+    /// name it.
+    pub fn with_resources(
+        registry: Registry,
+        instructions: String,
+        views: Views,
+        groups: &[&str],
+        checkpoint: String,
+    ) -> Self {
+        let views = Arc::new(views);
+        let extras = Extras {
+            hub: Hub::new(Arc::clone(&views)),
+            views,
+            prompts: crate::prompts::definitions(groups),
+            checkpoint,
+        };
+        Server::with_inner(registry, instructions, Some(extras))
+    }
+
+    fn with_inner(registry: Registry, instructions: String, extras: Option<Extras>) -> Self {
         Server {
             inner: Arc::new(Inner {
                 registry,
                 instructions,
                 tools_list: OnceLock::new(),
                 stateless_tools_list: OnceLock::new(),
+                extras,
             }),
         }
+    }
+
+    /// The resources served, if any.
+    pub fn views(&self) -> Option<&Arc<Views>> {
+        self.inner.extras.as_ref().map(|e| &e.views)
+    }
+
+    /// The subscriptions to the resources, if any are served.
+    pub fn hub(&self) -> Option<&Arc<Hub>> {
+        self.inner.extras.as_ref().map(|e| &e.hub)
     }
 
     /// The tools served.
@@ -280,6 +342,14 @@ impl Server {
         let version = agreed_version(requested);
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(ToolsCapability::default());
+        if self.inner.extras.is_some() {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            resources.list_changed = Some(false);
+            capabilities.resources = Some(resources);
+            capabilities.prompts = Some(PromptsCapability::default());
+            capabilities.completions = Some(serde_json::Map::new());
+        }
         let mut config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(self.inner.instructions.clone());
@@ -311,9 +381,19 @@ impl Server {
     /// The `server/discover` result (MCP 2026-07-28): the stateless versions, the capabilities, the
     /// instructions, and how long a client may keep them.
     pub fn discover_result(&self) -> String {
+        let capabilities = if self.inner.extras.is_some() {
+            serde_json::json!({
+                "tools": {},
+                "resources": {"subscribe": true, "listChanged": false},
+                "prompts": {},
+                "completions": {},
+            })
+        } else {
+            serde_json::json!({"tools": {}})
+        };
         let result = serde_json::json!({
             "supportedVersions": STATELESS_VERSIONS,
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities,
             "instructions": self.inner.instructions,
             "ttlMs": TOOLS_TTL_MS,
             "cacheScope": "private",
@@ -378,6 +458,18 @@ impl Server {
             ("tools/list", Era::Handshake) => result_line(id.raw(), self.tools_list()),
             ("tools/list", Era::Stateless(_)) => result_line(id.raw(), self.stateless_tools_list(era)),
             ("server/discover", _) => result_line(id.raw(), &self.discover_result()),
+            (method, _) if self.inner.extras.is_some() && EXTRA_METHODS.contains(&method) => {
+                match self.answer_extra(method, params, era) {
+                    Ok(result) => result_line(id.raw(), &era.result(&result)),
+                    Err((code, message)) => {
+                        tracing::debug!(code, message = %shiftwork_seams::echo::echo(&message), "answered: a refused request");
+                        return (
+                            error_line(Some(id.raw()), code, &message),
+                            telemetry::Finished::Error(code),
+                        );
+                    }
+                }
+            }
             (other, _) => {
                 tracing::debug!(method = %telemetry::logged(other), "answered: method not found");
                 return (
@@ -391,6 +483,187 @@ impl Server {
             }
         };
         (line, telemetry::Finished::Result)
+    }
+
+    /// The result of a resources, prompts or completion request, or the error refusing it.
+    fn answer_extra(&self, method: &str, params: &Params<'_>, era: Era) -> Result<String, (i32, String)> {
+        let Some(extras) = &self.inner.extras else {
+            return Err((wire::METHOD_NOT_FOUND, format!("method not found: {method}")));
+        };
+        let invalid = |message: String| (wire::INVALID_PARAMS, message);
+        let members = params_object(params).map_err(invalid)?;
+        let text = |key: &str| -> Result<String, (i32, String)> {
+            match members.get(key) {
+                Some(Value::String(text)) => Ok(text.clone()),
+                Some(_) => Err(invalid(format!("params.{key} must be a string"))),
+                None => Err(invalid(format!("params.{key} is missing"))),
+            }
+        };
+        let listed = |key: &str, items: Vec<Value>| {
+            serde_json::json!({key: items, "ttlMs": crate::resources::LIST_TTL_MS, "cacheScope": "private"})
+                .to_string()
+        };
+        match method {
+            "resources/list" => Ok(listed(
+                "resources",
+                extras.views.resources().map(ResourceDef::descriptor).collect(),
+            )),
+            "resources/templates/list" => Ok(listed(
+                "resourceTemplates",
+                extras.views.templates().map(ResourceDef::descriptor).collect(),
+            )),
+            "resources/read" => {
+                let uri = text("uri")?;
+                extras
+                    .views
+                    .read(&uri)
+                    .map(|contents| contents.result().to_string())
+                    .map_err(|e| invalid(e.to_string()))
+            }
+            "prompts/list" => Ok(listed(
+                "prompts",
+                extras.prompts.iter().map(|p| p.descriptor()).collect(),
+            )),
+            "prompts/get" => {
+                let name = text("name")?;
+                crate::prompts::get(
+                    &extras.prompts,
+                    &extras.views,
+                    &extras.checkpoint,
+                    &name,
+                    members.get("arguments"),
+                )
+                .map(|result| result.to_string())
+                .map_err(|e| invalid(e.to_string()))
+            }
+            "completion/complete" => {
+                let reference = members
+                    .get("ref")
+                    .ok_or_else(|| invalid(String::from("params.ref is missing")))?;
+                let argument = members.get("argument").and_then(Value::as_object);
+                let (Some(name), Some(value)) = (
+                    argument.and_then(|a| a.get("name")).and_then(Value::as_str),
+                    argument.and_then(|a| a.get("value")).and_then(Value::as_str),
+                ) else {
+                    return Err(invalid(String::from(
+                        "params.argument must be {\"name\": <string>, \"value\": <string>}",
+                    )));
+                };
+                crate::prompts::complete(&extras.prompts, &extras.views, reference, name, value)
+                    .map(|result| result.to_string())
+                    .map_err(|e| invalid(e.to_string()))
+            }
+            // Answered here only when the transport keeps no subscriber for this request.
+            "resources/subscribe" | "resources/unsubscribe" => Err((
+                wire::METHOD_NOT_FOUND,
+                format!(
+                    "{method} needs a session, which this transport does not keep: over HTTP, listen with \
+                     subscriptions/listen (protocol {}) instead",
+                    STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1]
+                ),
+            )),
+            _ => Err(match era {
+                Era::Handshake => (
+                    wire::METHOD_NOT_FOUND,
+                    format!(
+                        "subscriptions/listen is of protocol {}; with an earlier version, use resources/subscribe",
+                        STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1]
+                    ),
+                ),
+                Era::Stateless(_) => (
+                    wire::METHOD_NOT_FOUND,
+                    String::from("subscriptions/listen needs a transport that streams"),
+                ),
+            }),
+        }
+    }
+
+    /// The resource a `resources/subscribe` or `resources/unsubscribe` names, when it is served;
+    /// else the error refusing it.
+    pub fn subscribed_uri(&self, id: Id<'_>, params: &Params<'_>) -> Result<String, Refusal> {
+        let refuse = |code: i32, message: String| Refusal {
+            code,
+            message,
+            id: Some(id.raw().to_owned()),
+            data: None,
+        };
+        let Some(extras) = &self.inner.extras else {
+            return Err(refuse(
+                wire::METHOD_NOT_FOUND,
+                String::from("this server serves no resources"),
+            ));
+        };
+        let members = params_object(params).map_err(|m| refuse(wire::INVALID_PARAMS, m))?;
+        let Some(Value::String(uri)) = members.get("uri") else {
+            return Err(refuse(
+                wire::INVALID_PARAMS,
+                String::from("params.uri must be a string"),
+            ));
+        };
+        if extras.views.find(uri).is_none() {
+            return Err(refuse(
+                wire::INVALID_PARAMS,
+                format!("Resource not found: {}", clip_echo(uri)),
+            ));
+        }
+        Ok(uri.clone())
+    }
+
+    /// The resources a `subscriptions/listen` of 2026-07-28 follows: those of its
+    /// `notifications.resourceSubscriptions` this server serves (the others are left out of the
+    /// acknowledgement); else the error refusing it.
+    pub fn listen_uris(&self, id: Id<'_>, params: &Params<'_>) -> Result<Vec<String>, Refusal> {
+        let refuse = |code: i32, message: String| Refusal {
+            code,
+            message,
+            id: Some(id.raw().to_owned()),
+            data: None,
+        };
+        let era = Era::of(Some(id.raw()), "subscriptions/listen", params)?;
+        let Some(extras) = &self.inner.extras else {
+            return Err(refuse(
+                wire::METHOD_NOT_FOUND,
+                String::from("this server serves no resources"),
+            ));
+        };
+        if era == Era::Handshake {
+            return Err(refuse(
+                wire::METHOD_NOT_FOUND,
+                format!(
+                    "subscriptions/listen is of protocol {}; with an earlier version, use resources/subscribe",
+                    STATELESS_VERSIONS[STATELESS_VERSIONS.len() - 1]
+                ),
+            ));
+        }
+        let members = params_object(params).map_err(|m| refuse(wire::INVALID_PARAMS, m))?;
+        let Some(Value::Object(filter)) = members.get("notifications") else {
+            return Err(refuse(
+                wire::INVALID_PARAMS,
+                String::from("params.notifications must be an object (the subscription filter)"),
+            ));
+        };
+        let uris = match filter.get("resourceSubscriptions") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(uris)) => uris
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|uri| extras.views.find(uri).is_some())
+                .map(str::to_owned)
+                .collect::<Vec<_>>(),
+            Some(_) => {
+                return Err(refuse(
+                    wire::INVALID_PARAMS,
+                    String::from("params.notifications.resourceSubscriptions must be an array of URIs"),
+                ));
+            }
+        };
+        let mut unique = Vec::new();
+        for uri in uris {
+            if !unique.contains(&uri) {
+                unique.push(uri);
+            }
+        }
+        Ok(unique)
     }
 
     /// The tool and arguments of a `tools/call`, or the JSON-RPC error refusing it (only for a call
@@ -674,6 +947,31 @@ impl Server {
             Ok(answered) => CallAnswer::Result(answered.outcome, era, answered.verdict),
             Err(panic) => panicked(id.raw(), tool.name, &panic),
         }
+    }
+}
+
+/// The methods answered only by a server with resources and prompts.
+const EXTRA_METHODS: &[&str] = &[
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// The members of a request's `params` (none when absent), or the sentence refusing it.
+fn params_object(params: &Params<'_>) -> Result<serde_json::Map<String, Value>, String> {
+    match (params.shape, params.text) {
+        (None, _) => Ok(serde_json::Map::new()),
+        (Some(Kind::Object), Some(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(members)) => Ok(members),
+            _ => Err(String::from("params must be an object")),
+        },
+        (Some(kind), _) => Err(format!("params must be an object, not {}", kind.described())),
     }
 }
 

@@ -75,6 +75,8 @@ impl Session {
             sleep: Mutex::new(()),
             changed: Condvar::new(),
             sleepers: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
+            subscriber: Mutex::new(None),
+            listens: Mutex::new(Vec::new()),
         });
         if !Shared::spawn(&shared) {
             shared.threads.store(0, Ordering::SeqCst);
@@ -175,6 +177,12 @@ struct Shared {
     sleep: Mutex<()>,
     changed: Condvar,
     sleepers: [AtomicUsize; 3],
+    /// This session's `resources/subscribe`s: its subscriber in the server's hub, once it has one.
+    subscriber: Mutex<Option<u64>>,
+    /// The `subscriptions/listen` requests open, by id, with their subscribers in the hub (`None`
+    /// from when the request is read until its subscriber is made, so that a cancel read meanwhile
+    /// finds it).
+    listens: Mutex<Vec<(IdKey, Option<u64>)>>,
 }
 
 /// What a sleeper waits for: a request's end wakes only those it concerns, so that in the common case
@@ -405,7 +413,7 @@ impl Shared {
     }
 
     /// Runs the work of an admitted line.
-    fn finish(&self, work: Work<'_>) {
+    fn finish(self: &Arc<Self>, work: Work<'_>) {
         if let Some(serial) = self.run(work) {
             self.calls().list.retain(|c| c.serial != serial);
         }
@@ -527,6 +535,12 @@ impl Shared {
                         "the server is shutting down (it received SIGTERM or SIGINT)",
                     ));
                 }
+                if method == "subscriptions/listen" && self.server.hub().is_some() {
+                    self.listens
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((id.key(), None));
+                }
                 if method != "tools/call" {
                     return Work::Request(id, method, params);
                 }
@@ -557,11 +571,21 @@ impl Shared {
     }
 
     /// Does the work of a line; returns the serial of the call it ran, if any.
-    fn run(&self, work: Work<'_>) -> Option<u64> {
+    fn run(self: &Arc<Self>, work: Work<'_>) -> Option<u64> {
         match work {
             Work::Nothing => None,
             Work::Reply(line) => {
                 self.send(&line);
+                None
+            }
+            Work::Request(id, method, params)
+                if self.server.hub().is_some()
+                    && matches!(
+                        method.as_ref(),
+                        "resources/subscribe" | "resources/unsubscribe" | "subscriptions/listen"
+                    ) =>
+            {
+                self.subscription(id, &method, &params);
                 None
             }
             Work::Request(id, method, params) => {
@@ -592,9 +616,118 @@ impl Shared {
         }
     }
 
+    /// A sink writing a subscriber's notifications to this session's output while it works.
+    fn sink(self: &Arc<Self>) -> crate::subscriptions::Sink {
+        let shared = Arc::downgrade(self);
+        Arc::new(move |line: Option<&[u8]>| match shared.upgrade() {
+            Some(shared) if !shared.output_failed.load(Ordering::SeqCst) => {
+                if let Some(line) = line {
+                    shared.send(line);
+                }
+                !shared.output_failed.load(Ordering::SeqCst)
+            }
+            _ => false,
+        })
+    }
+
+    /// `resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen`:
+    /// the session's subscriber in the server's hub, or a listen stream, which is answered by
+    /// notifications until its request is cancelled.
+    fn subscription(self: &Arc<Self>, id: wire::Id<'_>, method: &str, params: &wire::Params<'_>) {
+        let Some(hub) = self.server.hub() else {
+            return;
+        };
+        let refused = |refusal: &Refusal| server::refusal_line(refusal);
+        if method == "subscriptions/listen" {
+            let key = id.key();
+            let forget = || {
+                let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(at) = listens.iter().position(|(k, h)| *k == key && h.is_none()) {
+                    listens.remove(at);
+                }
+            };
+            let uris = match self.server.listen_uris(id, params) {
+                Ok(uris) => uris,
+                Err(refusal) => {
+                    forget();
+                    return self.send(&refused(&refusal));
+                }
+            };
+            self.send(&crate::subscriptions::acknowledged_line(id.raw(), &uris));
+            match hub.subscribe(uris, Some(id.raw().to_owned()), None, self.sink()) {
+                Ok(subscriber) => {
+                    let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
+                    match listens.iter_mut().find(|(k, h)| *k == key && h.is_none()) {
+                        Some(entry) => entry.1 = Some(subscriber),
+                        // Cancelled while it was being made.
+                        None => hub.unsubscribe(subscriber),
+                    }
+                }
+                Err(e) => {
+                    forget();
+                    self.send(&server::error_line(
+                        Some(id.raw()),
+                        wire::INVALID_REQUEST,
+                        &e.to_string(),
+                    ));
+                }
+            }
+            return;
+        }
+        let era = match server::Era::of(Some(id.raw()), method, params) {
+            Ok(era) => era,
+            Err(refusal) => return self.send(&refused(&refusal)),
+        };
+        let uri = match self.server.subscribed_uri(id, params) {
+            Ok(uri) => uri,
+            Err(refusal) => return self.send(&refused(&refusal)),
+        };
+        let mut subscriber = self.subscriber.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = match (method, *subscriber) {
+            ("resources/unsubscribe", Some(handle)) => {
+                hub.remove(handle, &uri);
+                true
+            }
+            ("resources/unsubscribe", None) => true,
+            (_, Some(handle)) => hub.add(handle, &uri),
+            (_, None) => match hub.subscribe(vec![uri], None, None, self.sink()) {
+                Ok(handle) => {
+                    *subscriber = Some(handle);
+                    true
+                }
+                Err(_) => false,
+            },
+        };
+        drop(subscriber);
+        if kept {
+            self.send(&server::result_line(id.raw(), &era.result("{}")));
+        } else {
+            self.send(&server::error_line(
+                Some(id.raw()),
+                wire::INVALID_REQUEST,
+                &crate::subscriptions::SubscribeError::Full.to_string(),
+            ));
+        }
+    }
+
     /// `notifications/cancelled`: cancels the calls in flight with that id, and drops the parked
     /// requests with it.
     fn cancel(&self, key: &IdKey) {
+        let ended: Vec<u64> = {
+            let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
+            let ended = listens
+                .iter()
+                .filter(|(k, _)| k == key)
+                .filter_map(|(_, h)| *h)
+                .collect();
+            listens.retain(|(k, _)| k != key);
+            ended
+        };
+        if let Some(hub) = self.server.hub() {
+            for handle in ended {
+                hub.unsubscribe(handle);
+            }
+        }
         // The queue stays locked while the calls are looked at: a parked request is entered in
         // flight under this lock, so the cancel sees it in one place or the other.
         let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);

@@ -228,6 +228,9 @@ pub struct Params<'a> {
     pub tracestate: Option<Cow<'a, str>>,
     /// `params._meta.baggage`, when a string.
     pub baggage: Option<Cow<'a, str>>,
+    /// The JSON text of `params`, when it is an object: the methods other than `tools/call`
+    /// (resources, prompts, completion, tasks) read their few members from it.
+    pub text: Option<&'a str>,
 }
 
 /// The per-request envelope of MCP 2026-07-28: what `params._meta` says of the client, under the
@@ -780,8 +783,13 @@ impl<'a> Scan<'a> {
                     });
                 }
                 "params" => {
+                    let start = scan.pos;
                     fields.params = match scan.peek() {
-                        Some(b'{') => scan.params(reader)?,
+                        Some(b'{') => {
+                            let mut params = scan.params(reader)?;
+                            params.text = Some(scan.text(start, scan.pos));
+                            params
+                        }
                         _ => Params {
                             shape: Some(scan.value()?),
                             ..Params::default()

@@ -19,22 +19,26 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The scenarios that apply to what this server serves (tools over Streamable HTTP, on localhost).
-const APPLIES: [&str; 4] = [
+/// The scenarios that apply to what this server serves (tools, resources and prompts over
+/// Streamable HTTP, on localhost).
+const APPLIES: [&str; 6] = [
     "server-initialize",
     "ping",
     "tools-list",
+    // Issue 35 items 2 and 3: the job's resources and the slash-command prompts.
+    "resources-list",
+    "prompts-list",
     // Its scope is a localhost server without authentication; this one always authenticates, and
     // refuses an Origin it does not allow. It passes once the server's own origin is allowed.
     "dns-rebinding-protection",
 ];
 
 /// The scenarios that do not apply, and why.
-const DOES_NOT_APPLY: [(&str, &str); 28] = [
+const DOES_NOT_APPLY: [(&str, &str); 26] = [
     ("logging-set-level", "the server declares no logging capability"),
     (
         "completion-complete",
-        "the server offers no completions (no prompts or resource templates yet)",
+        "completes test_prompt_with_arguments, a prompt of the suite's reference server (ours: tests/prompts.rs)",
     ),
     (
         "tools-call-simple-text",
@@ -87,20 +91,42 @@ const DOES_NOT_APPLY: [(&str, &str); 28] = [
         "needs sessions; this server is stateless and mints none",
     ),
     ("elicitation-sep1330-enums", "needs a server that elicits"),
-    ("resources-list", "the server offers no resources yet"),
-    ("resources-read-text", "the server offers no resources yet"),
-    ("resources-read-binary", "the server offers no resources yet"),
-    ("resources-templates-read", "the server offers no resources yet"),
-    ("resources-subscribe", "the server offers no resources yet"),
-    ("resources-unsubscribe", "the server offers no resources yet"),
-    ("prompts-list", "the server offers no prompts yet"),
-    ("prompts-get-simple", "the server offers no prompts yet"),
-    ("prompts-get-with-args", "the server offers no prompts yet"),
+    (
+        "resources-read-text",
+        "reads test://static-text, a resource of the suite's reference server (ours: tests/resources.rs)",
+    ),
+    (
+        "resources-read-binary",
+        "reads test://static-binary, a resource of the suite's reference server",
+    ),
+    (
+        "resources-templates-read",
+        "reads test://template/123/data, a template of the suite's reference server",
+    ),
+    (
+        "resources-subscribe",
+        "subscribes to test://watched-resource of the suite's reference server, with resources/subscribe, which needs a session this stateless HTTP server does not keep (it serves subscriptions/listen)",
+    ),
+    (
+        "resources-unsubscribe",
+        "unsubscribes from test://watched-resource of the suite's reference server, in a session",
+    ),
+    (
+        "prompts-get-simple",
+        "gets test_simple_prompt, a prompt of the suite's reference server (ours: tests/prompts.rs)",
+    ),
+    (
+        "prompts-get-with-args",
+        "gets test_prompt_with_arguments, a prompt of the suite's reference server",
+    ),
     (
         "prompts-get-embedded-resource",
-        "the server offers no prompts yet",
+        "gets test_prompt_with_embedded_resource, a prompt of the suite's reference server",
     ),
-    ("prompts-get-with-image", "the server offers no prompts yet"),
+    (
+        "prompts-get-with-image",
+        "gets test_prompt_with_image, a prompt of the suite's reference server",
+    ),
 ];
 
 /// The suite's directory, or `None` after saying the test is skipped (a failure under CI).

@@ -180,7 +180,9 @@ pub use answer::Answer;
 pub use budget::BudgetDimension;
 pub use decide::clock_out::{ClockOutArguments, next_cursor};
 pub use env::{Env, PROBE_TIMEOUT};
-pub use operations::{clock_in, clock_in_arguments, clock_out, clock_out_arguments, plan_checkpoint, status};
+pub use operations::{
+    clock_in, clock_in_arguments, clock_out, clock_out_arguments, plan_checkpoint, preview_brief, status,
+};
 pub use paths::CheckpointPaths;
 pub use planner::work_plan;
 pub use recovery::recover;

@@ -40,7 +40,7 @@ pub static GROUP: Group = Group {
     instructions: "hours: `hours_check` evaluates an operating-hours expression such as \
                    `TZ=Europe/London Mon-Fri 09:00-17:30` at an instant — in hours or not, the next \
                    change, when hours last ended.",
-    settings: &[ZONE],
+    settings: &[ZONE, crate::resources::HOURS],
     build,
     demo_settings,
     demo,

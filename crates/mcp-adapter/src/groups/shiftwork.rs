@@ -66,7 +66,13 @@ pub const ROOTS: Setting = Setting {
 pub static GROUP: Group = Group {
     name: "shiftwork",
     instructions: "shiftwork: plan a job's units in a JSON checkpoint (work_plan, shiftwork_plan), brief one agent per ready unit (shiftwork_clock_in), record each unit's end and cost (shiftwork_clock_out), summarize (shiftwork_status).",
-    settings: &[PROBES, NO_PROBES, MEMORY_BUDGET, ROOTS],
+    settings: &[
+        PROBES,
+        NO_PROBES,
+        MEMORY_BUDGET,
+        ROOTS,
+        crate::resources::CHECKPOINT,
+    ],
     build,
     demo_settings,
     demo,
@@ -83,6 +89,12 @@ pub static GROUP: Group = Group {
 };
 
 fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
+    Ok(tools(Arc::new(env(settings)?)))
+}
+
+/// The environment the group's calls run in, from the settings: probes, the memory budget, and over
+/// HTTP the roots (the resources read the job through the same one).
+pub(crate) fn env(settings: &Settings) -> Result<Env, String> {
     let probes = settings.switch(&PROBES) && !settings.switch(&NO_PROBES);
     let budget = match settings.value(&MEMORY_BUDGET) {
         Some(text) => parse_bytes(text).ok_or_else(|| {
@@ -97,11 +109,10 @@ fn build(settings: &Settings) -> Result<Vec<ToolDef>, String> {
     let env = Env::os()
         .with_probes(probes)
         .with_memory_budget(MemoryBudget::new(budget));
-    let env = match roots(settings)? {
+    Ok(match roots(settings)? {
         Some(roots) => env.with_roots(roots),
         None => env,
-    };
-    Ok(tools(Arc::new(env)))
+    })
 }
 
 /// The roots of a server over HTTP (`--roots`, else the working directory); none over stdio.
@@ -435,6 +446,17 @@ fn answered<T: Answer>(tool: &str, result: &Result<T, ShiftworkRefusal>) -> Answ
             verdict: Verdict::Refusal(refusal.code()),
         },
     }
+}
+
+/// The answer object's JSON text of a checkpoint operation's result, as the tool's
+/// `structuredContent` holds it (the resources show the same).
+pub(crate) fn structured<T: Answer>(result: &Result<T, ShiftworkRefusal>) -> String {
+    let mut structured = String::with_capacity(result.size_hint());
+    result.emit(&mut sjson::Formatter::new(
+        &mut structured,
+        sjson::Style::STRUCTURED,
+    ));
+    structured
 }
 
 /// An answer as the tool's result: the `structuredContent` text and the indented text block, both

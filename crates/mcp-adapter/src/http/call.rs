@@ -320,7 +320,11 @@ fn refused_credentials(state: &State, header: Option<&[u8]>) -> super::auth::Aut
 
 /// The check that a caller's credentials still hold: the same header, authenticated again by what the
 /// server holds now (the token file as it is, the key set as last fetched), as the same agent.
-fn credential_check(state: &Arc<State>, agent: &Agent, authorization: Option<Bytes>) -> CredentialCheck {
+pub(super) fn credential_check(
+    state: &Arc<State>,
+    agent: &Agent,
+    authorization: Option<Bytes>,
+) -> CredentialCheck {
     let state = Arc::downgrade(state);
     let agent = agent.clone();
     Arc::new(move || {
@@ -488,7 +492,7 @@ fn with_retry_after(mut response: Response<Body>) -> Response<Body> {
 }
 
 /// One JSON-RPC message line as a server-sent event.
-fn event(line: &[u8]) -> Bytes {
+pub(super) fn event(line: &[u8]) -> Bytes {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let mut out = Vec::with_capacity(line.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");

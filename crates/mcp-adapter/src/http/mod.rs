@@ -9,7 +9,10 @@
 //! - **Answers.** A request is answered with `application/json`; a `tools/call` carrying a
 //!   `_meta.progressToken` from a client that accepts `text/event-stream` is answered as an SSE
 //!   stream: its progress (a waiting poll reports every 10 s), then its result. A notification or a
-//!   response is `202 Accepted`. `GET /mcp` is `405` (the server sends nothing unasked).
+//!   response is `202 Accepted`. `GET /mcp` is `405` (the server keeps no session to send to
+//!   unasked): a client follows resources with `subscriptions/listen` (2026-07-28), answered as an
+//!   event stream of `notifications/resources/updated` until it closes it, and `resources/subscribe`
+//!   is refused. Resource reads, prompts and completions run on a blocking thread.
 //! - **Identity.** Every request needs `Authorization: Bearer …` ([`auth`]); the token decides the
 //!   agent, which every call receives in its context: an agent argument naming another agent is
 //!   refused `IDENTITY_MISMATCH` by the tool's group before any store is asked. A call that waited is
@@ -394,6 +397,10 @@ impl HttpHandle {
             .collect();
         for context in contexts {
             context.cancel();
+        }
+        // The listen streams end, so that the connections holding them close.
+        if let Some(hub) = self.state.server.hub() {
+            hub.close_all();
         }
     }
 
@@ -866,6 +873,10 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             )
             .await
         }
+        Classified::Read => read(state, agent, body).await,
+        Classified::Listen { id, uris } => {
+            listen(state, &agent, authorization, &id, uris, accepts_events).await
+        }
     };
     (response, true)
 }
@@ -905,6 +916,11 @@ enum Classified {
     Accepted,
     /// A `tools/call` to run: its id token, and its progress token when it asked for progress.
     Call { id: String, progress: Option<String> },
+    /// A request that reads files or a store (a resource, a prompt, a completion): answered on a
+    /// worker thread.
+    Read,
+    /// A `subscriptions/listen` (2026-07-28): its id token and the resources it follows.
+    Listen { id: String, uris: Vec<String> },
 }
 
 /// Decodes a body and answers what needs no tool: a malformed message, a notification (a cancel
@@ -958,6 +974,23 @@ fn classify(state: &State, agent: &str, body: &[u8], headers: &RoutingHeaders) -
                     progress: params.progress_token.map(str::to_owned),
                 };
             }
+            if state.server.hub().is_some() {
+                if method == "subscriptions/listen" {
+                    return match state.server.listen_uris(id, &params) {
+                        Ok(uris) => Classified::Listen {
+                            id: id.raw().to_owned(),
+                            uris,
+                        },
+                        Err(refusal) => Classified::Answer(StatusCode::OK, server::refusal_line(&refusal)),
+                    };
+                }
+                if matches!(
+                    method.as_ref(),
+                    "resources/read" | "prompts/get" | "completion/complete"
+                ) {
+                    return Classified::Read;
+                }
+            }
             Classified::Answer(
                 StatusCode::OK,
                 state.server.respond_via(
@@ -1004,4 +1037,103 @@ fn header_mismatch(
         return Some(String::from("Mcp-Name must be the request body's tool name"));
     }
     None
+}
+
+/// A request that reads files or a store, answered on a worker thread so that no runtime thread
+/// waits for a disk or a database.
+async fn read(state: &Arc<State>, agent: Agent, body: Bytes) -> Response<Body> {
+    let worker_state = Arc::clone(state);
+    let answered = tokio::task::spawn_blocking(move || match wire::decode(&body) {
+        Ok(Some(Message::Request { id, method, params })) => worker_state.server.respond_via(
+            id,
+            &method,
+            &params,
+            crate::telemetry::Transport::Tcp,
+            Some(&agent),
+        ),
+        _ => server::error_line(None, wire::INTERNAL_ERROR, "the request could not be read again"),
+    })
+    .await;
+    match answered {
+        Ok(line) => json_response(StatusCode::OK, line),
+        Err(_) => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            server::error_line(None, wire::INTERNAL_ERROR, "the request failed"),
+        ),
+    }
+}
+
+/// `subscriptions/listen` (MCP 2026-07-28): an event stream that opens with
+/// `notifications/subscriptions/acknowledged` and carries a `notifications/resources/updated` for
+/// each change of a followed resource, until the client closes it. The subscription ends with the
+/// stream: a sink whose receiver is gone reports it, and the hub forgets it. The caller's credentials
+/// are checked again at every look (each 200 ms) and before every notification: a token revoked or a
+/// JWT expired ends the stream.
+async fn listen(
+    state: &Arc<State>,
+    agent: &Agent,
+    authorization: Option<Bytes>,
+    id: &str,
+    uris: Vec<String>,
+    accepts_events: bool,
+) -> Response<Body> {
+    let Some(hub) = state.server.hub() else {
+        return json_response(
+            StatusCode::OK,
+            server::error_line(
+                Some(id),
+                wire::METHOD_NOT_FOUND,
+                "this server serves no resources",
+            ),
+        );
+    };
+    if !accepts_events {
+        return json_response(
+            StatusCode::NOT_ACCEPTABLE,
+            server::error_line(
+                Some(id),
+                wire::INVALID_REQUEST,
+                "subscriptions/listen answers with an event stream: the request must accept text/event-stream",
+            ),
+        );
+    }
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let _ = sender.try_send(call::event(&crate::subscriptions::acknowledged_line(id, &uris)));
+    let holds = call::credential_check(state, agent, authorization);
+    let sink: crate::subscriptions::Sink = Arc::new(move |line: Option<&[u8]>| match line {
+        _ if !holds() => false,
+        None => !sender.is_closed(),
+        Some(line) => match sender.try_send(call::event(line)) {
+            Ok(()) => true,
+            // A client that does not read its stream misses an update, and reads the resource again.
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => true,
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
+        },
+    });
+    // The subscription reads each resource once (its baseline), maybe from a database: on a
+    // blocking thread.
+    let hub = Arc::clone(hub);
+    let (listen_id, who) = (id.to_owned(), agent.clone());
+    let made =
+        tokio::task::spawn_blocking(move || hub.subscribe(uris, Some(listen_id), Some(&who), sink)).await;
+    let refusal = match made {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(String::from("the subscription could not be made")),
+    };
+    if let Some(message) = refusal {
+        return json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            server::error_line(Some(id), wire::INVALID_REQUEST, &message),
+        );
+    }
+    let mut response = Response::new(Body::Events(receiver, None));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }

@@ -5,9 +5,11 @@
 mod clock_in;
 mod clock_out;
 mod plan;
+mod preview;
 mod status;
 
 pub use clock_in::{clock_in, clock_in_arguments};
 pub use clock_out::{clock_out, clock_out_arguments};
 pub use plan::plan_checkpoint;
+pub use preview::preview_brief;
 pub use status::status;

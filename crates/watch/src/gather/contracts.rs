@@ -170,6 +170,14 @@ impl ContractsReader {
         }
     }
 
+    /// The store, opened read-only on first use as [`ContractsReader::read`] opens it (never created,
+    /// initialised or written), for a reader that asks it more than the pane shows (one contract as
+    /// the contracts tools answer it); `None` while a SQLite file does not exist yet, and the pane's
+    /// sentence when it cannot be opened.
+    pub fn store(&mut self, fs: &dyn Fs) -> Result<Option<Arc<dyn Store>>, String> {
+        self.opened(fs)
+    }
+
     /// The contract `id` in full ([`ContractRecord`]), `Ok(None)` when the store holds no such
     /// contract (or `id` is not a contract id); the sentence saying why when the store cannot be read.
     /// Like every read of the reader it writes nothing. A reader limited to one agent answers only the
