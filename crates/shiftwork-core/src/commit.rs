@@ -1,5 +1,14 @@
 //! The clock-out's write sequence: log-then-commit with an intent record in the lock
 //! file, so every clock-out either fully happens or leaves checkpoint and ledger as they were.
+//!
+//! Its flushes, each needed and none covered by another (the guide's checkpoint-format page has the
+//! table and the timings): the temporary checkpoint (W2: recovery renames it into place once the line
+//! is on disk), the lock file after the commit record (W3: the line may reach the disk as soon as it
+//! is written, and without the record it could be neither recognised nor withdrawn), the ledger after
+//! its line (W4: the commit point, on disk before the rename may be), and the directory after the
+//! rename (W6: the answer is durable, and the rename cannot be lost while the lock's removal
+//! survives); on the first clock-out also the lock file after the `ledger_created` record (W1). The
+//! lock's identity lines, its removal and the ledger's index are not flushed.
 
 use std::io;
 use std::path::Path;
