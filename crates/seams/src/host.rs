@@ -94,6 +94,15 @@ pub trait Host: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OsHost;
 
+/// Field 22 of `/proc/<pid>/stat` (`starttime`), in clock ticks since boot; `None` when it cannot be read.
+fn read_process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (`starttime`); the command name in field 2 may hold spaces and parentheses, so the
+    // fields are counted after its closing parenthesis, from field 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
 impl Host for OsHost {
     fn pid(&self) -> u32 {
         std::process::id()
@@ -126,11 +135,21 @@ impl Host for OsHost {
         if !cfg!(target_os = "linux") {
             return None;
         }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Field 22 (`starttime`); the command name in field 2 may hold spaces and parentheses, so the
-        // fields are counted after its closing parenthesis, from field 3.
-        let rest = &stat[stat.rfind(')')? + 1..];
-        rest.split_ascii_whitespace().nth(19)?.parse().ok()
+        // This process's own start time is asked at every lock it takes and never changes: read once
+        // (keyed by the pid, so a forked child reads its own).
+        static OWN: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
+        let own = std::process::id();
+        if pid == own
+            && let Some(&(read_for, start)) = OWN.get()
+            && read_for == own
+        {
+            return Some(start);
+        }
+        let start = read_process_start(pid)?;
+        if pid == own {
+            let _ = OWN.set((own, start));
+        }
+        Some(start)
     }
 
     fn run_probe(&self, command: &str, cwd: &Path, timeout: Duration) -> ProbeOutcome {
