@@ -121,15 +121,45 @@ fn queue() -> &'static Arc<Queue> {
     })
 }
 
-/// The writer thread: writes each line to stderr (blocking only itself), and reports dropped lines.
+/// The largest buffer of lines the writer keeps between two writes.
+const KEPT_BATCH: usize = 256 * 1024;
+
+/// How long the writer waits after a write before it looks at the queue again: the lines logged
+/// meanwhile are written together, and their callers never wake it (a busy server logs a line a
+/// request; a wake-up a line cost a request tens of microseconds on a loaded machine). At most this
+/// late, and the queue holds [`QUEUE`] lines, so a line is dropped only past 200,000 lines a second.
+const LINGER: Duration = Duration::from_millis(5);
+
+/// The writer thread: writes the lines to stderr (blocking only itself) — the lines queued meanwhile
+/// together, in one write, so a busy server makes one system call for many requests' lines — and
+/// reports dropped lines. A line logged when the writer is idle is written at once.
 fn write_lines(queue: &Queue, receiver: &Receiver<Vec<u8>>) {
     let stderr = std::io::stderr();
+    let mut batch: Vec<u8> = Vec::new();
+    let mut wrote = false;
     loop {
+        if wrote {
+            std::thread::sleep(LINGER);
+        }
         let line = receiver.recv_timeout(Duration::from_millis(100));
+        wrote = line.is_ok();
         let mut err = stderr.lock();
         if let Ok(line) = &line {
-            let _ = err.write_all(line);
-            queue.pending.fetch_sub(1, Ordering::SeqCst);
+            batch.clear();
+            batch.extend_from_slice(line);
+            let mut lines = 1;
+            // At most a queue's worth: the batch stays bounded while callers keep logging.
+            while lines < QUEUE
+                && let Ok(more) = receiver.try_recv()
+            {
+                batch.extend_from_slice(&more);
+                lines += 1;
+            }
+            let _ = err.write_all(&batch);
+            queue.pending.fetch_sub(lines, Ordering::SeqCst);
+            if batch.capacity() > KEPT_BATCH {
+                batch = Vec::new();
+            }
         }
         let dropped = queue.dropped.swap(0, Ordering::SeqCst);
         if dropped > 0 {

@@ -4,7 +4,8 @@
 //! - **Turns.** A call runs on a blocking thread of the runtime while it works; at most
 //!   [`MAX_CALLS`] run at once, and each agent at most [`MAX_CALLS_PER_AGENT`] of them, so one agent
 //!   can never hold every thread. A new call waits for its turn without a thread; at most
-//!   [`MAX_QUEUED_PER_AGENT`] of one agent and [`MAX_WAITING`] in all wait, then `503`.
+//!   [`MAX_QUEUED_PER_AGENT`] of one agent and [`MAX_WAITING`] in all wait, then `503`. A small call
+//!   of a tool that only computes on its arguments runs in place, with its turn ([`runs_in_place`]).
 //! - **Waits hold nothing.** A waiting poll that finds no work is parked
 //!   ([`crate::registry::CallContext::park`]): state in the request's task, woken by the store's
 //!   signal (or its cancellation, or its deadline), holding no thread and no turn; it takes a turn
@@ -206,16 +207,46 @@ impl Drop for InFlight {
     }
 }
 
+/// The tools whose call is a short computation on its arguments alone — no store, no file, no wait,
+/// nothing to undo — so a small call of one runs on the runtime's thread, in place, rather than being
+/// handed to a worker thread and back (two thread hand-offs, most of a trivial call's time).
+const IN_PLACE_TOOLS: &[&str] = &[crate::groups::hours::TOOL];
+
+/// The largest request body of a call run in place: its work stays a few microseconds.
+const IN_PLACE_BODY: usize = 4 * 1024;
+
+/// Whether a call of `tool` with a body of `body` bytes runs in place on the runtime's thread
+/// ([`IN_PLACE_TOOLS`], at most [`IN_PLACE_BODY`] bytes). It still takes its turn.
+pub(super) fn runs_in_place(tool: Option<&str>, body: usize) -> bool {
+    body <= IN_PLACE_BODY && tool.is_some_and(|tool| IN_PLACE_TOOLS.contains(&tool))
+}
+
+/// A `tools/call` as the transport read it.
+pub(super) struct Request {
+    /// Its id token.
+    pub id: String,
+    /// Its body, decoded again by its worker.
+    pub body: Bytes,
+    /// Its progress token, when it asked for progress and accepts events.
+    pub progress_token: Option<String>,
+    /// The HTTP request's `traceparent`.
+    pub link: Option<String>,
+    /// Its `Authorization` header, to check again after a wait.
+    pub authorization: Option<Bytes>,
+    /// It runs in place ([`runs_in_place`]).
+    pub inline: bool,
+}
+
 /// Runs a `tools/call`: answered as JSON, or as events when it asked for progress.
-pub(super) async fn call(
-    state: &Arc<State>,
-    agent: Agent,
-    id: String,
-    body: Bytes,
-    progress_token: Option<String>,
-    link: Option<String>,
-    authorization: Option<Bytes>,
-) -> Response<Body> {
+pub(super) async fn call(state: &Arc<State>, agent: Agent, request: Request) -> Response<Body> {
+    let Request {
+        id,
+        body,
+        progress_token,
+        link,
+        authorization,
+        inline,
+    } = request;
     let events = progress_token.is_some();
     let ticket = Ticket::new(state, &agent);
     let turn = match ticket.first_turn().await {
@@ -249,7 +280,7 @@ pub(super) async fn call(
         let context = context.clone();
         async move {
             let _in_flight = in_flight;
-            let answer = drive(&state, &ticket, turn, body, context.clone()).await;
+            let answer = drive(&state, &ticket, turn, body, context.clone(), inline).await;
             answer.unwrap_or_else(|| {
                 Answer::Line(server::error_line(
                     Some(&id),
@@ -337,18 +368,19 @@ pub(super) fn credential_check(
     })
 }
 
-/// Runs the call: its first step on a worker thread, then — while it parks — waits without a
-/// thread and steps again with a turn. `None` when a worker failed.
+/// Runs the call: its first step on a worker thread (or in place, `inline`), then — while it parks —
+/// waits without a thread and steps again with a turn. `None` when a worker failed.
 async fn drive(
     state: &Arc<State>,
     ticket: &Ticket,
     turn: Turn,
     body: Bytes,
     context: CallContext,
+    inline: bool,
 ) -> Option<Answer> {
     let worker_state = Arc::clone(state);
     let worker_context = context.clone();
-    let mut answer = tokio::task::spawn_blocking(move || {
+    let first = move || {
         let _turn = turn;
         match wire::decode(&body) {
             Ok(Some(Message::Request { id, params, .. })) => Ok((
@@ -361,9 +393,13 @@ async fn drive(
                 "the request could not be read again",
             )),
         }
-    })
-    .await
-    .ok()?;
+    };
+    let mut answer = if inline {
+        // A panic in the tool is caught by `Server::call`, as on a worker.
+        first()
+    } else {
+        tokio::task::spawn_blocking(first).await.ok()?
+    };
     let (id, mut answered) = match answer {
         Ok(first) => first,
         Err(line) => return Some(Answer::Line(line)),

@@ -861,15 +861,18 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             *response.status_mut() = StatusCode::ACCEPTED;
             response
         }
-        Classified::Call { id, progress } => {
+        Classified::Call { id, progress, inline } => {
             call::call(
                 state,
                 agent,
-                id,
-                body,
-                progress.filter(|_| accepts_events),
-                link,
-                authorization,
+                call::Request {
+                    id,
+                    body,
+                    progress_token: progress.filter(|_| accepts_events),
+                    link,
+                    authorization,
+                    inline,
+                },
             )
             .await
         }
@@ -914,8 +917,13 @@ enum Classified {
     Answer(StatusCode, Vec<u8>),
     /// A notification or a response: nothing to answer.
     Accepted,
-    /// A `tools/call` to run: its id token, and its progress token when it asked for progress.
-    Call { id: String, progress: Option<String> },
+    /// A `tools/call` to run: its id token, its progress token when it asked for progress, and
+    /// whether it runs in place ([`call::runs_in_place`]).
+    Call {
+        id: String,
+        progress: Option<String>,
+        inline: bool,
+    },
     /// A request that reads files or a store (a resource, a prompt, a completion): answered on a
     /// worker thread.
     Read,
@@ -969,9 +977,11 @@ fn classify(state: &State, agent: &str, body: &[u8], headers: &RoutingHeaders) -
                 );
             }
             if method == "tools/call" {
+                let tool = params.name.as_ref().and_then(|name| name.as_deref().ok());
                 return Classified::Call {
                     id: id.raw().to_owned(),
                     progress: params.progress_token.map(str::to_owned),
+                    inline: call::runs_in_place(tool, body.len()),
                 };
             }
             if state.server.hub().is_some() {
