@@ -950,18 +950,9 @@ impl Server {
     }
 }
 
-/// The methods answered only by a server with resources and prompts.
-const EXTRA_METHODS: &[&str] = &[
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "subscriptions/listen",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
+/// The methods answered only by a server with resources and prompts: those of [`METHODS`] after
+/// its first five.
+const EXTRA_METHODS: &[&str] = METHODS.split_at(5).1;
 
 /// The members of a request's `params` (none when absent), or the sentence refusing it.
 fn params_object(params: &Params<'_>) -> Result<serde_json::Map<String, Value>, String> {

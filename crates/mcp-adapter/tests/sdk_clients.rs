@@ -10,33 +10,15 @@
 //! except under CI (`CI=true`), where a missing SDK fails them.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "support/clients.rs"]
+mod clients;
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use clients::{script, sdk};
 use serde_json::{Value, json};
 use support::DemoSetup;
-
-/// The client scripts, beside this file.
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(name)
-}
-
-/// The value of `variable`, or `None` after saying the test is skipped (a failure under CI).
-fn sdk(variable: &str) -> Option<String> {
-    match std::env::var(variable) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{variable} is not set: scripts/setup.d/40-mcp-sdks.sh installs the SDK (CI must run this test)"
-            );
-            eprintln!("skipped: {variable} is not set (scripts/setup.d/40-mcp-sdks.sh installs the SDK)");
-            None
-        }
-    }
-}
 
 /// One call of every tool the demos call, as the client scripts read them.
 fn calls_file(setup: &DemoSetup) -> tempfile::NamedTempFile {

@@ -15,31 +15,11 @@
 mod clients;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use clients::{EX, Transport, flags, repo};
+use clients::{EX, Transport, flags, repo, script, sdk};
 use serde_json::{Value, json};
-
-/// The client scripts, beside this file.
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(name)
-}
-
-/// The value of `variable`, or `None` after saying the test is skipped (a failure under CI).
-fn sdk(variable: &str) -> Option<String> {
-    match std::env::var(variable) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{variable} is not set: scripts/setup.d/40-mcp-sdks.sh installs the SDK (CI must run this test)"
-            );
-            eprintln!("skipped: {variable} is not set (scripts/setup.d/40-mcp-sdks.sh installs the SDK)");
-            None
-        }
-    }
-}
 
 /// The clock-out of U3 by another process, as the argv the scripts run once subscribed.
 fn trigger(dir: &Path) -> String {

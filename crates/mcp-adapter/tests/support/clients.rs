@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -247,4 +247,24 @@ pub fn clock_out_elsewhere(dir: &Path) {
         json!({"checkpoint": ".shiftwork/checkpoint.json", "unit_id": "U3", "status": "done", "handoff_patch": {}, "history_entry": {"unit": "U3", "outcome": "built"}}),
     );
     assert_eq!(done["result"], "ok", "{done}");
+}
+
+/// The SDK client scripts, in `tests/sdk`.
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(name)
+}
+
+/// The value of `variable`, or `None` after saying the test is skipped (a failure under CI).
+pub fn sdk(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{variable} is not set: scripts/setup.d/40-mcp-sdks.sh installs the SDK (CI must run this test)"
+            );
+            eprintln!("skipped: {variable} is not set (scripts/setup.d/40-mcp-sdks.sh installs the SDK)");
+            None
+        }
+    }
 }

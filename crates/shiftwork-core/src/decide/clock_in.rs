@@ -58,6 +58,18 @@ pub enum Stop {
     Refused(ShiftworkRefusal),
 }
 
+impl Stop {
+    /// What a clock-in that stopped here answers: success when all is done, the escalation, or the
+    /// refusal.
+    pub(crate) fn answer(self) -> Result<crate::results::ClockIn, ShiftworkRefusal> {
+        match self {
+            Stop::AllDone => Ok(crate::results::ClockIn::AllDone),
+            Stop::Escalate(escalation) => Ok(crate::results::ClockIn::Escalate(escalation)),
+            Stop::Refused(refusal) => Err(refusal),
+        }
+    }
+}
+
 fn escalate<'d, N: Node<'d>>(
     question: &str,
     cp: &Checkpoint<'d, N>,

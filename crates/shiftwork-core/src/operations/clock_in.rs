@@ -4,7 +4,7 @@ use std::path::Path;
 
 use shiftwork_seams::ProbeStatus;
 
-use crate::decide::clock_in::{self as decide, Questions, Relay, Stop};
+use crate::decide::clock_in::{self as decide, Questions, Relay};
 use crate::env::Env;
 use crate::json::Node;
 use crate::ledger_index;
@@ -49,9 +49,7 @@ pub fn clock_in_arguments(
     }
     let unit = match decide::select(&cp, unit_id) {
         Ok(unit) => unit,
-        Err(Stop::AllDone) => return Ok(ClockIn::AllDone),
-        Err(Stop::Escalate(escalation)) => return Ok(ClockIn::Escalate(escalation)),
-        Err(Stop::Refused(refusal)) => return Err(refusal),
+        Err(stop) => return stop.answer(),
     };
     // Steps 7–10 under the lock when it can be had (SW-73).
     let acquired = {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::decide::clock_in::{self as decide, Questions, Stop};
+use crate::decide::clock_in::{self as decide, Questions};
 use crate::env::Env;
 use crate::ledger;
 use crate::paths::CheckpointPaths;
@@ -52,9 +52,7 @@ pub fn preview_brief(
     }
     let unit = match decide::select(&cp, unit_id) {
         Ok(unit) => unit,
-        Err(Stop::AllDone) => return Ok(ClockIn::AllDone),
-        Err(Stop::Escalate(escalation)) => return Ok(ClockIn::Escalate(escalation)),
-        Err(Stop::Refused(refusal)) => return Err(refusal),
+        Err(stop) => return stop.answer(),
     };
     let with_budget = crate::budget::limits(&cp).is_some();
     let summary = ledger::scan(fs, &paths.ledger, &cp.ids(), with_budget);
