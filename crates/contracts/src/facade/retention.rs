@@ -45,6 +45,10 @@ impl Purger {
                     return;
                 }
                 loop {
+                    // The period runs from the start of this round: a clock that moved while the
+                    // round ran (a long purge, a test's clock) shortens the wait, never lengthens it,
+                    // so a contract that aged past the retention during the round goes in the next.
+                    let started = clock.monotonic();
                     while !flag.load(Ordering::SeqCst) {
                         match step(store.as_ref(), clock.as_ref(), kept) {
                             // A full batch: more may be left. The store's lock is free between two
@@ -58,7 +62,7 @@ impl Purger {
                         }
                     }
                     if flag.load(Ordering::SeqCst)
-                        || clock.wait_until(&signal, clock.monotonic().saturating_add(period))
+                        || clock.wait_until(&signal, started.saturating_add(period))
                     {
                         return;
                     }
