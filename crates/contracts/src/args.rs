@@ -105,8 +105,9 @@ pub struct Arg {
     /// What it is, for the one who calls the tool: its meaning and unit in a sentence or two, and,
     /// for an optional argument without a default value ([`Fallback::None`]), what leaving it out
     /// means. Its bounds, its format and any default value are in [`Arg::kind`] and
-    /// [`Arg::default`]: a host that writes a description from the row adds them, and says where
-    /// the default identity comes from (this text names no flag or variable of any host).
+    /// [`Arg::default`]: a host that writes a schema from the row states them (as schema keywords,
+    /// in words where no keyword can), and says where the default identity comes from (this text
+    /// names no flag or variable of any host).
     pub about: &'static str,
     /// Its JSON type and bounds.
     pub kind: Kind,
@@ -173,12 +174,12 @@ const HOLDER: Arg = with_default(
     "agent_id",
     Kind::Agent,
     Fallback::DefaultAgent,
-    "Who calls: the contract's holder, its target agent.",
+    "The holder (its target agent).",
 );
 const CONTRACT: Arg = required(
     "contract_id",
     Kind::ContractId,
-    "The contract, by the contract_id that dispatch_contract or poll_next_task answered.",
+    "From dispatch_contract or poll_next_task.",
 );
 /// `claim_epoch`: 1 ..= 2^53 − 1.
 const EPOCH: Arg = arg(
@@ -187,7 +188,7 @@ const EPOCH: Arg = arg(
         min: 1,
         max: MAX_EPOCH as i64,
     },
-    "The claim_epoch poll_next_task answered, proving the call comes from the current claim (an older one is refused STALE_EPOCH). Without it the holder is checked by agent id alone, with a warning.",
+    "From poll_next_task; a stale one is refused. Without it only the agent id is checked.",
 );
 
 /// The task type grammar.
@@ -201,7 +202,7 @@ pub const TOOLS: [Tool; 9] = [
             required(
                 "target_agent",
                 Kind::Agent,
-                "The agent to do the work: only it can claim the contract.",
+                "Who does the work; only it can claim the contract.",
             ),
             required(
                 "title",
@@ -209,7 +210,7 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_TITLE_CHARS),
                 },
-                "One line saying what to do; not blank, no control characters.",
+                "What to do, in one line; not blank, no control characters.",
             ),
             required(
                 "workspace_root",
@@ -217,18 +218,18 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
-                "Absolute path of the directory the work is about, on the server's machine; pointers are relative to it.",
+                "Absolute path of the directory the work is about.",
             ),
             arg(
                 "pointers",
                 Kind::Paths,
-                "The files to work on, if any, relative to workspace_root; each is pinned by size and SHA-256 so the receiver sees exactly what you saw.",
+                "Files to work on, if any, relative to workspace_root; pinned by size and SHA-256.",
             ),
             with_default(
                 "task_type",
                 Kind::Pattern(TASK_TYPE_PATTERN),
                 Fallback::Text("review"),
-                "The kind of work: review, audit, implementation, test or a label of yours.",
+                "The kind of work: review, audit, implementation, test or your own label.",
             ),
             arg(
                 "context_summary",
@@ -236,12 +237,12 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Bytes(MAX_CONTEXT_SUMMARY_BYTES),
                 },
-                "What the receiver needs to know beyond the title, as plain text (empty when left out).",
+                "What the receiver needs beyond the title, as plain text; empty when left out.",
             ),
             arg(
                 "contract_schema",
                 Kind::Object,
-                "A JSON Schema (2020-12 unless its $schema names draft 4, 6, 7 or 2019-09; no external $ref; at most 16 KiB) that the delivery's structured_output must match; without one any output is accepted.",
+                "JSON Schema that structured_output must match (2020-12 unless $schema names draft 4, 6, 7 or 2019-09; no external $ref; at most 16 KiB).",
             ),
             with_default(
                 "exec_ttl_sec",
@@ -259,7 +260,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_QUEUE_TTL_SEC as i64,
                 },
                 Fallback::Integer(DEFAULT_QUEUE_TTL_SEC as i64),
-                "How long the contract may wait to be claimed, in seconds; it ends at the latest 4 × this after dispatch.",
+                "How long it may wait to be claimed, in seconds; it ends by 4 × this after dispatch.",
             ),
             arg(
                 "idempotency_key",
@@ -267,13 +268,13 @@ pub const TOOLS: [Tool; 9] = [
                     min: 1,
                     max: Length::Chars(MAX_IDEMPOTENCY_KEY_CHARS),
                 },
-                "A key of yours (printable ASCII) that makes a repeated dispatch answer the first one instead of queueing twice.",
+                "Printable ASCII; a repeat dispatch with it answers the first instead of queueing twice.",
             ),
             with_default(
                 "requester_agent",
                 Kind::Agent,
                 Fallback::DefaultAgent,
-                "Who dispatches: the agent that may cancel the contract.",
+                "Who dispatches; only it may cancel.",
             ),
             with_default(
                 "max_deliveries",
@@ -282,7 +283,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_DELIVERIES as i64,
                 },
                 Fallback::Integer(1),
-                "How many claims the contract may get: a lost lease or a retryable failure queues it again until then.",
+                "Claims it may get: a lost lease or a retryable failure requeues it until then.",
             ),
         ],
     },
@@ -293,7 +294,7 @@ pub const TOOLS: [Tool; 9] = [
                 "agent_id",
                 Kind::Agent,
                 Fallback::DefaultAgent,
-                "Whose queue to claim from: the oldest SUBMITTED contract addressed to this agent.",
+                "Whose queue: claims the oldest SUBMITTED contract addressed to this agent.",
             ),
             with_default(
                 "wait_sec",
@@ -302,7 +303,7 @@ pub const TOOLS: [Tool; 9] = [
                     max: MAX_WAIT_SEC as i64,
                 },
                 Fallback::Integer(0),
-                "How long to wait for work when none is queued, in seconds; 0 answers at once.",
+                "Seconds to wait for work when none is queued; 0 answers at once.",
             ),
         ],
     },
@@ -320,7 +321,7 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Chars(MAX_REASON_CHARS),
                 },
-                "Why you hand it back, if you say, kept in its history.",
+                "Why you hand it back, if you say; kept in its history.",
             ),
             EPOCH,
             HOLDER,
@@ -344,7 +345,7 @@ pub const TOOLS: [Tool; 9] = [
                 "retryable",
                 Kind::Boolean,
                 Fallback::Boolean(false),
-                "true queues it again for another claim while deliveries are left (max_deliveries); false ends it FAILED.",
+                "true requeues it while deliveries are left (max_deliveries); false ends it FAILED.",
             ),
         ],
     },
@@ -363,12 +364,12 @@ pub const TOOLS: [Tool; 9] = [
             arg(
                 "structured_output",
                 Kind::Object,
-                "The result as an object (at most 32 KiB), checked against the contract's contract_schema when it has one.",
+                "The result (at most 32 KiB), checked against the contract_schema if any.",
             ),
             arg(
                 "artifacts_pointers",
                 Kind::Paths,
-                "Files you produced, if any, relative to workspace_root; each is fingerprinted.",
+                "Files you produced, if any, relative to workspace_root; fingerprinted.",
             ),
             EPOCH,
             HOLDER,
@@ -382,7 +383,7 @@ pub const TOOLS: [Tool; 9] = [
                 "agent_id",
                 Kind::Agent,
                 Fallback::DefaultAgent,
-                "Who asks: fulfillable says whether this agent's delivery would pass now. Without any identity, fulfillable is false.",
+                "Whose delivery fulfillable judges; false without any identity.",
             ),
             EPOCH,
         ],
@@ -393,22 +394,22 @@ pub const TOOLS: [Tool; 9] = [
             arg(
                 "target_agent",
                 Kind::Agent,
-                "Only contracts addressed to this agent (any when left out).",
+                "Only contracts addressed to this agent; any when left out.",
             ),
             arg(
                 "requester_agent",
                 Kind::Agent,
-                "Only contracts this agent dispatched (any when left out).",
+                "Only contracts this agent dispatched; any when left out.",
             ),
             arg(
                 "status",
                 Kind::Statuses,
-                "Only contracts in this status, or in any of these (any when left out).",
+                "Only contracts in this status or these; any when left out.",
             ),
             arg(
                 "contract_id",
                 Kind::ContractId,
-                "One contract in full (its result, failure causes and files) instead of a page.",
+                "One contract in full (result, failures, files) instead of a page.",
             ),
             with_default(
                 "limit",
@@ -425,7 +426,7 @@ pub const TOOLS: [Tool; 9] = [
                     min: 0,
                     max: Length::Any,
                 },
-                "The next_cursor of the page before, with the same filters, for the next page; the first page when left out.",
+                "The previous page's next_cursor, same filters; the first page when left out.",
             ),
         ],
     },
@@ -445,7 +446,7 @@ pub const TOOLS: [Tool; 9] = [
                 "agent_id",
                 Kind::Agent,
                 Fallback::DefaultAgent,
-                "Who cancels: the contract's requester.",
+                "Who cancels: the requester.",
             ),
         ],
     },

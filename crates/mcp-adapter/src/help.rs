@@ -166,7 +166,8 @@ pub struct Argument {
     /// Its name; a member of an object argument or answer member is named by its path
     /// (`handoff_patch.next_action`, `contract.pointers[].sha256`).
     pub name: String,
-    /// Its type in words (`string`, `integer 0–60`, `array of string`, `one of: a, b`).
+    /// Its type in words, with the bounds, format and pattern its schema states (`string 1–200
+    /// chars`, `integer 0–60`, `array of string, ≤ 32`, `one of: a, b`, `agent id`).
     pub kind: String,
     /// Whether the schema requires it (of the object holding it).
     pub required: bool,
@@ -318,10 +319,42 @@ fn kind(schema: &Value) -> String {
     }
     let base = schema.get("type").and_then(Value::as_str).unwrap_or("any");
     match base {
-        "array" => format!(
-            "array of {}",
-            schema.get("items").map_or_else(|| String::from("any"), kind)
-        ),
+        "array" => {
+            let items = schema.get("items").map_or_else(|| String::from("any"), kind);
+            match schema.get("maxItems") {
+                Some(max) => format!("array of {items}, ≤ {max}"),
+                None => format!("array of {items}"),
+            }
+        }
+        "string" => {
+            // The bounds, format and pattern a schema states instead of its description.
+            let mut words = String::from("string");
+            let min = schema.get("minLength").and_then(Value::as_u64);
+            let max = schema.get("maxLength").and_then(Value::as_u64);
+            match (min, max) {
+                (Some(min), Some(max)) => {
+                    let _ = write!(words, " {min}–{max} chars");
+                }
+                (Some(min), None) => {
+                    let _ = write!(words, " ≥ {min} char{}", if min == 1 { "" } else { "s" });
+                }
+                (None, Some(max)) => {
+                    let _ = write!(words, " ≤ {max} chars");
+                }
+                (None, None) => {}
+            }
+            if let Some(format) = schema.get("format").and_then(Value::as_str) {
+                let _ = write!(words, " ({format})");
+            }
+            match schema.get("pattern").and_then(Value::as_str) {
+                Some(crate::schema::AGENT_ID_PATTERN) => return String::from("agent id"),
+                Some(pattern) => {
+                    let _ = write!(words, " matching `{pattern}`");
+                }
+                None => {}
+            }
+            words
+        }
         "integer" | "number" => {
             let min = schema.get("minimum").map(Value::to_string);
             let max = schema.get("maximum").map(Value::to_string);
@@ -335,6 +368,10 @@ fn kind(schema: &Value) -> String {
         other => other.to_owned(),
     }
 }
+
+/// What an argument of type `agent id` takes (the pattern of [`crate::schema::AGENT_ID_PATTERN`]).
+pub const AGENT_ID_FORMAT: &str =
+    "An agent id is 1 to 64 of A-Z a-z 0-9 . _ @ : -, starting with a letter or a digit.";
 
 /// The tool's annotations in one line, as `call TOOL --help` and the reference print them.
 fn hints_line(tool: &ToolDef) -> String {
@@ -360,6 +397,9 @@ pub fn tool_help(tool: &ToolDef) -> String {
     } else {
         out.push_str("\nArguments:\n");
         table_rows(&mut out, &args, true);
+        if args.iter().any(|a| a.kind == "agent id") {
+            let _ = writeln!(out, "  {AGENT_ID_FORMAT}");
+        }
     }
     out.push_str("\nAnswers (structuredContent):\n");
     for answer in answers(tool) {
@@ -427,6 +467,7 @@ pub fn tools_markdown(registry: &Registry) -> String {
          Every tool the server lists, with what it does, its annotations and its arguments, from the same \
          definitions `tools/list` serves. From a shell, `shiftwork-mcp call TOOL --help` prints the same.\n",
     );
+    let _ = writeln!(out, "\n{AGENT_ID_FORMAT}");
     // Markdown renders `<checkpoint>` as a tag: angle brackets are written as entities.
     let text = |t: &str| t.replace('<', "&lt;").replace('>', "&gt;");
     for tool in registry.tools() {
@@ -530,6 +571,34 @@ mod tests {
             (
                 serde_json::json!({"type": "array", "items": {"type": "string"}}),
                 "array of string",
+            ),
+            (
+                serde_json::json!({"type": "array", "items": {"type": "string"}, "maxItems": 32}),
+                "array of string, ≤ 32",
+            ),
+            (
+                serde_json::json!({"type": "string", "minLength": 1, "maxLength": 200}),
+                "string 1–200 chars",
+            ),
+            (
+                serde_json::json!({"type": "string", "minLength": 1}),
+                "string ≥ 1 char",
+            ),
+            (
+                serde_json::json!({"type": "string", "maxLength": 1000}),
+                "string ≤ 1000 chars",
+            ),
+            (
+                serde_json::json!({"type": "string", "format": "date-time"}),
+                "string (date-time)",
+            ),
+            (
+                serde_json::json!({"type": "string", "pattern": "^[a-z]+$"}),
+                "string matching `^[a-z]+$`",
+            ),
+            (
+                serde_json::json!({"type": "string", "pattern": crate::schema::AGENT_ID_PATTERN}),
+                "agent id",
             ),
             (
                 serde_json::json!({"enum": ["relay", "decision"]}),

@@ -58,7 +58,7 @@ fn every_schema_passes_the_client_lint() {
     );
 }
 
-/// MC-7 and MC-11 (with the bounds of issue 35 item 1, `support::LISTING_BOUNDS`): every descriptor
+/// MC-7 and MC-11 (with `support::LISTING_BOUNDS`, which says where they miss MC-11): every descriptor
 /// is complete, and `tools/list` stays within its bounds, per group and for every group.
 #[test]
 fn mc7_mc11_every_descriptor_is_complete_and_the_list_is_within_its_bounds() {

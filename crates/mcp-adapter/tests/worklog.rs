@@ -149,7 +149,7 @@ fn as46_probe_exit_codes() {
 ///
 /// Deliberate differences from §15's text (issue 35 item 1): a value that may be null is
 /// `anyOf: [{type}, {type: null}]` rather than a `type` array, which Gemini's clients refuse; the
-/// `description` argument states its bounds and `dry_run` its default in words.
+/// `description` argument states its bounds in words (`dry_run`'s default is its schema's, as §15 has it).
 #[tokio::test]
 async fn as47a_tools_list() {
     let dir = tempfile::tempdir().unwrap();
@@ -178,7 +178,7 @@ fn expected_descriptors() -> [Value; 2] {
                 "type": "object",
                 "properties": {
                     "description": {"type": "string", "minLength": 1, "description": "The finished work as one past-tense sentence, at most 4,096 bytes, no control character but whitespace. Runs of whitespace, line breaks included, become single spaces; a leading list marker and checkbox are removed."},
-                    "dry_run": {"type": "boolean", "default": false, "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for. Default false."}
+                    "dry_run": {"type": "boolean", "default": false, "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."}
                 },
                 "required": ["description"],
                 "additionalProperties": false

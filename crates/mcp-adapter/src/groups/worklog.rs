@@ -135,7 +135,7 @@ pub(crate) fn tools<F: Fs + 'static>(log: Arc<Worklog<F>>) -> Vec<ToolDef> {
                     "dry_run": {
                         "type": "boolean",
                         "default": false,
-                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for. Default false."
+                        "description": "If true, return the line that would be written and write nothing. Only for a preview the user asked for."
                     }
                 },
                 "required": ["description"],

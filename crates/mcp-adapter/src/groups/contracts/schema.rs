@@ -1,12 +1,12 @@
 //! The `inputSchema` and `outputSchema` of the contracts tools.
 //!
 //! Input schemas are derived from the crate's argument tables (`shiftwork_contracts::args::TOOLS`):
-//! each argument's meaning is its row's `about`, its bounds are the constants of
-//! `shiftwork_contracts::limits` its row names (written as schema keywords and, for a client that
-//! reads only the description, as words), and its default is its row's; the adapter adds only what
-//! the library cannot know, where the default identity comes from (`--agent` / `AGENT_NAME`, or the
-//! authenticated caller over HTTP) and which server options bear on an argument. No limit is written
-//! here a second time.
+//! each argument's meaning is its row's `about`; its bounds (the constants of
+//! `shiftwork_contracts::limits` its row names), format and default are its row's, written as schema
+//! keywords, which a model reads with the description, and in words only where no keyword can say
+//! them (a bound in bytes, a UUID). The adapter adds only what the library cannot know: where the
+//! default identity comes from (`--agent` / `AGENT_NAME`, or the authenticated caller over HTTP) and
+//! which server options bear on an argument. No limit is written here a second time.
 //!
 //! Output schemas are `{"type": "object", "oneOf": [...]}` with one closed branch per success shape
 //! and one for the refusal shape; every member of every branch is typed and described, down to the
@@ -29,30 +29,25 @@ use crate::schema::{
 const STATED_MAXIMUM: i64 = 1 << 32;
 
 /// Where an argument whose default is the server's identity gets it.
-const DEFAULT_AGENT: &str =
-    "Default: the server's agent (--agent or AGENT_NAME); over HTTP, the caller's authenticated agent.";
+const DEFAULT_AGENT: &str = "Default: --agent or AGENT_NAME; over HTTP, the authenticated caller.";
 
 /// What the server's options add to an argument's description.
 fn option_note(arg: &str) -> Option<&'static str> {
     match arg {
-        "claim_epoch" => Some("Required when the server runs with --contracts-require-epoch."),
-        "workspace_root" => Some(
-            "It must lie inside the server's --contracts-roots (default: the home and temporary directories).",
-        ),
+        "claim_epoch" => Some("Required under --contracts-require-epoch."),
+        "workspace_root" => Some("Within --contracts-roots (default: home and temp directories)."),
         _ => None,
     }
 }
 
-/// The schema of one argument: its JSON type, the bounds of its table row as keywords, and a
-/// description made of the row's `about`, the bounds and format in words, the default and where it
-/// comes from, and the server options that bear on it.
+/// The schema of one argument: its JSON type, the bounds, format and default of its table row as
+/// keywords (`minimum`, `maxLength`, `pattern`, `default`…, which a model reads with the
+/// description), and a description made of the row's `about`, what no keyword can say (a bound in
+/// bytes, a UUID), where a default identity comes from, and the server options that bear on it.
 fn property(arg: &Arg) -> Value {
     let mut words: Vec<String> = vec![arg.about.to_owned()];
     let mut p = match arg.kind {
-        Kind::Agent => {
-            words.push(String::from("An agent id."));
-            json!({"type": "string", "pattern": AGENT_ID_PATTERN})
-        }
+        Kind::Agent => json!({"type": "string", "pattern": AGENT_ID_PATTERN}),
         Kind::ContractId => {
             words.push(String::from("A UUID."));
             json!({"type": "string"})
@@ -63,16 +58,9 @@ fn property(arg: &Arg) -> Value {
                 p["minLength"] = json!(min);
             }
             match max {
+                Length::Chars(n) => p["maxLength"] = json!(n),
                 // JSON Schema counts characters; a byte bound is stated in words only.
-                Length::Chars(n) => {
-                    p["maxLength"] = json!(n);
-                    words.push(if min > 0 {
-                        format!("{min}–{n} characters.")
-                    } else {
-                        format!("At most {n} characters.")
-                    });
-                }
-                Length::Bytes(n) => words.push(format!("At most {n} bytes of UTF-8.")),
+                Length::Bytes(n) => words.push(format!("At most {n} bytes.")),
                 Length::Any => {}
             }
             p
@@ -82,35 +70,21 @@ fn property(arg: &Arg) -> Value {
             let mut p = json!({"type": "integer", "minimum": min});
             if max <= STATED_MAXIMUM {
                 p["maximum"] = json!(max);
-                words.push(format!("{min}–{max}."));
-            } else {
-                words.push(format!("At least {min}."));
             }
             p
         }
         Kind::Boolean => json!({"type": "boolean"}),
         Kind::Paths => {
-            words.push(format!(
-                "At most {MAX_POINTERS} paths of at most {MAX_PATH_BYTES} bytes."
-            ));
+            words.push(format!("Each at most {MAX_PATH_BYTES} bytes."));
             json!({"type": "array", "items": {"type": "string"}, "maxItems": MAX_POINTERS})
         }
         Kind::Object => json!({"type": "object"}),
         Kind::Statuses => statuses_or_sets(),
     };
     match arg.default {
-        Fallback::Integer(n) => {
-            p["default"] = json!(n);
-            words.push(format!("Default {n}."));
-        }
-        Fallback::Text(t) => {
-            p["default"] = json!(t);
-            words.push(format!("Default \"{t}\"."));
-        }
-        Fallback::Boolean(b) => {
-            p["default"] = json!(b);
-            words.push(format!("Default {b}."));
-        }
+        Fallback::Integer(n) => p["default"] = json!(n),
+        Fallback::Text(t) => p["default"] = json!(t),
+        Fallback::Boolean(b) => p["default"] = json!(b),
         Fallback::DefaultAgent => words.push(String::from(DEFAULT_AGENT)),
         Fallback::None => {}
     }

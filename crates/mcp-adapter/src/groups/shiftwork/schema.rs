@@ -22,7 +22,7 @@ const ROLES: [&str; 3] = ["planner", "implementer", "reviewer"];
 /// The `checkpoint` argument of every checkpoint tool.
 pub fn checkpoint() -> Value {
     string(
-        "The checkpoint JSON file (usually .shiftwork/checkpoint.json), absolute or from the server's directory; over HTTP within its --roots.",
+        "The checkpoint file (usually .shiftwork/checkpoint.json): absolute, or from the server's directory; over HTTP within --roots.",
     )
 }
 
@@ -136,7 +136,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
         (
             "agent_id",
             agent_id(
-                "Who did the unit, for the ledger line only. An agent id. Default: none; over HTTP the caller's authenticated agent (no other).",
+                "Who did the unit, for the ledger line only. Default: none; over HTTP the authenticated caller (no other).",
             ),
         ),
         (
@@ -147,7 +147,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ("retire", strings("Texts to remove.")),
                 ],
                 &[],
-                "Changes to job.agreements (at most 20). Default: none.",
+                "Changes to job.agreements (at most 20).",
             ),
         ),
         (
@@ -162,7 +162,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ("supported", string("The hypothesis supported, if any.")),
                 ],
                 &["outcome", "evidence"],
-                "The job's conclusion; only from a unit with concludes: true. Default: none.",
+                "The job's conclusion; only from a unit with concludes: true.",
             ),
         ),
         (
@@ -180,7 +180,7 @@ pub fn clock_out_arguments() -> Vec<Member> {
                     ],
                     &["id", "title", "role", "brief_path"],
                 ),
-                "New units appended to the plan, status todo. Default: none.",
+                "New units appended to the plan, status todo.",
             ),
         ),
     ]
