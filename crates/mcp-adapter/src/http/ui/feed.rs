@@ -7,9 +7,10 @@
 //! thread, apart from the threads that run tool calls. It runs only while a page is open (an event
 //! stream, or a request in the last [`DEMAND_WINDOW`]): every [`TICK`] it looks at the files that
 //! can change (each checkpoint and its ledger, the SQLite store and its log, the work log's
-//! directory) and reads again when one changed, when a PostgreSQL store was last read
-//! [`SERVER_EVERY`] ago, or at the latest every [`FULL_EVERY`]. A reading that differs from the last
-//! is published with the next version; the event streams send it on.
+//! directory) and reads again when one changed (at most every [`READ_GAP`]), when a PostgreSQL
+//! store was last read [`SERVER_EVERY`] ago, or at the latest every [`FULL_EVERY`]. A reading that
+//! differs from the last is published with the next version; the event streams send it on. The
+//! thread runs [`NICENESS`] below the tool calls' threads, so on a busy machine a call goes first.
 //!
 //! **Which jobs.** The server knows a checkpoint only when a client names one, so the view shows a
 //! bounded, configured set: every checkpoint of `--ui-checkpoints`, then each root's conventional
@@ -41,6 +42,14 @@ use shiftwork_worklog::Worklog;
 pub const TICK: Duration = Duration::from_millis(100);
 /// The longest time between two readings while a page is open.
 pub const FULL_EVERY: Duration = Duration::from_secs(2);
+/// The shortest time between two readings that a change brings on: a job that changes ten times a
+/// second is read, and every open page sent a document, about twice a second, not ten times, so
+/// the view's share of the machine does not grow with the rate of change (a change still reaches
+/// an open page within [`READ_GAP`] + [`TICK`]).
+pub const READ_GAP: Duration = Duration::from_millis(400);
+/// How much lower than the tool calls' threads the reading thread runs (a nice value): when the
+/// machine is busy, a tool call goes first and the view's reading waits.
+pub const NICENESS: i32 = 10;
 /// How often a PostgreSQL store, which has no file to look at, is read while a page is open.
 pub const SERVER_EVERY: Duration = Duration::from_millis(500);
 /// How long after a page's last request the thread keeps reading.
@@ -150,7 +159,10 @@ impl Feed {
         let reader = Reader::new(sources, Arc::clone(&read_at));
         let thread = std::thread::Builder::new()
             .name(String::from("shiftwork-ui"))
-            .spawn(move || reader.run(&publish, &incoming, &open))
+            .spawn(move || {
+                lower_this_threads_priority(NICENESS);
+                reader.run(&publish, &incoming, &open)
+            })
             .map_err(|e| format!("the web view cannot start its reading thread: {e}"))?;
         Ok(Feed {
             latest,
@@ -319,8 +331,9 @@ impl Reader {
             let look = self.look(&checkpoints);
             let since = self.last_read.map_or(Duration::MAX, |t| now.duration_since(t));
             let server = matches!(self.sources.store, Some(StoreLocation::Postgres(_)));
+            let changed = self.last_look.as_ref() != Some(&look);
             let due = force
-                || self.last_look.as_ref() != Some(&look)
+                || (changed && since >= READ_GAP)
                 || since >= FULL_EVERY
                 || (server && since >= SERVER_EVERY);
             if !due {
@@ -482,5 +495,21 @@ impl Reader {
                 .map(|found| found.as_ref().map(document::record)),
             None => Ok(None),
         }
+    }
+}
+
+/// Lowers the calling thread's scheduling priority by `niceness` (Linux keeps a nice value per
+/// thread). Best effort: a host that refuses (a sandbox without the call) leaves the thread as it
+/// was, which is only slower to yield, never wrong.
+fn lower_this_threads_priority(niceness: i32) {
+    // SAFETY: `gettid` and `setpriority` take plain integers and touch no memory of ours.
+    unsafe {
+        let tid = libc::gettid();
+        let current = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
+        libc::setpriority(
+            libc::PRIO_PROCESS,
+            tid as libc::id_t,
+            current.saturating_add(niceness),
+        );
     }
 }
