@@ -420,18 +420,25 @@ impl Server {
         agent: Option<&str>,
     ) -> Vec<u8> {
         let era = Era::of(Some(id.raw()), method, params);
-        let request = telemetry::Request::start(
-            telemetry::Name::among(method, METHODS),
-            None,
-            id.raw(),
-            agent,
-            transport,
-            era.as_ref().ok().and_then(|e| e.version()),
-            trace_headers(params, None),
-        );
+        let request = started(id, method, params, transport, agent, era.as_ref().ok());
         let (line, finished) = self.answer(id, method, params, era);
         request.finish(finished);
         line
+    }
+
+    /// The telemetry of a request that is not `tools/call` and is answered outside
+    /// [`Server::respond_via`] (a subscription, a listen stream): one span, one log line and one
+    /// duration, finished by the caller with what became of it.
+    pub fn request_started(
+        &self,
+        id: Id<'_>,
+        method: &str,
+        params: &Params<'_>,
+        transport: Transport,
+        agent: Option<&str>,
+    ) -> telemetry::Request {
+        let era = Era::of(Some(id.raw()), method, params);
+        started(id, method, params, transport, agent, era.as_ref().ok())
     }
 
     fn answer(
@@ -986,6 +993,26 @@ fn panicked(id: &str, tool: &str, panic: &Box<dyn std::any::Any + Send>) -> Call
 }
 
 /// The trace context of a request: `_meta`'s, and the HTTP request's `traceparent` to link.
+/// Starts the telemetry of a request of `method` (not `tools/call`) in protocol `era`.
+fn started(
+    id: Id<'_>,
+    method: &str,
+    params: &Params<'_>,
+    transport: Transport,
+    agent: Option<&str>,
+    era: Option<&Era>,
+) -> telemetry::Request {
+    telemetry::Request::start(
+        telemetry::Name::among(method, METHODS),
+        None,
+        id.raw(),
+        agent,
+        transport,
+        era.and_then(|e| e.version()),
+        trace_headers(params, None),
+    )
+}
+
 fn trace_headers<'p>(params: &'p Params<'_>, link: Option<&'p str>) -> telemetry::TraceHeaders<'p> {
     telemetry::TraceHeaders {
         traceparent: params.traceparent.as_deref(),

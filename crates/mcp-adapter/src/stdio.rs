@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::registry::{CallContext, ProgressFn};
 use crate::server::{self, Server};
+use crate::telemetry::{self, Transport};
 use crate::wire::{self, IdKey, Message, Refusal};
 
 /// The most requests the server runs at once; reading stops while they run.
@@ -585,7 +586,10 @@ impl Shared {
                         "resources/subscribe" | "resources/unsubscribe" | "subscriptions/listen"
                     ) =>
             {
-                self.subscription(id, &method, &params);
+                let request = self
+                    .server
+                    .request_started(id, &method, &params, Transport::Pipe, None);
+                request.finish(self.subscription(id, &method, &params));
                 None
             }
             Work::Request(id, method, params) => {
@@ -632,12 +636,20 @@ impl Shared {
 
     /// `resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen`:
     /// the session's subscriber in the server's hub, or a listen stream, which is answered by
-    /// notifications until its request is cancelled.
-    fn subscription(self: &Arc<Self>, id: wire::Id<'_>, method: &str, params: &wire::Params<'_>) {
+    /// notifications until its request is cancelled. What became of the request, for its telemetry.
+    fn subscription(
+        self: &Arc<Self>,
+        id: wire::Id<'_>,
+        method: &str,
+        params: &wire::Params<'_>,
+    ) -> telemetry::Finished {
         let Some(hub) = self.server.hub() else {
-            return;
+            return telemetry::Finished::Error(wire::METHOD_NOT_FOUND);
         };
-        let refused = |refusal: &Refusal| server::refusal_line(refusal);
+        let refused = |refusal: &Refusal| {
+            self.send(&server::refusal_line(refusal));
+            telemetry::Finished::Error(refusal.code)
+        };
         if method == "subscriptions/listen" {
             let key = id.key();
             let forget = || {
@@ -650,11 +662,11 @@ impl Shared {
                 Ok(uris) => uris,
                 Err(refusal) => {
                     forget();
-                    return self.send(&refused(&refusal));
+                    return refused(&refusal);
                 }
             };
             self.send(&crate::subscriptions::acknowledged_line(id.raw(), &uris));
-            match hub.subscribe(uris, Some(id.raw().to_owned()), None, self.sink()) {
+            return match hub.subscribe(uris, Some(id.raw().to_owned()), None, self.sink()) {
                 Ok(subscriber) => {
                     let mut listens = self.listens.lock().unwrap_or_else(PoisonError::into_inner);
                     match listens.iter_mut().find(|(k, h)| *k == key && h.is_none()) {
@@ -662,6 +674,7 @@ impl Shared {
                         // Cancelled while it was being made.
                         None => hub.unsubscribe(subscriber),
                     }
+                    telemetry::Finished::Result
                 }
                 Err(e) => {
                     forget();
@@ -670,17 +683,17 @@ impl Shared {
                         wire::INVALID_REQUEST,
                         &e.to_string(),
                     ));
+                    telemetry::Finished::Error(wire::INVALID_REQUEST)
                 }
-            }
-            return;
+            };
         }
         let era = match server::Era::of(Some(id.raw()), method, params) {
             Ok(era) => era,
-            Err(refusal) => return self.send(&refused(&refusal)),
+            Err(refusal) => return refused(&refusal),
         };
         let uri = match self.server.subscribed_uri(id, params) {
             Ok(uri) => uri,
-            Err(refusal) => return self.send(&refused(&refusal)),
+            Err(refusal) => return refused(&refusal),
         };
         let mut subscriber = self.subscriber.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = match (method, *subscriber) {
@@ -701,12 +714,14 @@ impl Shared {
         drop(subscriber);
         if kept {
             self.send(&server::result_line(id.raw(), &era.result("{}")));
+            telemetry::Finished::Result
         } else {
             self.send(&server::error_line(
                 Some(id.raw()),
                 wire::INVALID_REQUEST,
                 &crate::subscriptions::SubscribeError::Full.to_string(),
             ));
+            telemetry::Finished::Error(wire::INVALID_REQUEST)
         }
     }
 

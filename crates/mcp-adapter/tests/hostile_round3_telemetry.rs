@@ -975,3 +975,136 @@ fn issue34_item10_a_collector_that_never_answers_holds_shutdown_no_longer_than_t
         );
     }
 }
+
+/// A `subscriptions/listen` of 2026-07-28 with request id `id` and the filter `notifications`.
+fn listen_message(id: &str, notifications: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "notifications": notifications,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}},
+    }})
+}
+
+/// Opens a listen stream over HTTP as `token` (request id `listen-ok`): the status line, the
+/// stream kept open until the caller drops it.
+fn open_listen_stream(server: &HttpServer, token: &str, uris: &[&str]) -> (String, std::net::TcpStream) {
+    use std::io::{BufRead, Write};
+    let address = server.base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let body = listen_message("listen-ok", json!({"resourceSubscriptions": uris})).to_string();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    (status, stream)
+}
+
+/// Subscriptions are requests like any other in the telemetry (issue 35's follow-up): a
+/// `resources/subscribe` and a `subscriptions/listen`, made and refused, each get their log line
+/// with the method, the outcome and the code, on stdio and over HTTP.
+#[test]
+fn issue35_subscriptions_and_listen_streams_are_logged_with_their_outcome() {
+    for transport in TRANSPORTS {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        workspace(root);
+        let home = root.to_str().unwrap().to_owned();
+        let db = root.join("contracts.db");
+        let mut served = Served::start(
+            transport,
+            root,
+            &[
+                "--log-format",
+                "json",
+                "--agent",
+                "alice",
+                "--contracts-db",
+                db.to_str().unwrap(),
+            ],
+            &[("HOME", &home), ("TMPDIR", &home), ("RUST_LOG", "info")],
+        );
+        let listed = served.send(
+            "alice",
+            &json!({"jsonrpc": "2.0", "id": "list", "method": "resources/list", "params": {}}),
+        );
+        let uri = listed["result"]["resources"][0]["uri"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{transport:?}: no resource listed: {listed}"))
+            .to_owned();
+        let missing = "shiftwork://no-such-resource";
+        // (request id, method, what became of it: None for a result, Some(code) for an error).
+        let mut expected: Vec<(&str, &str, Option<i64>)> = Vec::new();
+        let mut check_answer = |id: &'static str, method: &'static str, answer: &Value| {
+            let code = answer["error"]["code"].as_i64();
+            assert!(
+                code.is_some() || answer.get("result").is_some(),
+                "{transport:?} {id}: {answer}"
+            );
+            expected.push((id, method, code));
+        };
+        let mut stream = None;
+        match transport {
+            Transport::Stdio => {
+                let ok = served.send(
+                    "alice",
+                    &json!({"jsonrpc": "2.0", "id": "sub-ok", "method": "resources/subscribe", "params": {"uri": uri}}),
+                );
+                assert_eq!(ok["result"], json!({}), "{ok}");
+                check_answer("sub-ok", "resources/subscribe", &ok);
+                let bad = served.send(
+                    "alice",
+                    &json!({"jsonrpc": "2.0", "id": "sub-bad", "method": "resources/subscribe", "params": {"uri": missing}}),
+                );
+                assert!(bad["error"]["code"].is_i64(), "{bad}");
+                check_answer("sub-bad", "resources/subscribe", &bad);
+            }
+            Transport::Http => {
+                let token = served.tokens["alice"].clone();
+                let bad = served
+                    .http
+                    .as_ref()
+                    .unwrap()
+                    .post(
+                        Some(&token),
+                        &[("MCP-Protocol-Version", "2026-07-28")],
+                        // A filter that is not an object.
+                        &listen_message("listen-bad", json!("everything")).to_string(),
+                    )
+                    .json();
+                assert!(bad["error"]["code"].is_i64(), "{bad}");
+                check_answer("listen-bad", "subscriptions/listen", &bad);
+                let sub = served.send(
+                    "alice",
+                    &json!({"jsonrpc": "2.0", "id": "sub-http", "method": "resources/subscribe", "params": {"uri": uri}}),
+                );
+                assert!(sub["error"]["code"].is_i64(), "{sub}");
+                check_answer("sub-http", "resources/subscribe", &sub);
+                let (status, open) = open_listen_stream(served.http.as_ref().unwrap(), &token, &[&uri]);
+                assert!(status.contains(" 200 "), "{status}");
+                expected.push(("listen-ok", "subscriptions/listen", None));
+                stream = Some(open);
+            }
+        }
+        drop(stream);
+        served.stop();
+        let lines = served.request_lines();
+        for (id, method, code) in expected {
+            let line = lines
+                .get(&format!("\"{id}\""))
+                .or_else(|| lines.get(id))
+                .unwrap_or_else(|| panic!("{transport:?}: no log line for {id}: {}", served.stderr));
+            assert_eq!(line["method"], method, "{transport:?} {id}: {line}");
+            match code {
+                None => assert_eq!(line["outcome"], "result", "{transport:?} {id}: {line}"),
+                Some(code) => {
+                    assert_eq!(line["outcome"], "jsonrpc_error", "{transport:?} {id}: {line}");
+                    assert_eq!(line["code"], code.to_string(), "{transport:?} {id}: {line}");
+                }
+            }
+        }
+    }
+}

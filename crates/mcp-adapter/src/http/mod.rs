@@ -877,8 +877,10 @@ async fn post_mcp_inner(state: &Arc<State>, request: Request<Incoming>) -> (Resp
             .await
         }
         Classified::Read => read(state, agent, body).await,
-        Classified::Listen { id, uris } => {
-            listen(state, &agent, authorization, &id, uris, accepts_events).await
+        Classified::Listen { id, uris, request } => {
+            let (response, finished) = listen(state, &agent, authorization, &id, uris, accepts_events).await;
+            request.finish(finished);
+            response
         }
     };
     (response, true)
@@ -927,8 +929,13 @@ enum Classified {
     /// A request that reads files or a store (a resource, a prompt, a completion): answered on a
     /// worker thread.
     Read,
-    /// A `subscriptions/listen` (2026-07-28): its id token and the resources it follows.
-    Listen { id: String, uris: Vec<String> },
+    /// A `subscriptions/listen` (2026-07-28): its id token, the resources it follows, and its
+    /// telemetry, finished once the stream is open or refused.
+    Listen {
+        id: String,
+        uris: Vec<String>,
+        request: Box<crate::telemetry::Request>,
+    },
 }
 
 /// Decodes a body and answers what needs no tool: a malformed message, a notification (a cancel
@@ -986,12 +993,23 @@ fn classify(state: &State, agent: &str, body: &[u8], headers: &RoutingHeaders) -
             }
             if state.server.hub().is_some() {
                 if method == "subscriptions/listen" {
+                    let request = state.server.request_started(
+                        id,
+                        &method,
+                        &params,
+                        crate::telemetry::Transport::Tcp,
+                        Some(agent),
+                    );
                     return match state.server.listen_uris(id, &params) {
                         Ok(uris) => Classified::Listen {
                             id: id.raw().to_owned(),
                             uris,
+                            request: Box::new(request),
                         },
-                        Err(refusal) => Classified::Answer(StatusCode::OK, server::refusal_line(&refusal)),
+                        Err(refusal) => {
+                            request.finish(crate::telemetry::Finished::Error(refusal.code));
+                            Classified::Answer(StatusCode::OK, server::refusal_line(&refusal))
+                        }
                     };
                 }
                 if matches!(
@@ -1086,25 +1104,31 @@ async fn listen(
     id: &str,
     uris: Vec<String>,
     accepts_events: bool,
-) -> Response<Body> {
+) -> (Response<Body>, crate::telemetry::Finished) {
     let Some(hub) = state.server.hub() else {
-        return json_response(
-            StatusCode::OK,
-            server::error_line(
-                Some(id),
-                wire::METHOD_NOT_FOUND,
-                "this server serves no resources",
+        return (
+            json_response(
+                StatusCode::OK,
+                server::error_line(
+                    Some(id),
+                    wire::METHOD_NOT_FOUND,
+                    "this server serves no resources",
+                ),
             ),
+            crate::telemetry::Finished::Error(wire::METHOD_NOT_FOUND),
         );
     };
     if !accepts_events {
-        return json_response(
-            StatusCode::NOT_ACCEPTABLE,
-            server::error_line(
-                Some(id),
-                wire::INVALID_REQUEST,
-                "subscriptions/listen answers with an event stream: the request must accept text/event-stream",
+        return (
+            json_response(
+                StatusCode::NOT_ACCEPTABLE,
+                server::error_line(
+                    Some(id),
+                    wire::INVALID_REQUEST,
+                    "subscriptions/listen answers with an event stream: the request must accept text/event-stream",
+                ),
             ),
+            crate::telemetry::Finished::Error(wire::INVALID_REQUEST),
         );
     }
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(64);
@@ -1132,9 +1156,12 @@ async fn listen(
         Err(_) => Some(String::from("the subscription could not be made")),
     };
     if let Some(message) = refusal {
-        return json_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            server::error_line(Some(id), wire::INVALID_REQUEST, &message),
+        return (
+            json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                server::error_line(Some(id), wire::INVALID_REQUEST, &message),
+            ),
+            crate::telemetry::Finished::Error(wire::INVALID_REQUEST),
         );
     }
     let mut response = Response::new(Body::Events(receiver, None));
@@ -1145,5 +1172,5 @@ async fn listen(
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    (response, crate::telemetry::Finished::Result)
 }
