@@ -1,8 +1,8 @@
-//! MC-6: cold start of the release binary to its `initialize` answer; and the adapter's own part of
-//! every call (issue 16 item 1): reading a `tools/call` line (`wire::decode`, one validating pass) and
-//! writing an answer line (`server::call_result_line`), on the 3,000-node `work_plan` request of
-//! `mcp_vs_bantamkit` and on a trivial one; and the core's part of that `work_plan` call (read, plan,
-//! both answer texts written from the answer's tokens). Round trips through the binary are in
+//! The cold start of the release binary to its `initialize` answer; and the adapter's own part of
+//! every call: reading a `tools/call` line (`wire::decode`, one validating pass) and writing an
+//! answer line (`server::call_result_line`), on the 3,000-node `work_plan` request of
+//! `mcp_vs_bantamkit` and on a trivial one; and the core's part of that `work_plan` call (read,
+//! plan, both answer texts written from the answer's tokens). Round trips through the binary are in
 //! `mcp_vs_bantamkit`.
 //!
 //! The cold start runs `target/release/shiftwork-mcp` (building it first with `cargo build --release -p

@@ -1,11 +1,12 @@
-//! Benchmarks of `contracts` (spec §10, CT-171 … CT-175). `main` first measures the four figures of
-//! the spec and prints each next to its target, with the `synchronous` setting, the CPU model and
-//! whether the accelerated SHA-256 path is in use; then divan runs the per-operation benches.
+//! Benchmarks of `contracts`. `main` first measures four figures, each with a performance target,
+//! and prints each next to its target, with the `synchronous` setting, the CPU model and whether
+//! the accelerated SHA-256 path is in use; then divan runs the per-operation benches.
 //!
-//! * CT-172 in-process claims/s (target ≥ 2,000), also with 8 threads and with `synchronous = FULL`;
-//! * CT-173 contended claims/s across 32 processes (target ≥ 500), with zero double claims;
-//! * CT-174 one sweep of 10,000 expired contracts among 100,000 (target < 50 ms);
-//! * CT-175 fingerprint throughput of a 1 GiB file (target ≥ 500 MB/s with SHA instructions).
+//! * claims per second in one process (target ≥ 2,000), also with 8 threads and with
+//!   `synchronous = FULL`;
+//! * claims per second contended across 32 processes (target ≥ 500), with zero double claims;
+//! * one sweep of 10,000 expired contracts among 100,000 (target < 50 ms);
+//! * fingerprint throughput of a 1 GiB file (target ≥ 500 MB/s with SHA instructions).
 //!
 //! `SHIFTWORK_BENCH_QUICK=1` shrinks every figure's workload tenfold (for a smoke run).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -117,7 +118,7 @@ fn sync_name(s: Synchronous) -> &'static str {
     }
 }
 
-/// CT-172: one thread (or 8) polling until the queue of 20,000 is empty.
+/// Claims per second in one process: one thread (or 8) polling until the queue of 20,000 is empty.
 fn in_process(threads: usize, sync: Synchronous) -> f64 {
     let n = 20_000 / common::quick();
     let dir = tempfile::tempdir().unwrap();
@@ -139,8 +140,8 @@ fn in_process(threads: usize, sync: Synchronous) -> f64 {
     claims as f64 / started.elapsed().as_secs_f64()
 }
 
-/// A CT-173 child: waits for the start file, polls its agent until empty; prints its claims,
-/// latencies (µs) and busy count.
+/// A child of the contended figure: waits for the start file, polls its agent until empty; prints
+/// its claims, latencies (µs) and busy count.
 fn child(role: &str) {
     let mut parts = role.split('|');
     let (db, agent, go) = (
@@ -194,8 +195,9 @@ fn postgres_store(_url: &str) -> Arc<dyn Store> {
     panic!("the benches were built without the postgres feature")
 }
 
-/// CT-173: 32 processes, 4 agents, 20,000 contracts; claims per second from the start barrier to
-/// the last exit, p50/p99 latency and STORE_BUSY replies; every contract claimed exactly once.
+/// Contended claims: 32 processes, 4 agents, 20,000 contracts; claims per second from the start
+/// barrier to the last exit, p50/p99 latency and STORE_BUSY replies; every contract claimed exactly
+/// once.
 pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&str, String)]) {
     let n = 20_000 / common::quick();
     let fs = workspace();
@@ -268,7 +270,7 @@ pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&st
     lat.sort_unstable();
     let pct = |q: f64| lat[((lat.len() as f64 - 1.0) * q) as usize];
     println!(
-        "CT-173 {label}: {:.0} claims/s across 32 processes (target >= 500), {n} contracts in {:.2} s, 0 double claims, p50 {} us, p99 {} us, {busy} STORE_BUSY retried",
+        "contended claims, {label}: {:.0} claims/s across 32 processes (target >= 500), {n} contracts in {:.2} s, 0 double claims, p50 {} us, p99 {} us, {busy} STORE_BUSY retried",
         n as f64 / elapsed.as_secs_f64(),
         elapsed.as_secs_f64(),
         pct(0.5),
@@ -276,7 +278,7 @@ pub fn contended(db: &str, store: Arc<dyn Store>, label: &str, extra_env: &[(&st
     );
 }
 
-/// CT-174: 100,000 records; 5,000 queued past their deadline, 5,000 claimed past their lease.
+/// One sweep: 100,000 records; 5,000 queued past their deadline, 5,000 claimed past their lease.
 fn sweep_figure() {
     let q = common::quick();
     let dir = tempfile::tempdir().unwrap();
@@ -321,14 +323,14 @@ fn sweep_figure() {
         (5000 / q as u64, 5000 / q as u64)
     );
     println!(
-        "CT-174: sweep of {} + {} expired contracts among {} records in {ms:.1} ms (target < 50 ms), synchronous NORMAL",
+        "sweep: {} + {} expired contracts among {} records in {ms:.1} ms (target < 50 ms), synchronous NORMAL",
         r.queued_timed_out,
         r.claimed_timed_out,
         100_000 / q
     );
 }
 
-/// CT-175: fingerprint and verify one 1 GiB file (page-cached).
+/// Fingerprint throughput: fingerprint and verify one 1 GiB file (page-cached).
 fn fingerprint_figure() {
     let size: usize = (1 << 30) / common::quick();
     let dir = tempfile::tempdir().unwrap();
@@ -365,7 +367,7 @@ fn fingerprint_figure() {
             .unwrap();
     assert_eq!(drift.len(), 1);
     println!(
-        "CT-175: fingerprint {fp:.0} MB/s, verify {vf:.0} MB/s of a {} MiB file (target >= 500 MB/s; SHA instructions: {}); SIZE_MISMATCH in {:?} without reading",
+        "fingerprint throughput: fingerprint {fp:.0} MB/s, verify {vf:.0} MB/s of a {} MiB file (target >= 500 MB/s; SHA instructions: {}); SIZE_MISMATCH in {:?} without reading",
         size >> 20,
         if sha_accelerated() {
             "yes, judged"
@@ -394,7 +396,7 @@ fn figures() {
             " (reported, no target)"
         };
         println!(
-            "CT-172: {rate:.0} claims/s in process, {threads} thread(s), synchronous {}{target}",
+            "in-process claims: {rate:.0} claims/s, {threads} thread(s), synchronous {}{target}",
             sync_name(sync)
         );
     }
@@ -413,7 +415,7 @@ fn figures() {
 
 #[cfg(feature = "postgres")]
 fn postgres_figure() {
-    let Some((url, schema, store)) = common::postgres_store("CT-173 PostgreSQL", "bench") else {
+    let Some((url, schema, store)) = common::postgres_store("contended claims, PostgreSQL", "bench") else {
         return;
     };
     contended(
@@ -427,7 +429,7 @@ fn postgres_figure() {
 
 #[cfg(not(feature = "postgres"))]
 fn postgres_figure() {
-    println!("CT-173 PostgreSQL: not built (enable the benches' postgres feature)");
+    println!("contended claims, PostgreSQL: not built (enable the benches' postgres feature)");
 }
 
 // ----- divan: per-operation costs -----

@@ -1,9 +1,9 @@
-//! Issue 16 item 2: contracts under many agents through `serve`. 16 `shiftwork-mcp serve` processes
-//! (one agent each, `--tools contracts`) share one store; each is driven by one client doing
-//! `poll_next_task` → `fulfill_contract` until its queue is empty. The figure is claim+fulfill pairs
-//! per second from the start barrier to the last client's end (targets: ≥ 1,500 on SQLite, ≥ 800 on
-//! PostgreSQL on a 2-core machine), with p50/p99 of one pair and the check that no contract was claimed
-//! twice and every one completed.
+//! Contracts under many agents through `serve`. 16 `shiftwork-mcp serve` processes (one agent
+//! each, `--tools contracts`) share one store; each is driven by one client doing `poll_next_task`
+//! → `fulfill_contract` until its queue is empty. The figure is claim+fulfill pairs per second from
+//! the start barrier to the last client's end (targets: ≥ 1,500 on SQLite, ≥ 800 on PostgreSQL on a
+//! 2-core machine), with p50/p99 of one pair and the check that no contract was claimed twice and
+//! every one completed.
 //!
 //! `cargo bench -p benches --bench contracts_serve` runs the release binary (built when missing); with
 //! `SHIFTWORK_TEST_POSTGRES_URL` set and the benches' `postgres` feature it also runs on PostgreSQL.
@@ -192,7 +192,7 @@ fn run(
     lat.sort_unstable();
     let pct = |q: f64| lat[((lat.len() as f64 - 1.0) * q) as usize];
     println!(
-        "issue 16 item 2, {label}: {:.0} claim+fulfill pairs/s through {agents} serve processes (target {target}), {total} contracts in {:.2} s, 0 double claims, pair p50 {} us, p99 {} us",
+        "contracts through serve, {label}: {:.0} claim+fulfill pairs/s through {agents} serve processes (target {target}), {total} contracts in {:.2} s, 0 double claims, pair p50 {} us, p99 {} us",
         total as f64 / elapsed.as_secs_f64(),
         elapsed.as_secs_f64(),
         pct(0.5),
@@ -276,7 +276,7 @@ fn library_figure(procs: usize, per_agent: usize) {
         .sum();
     assert_eq!(total, procs * per_agent);
     println!(
-        "issue 16 item 2, SQLite without MCP (the store's share): {:.0} claim+fulfill pairs/s across {procs} library process(es), {total} contracts in {:.2} s",
+        "contracts through serve, SQLite without MCP (the store's share): {:.0} claim+fulfill pairs/s across {procs} library process(es), {total} contracts in {:.2} s",
         total as f64 / started.elapsed().as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
@@ -328,7 +328,8 @@ fn figures() {
 
 #[cfg(feature = "postgres")]
 fn postgres() {
-    let Some((url, schema, store)) = common::postgres_store("issue 16 item 2, PostgreSQL", "serve_bench")
+    let Some((url, schema, store)) =
+        common::postgres_store("contracts through serve, PostgreSQL", "serve_bench")
     else {
         return;
     };
@@ -348,7 +349,7 @@ fn postgres() {
 
 #[cfg(not(feature = "postgres"))]
 fn postgres() {
-    println!("issue 16 item 2, PostgreSQL: not built (enable the benches' postgres feature)");
+    println!("contracts through serve, PostgreSQL: not built (enable the benches' postgres feature)");
 }
 
 /// A test run: two debug servers over a few contracts, everything checked, nothing judged.

@@ -1,4 +1,4 @@
-//! CT-181: waiting is cheap. The claim throughput of busy agents on one SQLite file (2 threads, each
+//! Waiting is cheap. The claim throughput of busy agents on one SQLite file (2 threads, each
 //! with its own store, polling until 10,000 contracts are claimed) is measured alone and while 64
 //! other agents wait for work (`poll_next_task_wait`, 60 s, again and again): once as 64 threads of
 //! this process over one store, once as 64 processes of their own (as 64 MCP servers would). The
@@ -163,7 +163,7 @@ fn figures() {
     );
     let pct = |x: f64| (x / a - 1.0) * 100.0;
     println!(
-        "CT-181: claims/s of {CLAIMERS} busy claimers, median of 3: {a:.0} alone; {t:.0} with {WAITERS} waiting threads ({:+.1} %); {p:.0} with {WAITERS} waiting processes ({:+.1} %) (target: within 10 %); runs {alone:.0?} / {threads:.0?} / {processes:.0?}",
+        "waiting is cheap: claims/s of {CLAIMERS} busy claimers, median of 3: {a:.0} alone; {t:.0} with {WAITERS} waiting threads ({:+.1} %); {p:.0} with {WAITERS} waiting processes ({:+.1} %) (target: within 10 %); runs {alone:.0?} / {threads:.0?} / {processes:.0?}",
         pct(t),
         pct(p)
     );

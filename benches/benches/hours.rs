@@ -1,7 +1,7 @@
-//! Benchmarks of `hours` (hours.md §13): membership (HR-93), parse (HR-94), next change and previous end
-//! (HR-95), `next_change` side by side with croner's `find_next_occurrence` (HR-96), and the whole typed
-//! answer of `hours_check` (`HoursQuery::answer`: parse, membership, next change, previous end,
-//! canonical form and summary — the tool's work without its JSON).
+//! Benchmarks of `hours`: membership, parse, next change and previous end, `next_change` side by
+//! side with croner's `find_next_occurrence`, and the whole typed answer of `hours_check`
+//! (`HoursQuery::answer`: parse, membership, next change, previous end, canonical form and
+//! summary — the tool's work without its JSON).
 //!
 //! Run: `cargo bench -p benches --bench hours`. Targets (medians on the 2-core reference machine):
 //! membership ≤ 200 ns, parse ≤ 10 µs, next/previous ≤ 10 µs typical and ≤ 50 µs worst case, and every
@@ -29,7 +29,7 @@ const FIVE_SEGMENTS: &str = "TZ=Europe/London Mon-Fri 09:00-12:00; Mon-Fri 13:00
 const LONDON_49: &str = "TZ=Europe/London Mon-Sun 00:15-00:45; Mon-Sun 01:15-01:45; Mon-Sun 02:15-02:45; \
                          Mon-Sun 03:15-03:45; Mon-Sun 06:00-12:00; Mon-Sun 13:00-18:00; Mon-Sun 20:00-23:00";
 
-/// HR-93: membership ≤ 200 ns.
+/// Membership (target ≤ 200 ns).
 #[divan::bench_group]
 mod membership {
     use super::*;
@@ -54,14 +54,14 @@ mod membership {
     }
 }
 
-/// HR-94: parse ≤ 10 µs for the five-segment expression.
+/// Parsing the five-segment expression (target ≤ 10 µs).
 #[divan::bench]
 fn parse_five_segments(bencher: Bencher<'_, '_>) {
     assert!(Expr::parse(FIVE_SEGMENTS).is_ok());
     bencher.bench_local(|| Expr::parse(black_box(FIVE_SEGMENTS)));
 }
 
-/// HR-95: `next_change` and `prev_end` ≤ 10 µs typical.
+/// `next_change` and `prev_end` in a typical case (target ≤ 10 µs).
 #[divan::bench_group]
 mod typical {
     use super::*;
@@ -102,8 +102,8 @@ mod typical {
     }
 }
 
-/// HR-95: `next_change` and `prev_end` ≤ 50 µs worst case: 49 windows, inside the fold and just
-/// before the gap.
+/// `next_change` and `prev_end` in the worst case (target ≤ 50 µs): 49 windows, inside the fold and
+/// just before the gap.
 #[divan::bench_group]
 mod worst_case {
     use super::*;
@@ -129,9 +129,9 @@ mod worst_case {
     }
 }
 
-/// HR-96: `next_change` against croner's `find_next_occurrence` (non-inclusive, on a
-/// `DateTime<chrono_tz::Tz>` in New York), both parsed once outside the timed loop, same answer checked
-/// first.
+/// `next_change` against croner's `find_next_occurrence` (non-inclusive, on a
+/// `DateTime<chrono_tz::Tz>` in New York), both parsed once outside the timed loop, same answer
+/// checked first (target: ours faster in every pair).
 #[divan::bench_group]
 mod next_vs_croner {
     use super::*;
@@ -195,8 +195,9 @@ mod next_vs_croner {
     }
 }
 
-/// The typed answer of `hours_check` (issue 11 item 4): everything the tool computes for one call, from
-/// the expression's text and `at` to the `HoursReport`, for the five-segment expression of HR-94.
+/// The typed answer of `hours_check`: everything the tool computes for one call, from the
+/// expression's text and `at` to the `HoursReport`, for the five-segment expression of
+/// `parse_five_segments`.
 #[divan::bench(args = ["2026-09-23T18:00:00Z", "2026-09-27T22:00:00Z"])]
 fn report_answer(bencher: Bencher<'_, '_>, at: &str) {
     let now = utc("2031-01-01T00:00:00Z");

@@ -1,5 +1,5 @@
-//! Issue 34 items 5 and 6: what one client's load or one hanging issuer costs the rest of the team,
-//! through the release `shiftwork-mcp serve --http`.
+//! What one client's load or one hanging issuer costs the rest of the team, through the release
+//! `shiftwork-mcp serve --http`.
 //!
 //! - **One agent holds 1,000 waiting polls.** bob opens 1,000 `poll_next_task` calls with a
 //!   `wait_sec` of 60 (each on a connection of its own, sent again when answered `503` for want of a

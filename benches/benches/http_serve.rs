@@ -1,4 +1,4 @@
-//! Issue 29 item 6: a team on one server over HTTP.
+//! A team on one server over HTTP.
 //!
 //! - **64 agents, poll → fulfill.** The release `shiftwork-mcp serve --http` (one server, then two
 //!   replicas on one store) with a token file of 65 agents; a boss fills the queue through the server

@@ -1,5 +1,6 @@
-//! Benchmarks of `shiftwork-core` against the targets of spec §17 (SW-146, P1–P6), among them the
-//! planner's complexity (SW-55, SW-142) at 20,000 nodes. P4's percentiles are in `shiftwork_latency`.
+//! Benchmarks of `shiftwork-core` against its six performance targets (the benches `p1_` … `p6_`),
+//! among them the planner's complexity at 20,000 nodes. The clock-out's percentiles (`p4_`) are in
+//! `shiftwork_latency`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -157,7 +158,8 @@ fn p5_ledger_pass_1m_lines_budget_on_from_file(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// P6: writing a 1,000-unit checkpoint in the §3.1 form (target < 2 ms).
+/// P6: writing a 1,000-unit checkpoint as the checkpoint file holds it (two-space indentation, ASCII
+/// only, keys in document order, one final LF; target < 2 ms).
 #[divan::bench]
 fn p6_write_checkpoint_1000_units(bencher: Bencher<'_, '_>) {
     let doc = checkpoint(1000);
@@ -182,9 +184,9 @@ fn plan_checkpoint_1000_units_memfs(bencher: Bencher<'_, '_>) {
     });
 }
 
-/// Issue 12 item 10: 100,000 nodes with `touches` — every node writes two of 1,000 files and every
-/// tenth also `Cargo.lock`, so thousands are held batch after batch (target: under 1 s; the naive
-/// hold rule was quadratic, 12.8 s for 30,000 units on one path).
+/// 100,000 nodes with `touches` — every node writes two of 1,000 files and every tenth also
+/// `Cargo.lock`, so thousands are held batch after batch (target: under 1 s; the naive hold rule
+/// was quadratic, 12.8 s for 30,000 units on one path).
 #[divan::bench(sample_count = 10)]
 fn planner_100k_nodes_with_touches(bencher: Bencher<'_, '_>) {
     let (ids, deps, prio) = dag(100_000, 200_000, false);
@@ -208,8 +210,8 @@ fn planner_100k_nodes_with_touches(bencher: Bencher<'_, '_>) {
     bencher.bench(|| plan(divan::black_box(&input)).unwrap());
 }
 
-/// Issue 12 item 10: `shiftwork_plan` on 100,000 units that all touch one file — read, parse,
-/// validate, batch view and the `held` records (target: under 1 s).
+/// `shiftwork_plan` on 100,000 units that all touch one file — read, parse, validate, batch view
+/// and the `held` records (target: under 1 s).
 #[divan::bench(sample_count = 5)]
 fn plan_checkpoint_100k_units_touching_one_file_memfs(bencher: Bencher<'_, '_>) {
     let text = json::to_checkpoint_text(&checkpoint(100_000)).replace(

@@ -1,9 +1,9 @@
 //! Latency distributions of the shift-work tools, which divan does not report:
 //!
-//! * spec §17 P4: `shiftwork_clock_out` on a 1,000-unit checkpoint on the real filesystem, every fsync
-//!   included — p50/p95/p99 over many samples (target p95 < 25 ms);
-//! * issue 3's closing figures: `shiftwork_plan` and `shiftwork_clock_out` on a 1,000-unit checkpoint
-//!   through the MCP server, the release binary spoken to over stdio (median of ≥ 30 calls each).
+//! * `shiftwork_clock_out` on a 1,000-unit checkpoint on the real filesystem, every fsync included
+//!   — p50/p95/p99 over many samples (target p95 < 25 ms; the `p4_` bench of `shiftwork`);
+//! * `shiftwork_plan` and `shiftwork_clock_out` on a 1,000-unit checkpoint through the MCP server,
+//!   the release binary spoken to over stdio (median of ≥ 30 calls each).
 //!
 //! Run with `cargo bench -p benches --bench shiftwork_latency` (it builds `target/release/shiftwork-mcp`
 //! when missing). Wall-clock figures include whatever else the machine runs; the thread CPU time of
@@ -18,7 +18,8 @@ use serde_json::json;
 use shiftwork_core::json::{self, Json};
 use shiftwork_core::{Answer, Env};
 
-/// Samples of P4 after the warm-up (a test run, without `--bench`, takes a few to check the path).
+/// Samples of the clock-out after the warm-up (a test run, without `--bench`, takes a few to check
+/// the path).
 fn p4_samples() -> usize {
     if common::benching() { 400 } else { 3 }
 }
@@ -49,7 +50,8 @@ fn main() {
 
 /// A repository holding `.git/` and `.shiftwork/cp.json` with a 1,000-unit checkpoint.
 fn repo() -> (tempfile::TempDir, PathBuf) {
-    // Beside the build output rather than in /tmp, which may be a tmpfs: P4 is about a disk.
+    // Beside the build output rather than in /tmp, which may be a tmpfs: the clock-out is about a
+    // disk.
     let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("target");
@@ -97,9 +99,10 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// P4: the cursor unit is clocked out `blocked`, so it stays the cursor and every sample does the
-/// same work: the lock, the read, every gate, the whole-document validation, the cursor move, the
-/// ledger line and the durable commit with its fsyncs (temp file, intent, ledger, directory).
+/// The clock-out: the cursor unit is clocked out `blocked`, so it stays the cursor and every sample
+/// does the same work: the lock, the read, every gate, the whole-document validation, the cursor
+/// move, the ledger line and the durable commit with its fsyncs (temp file, intent, ledger,
+/// directory).
 fn p4_clock_out_1000_units() {
     let (_dir, cp) = repo();
     let env = Env::os();

@@ -1,4 +1,4 @@
-//! Issue 36 item 4: a clock-out's cost does not grow with the ledger's length. `shiftwork_clock_out`
+//! A clock-out's cost does not grow with the ledger's length. `shiftwork_clock_out`
 //! (the library, on the real filesystem, every fsync included) next to a ledger of 0, 100,000 and
 //! 1,000,000 lines, on a 30-unit and a 1,000-unit checkpoint (target: 1,000,000 lines within 1.2× of
 //! an empty ledger).

@@ -1,10 +1,10 @@
-//! Issue 27 item 7: the memory a shift-work call takes, as a multiple of the checkpoint's size.
+//! The memory a shift-work call takes, as a multiple of the checkpoint's size.
 //!
 //! For checkpoints of 100,000 and 1,000,000 units (the units of the other benches, written compact:
 //! 19 MB and 191 MB), each operation is run once from the file on disk and the peak of the bytes it
 //! holds allocated at once is measured by a counting global allocator (requested bytes, the
-//! allocator's own overhead not included), then printed with its ratio to the file's size. The target
-//! of issue 27: `shiftwork_plan`, its answer rendered as the server renders it, at most 4× the file.
+//! allocator's own overhead not included), then printed with its ratio to the file's size. The
+//! target: `shiftwork_plan`, its answer rendered as the server renders it, at most 4× the file.
 //! These ratios are also the factors of the memory admission (`shiftwork_core::env::MemoryBudget`).
 //!
 //! Run with `cargo bench -p benches --bench shiftwork_memory` (release; about a minute and 3 GB at

@@ -1,4 +1,4 @@
-//! Issue 30 item 2: what observability costs a call. The release `shiftwork-mcp serve` over stdio,
+//! What observability costs a call. The release `shiftwork-mcp serve` over stdio,
 //! measured three ways in one run (the samples of the three servers alternate, so the machine's drift
 //! touches each alike): with nothing configured (the default), with a log line per request
 //! (`RUST_LOG=info`, stderr discarded), and exporting a span per request over OTLP/HTTP to a local

@@ -1,4 +1,4 @@
-//! Benchmarks of `shiftwork-watch` (issue 15): building the snapshot of a 1,000-unit checkpoint with a
+//! Benchmarks of `shiftwork-watch`: building the snapshot of a 1,000-unit checkpoint with a
 //! 2,000-line ledger and a budget (what every refresh of the live view does, at most ten times a
 //! second), reading a store of 300 contracts, drawing at 160×48, and the Mermaid chart of the plan.
 //!

@@ -1,4 +1,4 @@
-//! Issue 38 item 3: the web view cannot hurt the server. The release `shiftwork-mcp serve --http`
+//! The web view cannot hurt the server. The release `shiftwork-mcp serve --http`
 //! serves a job, a contracts store and the web view; one client makes tool calls over a kept-alive
 //! connection, and the figure is their p50/p99, first with no page open, then with 200 open pages:
 //! 200 signed-in event streams of which 50 never read what they are sent (slow readers), one page

@@ -1,15 +1,14 @@
-//! Benchmarks of `worklog` (worklog.md §18), on the fixture of WL-92: a 10 MB Markdown log generated
-//! deterministically (fixed seed) whose 10,000-item checklist sits near the end, with LF and with CRLF
-//! line endings.
+//! Benchmarks of `worklog`, on one fixture: a 10 MB Markdown log generated deterministically (fixed
+//! seed) whose 10,000-item checklist sits near the end, with LF and with CRLF line endings.
 //!
-//! | bench | requirement | target |
+//! | bench | what it measures | target |
 //! |---|---|---|
-//! | `append_10mb` | WL-93: `Worklog::append` on `OsFs` (lock, read, UTF-8, parse, duplicate test, write, both flushes) | median < 50 ms |
-//! | `check_10mb` | WL-95: `Worklog::check` on `OsFs` | median < 20 ms |
-//! | `parse_10mb` | WL-94: `find_checklist` plus the duplicate test (`plan_append`), UTF-8 already checked | ≥ 200 MB/s |
+//! | `append_10mb` | `Worklog::append` on `OsFs` (lock, read, UTF-8, parse, duplicate test, write, both flushes) | median < 50 ms |
+//! | `check_10mb` | `Worklog::check` on `OsFs` | median < 20 ms |
+//! | `parse_10mb` | `find_checklist` plus the duplicate test (`plan_append`), UTF-8 already checked | ≥ 200 MB/s |
 //!
 //! Run with `cargo bench -p benches --bench worklog`. The temporary directory is the system's
-//! (`TMPDIR`); WL-93 assumes ext4 on a local SSD.
+//! (`TMPDIR`); the append target assumes ext4 on a local SSD.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::cell::Cell;
@@ -25,7 +24,7 @@ fn main() {
 
 const ENDINGS: [&str; 2] = ["lf", "crlf"];
 
-/// Target size of the fixture (WL-92: 10,000,000 bytes ± 1 %).
+/// Target size of the fixture (10,000,000 bytes ± 1 %).
 const TARGET_LEN: usize = 10_000_000;
 const ITEMS: usize = 10_000;
 
@@ -83,8 +82,8 @@ fn words(rng: &mut fastrand::Rng, min_len: usize) -> String {
     s
 }
 
-/// The WL-92 fixture with LF endings: front matter, a heading, prose with headings, fenced blocks
-/// holding item-like lines and plain and ordered lists; then the checklist; then a closing paragraph.
+/// The fixture with LF endings: front matter, a heading, prose with headings, fenced blocks holding
+/// item-like lines and plain and ordered lists; then the checklist; then a closing paragraph.
 fn fixture_lf() -> String {
     let mut rng = fastrand::Rng::with_seed(0x5EED_2026_0906);
     let mut checklist = String::new();
@@ -153,7 +152,8 @@ fn on_disk(ending: &str) -> (tempfile::TempDir, Worklog<OsFs>) {
     (dir, log)
 }
 
-/// WL-93: append a sentence not yet in the checklist (outcome `written`), page cache warm.
+/// Append a sentence not yet in the checklist (outcome `written`), page cache warm (target:
+/// median < 50 ms).
 #[divan::bench(args = ENDINGS, sample_count = 30, sample_size = 1)]
 fn append_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     let (dir, log) = on_disk(ending);
@@ -169,7 +169,7 @@ fn append_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     drop(dir);
 }
 
-/// WL-95: `check` on the fixture.
+/// `check` on the fixture (target: median < 20 ms).
 #[divan::bench(args = ENDINGS, sample_count = 50)]
 fn check_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     let (_dir, log) = on_disk(ending);
@@ -179,8 +179,9 @@ fn check_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     });
 }
 
-/// WL-94: `find_checklist` plus the duplicate test over the whole text — `plan_append` does both in
-/// one scan — with a sentence that is not in the checklist, so every item is compared.
+/// `find_checklist` plus the duplicate test over the whole text — `plan_append` does both in one
+/// scan — with a sentence that is not in the checklist, so every item is compared (target
+/// ≥ 200 MB/s).
 #[divan::bench(args = ENDINGS, sample_count = 50)]
 fn parse_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     let text = fixture(ending);
@@ -202,7 +203,8 @@ fn find_checklist_10mb(bencher: Bencher<'_, '_>, ending: &str) {
     });
 }
 
-/// The fixture matches WL-92's shape (checked once, when the benches start).
+/// The fixture has the shape described above: 10,000,000 bytes ± 1 %, a 10,000-item checklist in
+/// its last tenth (checked once, when the benches start).
 #[divan::bench(sample_count = 1, sample_size = 1)]
 fn fixture_shape() {
     let text = fixture_lf();

@@ -34,8 +34,8 @@ pub fn checkpoint(n: usize) -> Json {
     .expect("the bench checkpoint parses")
 }
 
-/// P4's call: the cursor unit `U0` clocked out `blocked` with its accounting, so it stays the cursor and
-/// the call can repeat on one checkpoint.
+/// The clock-out call of the `p4_` benches: the cursor unit `U0` clocked out `blocked` with its
+/// accounting, so it stays the cursor and the call can repeat on one checkpoint.
 pub fn p4_clock_out(checkpoint: impl Into<PathBuf>) -> ClockOut {
     let unit = UnitId::new("U0").expect("U0 is an id");
     let outcome = Text::new("blocked").expect("the outcome is a text");
