@@ -171,7 +171,6 @@ macro_rules! prepared_calls {
                 self.tx.query_one(&st, params)
             }
 
-            #[allow(dead_code)] // `Plain` only reads.
             fn execute(&mut self, sql: &str, params: Params<'_>) -> Result<u64, postgres::Error> {
                 let st = self.statement(sql)?;
                 self.tx.execute(&st, params)
@@ -187,6 +186,35 @@ macro_rules! prepared_calls {
 
 prepared_calls!(Tx<'_, '_>);
 prepared_calls!(Plain<'_>);
+
+impl Conn {
+    /// The connection outside a transaction.
+    fn plain(&mut self) -> Plain<'_> {
+        Plain {
+            tx: &mut self.client,
+            statements: &mut self.statements,
+        }
+    }
+}
+
+/// Runs `f` in one transaction on `conn`; a failure rolls back.
+fn transaction<T>(
+    conn: &mut Conn,
+    f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let Conn { client, statements } = conn;
+    let mut tx = client.transaction().map_err(classify)?;
+    match f(&mut Tx {
+        tx: &mut tx,
+        statements,
+    }) {
+        Ok(v) => tx.commit().map(|()| v).map_err(classify),
+        Err(e) => {
+            let _ = tx.rollback();
+            Err(e)
+        }
+    }
+}
 
 struct Lease<'a> {
     shared: &'a Shared,
@@ -320,31 +348,13 @@ impl Shared {
         }
     }
 
-    /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
-    /// pool so the next call reconnects.
-    fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    /// Runs `f` on a pooled connection; a lost connection is dropped from the pool so the next call
+    /// reconnects.
+    fn leased<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut lease = self.lease()?;
-        let result = {
-            let Some(conn) = lease.client.as_mut() else {
-                return Err(StoreError::io(String::from("no connection")));
-            };
-            let Conn { client, statements } = conn;
-            match client.transaction() {
-                Err(e) => Err(classify(e)),
-                Ok(mut tx) => {
-                    let out = f(&mut Tx {
-                        tx: &mut tx,
-                        statements,
-                    });
-                    match out {
-                        Ok(v) => tx.commit().map(|()| v).map_err(classify),
-                        Err(e) => {
-                            let _ = tx.rollback();
-                            Err(e)
-                        }
-                    }
-                }
-            }
+        let result = match lease.client.as_mut() {
+            Some(conn) => f(conn),
+            None => return Err(StoreError::io(String::from("no connection"))),
         };
         if matches!(result, Err(StoreError::Unavailable { .. }))
             || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
@@ -354,26 +364,34 @@ impl Shared {
         result
     }
 
+    /// Runs `f` in one transaction; a failure rolls back, and a lost connection is dropped from the
+    /// pool so the next call reconnects.
+    fn run<T>(&self, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.leased(|conn| transaction(conn, f))
+    }
+
     /// Runs the one-statement read `f` outside a transaction (a lost connection is dropped from the
     /// pool, as for [`Shared::run`]).
     fn read<T>(&self, f: impl FnOnce(&mut Plain<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let mut lease = self.lease()?;
-        let result = {
-            let Some(conn) = lease.client.as_mut() else {
-                return Err(StoreError::io(String::from("no connection")));
-            };
-            let Conn { client, statements } = conn;
-            f(&mut Plain {
-                tx: client,
-                statements,
-            })
-        };
-        if matches!(result, Err(StoreError::Unavailable { .. }))
-            || lease.client.as_ref().is_some_and(|c| c.client.is_closed())
-        {
-            lease.broken = true;
+        self.leased(|conn| f(&mut conn.plain()))
+    }
+
+    /// Sends the notifications of a committed write ([`NOTIFY`]) on `conn`, the connection that
+    /// committed it. The write stands whatever happens here: a notification that cannot be sent
+    /// wakes this process's waiters of the agents instead, and a waiter elsewhere looks again within
+    /// its recheck period, as after a lost listening connection.
+    fn notify(&self, conn: &mut Conn, wake: &[String]) {
+        if wake.is_empty() {
+            return;
         }
-        result
+        let sent = conn.plain().execute(NOTIFY, &[&self.channel, &wake]).is_ok();
+        if !sent {
+            for agent in wake {
+                if let Ok(agent) = AgentId::new(agent) {
+                    self.watchers.notify_one(&agent);
+                }
+            }
+        }
     }
 
     /// The listening thread: one dedicated connection, outside the operation pool, that `LISTEN`s on
@@ -649,29 +667,29 @@ RETURNING contract_id, target_agent)",
     )
 }
 
-/// The `NOTIFY` CTE `n`: one notification on the channel `channel` (a parameter) per agent whose
-/// records the sweep returned to the queue, and per agent of `extra` (an SQL query of one text
-/// column `a`, or nothing), sent when the transaction commits.
-fn notify_cte(channel: &str, extra: Option<&str>) -> String {
-    let extra = extra.map(|e| format!(" UNION {e}")).unwrap_or_default();
-    format!("n AS (SELECT pg_notify({channel}, a) FROM (SELECT target_agent AS a FROM r{extra}) AS agents)")
-}
+/// The notifications of a committed write, one statement of its own on the channel `$1`: one per
+/// agent of `$2`, each once.
+///
+/// A write does not notify inside its transaction: PostgreSQL serialises every committing
+/// transaction that notifies, across the whole cluster, under one lock held through the commit's
+/// WAL flush, so writes that notified flushed one by one (one flush per dispatch, whatever the
+/// concurrency). The notification follows the commit on the same connection instead, in a
+/// transaction that writes no WAL (nothing to flush); a waiter it wakes sees the committed write.
+const NOTIFY: &str = "SELECT pg_notify($1, a) FROM (SELECT DISTINCT unnest($2::text[]) AS a) AS agents";
 
 /// The columns a statement with the sweep's CTEs returns about them (read by [`swept`]).
 const SWEPT: &str = "(SELECT count(*) FROM q) AS swept_queued, (SELECT count(*) FROM c) AS swept_claimed,
        (SELECT count(*) FROM r) AS swept_redelivered,
        ARRAY(SELECT contract_id FROM r) AS redelivered_ids, ARRAY(SELECT target_agent FROM r) AS redelivered_agents,
        ARRAY(SELECT available_at FROM r) AS redelivered_at,
-       ARRAY(SELECT contract_id FROM c) AS ended_ids, ARRAY(SELECT target_agent FROM c) AS ended_agents,
-       (SELECT count(*) FROM n) AS notified";
+       ARRAY(SELECT contract_id FROM c) AS ended_ids, ARRAY(SELECT target_agent FROM c) AS ended_agents";
 
-/// The sweep alone at the instant `$1`, `$2` records of each kind, notifying on the channel `$3`.
+/// The sweep alone at the instant `$1`, `$2` records of each kind.
 static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-        "WITH {}, {}, {} SELECT {SWEPT}",
+        "WITH {}, {} SELECT {SWEPT}",
         clock_cte(Some("$1")),
         sweep_ctes("$2", None),
-        notify_cte("$3", None)
     )
 });
 
@@ -679,7 +697,7 @@ static SWEEP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 /// unlocked claimable record of agent `$1` picked `FOR UPDATE SKIP LOCKED` and claimed, its columns
 /// (all null when nothing was claimable), and `more`: whether another claimable record of the agent
 /// is there (the claimer then wakes another waiting poll). `$2` the sweep's batch, `$3` the
-/// channel, `$4` the instant when a clock is given (else the server's clock).
+/// instant when a clock is given (else the server's clock).
 fn claim_sql(given_clock: bool) -> String {
     let claimable = format!(
         "status = 'SUBMITTED' AND target_agent = $1 AND queue_expires_at > {NOW}
@@ -700,37 +718,33 @@ claimed AS (UPDATE contracts t
        extend_count = 0, toctou_strikes = 0, dirty_files = NULL
   FROM next
  WHERE t.seq = next.seq AND t.status = 'SUBMITTED'
-RETURNING t.*),
-{notify}
+RETURNING t.*)
 SELECT {SWEPT},
        EXISTS (SELECT 1 FROM contracts WHERE {claimable} AND seq <> (SELECT seq FROM next)) AS more,
        claimed.*
   FROM (SELECT 1) AS one LEFT JOIN claimed ON true",
-        clock = clock_cte(given_clock.then_some("$4")),
+        clock = clock_cte(given_clock.then_some("$3")),
         sweep = sweep_ctes("$2", None),
-        notify = notify_cte("$3", None),
     )
 }
 
 static CLAIM_SERVER_CLOCK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| claim_sql(false));
 static CLAIM_GIVEN_CLOCK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| claim_sql(true));
 
-/// The dispatch's write as one statement (its own transaction): the sweep at `$42`, then the
-/// record `$1 … $39` inserted unless its idempotency key is taken (its columns, or all null), the
-/// target notified. `$40` the sweep's batch, `$41` the channel.
+/// The dispatch's write as one statement (its own transaction): the sweep at `$41`, then the
+/// record `$1 … $39` inserted unless its idempotency key is taken (its columns, or all null).
+/// `$40` the sweep's batch. The target is notified once it commits ([`NOTIFY`]).
 static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let placeholders: Vec<String> = (1..=COLUMNS.len()).map(|i| format!("${i}")).collect();
     format!(
         "WITH {clock}, {sweep},
 ins AS (INSERT INTO contracts OVERRIDING SYSTEM VALUE VALUES ({values})
         ON CONFLICT (requester_agent, idempotency_key) WHERE idempotency_key IS NOT NULL
-        DO NOTHING RETURNING *),
-{notify}
+        DO NOTHING RETURNING *)
 SELECT {SWEPT}, ins.* FROM (SELECT 1) AS one LEFT JOIN ins ON true",
-        clock = clock_cte(Some("$42")),
+        clock = clock_cte(Some("$41")),
         sweep = sweep_ctes("$40", None),
         values = placeholders.join(","),
-        notify = notify_cte("$41", Some("SELECT target_agent FROM ins")),
     )
 });
 
@@ -739,32 +753,29 @@ const LOCK_ROW: &str = "
 WITH locked AS MATERIALIZED (SELECT * FROM contracts WHERE contract_id = $1 FOR UPDATE)
 SELECT locked.*, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms FROM locked";
 
-/// A holder operation's write as one statement: the sweep at `$3` leaving the locked row `$4`
-/// alone (`$1` the batch, `$2` the channel), the notification of `$5` (an agent whose record went
-/// back to the queue, or null), and — `with_update` — the row `$4` rewritten with the columns
-/// `$6 … $43` (every column but `seq`).
+/// A holder operation's write as one statement: the sweep at `$2` leaving the locked row `$3`
+/// alone (`$1` the batch) and — `with_update` — the row `$3` rewritten with the columns
+/// `$4 … $41` (every column but `seq`).
 fn holder_write_sql(with_update: bool) -> String {
     let update = if with_update {
         let sets: Vec<String> = COLUMNS
             .iter()
             .enumerate()
             .skip(1)
-            .map(|(i, c)| format!("{c} = ${}", i + 5))
+            .map(|(i, c)| format!("{c} = ${}", i + 3))
             .collect();
         format!(
-            ", u AS (UPDATE contracts SET {} WHERE seq = $4::bigint RETURNING 1)",
+            ", u AS (UPDATE contracts SET {} WHERE seq = $3::bigint RETURNING 1)",
             sets.join(", ")
         )
     } else {
         String::new()
     };
     format!(
-        "WITH {clock}, {sweep}{update},
-{notify}
+        "WITH {clock}, {sweep}{update}
 SELECT {SWEPT}",
-        clock = clock_cte(Some("$3")),
-        sweep = sweep_ctes("$1", Some("$4")),
-        notify = notify_cte("$2", Some("SELECT $5::text WHERE $5::text IS NOT NULL")),
+        clock = clock_cte(Some("$2")),
+        sweep = sweep_ctes("$1", Some("$3")),
     )
 }
 
@@ -924,26 +935,31 @@ fn refs(values: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|b| b.as_ref()).collect()
 }
 
-/// The sweep and redelivery at `now`, at most `max` records of each kind, the agents whose records
-/// went back to the queue notified in the same transaction; the leases it ended are added to
-/// `events`, told once the transaction commits.
-fn sweep_tx(
-    tx: &mut Tx<'_, '_>,
-    channel: &str,
-    now: EpochMs,
-    max: usize,
-    events: &mut Vec<ContractEvent>,
-) -> Result<SweepReport, StoreError> {
-    let batch = i64::try_from(max).unwrap_or(i64::MAX);
-    let row = tx
-        .query_one(SWEEP.as_str(), &[&now, &batch, &channel])
-        .map_err(classify)?;
-    swept(&row, events)
+/// What a write leaves for once it commits: the leases its sweep ended, told to the observer, and
+/// the agents whose records became claimable, notified ([`NOTIFY`]).
+#[derive(Default)]
+struct After {
+    events: Vec<ContractEvent>,
+    wake: Vec<String>,
 }
 
-/// What the sweep of a statement returning [`SWEPT`] did: its report, and the leases it ended added
-/// to `events`.
-fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, StoreError> {
+/// The sweep and redelivery at `now`, at most `max` records of each kind; the leases it ended and
+/// the agents whose records went back to the queue are added to `after`, told and notified once the
+/// transaction commits.
+fn sweep_tx(
+    tx: &mut Tx<'_, '_>,
+    now: EpochMs,
+    max: usize,
+    after: &mut After,
+) -> Result<SweepReport, StoreError> {
+    let batch = i64::try_from(max).unwrap_or(i64::MAX);
+    let row = tx.query_one(SWEEP.as_str(), &[&now, &batch]).map_err(classify)?;
+    swept(&row, after)
+}
+
+/// What the sweep of a statement returning [`SWEPT`] did: its report; the leases it ended and the
+/// agents whose records went back to the queue added to `after`.
+fn swept(row: &Row, after: &mut After) -> Result<SweepReport, StoreError> {
     let count = |name: &str| -> Result<u64, StoreError> { Ok(u64::try_from(int(row, name)?).unwrap_or(0)) };
     let report = SweepReport {
         queued_timed_out: count("swept_queued")?,
@@ -956,9 +972,12 @@ fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, Stor
             row.try_get("redelivered_agents").map_err(corrupt)?,
             row.try_get("redelivered_at").map_err(corrupt)?,
         );
-        for ((id, agent), at) in ids.into_iter().zip(agents).zip(at) {
-            let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
-            events.extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
+        for ((id, name), at) in ids.into_iter().zip(agents).zip(at) {
+            let agent = AgentId::new(&name).map_err(|_| bad("target_agent is not an agent id"))?;
+            after
+                .events
+                .extend(swept_lease(contract_id(id)?, agent, Some(at.map(instant))));
+            after.wake.push(name);
         }
     }
     if report.claimed_timed_out > 0 {
@@ -968,7 +987,7 @@ fn swept(row: &Row, events: &mut Vec<ContractEvent>) -> Result<SweepReport, Stor
         );
         for (id, agent) in ids.into_iter().zip(agents) {
             let agent = AgentId::new(&agent).map_err(|_| bad("target_agent is not an agent id"))?;
-            events.extend(swept_lease(contract_id(id)?, agent, None));
+            after.events.extend(swept_lease(contract_id(id)?, agent, None));
         }
     }
     Ok(report)
@@ -1109,27 +1128,55 @@ impl PgStore {
         Arc::clone(&self.clock)
     }
 
-    /// Runs `f` in one transaction, then tells the observer of the leases its sweep ended.
+    /// Runs `f` in one transaction, then — once it committed — notifies the agents whose records
+    /// became claimable and tells the observer of the leases its sweep ended.
     fn write<T>(
         &self,
-        f: impl FnOnce(&mut Tx<'_, '_>, &mut Vec<ContractEvent>) -> Result<T, StoreError>,
+        f: impl FnOnce(&mut Tx<'_, '_>, &mut After) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut events = Vec::new();
-        let out = self.shared.run(|tx| f(tx, &mut events))?;
-        self.observer.tell(&events);
+        let mut after = After::default();
+        let out = self.shared.leased(|conn| {
+            let out = transaction(conn, |tx| f(tx, &mut after))?;
+            self.shared.notify(conn, &after.wake);
+            Ok(out)
+        })?;
+        self.observer.tell(&after.events);
         Ok(out)
     }
 
     /// Runs `f`, one statement outside an explicit transaction (the statement is its own
-    /// transaction: one round trip), then tells the observer of the leases its sweep ended.
+    /// transaction: one round trip), then notifies and tells as [`PgStore::write`] does.
     fn single<T>(
         &self,
-        f: impl FnOnce(&mut Plain<'_>, &mut Vec<ContractEvent>) -> Result<T, StoreError>,
+        f: impl FnOnce(&mut Plain<'_>, &mut After) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut events = Vec::new();
-        let out = self.shared.read(|tx| f(tx, &mut events))?;
-        self.observer.tell(&events);
+        let mut after = After::default();
+        let out = self.shared.leased(|conn| {
+            let out = f(&mut conn.plain(), &mut after)?;
+            self.shared.notify(conn, &after.wake);
+            Ok(out)
+        })?;
+        self.observer.tell(&after.events);
         Ok(out)
+    }
+
+    /// One claim statement ([`claim_sql`]): the claimed record, if any, and its `more`.
+    fn claim_once(&self, agent: &AgentId) -> Result<(Option<Contract>, bool), StoreError> {
+        let shared = &self.shared;
+        self.single(|tx, after| {
+            let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
+            let row = match &shared.options.clock {
+                None => tx.query_one(CLAIM_SERVER_CLOCK.as_str(), &[&agent.as_str(), &batch]),
+                Some(clock) => tx.query_one(
+                    CLAIM_GIVEN_CLOCK.as_str(),
+                    &[&agent.as_str(), &batch, &clock.now().timestamp_millis()],
+                ),
+            }
+            .map_err(classify)?;
+            swept(&row, after)?;
+            let more: bool = row.try_get("more").map_err(corrupt)?;
+            Ok((joined(&row)?, more))
+        })
     }
 
     /// Drops the store's schema and everything in it (tests and benches that made their own).
@@ -1245,15 +1292,18 @@ impl Store for PgStore {
             None => now,
         };
         let record = build(now, seq);
-        let inserted = self.single(|tx, events| {
+        let inserted = self.single(|tx, after| {
             let mut values = encode(&record);
             let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
             values.push(Box::new(batch));
-            values.push(Box::new(shared.channel.clone()));
             values.push(Box::new(now));
             let row = tx.query_one(INSERT.as_str(), &refs(&values)).map_err(classify)?;
-            swept(&row, events)?;
-            joined(&row)
+            swept(&row, after)?;
+            let inserted = joined(&row)?;
+            if let Some(c) = &inserted {
+                after.wake.push(c.target_agent.as_str().to_owned());
+            }
+            Ok(inserted)
         })?;
         if let Some(inserted) = inserted {
             return Ok(InsertOutcome::Inserted(inserted));
@@ -1268,32 +1318,10 @@ impl Store for PgStore {
     }
 
     fn claim_next(&self, agent: &AgentId) -> Result<Option<Contract>, StoreError> {
-        let shared = &self.shared;
-        let (claimed, more) = self.single(|tx, events| {
-            let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
-            let row = match &shared.options.clock {
-                None => tx.query_one(
-                    CLAIM_SERVER_CLOCK.as_str(),
-                    &[&agent.as_str(), &batch, &shared.channel],
-                ),
-                Some(clock) => tx.query_one(
-                    CLAIM_GIVEN_CLOCK.as_str(),
-                    &[
-                        &agent.as_str(),
-                        &batch,
-                        &shared.channel,
-                        &clock.now().timestamp_millis(),
-                    ],
-                ),
-            }
-            .map_err(classify)?;
-            swept(&row, events)?;
-            let more: bool = row.try_get("more").map_err(corrupt)?;
-            Ok((joined(&row)?, more))
-        })?;
+        let (claimed, more) = self.claim_once(agent)?;
         // Another contract waits: the next waiting poll of the agent looks too.
         if claimed.is_some() && more {
-            shared.watchers.notify_one(agent);
+            self.shared.watchers.notify_one(agent);
         }
         Ok(claimed)
     }
@@ -1302,12 +1330,12 @@ impl Store for PgStore {
         let shared = &self.shared;
         let contract_id = contract_id.as_str();
         let batch = i64::try_from(SWEEP_BATCH_PER_CALL).unwrap_or(i64::MAX);
-        self.write(|tx, events| {
+        self.write(|tx, after| {
             // Lock the row first, then read the clock.
             let locked = tx.query(LOCK_ROW, &[&contract_id]).map_err(classify)?;
             let Some(row) = locked.first() else {
                 let now = shared.now(tx)?;
-                sweep_tx(tx, &shared.channel, now, SWEEP_BATCH_PER_CALL, events)?;
+                sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
                 return Ok(None);
             };
             let now = match &shared.options.clock {
@@ -1319,7 +1347,7 @@ impl Store for PgStore {
             if record.is_logically_expired(now) {
                 // Past its deadline: the sweep ends (or redelivers) it like any other, and the
                 // operation judges what the sweep left.
-                sweep_tx(tx, &shared.channel, now, SWEEP_BATCH_PER_CALL, events)?;
+                sweep_tx(tx, now, SWEEP_BATCH_PER_CALL, after)?;
                 let rows = tx
                     .query("SELECT * FROM contracts WHERE contract_id = $1", &[&contract_id])
                     .map_err(classify)?;
@@ -1335,13 +1363,8 @@ impl Store for PgStore {
                 .as_ref()
                 .filter(|next| next.status == Status::Submitted && record.status != Status::Submitted)
                 .map(|next| next.target_agent.as_str().to_owned());
-            let mut values: Vec<Box<dyn ToSql + Sync>> = vec![
-                Box::new(batch),
-                Box::new(shared.channel.clone()),
-                Box::new(now),
-                Box::new(record.seq),
-                Box::new(requeued),
-            ];
+            let mut values: Vec<Box<dyn ToSql + Sync>> =
+                vec![Box::new(batch), Box::new(now), Box::new(record.seq)];
             let sql = match &out.next {
                 Some(next) => {
                     values.extend(encode(next).into_iter().skip(1));
@@ -1352,7 +1375,9 @@ impl Store for PgStore {
                 None => HOLDER_SWEEP.as_str(),
             };
             let row = tx.query_one(sql, &refs(&values)).map_err(classify)?;
-            swept(&row, events)?;
+            swept(&row, after)?;
+            // Back in the queue: the agent is notified once the transaction commits.
+            after.wake.extend(requeued);
             Ok(Some(out.reply))
         })
     }
@@ -1419,8 +1444,7 @@ impl Store for PgStore {
     }
 
     fn sweep(&self, now: EpochMs, max_per_kind: usize) -> Result<SweepReport, StoreError> {
-        let channel = self.shared.channel.clone();
-        self.write(|tx, events| sweep_tx(tx, &channel, now, max_per_kind, events))
+        self.write(|tx, after| sweep_tx(tx, now, max_per_kind, after))
     }
 
     fn due(&self, agent: &AgentId, now: EpochMs) -> Result<Due, StoreError> {
@@ -1541,5 +1565,29 @@ impl Store for PgStore {
             }
             Ok(report)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36 item 2: no write statement notifies inside its transaction (PostgreSQL would
+    /// serialise its commit, WAL flush included, with every other notifying commit); the
+    /// notification is a statement of its own, sent once the write committed.
+    #[test]
+    fn issue36_item2_no_write_notifies_inside_its_transaction() {
+        for sql in [
+            SWEEP.as_str(),
+            CLAIM_SERVER_CLOCK.as_str(),
+            CLAIM_GIVEN_CLOCK.as_str(),
+            INSERT.as_str(),
+            HOLDER_WRITE.as_str(),
+            HOLDER_SWEEP.as_str(),
+            LOCK_ROW,
+        ] {
+            assert!(!sql.contains("pg_notify"), "{sql}");
+        }
+        assert!(NOTIFY.starts_with("SELECT pg_notify($1, a)"), "{NOTIFY}");
     }
 }

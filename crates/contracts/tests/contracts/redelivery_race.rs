@@ -215,6 +215,69 @@ fn ct180_a_dispatch_from_another_connection_wakes_a_waiter_within_100_ms() {
     one.drop_schema().unwrap();
 }
 
+/// Issue 36 item 2: a write notifies once it has committed, on its own (the notification left the
+/// write's transaction, where PostgreSQL serialised every notifying commit with its WAL flush).
+/// A dispatch and a release committed on another connection each still wake a waiting poll within
+/// 100 ms, and the woken poll claims what the write committed: the dispatched contract, then the
+/// released one, under a new epoch.
+#[cfg(feature = "postgres")]
+#[test]
+fn issue36_item2_writes_notify_after_their_commit_and_still_wake_a_waiter() {
+    let Some(_url) = crate::support::postgres_url() else {
+        return;
+    };
+    let _shared = crate::support::pg_shared();
+    let schema = crate::support::fresh_schema();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+    let one = Arc::new(crate::support::pg_store(clock.clone(), &schema));
+    let other: Arc<dyn Store> = Arc::new(crate::support::pg_store(clock.clone(), &schema));
+    let waiter = Arc::new(facade(one.clone(), 1));
+    let sender = facade(other, 2);
+    let mut dispatch_latencies = Vec::new();
+    let mut release_latencies = Vec::new();
+    for n in 0..3 {
+        // A dispatch: the waiter claims it; the sender takes it over once it is released below.
+        dispatch_latencies.push(wake_latency(waiter.clone(), &mut || {
+            crate::concurrency::dispatch(&sender, "bob", n);
+            wall_ms()
+        }));
+        // A release: the waiter's claim is handed back by the sender's store, as by another machine.
+        let held = sender
+            .poll_next_task(&who("bob"))
+            .unwrap_or_else(|_| unreachable!("the poll answers"));
+        assert!(
+            held.held().is_none(),
+            "the waiter holds the only contract: {held:?}"
+        );
+        let dispatched = crate::concurrency::dispatch(&sender, "bob", 100 + n);
+        let first = sender.poll_next_task(&who("bob")).unwrap();
+        let first = first.held().unwrap_or_else(|| panic!("claimed {dispatched}"));
+        assert_eq!(first.contract_id.as_str(), dispatched);
+        let epoch = first.claim_epoch;
+        let holder = first.holder();
+        release_latencies.push(wake_latency(waiter.clone(), &mut || {
+            sender.release_contract(&holder, Some("handing it back")).unwrap();
+            wall_ms()
+        }));
+        let stored = one.get(&first.contract_id).unwrap().unwrap();
+        assert_eq!(
+            stored.status,
+            shiftwork_contracts::Status::Claimed,
+            "the waiter claimed it again"
+        );
+        assert_eq!(stored.claim_epoch, epoch + 1, "under a new epoch");
+    }
+    dispatch_latencies.sort_unstable();
+    release_latencies.sort_unstable();
+    eprintln!(
+        "issue 36 item 2, PostgreSQL: dispatch wakes {dispatch_latencies:?} ms, release wakes {release_latencies:?} ms"
+    );
+    assert!(dispatch_latencies[0] < 100, "{dispatch_latencies:?}");
+    assert!(release_latencies[0] < 100, "{release_latencies:?}");
+    assert!(dispatch_latencies[2] < 1000 && release_latencies[2] < 1000);
+    one.drop_schema().unwrap();
+}
+
 // ----- CT-190: the redelivery race -----
 
 const CONTRACTS: usize = 600;
