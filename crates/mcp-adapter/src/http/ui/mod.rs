@@ -90,6 +90,9 @@ pub const SIGN_IN_RATE: f64 = 20.0;
 /// The frames an event stream's queue holds (an event is three); a reader too slow for them skips
 /// to the newest document.
 pub const STREAM_QUEUE: usize = 8;
+/// How long a request over its session's rate (or a sign-in over the server's) waits before its
+/// `429` answer: the time the session's rate gives back one request.
+pub const OVER_RATE_WAIT: Duration = Duration::from_millis((1000.0 / session::RATE) as u64);
 /// How often an event stream checks its session again.
 pub const STREAM_TICK: Duration = Duration::from_secs(1);
 /// How old a reading a request may be answered from: a page is answered at once while the view is
@@ -279,7 +282,24 @@ pub(super) async fn handle(state: &Arc<State>, request: Request<Incoming>) -> Re
     };
     let path = request.uri().path().to_owned();
     let method = request.method().clone();
-    match (method, path.as_str()) {
+    let response = route(state, ui, request, method, &path).await;
+    if response.status() == StatusCode::TOO_MANY_REQUESTS {
+        // A page over its rate waits for its next turn before it hears so: a page that asks in a
+        // loop is held to its rate in requests, not only in answers, and costs a sleeping task.
+        tokio::time::sleep(OVER_RATE_WAIT).await;
+    }
+    response
+}
+
+/// The answer of one web view request.
+async fn route(
+    state: &Arc<State>,
+    ui: &Ui,
+    request: Request<Incoming>,
+    method: Method,
+    path: &str,
+) -> Response<Body> {
+    match (method, path) {
         (Method::GET, "/ui" | "/ui/") => front(state, ui, request.headers()),
         (Method::GET, "/ui/app.js") => asset(assets::APP_JS, "text/javascript; charset=utf-8"),
         (Method::GET, "/ui/app.css") => asset(assets::APP_CSS, "text/css; charset=utf-8"),
