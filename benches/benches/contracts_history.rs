@@ -3,7 +3,8 @@
 //! on SQLite and on PostgreSQL (target: within 1.5×). The finished contracts are `COMPLETED` ones
 //! of the very agent that claims (the worst case for its indexes): on SQLite written through the
 //! store's own insert, on PostgreSQL copied by one `INSERT … SELECT` from a contract the bench
-//! completed.
+//! completed. The two stores are timed in alternating rounds, so a change of the machine's load
+//! hits both.
 //!
 //! `cargo bench -p benches --bench contracts_history`; the PostgreSQL half needs
 //! `SHIFTWORK_BENCH_POSTGRES_URL` (or `SHIFTWORK_TEST_POSTGRES_URL`). `SHIFTWORK_BENCH_QUICK=1` keeps
@@ -38,33 +39,43 @@ fn main() {
     }
     let history = 1_000_000 / common::quick();
     println!(
-        "claims with {history} finished contracts in the store vs an empty store, on {} (median of {TIMED} each)",
+        "claims with {history} finished contracts in the store vs an empty store, on {} ({TIMED} claims of each, in alternating rounds)",
         common::cpu_model()
     );
     let dir = tempfile::tempdir().unwrap();
-    let store = sqlite(&dir.path().join("history.db"));
+    let (empty, full) = (
+        sqlite(&dir.path().join("empty.db")),
+        sqlite(&dir.path().join("history.db")),
+    );
     figure(
         "SQLite, synchronous NORMAL",
-        &store,
+        [&empty, &full],
         history,
         |store, template, n| fill_through_store(store, template, n),
     );
-    drop(store);
+    drop((empty, full));
     match std::env::var("SHIFTWORK_BENCH_POSTGRES_URL")
         .or_else(|_| std::env::var("SHIFTWORK_TEST_POSTGRES_URL"))
     {
         Ok(url) => {
-            let schema = format!("history_{}", std::process::id());
-            let options = PgOptions {
-                schema: Some(schema.clone()),
-                ..PgOptions::default()
+            let connect = |schema: &str| {
+                let options = PgOptions {
+                    schema: Some(schema.to_owned()),
+                    ..PgOptions::default()
+                };
+                Arc::new(PgStore::connect(&url, options).unwrap())
             };
-            let pg = Arc::new(PgStore::connect(&url, options).unwrap());
-            let store: Arc<dyn Store> = pg.clone();
-            figure("PostgreSQL", &store, history, |_, template, n| {
-                fill_postgres(&url, &schema, template, n)
+            let (empty_schema, full_schema) = (
+                format!("history_empty_{}", std::process::id()),
+                format!("history_{}", std::process::id()),
+            );
+            let (empty_pg, full_pg) = (connect(&empty_schema), connect(&full_schema));
+            let (empty, full): (Arc<dyn Store>, Arc<dyn Store>) = (empty_pg.clone(), full_pg.clone());
+            figure("PostgreSQL", [&empty, &full], history, |_, template, n| {
+                fill_postgres(&url, &full_schema, template, n)
             });
-            pg.drop_schema().unwrap();
+            empty_pg.drop_schema().unwrap();
+            full_pg.drop_schema().unwrap();
         }
         Err(_) => {
             println!("PostgreSQL: skipped (no SHIFTWORK_BENCH_POSTGRES_URL or SHIFTWORK_TEST_POSTGRES_URL)")
@@ -72,20 +83,52 @@ fn main() {
     }
 }
 
-/// Times claims and fulfils on the empty store, fills it with `history` finished contracts, and
-/// times them again.
-fn figure(label: &str, store: &Arc<dyn Store>, history: usize, fill: impl Fn(&dyn Store, &Contract, usize)) {
-    let (claim_empty, fulfil_empty) = timed(store, TIMED);
-    let template = template(store);
+/// Fills the second store with `history` finished contracts, then times claims and fulfils on the
+/// empty store and on the full one in alternating rounds (so a change of the machine's load hits
+/// both), and prints the medians and the median of the rounds' ratios.
+fn figure(
+    label: &str,
+    [empty, full]: [&Arc<dyn Store>; 2],
+    history: usize,
+    fill: impl Fn(&dyn Store, &Contract, usize),
+) {
+    const ROUNDS: usize = 5;
+    let template = template(full);
     let started = Instant::now();
-    fill(store.as_ref(), &template, history);
+    fill(full.as_ref(), &template, history);
     let filled = started.elapsed();
-    let (claim_full, fulfil_full) = timed(store, TIMED);
-    let ratio = |full: Duration, empty: Duration| full.as_secs_f64() / empty.as_secs_f64();
+    // A warm-up of each, untimed.
+    timed(empty, TIMED / ROUNDS / 4);
+    timed(full, TIMED / ROUNDS / 4);
+    let mut rounds = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let on_empty = timed(empty, TIMED / ROUNDS);
+        let on_full = timed(full, TIMED / ROUNDS);
+        rounds.push((on_empty, on_full));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let claim_empty = median(rounds.iter().map(|((c, _), _)| micros(*c)).collect());
+    let claim_full = median(rounds.iter().map(|(_, (c, _))| micros(*c)).collect());
+    let fulfil_empty = median(rounds.iter().map(|((_, f), _)| micros(*f)).collect());
+    let fulfil_full = median(rounds.iter().map(|(_, (_, f))| micros(*f)).collect());
+    let claim_ratio = median(
+        rounds
+            .iter()
+            .map(|((e, _), (f, _))| micros(*f) / micros(*e))
+            .collect(),
+    );
+    let fulfil_ratio = median(
+        rounds
+            .iter()
+            .map(|((_, e), (_, f))| micros(*f) / micros(*e))
+            .collect(),
+    );
     println!(
-        "{label}: claim {claim_empty:.2?} empty, {claim_full:.2?} with {history} finished ({:.2}×, target ≤ 1.5×); fulfil {fulfil_empty:.2?} / {fulfil_full:.2?} ({:.2}×); history written in {filled:.1?}",
-        ratio(claim_full, claim_empty),
-        ratio(fulfil_full, fulfil_empty),
+        "{label}: claim {claim_empty:.1}µs empty, {claim_full:.1}µs with {history} finished ({claim_ratio:.2}×, target ≤ 1.5×); fulfil {fulfil_empty:.1}µs / {fulfil_full:.1}µs ({fulfil_ratio:.2}×); medians of {ROUNDS} alternating rounds; history written in {filled:.1?}",
     );
 }
 
