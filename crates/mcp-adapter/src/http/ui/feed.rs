@@ -43,10 +43,10 @@ pub const TICK: Duration = Duration::from_millis(100);
 /// The longest time between two readings while a page is open.
 pub const FULL_EVERY: Duration = Duration::from_secs(2);
 /// The shortest time between two readings that a change brings on: a job that changes ten times a
-/// second is read, and every open page sent a document, about twice a second, not ten times, so
+/// second is read, and every open page sent a document, about three times a second, not ten, so
 /// the view's share of the machine does not grow with the rate of change (a change still reaches
-/// an open page within [`READ_GAP`] + [`TICK`]).
-pub const READ_GAP: Duration = Duration::from_millis(400);
+/// an open page within [`READ_GAP`] + [`TICK`] + the streams' [`super::SPREAD`]).
+pub const READ_GAP: Duration = Duration::from_millis(300);
 /// How much lower than the tool calls' threads the reading thread runs (a nice value): when the
 /// machine is busy, a tool call goes first and the view's reading waits.
 pub const NICENESS: i32 = 10;

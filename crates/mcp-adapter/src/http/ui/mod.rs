@@ -30,7 +30,7 @@ pub mod feed;
 pub mod session;
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -93,6 +93,10 @@ pub const STREAM_QUEUE: usize = 8;
 /// How long a request over its session's rate (or a sign-in over the server's) waits before its
 /// `429` answer: the time the session's rate gives back one request.
 pub const OVER_RATE_WAIT: Duration = Duration::from_millis((1000.0 / session::RATE) as u64);
+/// Over how long the open pages' event streams send one publication: not all at one instant, where
+/// a tool call arriving then would wait behind every page's write, but each at its own place in
+/// this span (a change reaches a page at most this much later).
+pub const SPREAD: Duration = Duration::from_millis(150);
 /// How often an event stream checks its session again.
 pub const STREAM_TICK: Duration = Duration::from_secs(1);
 /// How old a reading a request may be answered from: a page is answered at once while the view is
@@ -551,8 +555,12 @@ async fn stream(
     let mut tick = tokio::time::interval(STREAM_TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut quiet = Duration::ZERO;
+    // This stream's place in the spread: its share of a new publication goes out this long after it.
+    let spread = spread_of(STREAMS_OPENED.fetch_add(1, Ordering::Relaxed));
+    let mut due: Option<tokio::time::Instant> = None;
     loop {
-        if pending {
+        if pending && due.is_none_or(|at| at <= tokio::time::Instant::now()) {
+            due = None;
             if sender.is_closed() {
                 return;
             }
@@ -575,8 +583,12 @@ async fn stream(
                 if changed.is_err() {
                     return;
                 }
+                if !pending {
+                    due = Some(tokio::time::Instant::now() + spread);
+                }
                 pending = true;
             }
+            () = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => {}
             _ = tick.tick() => {
                 if state.stopping.load(Ordering::SeqCst) || sender.is_closed() {
                     return;
@@ -598,6 +610,15 @@ async fn stream(
             }
         }
     }
+}
+
+/// The event streams opened since the start (each stream's place in the [`SPREAD`]).
+static STREAMS_OPENED: AtomicUsize = AtomicUsize::new(0);
+
+/// How long after a publication the `n`th stream opened sends it: the streams' places spread over
+/// [`SPREAD`] (by a stride prime to 1,000, so streams opened one after another fall far apart).
+fn spread_of(n: usize) -> Duration {
+    SPREAD.mul_f64(((n.wrapping_mul(617)) % 1000) as f64 / 1000.0)
 }
 
 /// One server-sent event (`data` holds no line break: it is JSON).
@@ -875,6 +896,27 @@ fn see_other(location: &'static str) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38 item 3: the streams' places cover the spread evenly and stay inside it, so 200 open
+    /// pages never send one publication at one instant.
+    #[test]
+    fn issue38_item3_the_streams_spread_a_publication() {
+        let places: Vec<Duration> = (0..200).map(spread_of).collect();
+        assert!(places.iter().all(|p| *p < SPREAD), "{places:?}");
+        // Every tenth of the spread holds some of the 200, and none holds more than a quarter.
+        let mut tenths = [0usize; 10];
+        for p in &places {
+            tenths[(p.as_secs_f64() / SPREAD.as_secs_f64() * 10.0) as usize] += 1;
+        }
+        assert!(tenths.iter().all(|n| (1..=50).contains(n)), "{tenths:?}");
+        // Two streams opened one after the other are far apart.
+        assert!(
+            places.windows(2).all(|w| w[0].abs_diff(w[1]) >= SPREAD / 10),
+            "{places:?}"
+        );
+        // The over-rate wait is the time the session's rate gives back one request.
+        assert_eq!(OVER_RATE_WAIT, Duration::from_secs_f64(1.0 / session::RATE));
+    }
 
     #[test]
     fn forms_decode_as_browsers_encode_them() {
