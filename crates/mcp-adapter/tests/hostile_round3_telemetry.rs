@@ -87,6 +87,22 @@ impl Served {
         served
     }
 
+    /// [`Served::start`] with JSON logs, as alice, on the contracts store `ROOT/contracts.db`, and
+    /// the arguments `extra`.
+    fn logged_as_alice(transport: Transport, root: &Path, extra: &[&str], env: &[(&str, &str)]) -> Served {
+        let db = root.join("contracts.db");
+        let mut args = vec![
+            "--log-format",
+            "json",
+            "--agent",
+            "alice",
+            "--contracts-db",
+            db.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        Served::start(transport, root, &args, env)
+    }
+
     /// Sends the JSON-RPC request `message` (its id any JSON) as `agent`; the response.
     fn send(&mut self, agent: &str, message: &Value) -> Value {
         match self.transport {
@@ -532,17 +548,11 @@ fn issue34_item1_every_tools_success_and_refusal_are_classified_by_its_own_outco
         workspace(root);
         let home = root.to_str().unwrap().to_owned();
         let endpoint = receiver.endpoint();
-        let (db, worklog) = (root.join("contracts.db"), root.join("worklog"));
-        let mut served = Served::start(
+        let worklog = root.join("worklog");
+        let mut served = Served::logged_as_alice(
             transport,
             root,
             &[
-                "--log-format",
-                "json",
-                "--agent",
-                "alice",
-                "--contracts-db",
-                db.to_str().unwrap(),
                 "--contracts-roots",
                 &home,
                 "--worklog-dir",
@@ -709,20 +719,10 @@ fn issue34_item4_names_a_client_chooses_never_become_metric_series() {
         workspace(root);
         let home = root.to_str().unwrap().to_owned();
         let endpoint = receiver.endpoint();
-        let db = root.join("contracts.db");
-        let mut served = Served::start(
+        let mut served = Served::logged_as_alice(
             transport,
             root,
-            &[
-                "--log-format",
-                "json",
-                "--agent",
-                "alice",
-                "--contracts-db",
-                db.to_str().unwrap(),
-                "--contracts-roots",
-                &home,
-            ],
+            &["--contracts-roots", &home],
             &[
                 ("HOME", &home),
                 ("RUST_LOG", "info"),
@@ -1013,18 +1013,10 @@ fn issue35_subscriptions_and_listen_streams_are_logged_with_their_outcome() {
         let root = dir.path();
         workspace(root);
         let home = root.to_str().unwrap().to_owned();
-        let db = root.join("contracts.db");
-        let mut served = Served::start(
+        let mut served = Served::logged_as_alice(
             transport,
             root,
-            &[
-                "--log-format",
-                "json",
-                "--agent",
-                "alice",
-                "--contracts-db",
-                db.to_str().unwrap(),
-            ],
+            &[],
             &[("HOME", &home), ("TMPDIR", &home), ("RUST_LOG", "info")],
         );
         let listed = served.send(

@@ -185,21 +185,46 @@ fn ct180_a_dispatch_from_another_process_wakes_a_waiter_within_100_ms() {
     assert!(latencies[4] < 1000, "{latencies:?}");
 }
 
+/// Two stores on one fresh PostgreSQL schema, as on two machines: a waiter's facade on the first,
+/// a sender's on the second (`None` without a server).
+#[cfg(feature = "postgres")]
+struct TwoConnections {
+    _shared: std::sync::RwLockReadGuard<'static, ()>,
+    one: Arc<shiftwork_contracts::PgStore>,
+    waiter: Arc<Contracts>,
+    sender: Contracts,
+}
+
+#[cfg(feature = "postgres")]
+fn two_connections() -> Option<TwoConnections> {
+    crate::support::postgres_url()?;
+    let shared = crate::support::pg_shared();
+    let schema = crate::support::fresh_schema();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
+    let one = Arc::new(crate::support::pg_store(clock.clone(), &schema));
+    let other: Arc<dyn Store> = Arc::new(crate::support::pg_store(clock, &schema));
+    Some(TwoConnections {
+        _shared: shared,
+        waiter: Arc::new(facade(one.clone(), 1)),
+        sender: facade(other, 2),
+        one,
+    })
+}
+
 /// CT-180: a dispatch committed on another connection (another store, as on another machine) wakes a
 /// waiting poll within 100 ms through `LISTEN`/`NOTIFY`.
 #[cfg(feature = "postgres")]
 #[test]
 fn ct180_a_dispatch_from_another_connection_wakes_a_waiter_within_100_ms() {
-    let Some(_url) = crate::support::postgres_url() else {
+    let Some(TwoConnections {
+        _shared,
+        one,
+        waiter,
+        sender,
+    }) = two_connections()
+    else {
         return;
     };
-    let _shared = crate::support::pg_shared();
-    let schema = crate::support::fresh_schema();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-    let one = Arc::new(crate::support::pg_store(clock.clone(), &schema));
-    let other: Arc<dyn Store> = Arc::new(crate::support::pg_store(clock.clone(), &schema));
-    let waiter = Arc::new(facade(one.clone(), 1));
-    let sender = facade(other, 2);
     let mut latencies: Vec<i64> = (0..5)
         .map(|n| {
             wake_latency(waiter.clone(), &mut || {
@@ -223,16 +248,15 @@ fn ct180_a_dispatch_from_another_connection_wakes_a_waiter_within_100_ms() {
 #[cfg(feature = "postgres")]
 #[test]
 fn issue36_item2_writes_notify_after_their_commit_and_still_wake_a_waiter() {
-    let Some(_url) = crate::support::postgres_url() else {
+    let Some(TwoConnections {
+        _shared,
+        one,
+        waiter,
+        sender,
+    }) = two_connections()
+    else {
         return;
     };
-    let _shared = crate::support::pg_shared();
-    let schema = crate::support::fresh_schema();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-    let one = Arc::new(crate::support::pg_store(clock.clone(), &schema));
-    let other: Arc<dyn Store> = Arc::new(crate::support::pg_store(clock.clone(), &schema));
-    let waiter = Arc::new(facade(one.clone(), 1));
-    let sender = facade(other, 2);
     let mut dispatch_latencies = Vec::new();
     let mut release_latencies = Vec::new();
     for n in 0..3 {

@@ -309,15 +309,7 @@ pub(super) async fn call(state: &Arc<State>, agent: Agent, request: Request) -> 
             };
             let _ = sender.send(event(&line)).await;
         });
-        let mut response = Response::new(Body::Events(receiver, Some(guard)));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return response;
+        return event_stream(Body::Events(receiver, Some(guard)));
     }
     drop(sender);
     let answer = run.await;
@@ -560,4 +552,17 @@ impl Drop for CancelOnDrop {
             }
         }
     }
+}
+
+/// An MCP event-stream response (`text/event-stream`, not cached) with `body`.
+pub(super) fn event_stream(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }

@@ -1164,13 +1164,8 @@ async fn listen(
             crate::telemetry::Finished::Error(wire::INVALID_REQUEST),
         );
     }
-    let mut response = Response::new(Body::Events(receiver, None));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    (response, crate::telemetry::Finished::Result)
+    (
+        call::event_stream(Body::Events(receiver, None)),
+        crate::telemetry::Finished::Result,
+    )
 }
